@@ -1,0 +1,277 @@
+//! Arrays (`vx_array`): a typed list of items with a capacity fixed at creation; items are
+//! appended, read and truncated. Virtual arrays get their item type and capacity at verify.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use vx_plugin_abi::Rect;
+
+use crate::buffer::SharedBuffer;
+use crate::context::Context;
+use crate::data_type::ScalarType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::Graph;
+use crate::object::{Access, ObjectHeader};
+
+/// `vx_coordinates2d_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coordinates2d {
+    pub x: u32,
+    pub y: u32,
+}
+
+/// The type of an array's items (`VX_ARRAY_ITEMTYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayItemType {
+    /// Items of a scalar type.
+    Scalar(ScalarType),
+    /// `VX_TYPE_RECTANGLE`
+    Rectangle,
+    /// `VX_TYPE_COORDINATES2D`
+    Coordinates2d,
+    /// A user struct of the given size (`vxRegisterUserStruct`).
+    User { size: usize },
+}
+
+impl ArrayItemType {
+    /// `VX_ARRAY_ITEMSIZE`.
+    pub const fn size(self) -> usize {
+        match self {
+            ArrayItemType::Scalar(t) => t.size(),
+            ArrayItemType::Rectangle => 16,
+            ArrayItemType::Coordinates2d => 8,
+            ArrayItemType::User { size } => size,
+        }
+    }
+}
+
+impl fmt::Display for ArrayItemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArrayItemType::Scalar(t) => write!(f, "{t}"),
+            ArrayItemType::Rectangle => f.write_str("Rectangle"),
+            ArrayItemType::Coordinates2d => f.write_str("Coordinates2d"),
+            ArrayItemType::User { size } => write!(f, "user struct of {size} bytes"),
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Rust types usable as array items. Sealed: plain old data, any bit pattern valid.
+pub trait ArrayItem: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The item type this Rust type stands for.
+    const ITEM_TYPE: ArrayItemType;
+}
+
+macro_rules! array_item {
+    ($($t:ty => $it:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl ArrayItem for $t { const ITEM_TYPE: ArrayItemType = $it; }
+    )*};
+}
+array_item!(
+    i8 => ArrayItemType::Scalar(ScalarType::Int8), u8 => ArrayItemType::Scalar(ScalarType::Uint8),
+    i16 => ArrayItemType::Scalar(ScalarType::Int16), u16 => ArrayItemType::Scalar(ScalarType::Uint16),
+    i32 => ArrayItemType::Scalar(ScalarType::Int32), u32 => ArrayItemType::Scalar(ScalarType::Uint32),
+    i64 => ArrayItemType::Scalar(ScalarType::Int64), u64 => ArrayItemType::Scalar(ScalarType::Uint64),
+    f32 => ArrayItemType::Scalar(ScalarType::Float32), f64 => ArrayItemType::Scalar(ScalarType::Float64),
+    Rect => ArrayItemType::Rectangle, Coordinates2d => ArrayItemType::Coordinates2d,
+);
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ArrayState {
+    pub(crate) item_type: Option<ArrayItemType>,
+    pub(crate) capacity: usize,
+    pub(crate) num_items: usize,
+}
+
+pub(crate) struct ArrayObj {
+    pub(crate) header: ObjectHeader,
+    state: Mutex<ArrayState>,
+    buffer: SharedBuffer,
+    /// Item type and capacity as given at creation (partial for virtual arrays).
+    pub(crate) declared: (Option<ArrayItemType>, usize),
+}
+
+/// An array handle.
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) obj: Arc<ArrayObj>,
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state();
+        write!(f, "Array('{}', {:?}, {}/{})", self.name(), s.item_type, s.num_items, s.capacity)
+    }
+}
+
+fn check_size(item: ArrayItemType, capacity: usize) -> Result<()> {
+    if item.size() == 0 {
+        return Err(Error::new(ErrorKind::InvalidParameters, "array items must have a size").found(item));
+    }
+    if item.size().checked_mul(capacity).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::new(ErrorKind::InvalidDimension, "array capacity overflows the addressable memory")
+            .found(format!("{capacity} items of {} bytes", item.size())));
+    }
+    Ok(())
+}
+
+impl Array {
+    /// `vxCreateArray`: room for `capacity` (≥ 1) items of `item_type`.
+    pub fn new(ctx: &Context, item_type: ArrayItemType, capacity: usize) -> Result<Array> {
+        if capacity == 0 {
+            return Err(Error::new(ErrorKind::InvalidParameters, "an array needs a capacity").expected_found(">= 1", 0));
+        }
+        check_size(item_type, capacity)?;
+        Array::build(ObjectHeader::new(ctx, "array", None)?, Some(item_type), capacity)
+    }
+
+    /// `vxCreateVirtualArray`: item type (`None` = unknown) and capacity (0 = unknown) are
+    /// completed at verify from the producer's meta format.
+    pub fn new_virtual(graph: &Graph, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
+        if let Some(it) = item_type {
+            check_size(it, capacity)?;
+        }
+        Array::build(ObjectHeader::new(&graph.context(), "virtual-array", Some(graph.id()))?, item_type, capacity)
+    }
+
+    fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
+        Ok(Array {
+            obj: Arc::new(ArrayObj {
+                header,
+                state: Mutex::new(ArrayState { item_type, capacity, num_items: 0 }),
+                buffer: SharedBuffer::new(),
+                declared: (item_type, capacity),
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ArrayState> {
+        self.obj.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn state(&self) -> ArrayState {
+        *self.lock()
+    }
+
+    /// `VX_ARRAY_ITEMTYPE` (`None` for a virtual array before verify).
+    pub fn item_type(&self) -> Option<ArrayItemType> {
+        self.state().item_type
+    }
+    /// `VX_ARRAY_ITEMSIZE` (0 when the type is not known yet).
+    pub fn item_size(&self) -> usize {
+        self.state().item_type.map_or(0, |t| t.size())
+    }
+    /// `VX_ARRAY_CAPACITY`.
+    pub fn capacity(&self) -> usize {
+        self.state().capacity
+    }
+    /// `VX_ARRAY_NUMITEMS`.
+    pub fn num_items(&self) -> usize {
+        self.state().num_items
+    }
+    /// The object's name.
+    pub fn name(&self) -> String {
+        self.obj.header.name()
+    }
+    /// True for arrays created with [`Array::new_virtual`].
+    pub fn is_virtual(&self) -> bool {
+        self.obj.header.scope.is_some()
+    }
+    /// True once the item storage exists.
+    pub fn is_allocated(&self) -> bool {
+        self.obj.buffer.is_allocated()
+    }
+
+    pub(crate) fn complete_virtual(&self, item_type: ArrayItemType, capacity: usize) -> Result<bool> {
+        check_size(item_type, capacity).map_err(|e| e.on_object(&self.name()))?;
+        let mut s = self.lock();
+        let changed = s.item_type != Some(item_type) || s.capacity != capacity;
+        if changed {
+            *s = ArrayState { item_type: Some(item_type), capacity, num_items: 0 };
+        }
+        Ok(changed)
+    }
+
+    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+        let s = self.state();
+        let Some(it) = s.item_type else {
+            return Err(Error::new(ErrorKind::NotAllocated, "the virtual array's item type is not known yet").on_object(&self.name()));
+        };
+        self.obj.buffer.ensure(it.size() * s.capacity, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
+    }
+
+    fn check_type<T: ArrayItem>(&self, s: &ArrayState) -> Result<()> {
+        if s.item_type != Some(T::ITEM_TYPE) {
+            return Err(Error::new(ErrorKind::InvalidType, "the item type is not the array's")
+                .on_object(&self.name())
+                .expected_found(s.item_type.map_or("an unknown type".to_string(), |t| t.to_string()), T::ITEM_TYPE));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn add_items_impl<T: ArrayItem>(&self, items: &[T], access: Access) -> Result<()> {
+        self.obj.header.check_access(access)?;
+        self.ensure_allocated()?;
+        let mut s = self.lock();
+        self.check_type::<T>(&s)?;
+        if s.capacity - s.num_items < items.len() {
+            return Err(Error::new(ErrorKind::NoResources, "the array is full")
+                .on_object(&self.name())
+                .expected_found(format!("at most {} more items", s.capacity - s.num_items), items.len()));
+        }
+        let lease = self.obj.buffer.acquire(true)?;
+        // SAFETY: num_items + items.len() <= capacity, the buffer holds capacity items of T (type
+        // checked above; T has the item size and alignment <= 64), and the write lease is exclusive.
+        unsafe {
+            let dst = (lease.ptr as *mut T).add(s.num_items);
+            std::ptr::copy_nonoverlapping(items.as_ptr(), dst, items.len());
+        }
+        self.obj.buffer.release(true);
+        s.num_items += items.len();
+        Ok(())
+    }
+
+    pub(crate) fn read_items_impl<T: ArrayItem>(&self, access: Access) -> Result<Vec<T>> {
+        self.obj.header.check_access(access)?;
+        self.ensure_allocated()?;
+        let s = self.lock();
+        self.check_type::<T>(&s)?;
+        let lease = self.obj.buffer.acquire(false)?;
+        let mut v = vec![T::default(); s.num_items];
+        // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away.
+        unsafe { std::ptr::copy_nonoverlapping(lease.ptr as *const T, v.as_mut_ptr(), s.num_items) };
+        self.obj.buffer.release(false);
+        Ok(v)
+    }
+
+    pub(crate) fn truncate_impl(&self, n: usize, access: Access) -> Result<()> {
+        self.obj.header.check_access(access)?;
+        let mut s = self.lock();
+        if n > s.num_items {
+            return Err(Error::new(ErrorKind::InvalidParameters, "cannot truncate an array to more items than it has")
+                .on_object(&self.name())
+                .expected_found(format!("<= {}", s.num_items), n));
+        }
+        s.num_items = n;
+        Ok(())
+    }
+
+    /// `vxAddArrayItems`: append items (type-checked against the array's item type).
+    pub fn add_items<T: ArrayItem>(&self, items: &[T]) -> Result<()> {
+        self.add_items_impl(items, Access::Application)
+    }
+    /// `vxCopyArrayRange` (read) of all items.
+    pub fn read_items<T: ArrayItem>(&self) -> Result<Vec<T>> {
+        self.read_items_impl(Access::Application)
+    }
+    /// `vxTruncateArray`.
+    pub fn truncate(&self, n: usize) -> Result<()> {
+        self.truncate_impl(n, Access::Application)
+    }
+}

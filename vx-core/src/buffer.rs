@@ -1,0 +1,151 @@
+//! Data buffers: a 64-byte aligned, zero-initialised heap block ([`RawBuf`]) and the map
+//! bookkeeping around it ([`SharedBuffer`]): any number of readers or one writer at a time, and
+//! no reallocation while mapped. Every data object (image storage, array, user data object) keeps
+//! its bytes in a `SharedBuffer`, allocated on first need (first map/copy or verify).
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::resources::Resources;
+
+/// Alignment of every data buffer: a cache line, enough for any pixel or item type.
+pub const BUFFER_ALIGN: usize = 64;
+
+/// An owned, aligned, zero-initialised byte block whose size is accounted in [`Resources`].
+pub(crate) struct RawBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    resources: Arc<Resources>,
+}
+
+// SAFETY: RawBuf owns its allocation exclusively (like Box<[u8]>); the raw pointer is only
+// dereferenced through the borrow rules enforced by SharedBuffer's reader/writer counts.
+unsafe impl Send for RawBuf {}
+// SAFETY: shared references to RawBuf expose only the pointer value and length, never the bytes.
+unsafe impl Sync for RawBuf {}
+
+impl RawBuf {
+    /// Allocate `len` zeroed bytes (at least 1, so the pointer is always a real allocation).
+    pub(crate) fn new(len: usize, resources: &Arc<Resources>) -> Result<RawBuf> {
+        let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN).map_err(|_| {
+            Error::new(ErrorKind::NoMemory, format!("a buffer of {len} bytes exceeds the address space"))
+        })?;
+        // SAFETY: the layout has a non-zero size (len.max(1)) and a valid power-of-two alignment.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes"))
+        })?;
+        resources.add_bytes(len);
+        Ok(RawBuf { ptr, len, resources: Arc::clone(resources) })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The bytes, for an exclusive owner.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr points to len initialised (zeroed) bytes owned by self; &mut self makes the
+        // borrow exclusive for the returned lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for RawBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated in RawBuf::new with exactly this layout and is freed once.
+        unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len.max(1), BUFFER_ALIGN)) };
+        self.resources.sub_bytes(self.len);
+    }
+}
+
+struct BufState {
+    buf: Option<RawBuf>,
+    readers: u32,
+    writer: bool,
+}
+
+/// The bytes of a data object plus who has them mapped.
+pub(crate) struct SharedBuffer {
+    state: Mutex<BufState>,
+}
+
+/// A granted mapping: the base pointer of the whole buffer and its length. Must be handed back with
+/// [`SharedBuffer::release`] (the map guards of the data objects do this in `Drop`).
+#[derive(Clone, Copy)]
+pub(crate) struct Lease {
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
+}
+
+impl SharedBuffer {
+    pub(crate) fn new() -> SharedBuffer {
+        SharedBuffer { state: Mutex::new(BufState { buf: None, readers: 0, writer: false }) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BufState> {
+        // A poisoned lock only means a panic happened while the counters were consistent (no code
+        // panics between reading and writing them), so the state is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Make sure a buffer of exactly `len` bytes exists; reallocates (zeroed) when the size changed,
+    /// which is refused while the buffer is mapped.
+    pub(crate) fn ensure(&self, len: usize, resources: &Arc<Resources>) -> Result<()> {
+        let mut st = self.lock();
+        if st.buf.as_ref().is_some_and(|b| b.len() == len) {
+            return Ok(());
+        }
+        if st.readers > 0 || st.writer {
+            return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be reallocated"));
+        }
+        st.buf = None;
+        st.buf = Some(RawBuf::new(len, resources)?);
+        Ok(())
+    }
+
+    /// True once the buffer exists.
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.lock().buf.is_some()
+    }
+
+    /// Map for reading (`write == false`) or writing. Readers share; a writer is alone.
+    pub(crate) fn acquire(&self, write: bool) -> Result<Lease> {
+        let mut st = self.lock();
+        let Some(buf) = st.buf.as_ref() else {
+            return Err(Error::new(ErrorKind::NotAllocated, "the buffer is not allocated"));
+        };
+        let lease = Lease { ptr: buf.as_ptr(), len: buf.len() };
+        if st.writer {
+            return Err(Error::new(ErrorKind::NotSupported, "the object is already mapped for writing"));
+        }
+        if write {
+            if st.readers > 0 {
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    format!("the object is mapped for reading {} time(s); it cannot be mapped for writing", st.readers),
+                ));
+            }
+            st.writer = true;
+        } else {
+            st.readers += 1;
+        }
+        Ok(lease)
+    }
+
+    /// Give back a mapping granted by [`acquire`](Self::acquire).
+    pub(crate) fn release(&self, write: bool) {
+        let mut st = self.lock();
+        if write {
+            st.writer = false;
+        } else {
+            st.readers = st.readers.saturating_sub(1);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Type tags of the object model: data object types (`vx_type_e`), parameter directions and states,
+//! and scalar types with their values.
+
+use std::fmt;
+
+/// The type of a kernel parameter / data object (`vx_type_e`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// `VX_TYPE_IMAGE`
+    Image,
+    /// `VX_TYPE_SCALAR`
+    Scalar,
+    /// `VX_TYPE_ARRAY`
+    Array,
+    /// `VX_TYPE_USER_DATA_OBJECT`
+    UserDataObject,
+}
+
+impl DataType {
+    /// The `vx_type_e` value.
+    pub const fn code(self) -> i32 {
+        match self {
+            DataType::Scalar => 0x80D,
+            DataType::Array => 0x80E,
+            DataType::Image => 0x80F,
+            DataType::UserDataObject => 0x816,
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DataType::Image => "image",
+            DataType::Scalar => "scalar",
+            DataType::Array => "array",
+            DataType::UserDataObject => "user data object",
+        })
+    }
+}
+
+/// Parameter direction. OpenVX's `VX_BIDIRECTIONAL` is not allowed for user kernels and so has no
+/// variant here (the spec: "This must be either VX_INPUT or VX_OUTPUT").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Input,
+    Output,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        })
+    }
+}
+
+/// Whether a parameter must be given (`vx_parameter_state_e`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamState {
+    Required,
+    Optional,
+}
+
+/// The types a scalar can hold (`vx_type_e` scalar subset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    Char,
+    Int8,
+    Uint8,
+    Int16,
+    Uint16,
+    Int32,
+    Uint32,
+    Int64,
+    Uint64,
+    Float32,
+    Float64,
+    Enum,
+    Size,
+    DfImage,
+    Bool,
+}
+
+impl ScalarType {
+    /// Every scalar type.
+    pub const ALL: [ScalarType; 15] = [
+        ScalarType::Char,
+        ScalarType::Int8,
+        ScalarType::Uint8,
+        ScalarType::Int16,
+        ScalarType::Uint16,
+        ScalarType::Int32,
+        ScalarType::Uint32,
+        ScalarType::Int64,
+        ScalarType::Uint64,
+        ScalarType::Float32,
+        ScalarType::Float64,
+        ScalarType::Enum,
+        ScalarType::Size,
+        ScalarType::DfImage,
+        ScalarType::Bool,
+    ];
+
+    /// The `vx_type_e` value.
+    pub const fn code(self) -> i32 {
+        match self {
+            ScalarType::Char => 0x001,
+            ScalarType::Int8 => 0x002,
+            ScalarType::Uint8 => 0x003,
+            ScalarType::Int16 => 0x004,
+            ScalarType::Uint16 => 0x005,
+            ScalarType::Int32 => 0x006,
+            ScalarType::Uint32 => 0x007,
+            ScalarType::Int64 => 0x008,
+            ScalarType::Uint64 => 0x009,
+            ScalarType::Float32 => 0x00A,
+            ScalarType::Float64 => 0x00B,
+            ScalarType::Enum => 0x00C,
+            ScalarType::Size => 0x00D,
+            ScalarType::DfImage => 0x00E,
+            ScalarType::Bool => 0x010,
+        }
+    }
+
+    /// Size in bytes of the C type.
+    pub const fn size(self) -> usize {
+        match self {
+            ScalarType::Char | ScalarType::Int8 | ScalarType::Uint8 | ScalarType::Bool => 1,
+            ScalarType::Int16 | ScalarType::Uint16 => 2,
+            ScalarType::Int32 | ScalarType::Uint32 | ScalarType::Float32 | ScalarType::Enum | ScalarType::DfImage => 4,
+            ScalarType::Int64 | ScalarType::Uint64 | ScalarType::Float64 | ScalarType::Size => 8,
+        }
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A scalar value with its type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Char(u8),
+    Int8(i8),
+    Uint8(u8),
+    Int16(i16),
+    Uint16(u16),
+    Int32(i32),
+    Uint32(u32),
+    Int64(i64),
+    Uint64(u64),
+    Float32(f32),
+    Float64(f64),
+    Enum(i32),
+    Size(usize),
+    DfImage(u32),
+    Bool(bool),
+}
+
+impl ScalarValue {
+    /// The type of the value.
+    pub const fn scalar_type(&self) -> ScalarType {
+        match self {
+            ScalarValue::Char(_) => ScalarType::Char,
+            ScalarValue::Int8(_) => ScalarType::Int8,
+            ScalarValue::Uint8(_) => ScalarType::Uint8,
+            ScalarValue::Int16(_) => ScalarType::Int16,
+            ScalarValue::Uint16(_) => ScalarType::Uint16,
+            ScalarValue::Int32(_) => ScalarType::Int32,
+            ScalarValue::Uint32(_) => ScalarType::Uint32,
+            ScalarValue::Int64(_) => ScalarType::Int64,
+            ScalarValue::Uint64(_) => ScalarType::Uint64,
+            ScalarValue::Float32(_) => ScalarType::Float32,
+            ScalarValue::Float64(_) => ScalarType::Float64,
+            ScalarValue::Enum(_) => ScalarType::Enum,
+            ScalarValue::Size(_) => ScalarType::Size,
+            ScalarValue::DfImage(_) => ScalarType::DfImage,
+            ScalarValue::Bool(_) => ScalarType::Bool,
+        }
+    }
+
+    /// The zero value of a type.
+    pub const fn zero(ty: ScalarType) -> ScalarValue {
+        match ty {
+            ScalarType::Char => ScalarValue::Char(0),
+            ScalarType::Int8 => ScalarValue::Int8(0),
+            ScalarType::Uint8 => ScalarValue::Uint8(0),
+            ScalarType::Int16 => ScalarValue::Int16(0),
+            ScalarType::Uint16 => ScalarValue::Uint16(0),
+            ScalarType::Int32 => ScalarValue::Int32(0),
+            ScalarType::Uint32 => ScalarValue::Uint32(0),
+            ScalarType::Int64 => ScalarValue::Int64(0),
+            ScalarType::Uint64 => ScalarValue::Uint64(0),
+            ScalarType::Float32 => ScalarValue::Float32(0.0),
+            ScalarType::Float64 => ScalarValue::Float64(0.0),
+            ScalarType::Enum => ScalarValue::Enum(0),
+            ScalarType::Size => ScalarValue::Size(0),
+            ScalarType::DfImage => ScalarValue::DfImage(0),
+            ScalarType::Bool => ScalarValue::Bool(false),
+        }
+    }
+}
+
+/// Rust types that map one-to-one onto a scalar type, for typed reads and writes.
+pub trait ScalarPrimitive: Copy + Send + Sync + 'static {
+    /// The scalar type this Rust type stands for.
+    const TYPE: ScalarType;
+    /// Wrap into a value.
+    fn into_value(self) -> ScalarValue;
+    /// Unwrap from a value of the same type.
+    fn from_value(v: ScalarValue) -> Option<Self>;
+}
+
+macro_rules! scalar_primitive {
+    ($($t:ty => $v:ident),* $(,)?) => {$(
+        impl ScalarPrimitive for $t {
+            const TYPE: ScalarType = ScalarType::$v;
+            fn into_value(self) -> ScalarValue { ScalarValue::$v(self) }
+            fn from_value(v: ScalarValue) -> Option<Self> {
+                match v { ScalarValue::$v(x) => Some(x), _ => None }
+            }
+        }
+    )*};
+}
+scalar_primitive!(i8 => Int8, u8 => Uint8, i16 => Int16, u16 => Uint16, i32 => Int32, u32 => Uint32,
+    i64 => Int64, u64 => Uint64, f32 => Float32, f64 => Float64, usize => Size, bool => Bool);

@@ -1,0 +1,291 @@
+//! The one error type of the runtime: a kind that maps to an OpenVX status code, a message, and
+//! the context of where it happened (graph, node, kernel, parameter, expected versus found).
+
+use std::fmt;
+
+use vx_plugin_abi::Status;
+
+/// What went wrong, as a category. Each kind maps to exactly one OpenVX status code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `VX_FAILURE`: a generic failure, e.g. removing a kernel that is still referenced.
+    Failure,
+    /// `VX_ERROR_NOT_IMPLEMENTED`
+    NotImplemented,
+    /// `VX_ERROR_NOT_SUPPORTED`: the operation is not allowed in this state or context.
+    NotSupported,
+    /// `VX_ERROR_NOT_SUFFICIENT`
+    NotSufficient,
+    /// `VX_ERROR_NOT_ALLOCATED`
+    NotAllocated,
+    /// `VX_ERROR_NOT_COMPATIBLE`: an object does not match the meta data required of it.
+    NotCompatible,
+    /// `VX_ERROR_NO_RESOURCES`: a configured limit or an id pool is exhausted.
+    NoResources,
+    /// `VX_ERROR_NO_MEMORY`: a buffer could not be allocated.
+    NoMemory,
+    /// `VX_ERROR_OPTIMIZED_AWAY`: a virtual object was accessed from outside its graph.
+    OptimizedAway,
+    /// `VX_ERROR_INVALID_PARAMETERS`
+    InvalidParameters,
+    /// `VX_ERROR_INVALID_MODULE`
+    InvalidModule,
+    /// `VX_ERROR_INVALID_REFERENCE`: an object from another context, a removed kernel, …
+    InvalidReference,
+    /// `VX_ERROR_INVALID_LINK`
+    InvalidLink,
+    /// `VX_ERROR_INVALID_FORMAT`
+    InvalidFormat,
+    /// `VX_ERROR_INVALID_DIMENSION`
+    InvalidDimension,
+    /// `VX_ERROR_INVALID_VALUE`
+    InvalidValue,
+    /// `VX_ERROR_INVALID_TYPE`
+    InvalidType,
+    /// `VX_ERROR_INVALID_GRAPH`: a cycle, a virtual object without a writer, …
+    InvalidGraph,
+    /// `VX_ERROR_INVALID_NODE`
+    InvalidNode,
+    /// `VX_ERROR_INVALID_SCOPE`: a virtual object used outside the graph that owns it.
+    InvalidScope,
+    /// `VX_ERROR_GRAPH_SCHEDULED`
+    GraphScheduled,
+    /// `VX_ERROR_GRAPH_ABANDONED`
+    GraphAbandoned,
+    /// `VX_ERROR_MULTIPLE_WRITERS`: two nodes write the same object.
+    MultipleWriters,
+    /// `VX_ERROR_REFERENCE_NONZERO`
+    ReferenceNonzero,
+}
+
+impl ErrorKind {
+    /// The OpenVX status code of this kind.
+    pub const fn status(self) -> Status {
+        match self {
+            ErrorKind::Failure => Status::Failure,
+            ErrorKind::NotImplemented => Status::NotImplemented,
+            ErrorKind::NotSupported => Status::NotSupported,
+            ErrorKind::NotSufficient => Status::NotSufficient,
+            ErrorKind::NotAllocated => Status::NotAllocated,
+            ErrorKind::NotCompatible => Status::NotCompatible,
+            ErrorKind::NoResources => Status::NoResources,
+            ErrorKind::NoMemory => Status::NoMemory,
+            ErrorKind::OptimizedAway => Status::OptimizedAway,
+            ErrorKind::InvalidParameters => Status::InvalidParameters,
+            ErrorKind::InvalidModule => Status::InvalidModule,
+            ErrorKind::InvalidReference => Status::InvalidReference,
+            ErrorKind::InvalidLink => Status::InvalidLink,
+            ErrorKind::InvalidFormat => Status::InvalidFormat,
+            ErrorKind::InvalidDimension => Status::InvalidDimension,
+            ErrorKind::InvalidValue => Status::InvalidValue,
+            ErrorKind::InvalidType => Status::InvalidType,
+            ErrorKind::InvalidGraph => Status::InvalidGraph,
+            ErrorKind::InvalidNode => Status::InvalidNode,
+            ErrorKind::InvalidScope => Status::InvalidScope,
+            ErrorKind::GraphScheduled => Status::GraphScheduled,
+            ErrorKind::GraphAbandoned => Status::GraphAbandoned,
+            ErrorKind::MultipleWriters => Status::MultipleWriters,
+            ErrorKind::ReferenceNonzero => Status::ReferenceNonzero,
+        }
+    }
+
+    /// The kind for a non-success status (`Success` maps to `Failure`: it is not an error).
+    pub const fn from_status(status: Status) -> ErrorKind {
+        match status {
+            Status::Success | Status::Failure => ErrorKind::Failure,
+            Status::NotImplemented => ErrorKind::NotImplemented,
+            Status::NotSupported => ErrorKind::NotSupported,
+            Status::NotSufficient => ErrorKind::NotSufficient,
+            Status::NotAllocated => ErrorKind::NotAllocated,
+            Status::NotCompatible => ErrorKind::NotCompatible,
+            Status::NoResources => ErrorKind::NoResources,
+            Status::NoMemory => ErrorKind::NoMemory,
+            Status::OptimizedAway => ErrorKind::OptimizedAway,
+            Status::InvalidParameters => ErrorKind::InvalidParameters,
+            Status::InvalidModule => ErrorKind::InvalidModule,
+            Status::InvalidReference => ErrorKind::InvalidReference,
+            Status::InvalidLink => ErrorKind::InvalidLink,
+            Status::InvalidFormat => ErrorKind::InvalidFormat,
+            Status::InvalidDimension => ErrorKind::InvalidDimension,
+            Status::InvalidValue => ErrorKind::InvalidValue,
+            Status::InvalidType => ErrorKind::InvalidType,
+            Status::InvalidGraph => ErrorKind::InvalidGraph,
+            Status::InvalidNode => ErrorKind::InvalidNode,
+            Status::InvalidScope => ErrorKind::InvalidScope,
+            Status::GraphScheduled => ErrorKind::GraphScheduled,
+            Status::GraphAbandoned => ErrorKind::GraphAbandoned,
+            Status::MultipleWriters => ErrorKind::MultipleWriters,
+            Status::ReferenceNonzero => ErrorKind::ReferenceNonzero,
+        }
+    }
+}
+
+/// Where an error happened and what was expected. Every field is optional; the runtime fills in
+/// what it knows as the error travels outwards (a kernel's validator knows the parameter, the
+/// graph adds the graph and node names).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorContext {
+    pub graph: Option<String>,
+    pub node: Option<String>,
+    pub kernel: Option<String>,
+    pub parameter: Option<u32>,
+    pub object: Option<String>,
+    pub expected: Option<String>,
+    pub found: Option<String>,
+}
+
+/// The error of every fallible vx-core operation.
+///
+/// `Display` renders one readable sentence, e.g.
+/// `graph 'edges', node 'blur' (kernel 'org.example.blur'), parameter 1: output meta data does not
+/// match the object: expected U8 640x480, found S16 640x480 [VX_ERROR_INVALID_FORMAT (-14)]`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    context: Box<ErrorContext>,
+}
+
+/// Shorthand for `std::result::Result<T, vx_core::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A new error of `kind` with a human-readable message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error { kind, message: message.into(), context: Box::default() }
+    }
+
+    /// The category of the error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The OpenVX status code of the error.
+    pub fn status(&self) -> Status {
+        self.kind.status()
+    }
+
+    /// The message without context.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Where the error happened.
+    pub fn context(&self) -> &ErrorContext {
+        &self.context
+    }
+
+    /// Name the graph (kept if already set: the innermost context wins).
+    pub fn in_graph(mut self, name: &str) -> Error {
+        self.context.graph.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Name the node.
+    pub fn in_node(mut self, name: &str) -> Error {
+        self.context.node.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Name the kernel.
+    pub fn in_kernel(mut self, name: &str) -> Error {
+        self.context.kernel.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Name the parameter index.
+    pub fn at_parameter(mut self, index: u32) -> Error {
+        self.context.parameter.get_or_insert(index);
+        self
+    }
+
+    /// Name the data object concerned.
+    pub fn on_object(mut self, name: &str) -> Error {
+        self.context.object.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Say what was expected and what was found.
+    pub fn expected_found(mut self, expected: impl fmt::Display, found: impl fmt::Display) -> Error {
+        self.context.expected = Some(expected.to_string());
+        self.context.found = Some(found.to_string());
+        self
+    }
+
+    /// Say what was found (when there is no single expected value).
+    pub fn found(mut self, found: impl fmt::Display) -> Error {
+        self.context.found = Some(found.to_string());
+        self
+    }
+
+    /// Say what was expected.
+    pub fn expected(mut self, expected: impl fmt::Display) -> Error {
+        self.context.expected = Some(expected.to_string());
+        self
+    }
+
+    fn render(&self) -> String {
+        let c = &self.context;
+        let mut where_ = Vec::new();
+        if let Some(g) = &c.graph {
+            where_.push(format!("graph '{g}'"));
+        }
+        match (&c.node, &c.kernel) {
+            (Some(n), Some(k)) => where_.push(format!("node '{n}' (kernel '{k}')")),
+            (Some(n), None) => where_.push(format!("node '{n}'")),
+            (None, Some(k)) => where_.push(format!("kernel '{k}'")),
+            (None, None) => {}
+        }
+        if let Some(p) = c.parameter {
+            where_.push(format!("parameter {p}"));
+        }
+        if let Some(o) = &c.object {
+            where_.push(format!("object '{o}'"));
+        }
+        let mut s = String::new();
+        if !where_.is_empty() {
+            s.push_str(&where_.join(", "));
+            s.push_str(": ");
+        }
+        s.push_str(&self.message);
+        match (&c.expected, &c.found) {
+            (Some(e), Some(f)) => s.push_str(&format!(": expected {e}, found {f}")),
+            (Some(e), None) => s.push_str(&format!(": expected {e}")),
+            (None, Some(f)) => s.push_str(&format!(": found {f}")),
+            (None, None) => {}
+        }
+        s.push_str(&format!(" [{}]", self.status()));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_context_and_status() {
+        let e = Error::new(ErrorKind::InvalidFormat, "output meta data does not match the object")
+            .at_parameter(1)
+            .in_kernel("org.example.blur")
+            .in_node("blur")
+            .in_graph("edges")
+            .expected_found("U8 640x480", "S16 640x480");
+        assert_eq!(
+            e.to_string(),
+            "graph 'edges', node 'blur' (kernel 'org.example.blur'), parameter 1: output meta data \
+             does not match the object: expected U8 640x480, found S16 640x480 \
+             [VX_ERROR_INVALID_FORMAT (-14)]"
+        );
+        assert_eq!(e.status().code(), -14);
+    }
+
+    #[test]
+    fn kinds_round_trip_through_status() {
+        for s in Status::ALL.into_iter().skip(1) {
+            assert_eq!(ErrorKind::from_status(s).status(), s);
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Graphs (`vx_graph`): nodes over data objects, verified then processed. This file holds the
+//! graph object and node creation/removal; [`crate::verify`] and [`crate::process`] hold the two
+//! phases.
+
+use std::cell::Cell;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use vx_plugin_abi::{BorderMode, Status};
+
+use crate::context::{Context, next_id};
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::{Kernel, KernelInner, ParamSpec};
+use crate::kernel_context::LifecycleContext;
+use crate::local_data::{LocalData, Phase};
+use crate::meta_format::ValidRectFn;
+use crate::node::{Node, Perf};
+use crate::reference::Reference;
+use crate::resources::{ResourceKind, ResourceSlot};
+
+/// `VX_GRAPH_STATE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphState {
+    /// Never verified, or changed since the last verification.
+    Unverified,
+    /// Verified and ready to process.
+    Verified,
+    /// The last process completed successfully.
+    Completed,
+    /// The last process stopped at a failing node.
+    Abandoned,
+}
+
+pub(crate) struct NodeRun {
+    pub(crate) local: LocalData,
+    pub(crate) perf: Perf,
+    pub(crate) status: Status,
+}
+
+pub(crate) struct NodeSlot {
+    pub(crate) name: String,
+    pub(crate) kernel: Arc<KernelInner>,
+    pub(crate) params: Vec<Option<Reference>>,
+    pub(crate) border: BorderMode,
+    /// A re-verification trigger of the spec occurred since the last verification.
+    pub(crate) dirty: bool,
+    /// Validate and init ran (so deinit is due at re-verification or destruction).
+    pub(crate) initialized: bool,
+    pub(crate) valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,
+    pub(crate) run: Mutex<NodeRun>,
+    _slot: ResourceSlot,
+}
+
+impl NodeSlot {
+    pub(crate) fn run(&self) -> MutexGuard<'_, NodeRun> {
+        self.run.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn spec(&self, index: usize) -> ParamSpec {
+        self.kernel.final_().expect("nodes are created from finalized kernels").params[index]
+    }
+
+    /// Call deinit (if the kernel has one) under the spec's local-data rules.
+    pub(crate) fn deinit(&mut self) -> Result<()> {
+        if !self.initialized {
+            return Ok(());
+        }
+        self.initialized = false;
+        let Some(deinit) = self.kernel.deinit.clone() else { return Ok(()) };
+        let ks = self.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
+        let run = self.run.get_mut().unwrap_or_else(|p| p.into_inner());
+        let mut lc = LifecycleContext {
+            node_name: &self.name,
+            params: &self.params,
+            border: self.border,
+            phase: Phase::Deinit,
+            kernel_local_size: ks,
+            local: &mut run.local,
+        };
+        crate::process::call_guarded("deinit", || deinit(&mut lc))
+            .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
+    }
+}
+
+pub(crate) struct GraphBody {
+    pub(crate) nodes: Vec<Option<NodeSlot>>,
+    pub(crate) verified: bool,
+    pub(crate) state: GraphState,
+    /// Node indices by level: every node's producers are in earlier levels.
+    pub(crate) schedule: Vec<Vec<usize>>,
+    pub(crate) perf: Perf,
+}
+
+pub(crate) struct GraphInner {
+    pub(crate) id: u64,
+    pub(crate) ctx: Context,
+    pub(crate) name: Mutex<String>,
+    pub(crate) body: Mutex<GraphBody>,
+    _slot: ResourceSlot,
+}
+
+thread_local! {
+    /// The graph whose verify/process runs on this thread (0 = none): callbacks must not re-enter it.
+    pub(crate) static ACTIVE_GRAPH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Marks `id` active on this thread until dropped.
+pub(crate) struct ActiveGuard(u64);
+
+impl ActiveGuard {
+    pub(crate) fn enter(id: u64) -> ActiveGuard {
+        ActiveGuard(ACTIVE_GRAPH.with(|c| c.replace(id)))
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        ACTIVE_GRAPH.with(|c| c.set(self.0));
+    }
+}
+
+impl GraphInner {
+    pub(crate) fn name(&self) -> String {
+        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Lock the graph, refusing re-entry from one of its own callbacks (which would deadlock).
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
+        if ACTIVE_GRAPH.with(|c| c.get()) == self.id {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "a kernel callback cannot modify, verify or process the graph it is running in",
+            )
+            .in_graph(&self.name()));
+        }
+        Ok(self.body.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Drop for GraphInner {
+    fn drop(&mut self) {
+        let name = self.name();
+        let body = self.body.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in body.nodes.iter_mut().flatten() {
+            if let Err(e) = slot.deinit() {
+                tracing::warn!(graph = %name, "node deinit failed while releasing the graph: {e}");
+            }
+        }
+    }
+}
+
+/// A graph handle (`vx_graph`). Clones share the graph; dropping the last handle releases the
+/// graph and destroys its nodes (calling their deinit callbacks).
+#[derive(Clone)]
+pub struct Graph {
+    pub(crate) inner: Arc<GraphInner>,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Graph('{}')", self.inner.name())
+    }
+}
+
+pub(crate) fn check_param_pub(graph: &GraphInner, kernel: &KernelInner, index: usize, spec: ParamSpec, r: &Reference) -> Result<()> {
+    let ctxt = |e: Error| e.at_parameter(index as u32).in_kernel(&kernel.name).in_graph(&graph.name());
+    if r.data_type() != spec.data_type {
+        return Err(ctxt(Error::new(ErrorKind::InvalidType, "wrong parameter type")
+            .on_object(&r.name())
+            .expected_found(spec.data_type, r.data_type())));
+    }
+    if !graph.ctx.same(r.context()) {
+        return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the object belongs to another context").on_object(&r.name())));
+    }
+    if let Some(scope) = r.header().scope
+        && scope != graph.id
+    {
+        return Err(ctxt(Error::new(ErrorKind::InvalidScope, "the virtual object belongs to another graph").on_object(&r.name())));
+    }
+    Ok(())
+}
+
+impl Graph {
+    /// `vxCreateGraph`.
+    pub fn new(ctx: &Context) -> Result<Graph> {
+        let slot = ctx.inner.acquire(ResourceKind::Graphs)?;
+        let id = next_id();
+        Ok(Graph {
+            inner: Arc::new(GraphInner {
+                id,
+                ctx: ctx.clone(),
+                name: Mutex::new(format!("graph#{id}")),
+                body: Mutex::new(GraphBody {
+                    nodes: Vec::new(),
+                    verified: false,
+                    state: GraphState::Unverified,
+                    schedule: Vec::new(),
+                    perf: Perf::default(),
+                }),
+                _slot: slot,
+            }),
+        })
+    }
+
+    /// A graph with a name (used in every error and log about it).
+    pub fn with_name(ctx: &Context, name: &str) -> Result<Graph> {
+        let g = Graph::new(ctx)?;
+        g.set_name(name);
+        Ok(g)
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> String {
+        self.inner.name()
+    }
+    /// Rename the graph.
+    pub fn set_name(&self, name: &str) {
+        *self.inner.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
+    }
+    /// The context.
+    pub fn context(&self) -> Context {
+        self.inner.ctx.clone()
+    }
+    pub(crate) fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// `VX_GRAPH_STATE`.
+    pub fn state(&self) -> GraphState {
+        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).state
+    }
+    /// `VX_GRAPH_NUMNODES`.
+    pub fn num_nodes(&self) -> usize {
+        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).nodes.iter().flatten().count()
+    }
+    /// `VX_GRAPH_PERFORMANCE`: wall time of whole process calls.
+    pub fn perf(&self) -> Perf {
+        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).perf
+    }
+    /// Per-node execution times in node creation order: (node name, kernel name, perf).
+    pub fn node_perf(&self) -> Vec<(String, String, Perf)> {
+        let body = self.inner.body.lock().unwrap_or_else(|p| p.into_inner());
+        body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect()
+    }
+
+    /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`
+    /// (indexed like the kernel's signature; fewer than the kernel's count leaves the rest unset).
+    pub fn add_node<I, R>(&self, kernel: &Kernel, params: I) -> Result<Node>
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Option<Reference>>,
+    {
+        let g = &self.inner;
+        let mut body = g.lock()?;
+        let k = &kernel.inner;
+        let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
+        if !g.ctx.same(&kernel.ctx.inner) {
+            return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel belongs to another context")));
+        }
+        let Some(fin) = k.final_() else {
+            return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel is not finalized")));
+        };
+        if kernel.is_removed() {
+            return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel was removed")));
+        }
+        let mut given: Vec<Option<Reference>> = params.into_iter().map(Into::into).collect();
+        if given.len() > fin.params.len() {
+            return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "too many parameters for the kernel")
+                .expected_found(fin.params.len(), given.len())));
+        }
+        given.resize(fin.params.len(), None);
+        for (i, r) in given.iter().enumerate() {
+            if let Some(r) = r {
+                check_param_pub(g, k, i, fin.params[i], r)?;
+            }
+        }
+        let slot = g.ctx.inner.acquire(ResourceKind::Nodes).map_err(ctxt)?;
+        let index = body.nodes.len();
+        let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
+        body.nodes.push(Some(NodeSlot {
+            name,
+            kernel: Arc::clone(k),
+            params: given,
+            border: BorderMode::Undefined,
+            dirty: true,
+            initialized: false,
+            valid_rect_fns: vec![None; fin.params.len()],
+            run: Mutex::new(NodeRun { local: LocalData::default(), perf: Perf::default(), status: Status::Success }),
+            _slot: slot,
+        }));
+        body.verified = false;
+        body.state = GraphState::Unverified;
+        Ok(Node { graph: Arc::downgrade(&self.inner), index })
+    }
+
+    /// `vxRemoveNode`: destroy a node (its deinit runs if it was initialized).
+    pub fn remove_node(&self, node: &Node) -> Result<()> {
+        let g = &self.inner;
+        if !node.graph.upgrade().is_some_and(|n| Arc::ptr_eq(&n, g)) {
+            return Err(Error::new(ErrorKind::InvalidReference, "the node belongs to another graph").in_graph(&g.name()));
+        }
+        let mut body = g.lock()?;
+        let Some(mut slot) = body.nodes.get_mut(node.index).and_then(Option::take) else {
+            return Err(Error::new(ErrorKind::InvalidReference, "the node was already removed").in_graph(&g.name()));
+        };
+        body.verified = false;
+        body.state = GraphState::Unverified;
+        drop(body);
+        slot.deinit().map_err(|e| e.in_graph(&g.name()))
+    }
+}

@@ -1,0 +1,384 @@
+//! Images (`vx_image`): single-plane U8/U16/S16/U32/S32/RGB/RGBX and multi-plane NV12; virtual
+//! images with partial meta data completed at verify; ROI sub-images sharing the parent's memory;
+//! valid regions; map/unmap and copy of rectangular patches.
+//!
+//! Memory follows the TIOVX notes: creating an image allocates nothing; the buffer is allocated at
+//! graph verification or at the first map/copy before it.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use vx_plugin_abi::{ImageFormat, Rect};
+
+use crate::buffer::SharedBuffer;
+use crate::context::Context;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::Graph;
+use crate::image_layout::ImageLayout;
+use crate::image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
+use crate::object::{Access, ObjectHeader};
+
+/// The memory an image and all its ROIs share.
+pub(crate) struct ImageStorage {
+    pub(crate) buffer: SharedBuffer,
+    /// Layout of the whole (root) image; `None` for a virtual image not yet verified.
+    pub(crate) layout: Mutex<Option<ImageLayout>>,
+}
+
+impl ImageStorage {
+    fn layout(&self) -> MutexGuard<'_, Option<ImageLayout>> {
+        self.layout.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ImageMeta {
+    pub(crate) format: ImageFormat,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) valid: Rect,
+}
+
+pub(crate) struct ImageObj {
+    pub(crate) header: ObjectHeader,
+    pub(crate) storage: Arc<ImageStorage>,
+    /// Offset of this image inside the root image (non-zero for ROIs).
+    pub(crate) origin: (u32, u32),
+    pub(crate) meta: Mutex<ImageMeta>,
+    /// Meta data as given at creation (partial for virtual images: 0 / `Virtual` = unknown).
+    pub(crate) declared: (ImageFormat, u32, u32),
+    /// The image this ROI was taken from (kept alive by the ROI).
+    _parent: Option<Image>,
+}
+
+/// An image handle. Clones share the same image; the image goes when the last handle (and every
+/// graph parameter referencing it) is dropped.
+#[derive(Clone)]
+pub struct Image {
+    pub(crate) obj: Arc<ImageObj>,
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self.meta();
+        write!(f, "Image('{}', {} {}x{})", self.name(), m.format, m.width, m.height)
+    }
+}
+
+impl Image {
+    /// `vxCreateImage`: a `width × height` image of a concrete `format`. Allocates nothing yet.
+    pub fn new(ctx: &Context, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+        let layout = ImageLayout::new(format, width, height)?;
+        let header = ObjectHeader::new(ctx, "image", None)?;
+        Ok(Image::from_parts(header, Some(layout), format, width, height))
+    }
+
+    /// `vxCreateVirtualImage`: an image owned by `graph`, whose width, height (0 = unknown) and
+    /// format ([`ImageFormat::Virtual`] = unknown) are completed at verify from the producing
+    /// node's meta format. The application cannot map or copy it.
+    pub fn new_virtual(graph: &Graph, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+        let ctx = graph.context();
+        let header = ObjectHeader::new(&ctx, "virtual-image", Some(graph.id()))?;
+        Ok(Image::from_parts(header, None, format, width, height))
+    }
+
+    fn from_parts(header: ObjectHeader, layout: Option<ImageLayout>, format: ImageFormat, w: u32, h: u32) -> Image {
+        Image {
+            obj: Arc::new(ImageObj {
+                header,
+                storage: Arc::new(ImageStorage { buffer: SharedBuffer::new(), layout: Mutex::new(layout) }),
+                origin: (0, 0),
+                meta: Mutex::new(ImageMeta { format, width: w, height: h, valid: Rect::full(w, h) }),
+                declared: (format, w, h),
+                _parent: None,
+            }),
+        }
+    }
+
+    /// `vxCreateImageFromROI`: a sub-image sharing this image's memory. Writes through either are
+    /// visible through the other. NV12 ROIs must start on even coordinates (the UV plane is
+    /// subsampled by 2).
+    pub fn roi(&self, rect: Rect) -> Result<Image> {
+        let m = self.meta();
+        if self.is_virtual() {
+            return Err(Error::new(ErrorKind::InvalidReference, "an ROI cannot be taken of a virtual image")
+                .on_object(&self.name()));
+        }
+        if rect.is_empty() || !Rect::full(m.width, m.height).contains(&rect) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the ROI must be a non-empty rectangle inside the image")
+                .on_object(&self.name())
+                .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
+        }
+        if m.format == ImageFormat::Nv12 && (rect.start_x % 2 != 0 || rect.start_y % 2 != 0) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "an NV12 ROI must start on even coordinates")
+                .on_object(&self.name())
+                .found(rect));
+        }
+        let ctx = Context { inner: Arc::clone(&self.obj.header.ctx) };
+        let header = ObjectHeader::new(&ctx, "roi", None)?;
+        let (w, h) = (rect.width(), rect.height());
+        Ok(Image {
+            obj: Arc::new(ImageObj {
+                header,
+                storage: Arc::clone(&self.obj.storage),
+                origin: (self.obj.origin.0 + rect.start_x, self.obj.origin.1 + rect.start_y),
+                meta: Mutex::new(ImageMeta { format: m.format, width: w, height: h, valid: Rect::full(w, h) }),
+                declared: (m.format, w, h),
+                _parent: Some(self.clone()),
+            }),
+        })
+    }
+
+    pub(crate) fn meta(&self) -> ImageMeta {
+        *self.obj.meta.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `VX_IMAGE_FORMAT` ([`ImageFormat::Virtual`] for a virtual image before verify).
+    pub fn format(&self) -> ImageFormat {
+        self.meta().format
+    }
+    /// `VX_IMAGE_WIDTH` (0 for a virtual image of unknown width before verify).
+    pub fn width(&self) -> u32 {
+        self.meta().width
+    }
+    /// `VX_IMAGE_HEIGHT`.
+    pub fn height(&self) -> u32 {
+        self.meta().height
+    }
+    /// `VX_IMAGE_PLANES`.
+    pub fn planes(&self) -> usize {
+        self.format().plane_count()
+    }
+    /// True for images created with [`Image::new_virtual`].
+    pub fn is_virtual(&self) -> bool {
+        self.obj.header.scope.is_some()
+    }
+    /// True when this image is an ROI of another.
+    pub fn is_roi(&self) -> bool {
+        self._parent_ref().is_some()
+    }
+    fn _parent_ref(&self) -> Option<&Image> {
+        self.obj._parent.as_ref()
+    }
+    /// The object's name (default `image#<id>`).
+    pub fn name(&self) -> String {
+        self.obj.header.name()
+    }
+    /// Rename the object (`vxSetReferenceName`).
+    pub fn set_name(&self, name: &str) {
+        self.obj.header.set_name(name)
+    }
+    /// True once the pixel buffer exists (after verify or a first map/copy).
+    pub fn is_allocated(&self) -> bool {
+        self.obj.storage.buffer.is_allocated()
+    }
+    /// `vxGetValidRegionImage`: the rectangle of pixels known to be valid.
+    pub fn valid_region(&self) -> Rect {
+        self.meta().valid
+    }
+    /// `vxSetImageValidRectangle`: set the valid rectangle (`None` = the whole image).
+    pub fn set_valid_rectangle(&self, rect: Option<Rect>) -> Result<()> {
+        let mut m = self.obj.meta.lock().unwrap_or_else(|p| p.into_inner());
+        let full = Rect::full(m.width, m.height);
+        let r = rect.unwrap_or(full);
+        if !full.contains(&r) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the valid rectangle must lie inside the image")
+                .on_object(&self.obj.header.name())
+                .expected_found(format!("inside {full}"), r));
+        }
+        m.valid = r;
+        Ok(())
+    }
+
+    pub(crate) fn set_valid_unchecked(&self, r: Rect) {
+        self.obj.meta.lock().unwrap_or_else(|p| p.into_inner()).valid = r;
+    }
+
+    /// Complete (or re-complete) a virtual image from a producer's meta. Returns true when the
+    /// meta data changed. The caller checked compatibility with the declared partial meta.
+    pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
+        let mut m = self.obj.meta.lock().unwrap_or_else(|p| p.into_inner());
+        let mut layout = self.obj.storage.layout();
+        let changed = layout.as_ref().is_none_or(|l| l.format != format || l.width != width || l.height != height);
+        if changed {
+            let new = ImageLayout::new(format, width, height).map_err(|e| e.on_object(&self.obj.header.name()))?;
+            *layout = Some(new);
+            m.format = format;
+            m.width = width;
+            m.height = height;
+            m.valid = Rect::full(width, height);
+        }
+        Ok(changed)
+    }
+
+    /// Allocate the buffer if it does not exist yet (or has the wrong size after re-verify).
+    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+        let size = {
+            let layout = self.obj.storage.layout();
+            match layout.as_ref() {
+                Some(l) => l.size,
+                None => {
+                    return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
+                        .on_object(&self.name()));
+                }
+            }
+        };
+        self.obj
+            .storage
+            .buffer
+            .ensure(size, &self.obj.header.ctx.resources)
+            .map_err(|e| e.on_object(&self.name()))
+    }
+
+    /// Identity of the memory, for detecting writers and readers of the same pixels.
+    pub(crate) fn storage_key(&self) -> usize {
+        Arc::as_ptr(&self.obj.storage) as usize
+    }
+
+    /// The rectangle of the root image this image covers.
+    pub(crate) fn rect_in_storage(&self) -> Rect {
+        let m = self.meta();
+        let (x, y) = self.obj.origin;
+        Rect::new(x, y, x + m.width, y + m.height)
+    }
+
+    pub(crate) fn map_impl<T: Pixel>(&self, rect: Rect, plane: usize, write: bool, access: Access) -> Result<RawMapping<'_>> {
+        self.obj.header.check_access(access)?;
+        let m = self.meta();
+        let name = || self.name();
+        if !T::matches(m.format, plane) {
+            return Err(Error::new(ErrorKind::InvalidFormat, "the patch element type does not match the image plane")
+                .on_object(&name())
+                .expected_found(format!("the element type of plane {plane} of {}", m.format), T::NAME));
+        }
+        if rect.is_empty() || !Rect::full(m.width, m.height).contains(&rect) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must be a non-empty rectangle inside the image")
+                .on_object(&name())
+                .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
+        }
+        self.ensure_allocated()?;
+        let layout = self.obj.storage.layout().clone().ok_or_else(|| {
+            Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&name())
+        })?;
+        let pl = layout.planes[plane];
+        let (ox, oy) = self.obj.origin;
+        let (sx, sy) = (pl.subsample_x, pl.subsample_y);
+        if (rect.start_x + ox) % sx != 0 || (rect.start_y + oy) % sy != 0 {
+            return Err(Error::new(ErrorKind::InvalidParameters, "a patch of a subsampled plane must start on the subsampling grid")
+                .on_object(&name())
+                .expected_found(format!("start coordinates multiple of {sx}x{sy}"), rect));
+        }
+        let px = (rect.start_x + ox) / sx;
+        let py = (rect.start_y + oy) / sy;
+        let dim_x = rect.width().div_ceil(sx);
+        let dim_y = rect.height().div_ceil(sy);
+        let lease = self.obj.storage.buffer.acquire(write).map_err(|e| e.on_object(&name()))?;
+        let offset = pl.offset + py as usize * pl.stride + px as usize * pl.bytes_per_element as usize;
+        debug_assert!(offset + (dim_y as usize - 1) * pl.stride + dim_x as usize * pl.bytes_per_element as usize <= lease.len);
+        Ok(RawMapping {
+            buffer: &self.obj.storage.buffer,
+            // SAFETY: offset lies inside the buffer: (px + dim_x) <= plane width and (py + dim_y) <=
+            // plane height because rect lies inside this image and this image inside the root, so
+            // the whole patch is inside the plane, which is inside the buffer (checked above in
+            // debug builds).
+            base: unsafe { lease.ptr.add(offset) },
+            addressing: PatchAddressing {
+                dim_x,
+                dim_y,
+                stride_x: pl.bytes_per_element as i32,
+                stride_y: pl.stride as i32,
+            },
+            rect,
+        })
+    }
+
+    /// `vxMapImagePatch` for reading plane 0: typed row access to `rect`. The element type must be
+    /// the plane's (`u8` for U8, `i16` for S16, `[u8; 3]` for RGB, …).
+    pub fn map<T: Pixel>(&self, rect: Rect) -> Result<ImagePatch<'_, T>> {
+        self.map_plane(rect, 0)
+    }
+
+    /// `vxMapImagePatch` for reading one plane (`rect` in image coordinates).
+    pub fn map_plane<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatch<'_, T>> {
+        self.check_plane(plane)?;
+        Ok(self.map_impl::<T>(rect, plane, false, Access::Application)?.read())
+    }
+
+    /// `vxMapImagePatch` with `VX_WRITE_ONLY`/`VX_READ_AND_WRITE` for plane 0.
+    pub fn map_mut<T: Pixel>(&self, rect: Rect) -> Result<ImagePatchMut<'_, T>> {
+        self.map_plane_mut(rect, 0)
+    }
+
+    /// `vxMapImagePatch` for writing one plane.
+    pub fn map_plane_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'_, T>> {
+        self.check_plane(plane)?;
+        Ok(self.map_impl::<T>(rect, plane, true, Access::Application)?.write())
+    }
+
+    pub(crate) fn check_plane(&self, plane: usize) -> Result<()> {
+        let f = self.format();
+        if plane >= f.plane_count() {
+            return Err(Error::new(ErrorKind::InvalidParameters, "no such plane")
+                .on_object(&self.name())
+                .expected_found(format!("plane < {} for {f}", f.plane_count()), plane));
+        }
+        Ok(())
+    }
+
+    /// `vxCopyImagePatch` (read): copy `rect` of `plane` out, row-major and tightly packed.
+    pub fn copy_to<T: Pixel>(&self, rect: Rect, plane: usize, out: &mut [T]) -> Result<()> {
+        let patch = self.map_plane::<T>(rect, plane)?;
+        let a = patch.addressing();
+        let need = a.dim_x as usize * a.dim_y as usize;
+        if out.len() != need {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the destination has the wrong length")
+                .on_object(&self.name())
+                .expected_found(need, out.len()));
+        }
+        for (y, chunk) in out.chunks_exact_mut(a.dim_x as usize).enumerate() {
+            chunk.copy_from_slice(patch.row(y as u32));
+        }
+        Ok(())
+    }
+
+    /// `vxCopyImagePatch` (write): copy a tightly packed row-major block into `rect` of `plane`.
+    pub fn copy_from<T: Pixel>(&self, rect: Rect, plane: usize, src: &[T]) -> Result<()> {
+        let mut patch = self.map_plane_mut::<T>(rect, plane)?;
+        let a = patch.addressing();
+        let need = a.dim_x as usize * a.dim_y as usize;
+        if src.len() != need {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the source has the wrong length")
+                .on_object(&self.name())
+                .expected_found(need, src.len()));
+        }
+        for (y, chunk) in src.chunks_exact(a.dim_x as usize).enumerate() {
+            patch.row_mut(y as u32).copy_from_slice(chunk);
+        }
+        Ok(())
+    }
+
+    /// Read the whole of plane 0 into a vector (a convenience over [`copy_to`](Self::copy_to)).
+    pub fn to_vec<T: Pixel>(&self) -> Result<Vec<T>> {
+        let m = self.meta();
+        let mut v = vec![T::default(); m.width as usize * m.height as usize];
+        self.copy_to(Rect::full(m.width, m.height), 0, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// A granted mapping before it is given its read or write type.
+pub(crate) struct RawMapping<'a> {
+    buffer: &'a SharedBuffer,
+    base: *mut u8,
+    addressing: PatchAddressing,
+    rect: Rect,
+}
+
+impl<'a> RawMapping<'a> {
+    pub(crate) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
+        ImagePatch { buffer: self.buffer, base: self.base, addressing: self.addressing, rect: self.rect, _t: PhantomData }
+    }
+    pub(crate) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
+        ImagePatchMut { buffer: self.buffer, base: self.base, addressing: self.addressing, rect: self.rect, _t: PhantomData }
+    }
+}

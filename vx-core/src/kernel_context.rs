@@ -1,0 +1,274 @@
+//! What a kernel's callbacks receive: the node's parameters, its attributes, and its local data.
+//! [`ValidateContext`] for the validator, [`LifecycleContext`] for init/deinit (with the spec's
+//! local-data rules), [`ProcessContext`] for process. Objects reached through these contexts may
+//! be virtual: kernels of the owning graph may map them, the application may not.
+
+use std::ffi::c_void;
+use vx_plugin_abi::{BorderMode, ImageFormat, Rect};
+
+use crate::array::{Array, ArrayItem};
+use crate::error::{Error, ErrorKind, Result};
+use crate::image::Image;
+use crate::image_patch::{ImagePatch, ImagePatchMut, Pixel};
+use crate::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
+use crate::object::Access;
+use crate::reference::Reference;
+use crate::scalar::Scalar;
+use crate::user_data_object::UserDataObject;
+
+fn param<'a>(params: &'a [Option<Reference>], i: u32) -> Result<&'a Reference> {
+    match params.get(i as usize) {
+        Some(Some(r)) => Ok(r),
+        Some(None) => Err(Error::new(ErrorKind::InvalidParameters, "the optional parameter is not set").at_parameter(i)),
+        None => Err(Error::new(ErrorKind::InvalidParameters, "no such parameter")
+            .at_parameter(i)
+            .expected_found(format!("index < {}", params.len()), i)),
+    }
+}
+
+fn wrong_type(i: u32, want: &str, r: &Reference) -> Error {
+    Error::new(ErrorKind::InvalidType, "the parameter has another type").at_parameter(i).expected_found(want, r.data_type())
+}
+
+macro_rules! param_accessors {
+    () => {
+        /// The node's parameters, indexed like the kernel's signature (`None` = optional, unset).
+        pub fn params(&self) -> &[Option<Reference>] {
+            self.params
+        }
+        /// Parameter `i`, or an error naming it when missing.
+        pub fn param(&self, i: u32) -> Result<&Reference> {
+            param(self.params, i)
+        }
+        /// Parameter `i` as a scalar.
+        pub fn scalar(&self, i: u32) -> Result<&Scalar> {
+            let r = param(self.params, i)?;
+            r.as_scalar().ok_or_else(|| wrong_type(i, "scalar", r))
+        }
+        /// The node's border mode (`VX_NODE_BORDER`).
+        pub fn border(&self) -> BorderMode {
+            self.border
+        }
+        /// The node's name.
+        pub fn node_name(&self) -> &str {
+            self.node_name
+        }
+    };
+}
+
+/// What the validator sees: parameters and node attributes. Images can be queried (format, size,
+/// valid region), not mapped.
+pub struct ValidateContext<'a> {
+    pub(crate) node_name: &'a str,
+    pub(crate) params: &'a [Option<Reference>],
+    pub(crate) border: BorderMode,
+}
+
+impl ValidateContext<'_> {
+    param_accessors!();
+
+    /// Parameter `i` as an image (query its format, size, valid region).
+    pub fn image(&self, i: u32) -> Result<&Image> {
+        let r = param(self.params, i)?;
+        r.as_image().ok_or_else(|| wrong_type(i, "image", r))
+    }
+
+    /// Parameter `i` as an array.
+    pub fn array(&self, i: u32) -> Result<&Array> {
+        let r = param(self.params, i)?;
+        r.as_array().ok_or_else(|| wrong_type(i, "array", r))
+    }
+
+    /// Check that input image `i` has `format`, with an error that names both.
+    pub fn expect_image_format(&self, i: u32, format: ImageFormat) -> Result<&Image> {
+        let img = self.image(i)?;
+        if img.format() != format {
+            return Err(Error::new(ErrorKind::InvalidFormat, "wrong image format").at_parameter(i).expected_found(format, img.format()));
+        }
+        Ok(img)
+    }
+}
+
+/// What init and deinit see: parameters, node attributes, and the node's local data, which they may
+/// set only as the spec allows.
+pub struct LifecycleContext<'a> {
+    pub(crate) node_name: &'a str,
+    pub(crate) params: &'a [Option<Reference>],
+    pub(crate) border: BorderMode,
+    pub(crate) phase: Phase,
+    pub(crate) kernel_local_size: usize,
+    pub(crate) local: &'a mut LocalData,
+}
+
+impl LifecycleContext<'_> {
+    param_accessors!();
+
+    /// Parameter `i` as an image.
+    pub fn image(&self, i: u32) -> Result<&Image> {
+        let r = param(self.params, i)?;
+        r.as_image().ok_or_else(|| wrong_type(i, "image", r))
+    }
+
+    /// `VX_NODE_LOCAL_DATA_SIZE`.
+    pub fn local_data_size(&self) -> usize {
+        self.local.size
+    }
+    /// `VX_NODE_LOCAL_DATA_PTR` (null when unset).
+    pub fn local_data_ptr(&self) -> *mut c_void {
+        self.local.ptr()
+    }
+    /// The framework-allocated local data, if the framework allocated it.
+    pub fn local_data(&mut self) -> Option<&mut [u8]> {
+        self.local.framework_bytes()
+    }
+
+    /// Set `VX_NODE_LOCAL_DATA_SIZE`. Allowed only when the kernel's local data size is 0, and in
+    /// deinit only when the framework did not allocate the buffer. If init sets a size and no
+    /// pointer, the framework allocates a buffer of that size after init.
+    pub fn set_local_data_size(&mut self, size: usize) -> Result<()> {
+        check_set_size(self.phase, self.kernel_local_size, self.local)?;
+        if size != self.local.size && self.local.is_framework() {
+            self.local.ptr = LocalPtr::Null;
+        }
+        self.local.size = size;
+        Ok(())
+    }
+
+    /// Set `VX_NODE_LOCAL_DATA_PTR` to memory the kernel owns (and frees in deinit). Same rules as
+    /// [`set_local_data_size`](Self::set_local_data_size); the framework never dereferences it.
+    pub fn set_local_data_ptr(&mut self, ptr: *mut c_void) -> Result<()> {
+        check_set_ptr(self.phase, self.kernel_local_size, self.local)?;
+        self.local.ptr = if ptr.is_null() { LocalPtr::Null } else { LocalPtr::Kernel(ptr as usize) };
+        Ok(())
+    }
+}
+
+/// What process sees: parameters (mappable, including virtual ones), node attributes and the
+/// node's local data.
+pub struct ProcessContext<'a> {
+    pub(crate) node_name: &'a str,
+    pub(crate) params: &'a [Option<Reference>],
+    pub(crate) border: BorderMode,
+    pub(crate) local: &'a mut LocalData,
+}
+
+impl ProcessContext<'_> {
+    param_accessors!();
+
+    /// Parameter `i` as an image the kernel may map.
+    pub fn image(&self, i: u32) -> Result<KernelImage<'_>> {
+        let r = param(self.params, i)?;
+        r.as_image().map(|image| KernelImage { image }).ok_or_else(|| wrong_type(i, "image", r))
+    }
+    /// Parameter `i` as an array the kernel may read and fill.
+    pub fn array(&self, i: u32) -> Result<KernelArray<'_>> {
+        let r = param(self.params, i)?;
+        r.as_array().map(|array| KernelArray { array }).ok_or_else(|| wrong_type(i, "array", r))
+    }
+    /// Parameter `i` as a user data object the kernel may copy in and out.
+    pub fn user_data_object(&self, i: u32) -> Result<KernelUserData<'_>> {
+        let r = param(self.params, i)?;
+        r.as_user_data_object().map(|object| KernelUserData { object }).ok_or_else(|| wrong_type(i, "user data object", r))
+    }
+    /// `VX_NODE_LOCAL_DATA_SIZE`.
+    pub fn local_data_size(&self) -> usize {
+        self.local.size
+    }
+    /// `VX_NODE_LOCAL_DATA_PTR`.
+    pub fn local_data_ptr(&self) -> *mut c_void {
+        self.local.ptr()
+    }
+    /// The framework-allocated local data (not persistent between executions, per the spec).
+    pub fn local_data(&mut self) -> Option<&mut [u8]> {
+        self.local.framework_bytes()
+    }
+}
+
+/// An image as a kernel sees it during process.
+#[derive(Clone, Copy)]
+pub struct KernelImage<'a> {
+    image: &'a Image,
+}
+
+impl<'a> KernelImage<'a> {
+    /// The image handle (attributes).
+    pub fn image(&self) -> &'a Image {
+        self.image
+    }
+    /// Format.
+    pub fn format(&self) -> ImageFormat {
+        self.image.format()
+    }
+    /// Width.
+    pub fn width(&self) -> u32 {
+        self.image.width()
+    }
+    /// Height.
+    pub fn height(&self) -> u32 {
+        self.image.height()
+    }
+    /// The whole image as a rectangle.
+    pub fn full_rect(&self) -> Rect {
+        Rect::full(self.width(), self.height())
+    }
+    /// Map a patch of `plane` for reading.
+    pub fn map<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatch<'a, T>> {
+        self.image.check_plane(plane)?;
+        Ok(self.image.map_impl::<T>(rect, plane, false, Access::Kernel)?.read())
+    }
+    /// Map a patch of `plane` for writing.
+    pub fn map_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'a, T>> {
+        self.image.check_plane(plane)?;
+        Ok(self.image.map_impl::<T>(rect, plane, true, Access::Kernel)?.write())
+    }
+}
+
+/// An array as a kernel sees it during process.
+#[derive(Clone, Copy)]
+pub struct KernelArray<'a> {
+    array: &'a Array,
+}
+
+impl KernelArray<'_> {
+    /// Items currently held.
+    pub fn num_items(&self) -> usize {
+        self.array.num_items()
+    }
+    /// Capacity.
+    pub fn capacity(&self) -> usize {
+        self.array.capacity()
+    }
+    /// Append items.
+    pub fn add_items<T: ArrayItem>(&self, items: &[T]) -> Result<()> {
+        self.array.add_items_impl(items, Access::Kernel)
+    }
+    /// Read all items (allocates the returned vector).
+    pub fn read_items<T: ArrayItem>(&self) -> Result<Vec<T>> {
+        self.array.read_items_impl(Access::Kernel)
+    }
+    /// Keep the first `n` items.
+    pub fn truncate(&self, n: usize) -> Result<()> {
+        self.array.truncate_impl(n, Access::Kernel)
+    }
+}
+
+/// A user data object as a kernel sees it during process.
+#[derive(Clone, Copy)]
+pub struct KernelUserData<'a> {
+    object: &'a UserDataObject,
+}
+
+impl KernelUserData<'_> {
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.object.size()
+    }
+    /// Copy bytes out.
+    pub fn copy_to(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.object.copy_out_impl(offset, out, Access::Kernel)
+    }
+    /// Copy bytes in.
+    pub fn copy_from(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.object.copy_in_impl(offset, src, Access::Kernel)
+    }
+}

@@ -1,0 +1,205 @@
+//! Nodes (`vx_node`): a handle to one kernel instance in a graph, with its attributes: parameters
+//! (replaceable by index), border, local data, status and execution time.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::{Arc, MutexGuard, Weak};
+use std::time::Duration;
+
+use vx_plugin_abi::{BorderMode, Status};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{GraphBody, GraphInner, GraphState, NodeSlot};
+use crate::reference::Reference;
+
+/// `VX_NODE_PERFORMANCE` / `VX_GRAPH_PERFORMANCE`: execution time statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Perf {
+    /// Completed executions.
+    pub num: u64,
+    /// Duration of the last execution.
+    pub last: Duration,
+    /// Sum of all executions.
+    pub sum: Duration,
+    /// Shortest execution.
+    pub min: Duration,
+    /// Longest execution.
+    pub max: Duration,
+}
+
+impl Perf {
+    pub(crate) fn record(&mut self, d: Duration) {
+        self.min = if self.num == 0 { d } else { self.min.min(d) };
+        self.max = self.max.max(d);
+        self.num += 1;
+        self.last = d;
+        self.sum += d;
+    }
+
+    /// Mean execution time (zero before the first).
+    pub fn avg(&self) -> Duration {
+        if self.num == 0 { Duration::ZERO } else { self.sum / self.num as u32 }
+    }
+}
+
+/// A node handle. It does not keep the graph alive: after the graph is dropped, operations fail with
+/// `VX_ERROR_INVALID_REFERENCE`.
+#[derive(Clone)]
+pub struct Node {
+    pub(crate) graph: Weak<GraphInner>,
+    pub(crate) index: usize,
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Node(#{})", self.index)
+    }
+}
+
+impl Node {
+    fn with<R>(&self, f: impl FnOnce(&GraphInner, &mut GraphBody, usize) -> Result<R>) -> Result<R> {
+        let g = self
+            .graph
+            .upgrade()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidReference, "the node's graph was released"))?;
+        let mut body: MutexGuard<'_, GraphBody> = g.lock()?;
+        if !matches!(body.nodes.get(self.index), Some(Some(_))) {
+            return Err(Error::new(ErrorKind::InvalidReference, "the node was removed from its graph").in_graph(&g.name()));
+        }
+        f(&g, &mut body, self.index)
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&NodeSlot) -> R) -> Result<R> {
+        self.with(|_, body, i| Ok(f(body.nodes[i].as_ref().expect("checked"))))
+    }
+
+    /// The node's name (default `<kernel short name>#<index>`).
+    pub fn name(&self) -> Result<String> {
+        self.read(|s| s.name.clone())
+    }
+    /// Rename the node.
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        self.with(|_, body, i| {
+            body.nodes[i].as_mut().expect("checked").name = name.to_owned();
+            Ok(())
+        })
+    }
+    /// The kernel's name.
+    pub fn kernel_name(&self) -> Result<String> {
+        self.read(|s| s.kernel.name.clone())
+    }
+
+    /// `vxGetParameterByIndex`: the object at `index` (`None` if unset).
+    pub fn parameter(&self, index: u32) -> Result<Option<Reference>> {
+        self.with(|g, body, i| {
+            let s = body.nodes[i].as_ref().expect("checked");
+            s.params.get(index as usize).cloned().ok_or_else(|| {
+                Error::new(ErrorKind::InvalidParameters, "no such parameter")
+                    .at_parameter(index)
+                    .in_node(&s.name)
+                    .in_graph(&g.name())
+                    .expected_found(format!("index < {}", s.params.len()), index)
+            })
+        })
+    }
+
+    /// `vxSetParameterByIndex`: replace (or set, or clear with `None`) a parameter. Replacing it
+    /// with an object of different meta data, or setting/clearing an optional parameter, marks the
+    /// node for re-verification (the spec's triggers); any replacement makes the graph re-check its
+    /// structure at the next verify or process.
+    pub fn set_parameter(&self, index: u32, value: impl Into<Option<Reference>>) -> Result<()> {
+        let value = value.into();
+        self.with(|g, body, i| {
+            let s = body.nodes[i].as_mut().expect("checked");
+            let ctxt = |e: Error| e.at_parameter(index).in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name());
+            let n = s.params.len();
+            if index as usize >= n {
+                return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "no such parameter")
+                    .expected_found(format!("index < {n}"), index)));
+            }
+            let spec = s.spec(index as usize);
+            match &value {
+                Some(r) => crate::graph::check_param_pub(g, &s.kernel, index as usize, spec, r)?,
+                None if spec.state == crate::data_type::ParamState::Required => {
+                    return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "a required parameter cannot be cleared")));
+                }
+                None => {}
+            }
+            let old = &s.params[index as usize];
+            let trigger = match (old, &value) {
+                (None, None) => false,
+                (Some(a), Some(b)) => a.meta() != b.meta(),
+                _ => true,
+            };
+            s.params[index as usize] = value;
+            s.dirty |= trigger;
+            body.verified = false;
+            body.state = GraphState::Unverified;
+            Ok(())
+        })
+    }
+
+    /// `VX_NODE_BORDER`.
+    pub fn border(&self) -> Result<BorderMode> {
+        self.read(|s| s.border)
+    }
+    /// Set `VX_NODE_BORDER`; a change marks the node for re-verification.
+    pub fn set_border(&self, border: BorderMode) -> Result<()> {
+        self.with(|_, body, i| {
+            let s = body.nodes[i].as_mut().expect("checked");
+            if s.border != border {
+                s.border = border;
+                s.dirty = true;
+                body.verified = false;
+                body.state = GraphState::Unverified;
+            }
+            Ok(())
+        })
+    }
+
+    /// `VX_NODE_LOCAL_DATA_SIZE`.
+    pub fn local_data_size(&self) -> Result<usize> {
+        self.read(|s| s.run().local.size)
+    }
+    /// `VX_NODE_LOCAL_DATA_PTR` (null when unset).
+    pub fn local_data_ptr(&self) -> Result<*mut c_void> {
+        self.read(|s| s.run().local.ptr())
+    }
+    /// Setting `VX_NODE_LOCAL_DATA_SIZE` from the application is refused: the spec allows it only
+    /// inside the kernel's init/deinit callbacks (see [`crate::LifecycleContext`]).
+    pub fn set_local_data_size(&self, _size: usize) -> Result<()> {
+        let name = self.name()?;
+        Err(Error::new(
+            ErrorKind::NotSupported,
+            "VX_NODE_LOCAL_DATA_SIZE can only be set from the kernel's init or deinit callback",
+        )
+        .in_node(&name))
+    }
+    /// Setting `VX_NODE_LOCAL_DATA_PTR` from the application is refused, as for the size.
+    pub fn set_local_data_ptr(&self, _ptr: *mut c_void) -> Result<()> {
+        let name = self.name()?;
+        Err(Error::new(
+            ErrorKind::NotSupported,
+            "VX_NODE_LOCAL_DATA_PTR can only be set from the kernel's init or deinit callback",
+        )
+        .in_node(&name))
+    }
+
+    /// `VX_NODE_STATUS`: the status of the last execution.
+    pub fn status(&self) -> Result<Status> {
+        self.read(|s| s.run().status)
+    }
+    /// `VX_NODE_PERFORMANCE`.
+    pub fn perf(&self) -> Result<Perf> {
+        self.read(|s| s.run().perf)
+    }
+    /// True when a re-verification trigger occurred since the node was last verified.
+    pub fn needs_reverification(&self) -> Result<bool> {
+        self.read(|s| s.dirty)
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn graph_inner(&self) -> Option<Arc<GraphInner>> {
+        self.graph.upgrade()
+    }
+}

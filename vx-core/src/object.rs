@@ -1,0 +1,59 @@
+//! What every data object has: a process-unique id, its context, a name, the graph that owns it
+//! when virtual, and its slot in the context's resource count.
+
+use std::sync::{Arc, Mutex};
+
+use crate::context::{Context, ContextInner, next_id};
+use crate::error::{Error, ErrorKind, Result};
+use crate::resources::{ResourceKind, ResourceSlot};
+
+/// Who is touching an object: the application (virtual objects refused) or a kernel of the graph
+/// that owns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Application,
+    Kernel,
+}
+
+pub(crate) struct ObjectHeader {
+    pub(crate) id: u64,
+    pub(crate) ctx: Arc<ContextInner>,
+    name: Mutex<String>,
+    /// The graph id of a virtual object.
+    pub(crate) scope: Option<u64>,
+    _slot: ResourceSlot,
+}
+
+impl ObjectHeader {
+    pub(crate) fn new(ctx: &Context, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
+        let slot = ctx.inner.acquire(ResourceKind::DataObjects)?;
+        let id = next_id();
+        Ok(ObjectHeader {
+            id,
+            ctx: Arc::clone(&ctx.inner),
+            name: Mutex::new(format!("{prefix}#{id}")),
+            scope,
+            _slot: slot,
+        })
+    }
+
+    pub(crate) fn name(&self) -> String {
+        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set_name(&self, name: &str) {
+        *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
+    }
+
+    /// Refuse application access to a virtual object.
+    pub(crate) fn check_access(&self, access: Access) -> Result<()> {
+        if self.scope.is_some() && access == Access::Application {
+            return Err(Error::new(
+                ErrorKind::OptimizedAway,
+                "a virtual object cannot be accessed by the application, only by the kernels of its graph",
+            )
+            .on_object(&self.name()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,155 @@
+//! References (`vx_reference`): any data object, as passed to nodes and kernels, with its meta
+//! data and identity.
+
+use std::fmt;
+use std::sync::Arc;
+
+use vx_plugin_abi::ImageFormat;
+
+use crate::array::{Array, ArrayItemType};
+use crate::context::ContextInner;
+use crate::data_type::{DataType, ScalarType};
+use crate::image::Image;
+use crate::object::ObjectHeader;
+use crate::scalar::Scalar;
+use crate::user_data_object::UserDataObject;
+
+/// Any data object.
+#[derive(Clone, Debug)]
+pub enum Reference {
+    Image(Image),
+    Scalar(Scalar),
+    Array(Array),
+    UserDataObject(UserDataObject),
+}
+
+/// The meta data of an object: what a validator's meta format describes and what re-verification
+/// compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectMeta {
+    Image { format: ImageFormat, width: u32, height: u32 },
+    Scalar { scalar_type: ScalarType },
+    Array { item_type: Option<ArrayItemType>, capacity: usize },
+    UserDataObject { size: usize },
+}
+
+impl fmt::Display for ObjectMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ObjectMeta::Image { format, width, height } => write!(f, "image {format} {width}x{height}"),
+            ObjectMeta::Scalar { scalar_type } => write!(f, "scalar {scalar_type}"),
+            ObjectMeta::Array { item_type: Some(t), capacity } => write!(f, "array of {capacity} {t}"),
+            ObjectMeta::Array { item_type: None, capacity } => write!(f, "array of {capacity} (type unknown)"),
+            ObjectMeta::UserDataObject { size } => write!(f, "user data object of {size} bytes"),
+        }
+    }
+}
+
+impl Reference {
+    /// The type of the object.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Reference::Image(_) => DataType::Image,
+            Reference::Scalar(_) => DataType::Scalar,
+            Reference::Array(_) => DataType::Array,
+            Reference::UserDataObject(_) => DataType::UserDataObject,
+        }
+    }
+
+    pub(crate) fn header(&self) -> &ObjectHeader {
+        match self {
+            Reference::Image(i) => &i.obj.header,
+            Reference::Scalar(s) => &s.obj.header,
+            Reference::Array(a) => &a.obj.header,
+            Reference::UserDataObject(u) => &u.obj.header,
+        }
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> String {
+        self.header().name()
+    }
+
+    /// True for virtual objects.
+    pub fn is_virtual(&self) -> bool {
+        self.header().scope.is_some()
+    }
+
+    pub(crate) fn context(&self) -> &Arc<ContextInner> {
+        &self.header().ctx
+    }
+
+    /// The object's current meta data.
+    pub fn meta(&self) -> ObjectMeta {
+        match self {
+            Reference::Image(i) => {
+                let m = i.meta();
+                ObjectMeta::Image { format: m.format, width: m.width, height: m.height }
+            }
+            Reference::Scalar(s) => ObjectMeta::Scalar { scalar_type: s.scalar_type() },
+            Reference::Array(a) => {
+                let s = a.state();
+                ObjectMeta::Array { item_type: s.item_type, capacity: s.capacity }
+            }
+            Reference::UserDataObject(u) => ObjectMeta::UserDataObject { size: u.size() },
+        }
+    }
+
+    /// True when both refer to the same object.
+    pub fn same_object(&self, other: &Reference) -> bool {
+        self.header().id == other.header().id
+    }
+
+    pub(crate) fn ensure_allocated(&self) -> crate::Result<()> {
+        match self {
+            Reference::Image(i) => i.ensure_allocated(),
+            Reference::Scalar(_) => Ok(()),
+            Reference::Array(a) => a.ensure_allocated(),
+            Reference::UserDataObject(u) => u.ensure_allocated(),
+        }
+    }
+
+    /// The image, if this is one.
+    pub fn as_image(&self) -> Option<&Image> {
+        match self {
+            Reference::Image(i) => Some(i),
+            _ => None,
+        }
+    }
+    /// The scalar, if this is one.
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match self {
+            Reference::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<&Array> {
+        match self {
+            Reference::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+    /// The user data object, if this is one.
+    pub fn as_user_data_object(&self) -> Option<&UserDataObject> {
+        match self {
+            Reference::UserDataObject(u) => Some(u),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! reference_from {
+    ($($t:ident),*) => {$(
+        impl From<&$t> for Reference {
+            fn from(x: &$t) -> Reference { Reference::$t(x.clone()) }
+        }
+        impl From<$t> for Reference {
+            fn from(x: $t) -> Reference { Reference::$t(x) }
+        }
+        impl From<&$t> for Option<Reference> {
+            fn from(x: &$t) -> Option<Reference> { Some(Reference::$t(x.clone())) }
+        }
+    )*};
+}
+reference_from!(Image, Scalar, Array, UserDataObject);

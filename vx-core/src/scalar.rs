@@ -1,0 +1,78 @@
+//! Scalars (`vx_scalar`): one value of any scalar type, read and written with type checks.
+
+use std::sync::{Arc, Mutex};
+
+use crate::context::Context;
+use crate::data_type::{ScalarPrimitive, ScalarType, ScalarValue};
+use crate::error::{Error, ErrorKind, Result};
+use crate::object::ObjectHeader;
+
+pub(crate) struct ScalarObj {
+    pub(crate) header: ObjectHeader,
+    value: Mutex<ScalarValue>,
+}
+
+/// A scalar handle (`vxCreateScalar`). Its type is fixed at creation.
+#[derive(Clone)]
+pub struct Scalar {
+    pub(crate) obj: Arc<ScalarObj>,
+}
+
+impl std::fmt::Debug for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scalar('{}', {:?})", self.name(), self.value())
+    }
+}
+
+impl Scalar {
+    /// A scalar holding `value`; its type is the value's.
+    pub fn new(ctx: &Context, value: ScalarValue) -> Result<Scalar> {
+        Ok(Scalar { obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }) })
+    }
+
+    /// `VX_SCALAR_TYPE`.
+    pub fn scalar_type(&self) -> ScalarType {
+        self.value().scalar_type()
+    }
+
+    /// The current value.
+    pub fn value(&self) -> ScalarValue {
+        *self.obj.value.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
+    pub fn set_value(&self, value: ScalarValue) -> Result<()> {
+        let mut v = self.obj.value.lock().unwrap_or_else(|p| p.into_inner());
+        if v.scalar_type() != value.scalar_type() {
+            return Err(Error::new(ErrorKind::InvalidType, "the value's type is not the scalar's")
+                .on_object(&self.obj.header.name())
+                .expected_found(v.scalar_type(), value.scalar_type()));
+        }
+        *v = value;
+        Ok(())
+    }
+
+    /// Typed read: `scalar.get::<u8>()` on a `Uint8` scalar.
+    pub fn get<T: ScalarPrimitive>(&self) -> Result<T> {
+        let v = self.value();
+        T::from_value(v).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidType, "the scalar has another type")
+                .on_object(&self.name())
+                .expected_found(T::TYPE, v.scalar_type())
+        })
+    }
+
+    /// Typed write.
+    pub fn set<T: ScalarPrimitive>(&self, value: T) -> Result<()> {
+        self.set_value(value.into_value())
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> String {
+        self.obj.header.name()
+    }
+    /// Rename the object.
+    pub fn set_name(&self, name: &str) {
+        self.obj.header.set_name(name)
+    }
+}
