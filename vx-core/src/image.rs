@@ -257,10 +257,10 @@ impl Image {
                 .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
         self.ensure_allocated()?;
-        let layout = self.obj.storage.layout().clone().ok_or_else(|| {
+        // Copy just the plane (no clone of the layout's Vec: mapping must not allocate).
+        let pl = self.obj.storage.layout().as_ref().map(|l| l.planes[plane]).ok_or_else(|| {
             Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&name())
         })?;
-        let pl = layout.planes[plane];
         let (ox, oy) = self.obj.origin;
         let (sx, sy) = (pl.subsample_x, pl.subsample_y);
         if (rect.start_x + ox) % sx != 0 || (rect.start_y + oy) % sy != 0 {

@@ -18,11 +18,15 @@ use crate::reference::{ObjectMeta, Reference};
 
 /// True when writing `a` may change what reading `b` sees (same object, or images sharing pixels).
 pub(crate) fn overlaps(a: &Reference, b: &Reference) -> bool {
+    if a.same_object(b) {
+        // Checked first: a virtual image of unknown size covers an empty rectangle.
+        return true;
+    }
     match (a, b) {
         (Reference::Image(x), Reference::Image(y)) => {
             x.storage_key() == y.storage_key() && x.rect_in_storage().overlaps(&y.rect_in_storage())
         }
-        _ => a.same_object(b),
+        _ => false,
     }
 }
 
