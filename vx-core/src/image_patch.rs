@@ -116,6 +116,18 @@ impl<T: Pixel> ImagePatch<'_, T> {
     }
 }
 
+impl<T: Pixel> std::fmt::Debug for ImagePatch<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImagePatch").field("rect", &self.rect).field("addressing", &self.addressing).finish()
+    }
+}
+
+impl<T: Pixel> std::fmt::Debug for ImagePatchMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImagePatchMut").field("rect", &self.rect).field("addressing", &self.addressing).finish()
+    }
+}
+
 impl<T: Pixel> Drop for ImagePatch<'_, T> {
     fn drop(&mut self) {
         self.buffer.release(false);

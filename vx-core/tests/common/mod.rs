@@ -1,0 +1,73 @@
+//! Kernels and helpers shared by vx-core's integration tests.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+
+use vx_core::*;
+
+/// Counts of callback invocations.
+#[derive(Default)]
+pub struct Calls {
+    pub validate: AtomicU32,
+    pub init: AtomicU32,
+    pub deinit: AtomicU32,
+    pub process: AtomicU32,
+}
+
+impl Calls {
+    pub fn counts(&self) -> (u32, u32, u32, u32) {
+        (self.validate.load(SeqCst), self.init.load(SeqCst), self.deinit.load(SeqCst), self.process.load(SeqCst))
+    }
+}
+
+pub fn ctx() -> Context {
+    Context::builder().threads(2).build().unwrap()
+}
+
+/// A finalized kernel `in: image(fmt_in) → out: image(fmt_out)` of the same size whose process
+/// applies `f` per pixel (u8 → u8) and counts its callbacks.
+pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8) -> Kernel {
+    let (cv, ci, cd, cp) = (calls.clone(), calls.clone(), calls.clone(), calls);
+    let k = ctx
+        .user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
+        .validate(move |v, metas| {
+            cv.validate.fetch_add(1, SeqCst);
+            let i = v.expect_image_format(0, ImageFormat::U8)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .init(move |_| {
+            ci.init.fetch_add(1, SeqCst);
+            Ok(())
+        })
+        .deinit(move |_| {
+            cd.deinit.fetch_add(1, SeqCst);
+            Ok(())
+        })
+        .process(move |p| {
+            cp.process.fetch_add(1, SeqCst);
+            let (src, dst) = (p.image(0)?, p.image(1)?);
+            let i = src.map::<u8>(src.full_rect(), 0)?;
+            let mut o = dst.map_mut::<u8>(dst.full_rect(), 0)?;
+            for y in 0..src.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = f(*i);
+                }
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+pub fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
+    let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    let px: Vec<u8> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| f(x, y)).collect();
+    img.copy_from(Rect::full(w, h), 0, &px).unwrap();
+    img
+}
