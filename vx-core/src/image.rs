@@ -244,6 +244,7 @@ impl Image {
 
     pub(crate) fn map_impl<T: Pixel>(&self, rect: Rect, plane: usize, write: bool, access: Access) -> Result<RawMapping<'_>> {
         self.obj.header.check_access(access)?;
+        self.check_plane(plane)?;
         let m = self.meta();
         let name = || self.name();
         if !T::matches(m.format, plane) {
@@ -300,7 +301,6 @@ impl Image {
 
     /// `vxMapImagePatch` for reading one plane (`rect` in image coordinates).
     pub fn map_plane<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatch<'_, T>> {
-        self.check_plane(plane)?;
         Ok(self.map_impl::<T>(rect, plane, false, Access::Application)?.read())
     }
 
@@ -311,7 +311,6 @@ impl Image {
 
     /// `vxMapImagePatch` for writing one plane.
     pub fn map_plane_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'_, T>> {
-        self.check_plane(plane)?;
         Ok(self.map_impl::<T>(rect, plane, true, Access::Application)?.write())
     }
 
