@@ -1,0 +1,211 @@
+//! Execution: dependency order, failures and panics reported with graph/node/kernel, graphs on
+//! different threads processing concurrently, independent nodes of one graph running concurrently,
+//! re-entrancy refused, timing recorded.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use vx_core::*;
+
+/// A kernel `image in → image out` that runs `body` (then copies input to output).
+fn kernel_with(ctx: &Context, name: &str, body: impl Fn() -> Result<()> + Send + Sync + 'static) -> Kernel {
+    let k = ctx
+        .user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_from_reference(&Reference::from(i))?;
+            Ok(())
+        })
+        .process(move |p| {
+            body()?;
+            let (s, d) = (p.image(0)?, p.image(1)?);
+            let i = s.map::<u8>(s.full_rect(), 0)?;
+            let mut o = d.map_mut::<u8>(d.full_rect(), 0)?;
+            for y in 0..s.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+/// Both callers must be inside at the same time, or this times out and returns false.
+fn rendezvous(count: &AtomicU32, parties: u32) -> bool {
+    count.fetch_add(1, SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count.load(SeqCst) < parties {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+#[test]
+fn nodes_run_in_dependency_order_whatever_the_creation_order() {
+    let ctx = ctx();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (l1, l2, l3) = (log.clone(), log.clone(), log.clone());
+    let k1 = kernel_with(&ctx, "test.a", move || Ok(l1.lock().unwrap().push("a")));
+    let k2 = kernel_with(&ctx, "test.b", move || Ok(l2.lock().unwrap().push("b")));
+    let k3 = kernel_with(&ctx, "test.c", move || Ok(l3.lock().unwrap().push("c")));
+    let g = Graph::new(&ctx).unwrap();
+    let src = u8_image(&ctx, 3, 3, |x, y| (x * y) as u8);
+    let v1 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let v2 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let dst = Image::new(&ctx, 3, 3, ImageFormat::U8).unwrap();
+    // Created last-first.
+    g.add_node(&k3, [&v2, &dst]).unwrap();
+    g.add_node(&k2, [&v1, &v2]).unwrap();
+    g.add_node(&k1, [&src, &v1]).unwrap();
+    g.process().unwrap();
+    g.process().unwrap();
+    assert_eq!(*log.lock().unwrap(), ["a", "b", "c", "a", "b", "c"]);
+    assert_eq!(dst.to_vec::<u8>().unwrap(), src.to_vec::<u8>().unwrap());
+    assert_eq!(g.perf().num, 2);
+    for (_, _, perf) in g.node_perf() {
+        assert_eq!(perf.num, 2);
+        assert!(perf.min <= perf.avg() && perf.avg() <= perf.max);
+    }
+}
+
+#[test]
+fn a_failing_kernel_stops_the_run_and_is_named() {
+    let ctx = ctx();
+    let ran_after = Arc::new(AtomicU32::new(0));
+    let ra = ran_after.clone();
+    let bad = kernel_with(&ctx, "test.bad", || Err(Error::new(ErrorKind::InvalidValue, "threshold out of range")));
+    let after = kernel_with(&ctx, "test.after", move || {
+        ra.fetch_add(1, SeqCst);
+        Ok(())
+    });
+    let g = Graph::with_name(&ctx, "pipeline").unwrap();
+    let src = u8_image(&ctx, 2, 2, |_, _| 0);
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let dst = Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap();
+    let n = g.add_node(&bad, [&src, &v]).unwrap();
+    g.add_node(&after, [&v, &dst]).unwrap();
+    let e = g.process().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
+    assert_eq!(
+        e.to_string(),
+        "graph 'pipeline', node 'bad#0' (kernel 'test.bad'): threshold out of range [VX_ERROR_INVALID_VALUE (-16)]"
+    );
+    assert_eq!(ran_after.load(SeqCst), 0, "nodes after the failure do not run");
+    assert_eq!(n.status().unwrap(), Status::InvalidValue);
+    assert_eq!(g.state(), GraphState::Abandoned);
+}
+
+#[test]
+fn a_panicking_kernel_is_an_error_and_the_next_process_works() {
+    let ctx = ctx();
+    let calls = Arc::new(AtomicU32::new(0));
+    let c = calls.clone();
+    let k = kernel_with(&ctx, "test.flaky", move || {
+        if c.fetch_add(1, SeqCst) == 0 {
+            panic!("first frame is cursed");
+        }
+        Ok(())
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let src = u8_image(&ctx, 2, 2, |_, _| 9);
+    let dst = Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &dst]).unwrap();
+    let e = g.process().unwrap_err();
+    assert_eq!(e.status(), Status::Failure);
+    assert!(e.to_string().contains("panicked: first frame is cursed"), "{e}");
+    assert!(e.to_string().contains("kernel 'test.flaky'"), "{e}");
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), vec![9; 4]);
+}
+
+#[test]
+fn graphs_on_different_threads_process_concurrently() {
+    let ctx = ctx();
+    let inside = Arc::new(AtomicU32::new(0));
+    let met = Arc::new(AtomicU32::new(0));
+    let (i, m) = (inside.clone(), met.clone());
+    let k = kernel_with(&ctx, "test.meet", move || {
+        if rendezvous(&i, 2) {
+            m.fetch_add(1, SeqCst);
+        }
+        Ok(())
+    });
+    let graphs: Vec<(Graph, Image)> = (0..2)
+        .map(|n| {
+            let g = Graph::new(&ctx).unwrap();
+            let src = u8_image(&ctx, 4, 4, move |_, _| n);
+            let dst = Image::new(&ctx, 4, 4, ImageFormat::U8).unwrap();
+            g.add_node(&k, [&src, &dst]).unwrap();
+            g.verify().unwrap();
+            (g, dst)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for (g, _) in &graphs {
+            s.spawn(move || g.process().unwrap());
+        }
+    });
+    assert_eq!(met.load(SeqCst), 2, "both kernels were inside process at the same time");
+    assert_eq!(graphs[1].1.to_vec::<u8>().unwrap(), vec![1; 16]);
+}
+
+#[test]
+fn independent_nodes_of_one_graph_run_concurrently_on_the_context_pool() {
+    let ctx = ctx(); // 2 threads
+    let inside = Arc::new(AtomicU32::new(0));
+    let met = Arc::new(AtomicU32::new(0));
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let (i, m, t) = (inside.clone(), met.clone(), threads.clone());
+    let k = kernel_with(&ctx, "test.meet", move || {
+        t.lock().unwrap().push(std::thread::current().name().unwrap_or("").to_string());
+        if rendezvous(&i, 2) {
+            m.fetch_add(1, SeqCst);
+        }
+        Ok(())
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let src = u8_image(&ctx, 4, 4, |_, _| 5);
+    let (a, b) = (Image::new(&ctx, 4, 4, ImageFormat::U8).unwrap(), Image::new(&ctx, 4, 4, ImageFormat::U8).unwrap());
+    g.add_node(&k, [&src, &a]).unwrap();
+    g.add_node(&k, [&src, &b]).unwrap();
+    g.process().unwrap();
+    assert_eq!(met.load(SeqCst), 2);
+    for name in threads.lock().unwrap().iter() {
+        assert!(name.starts_with("vx-ctx") && name.contains("-worker"), "ran on {name:?}, not the context pool");
+    }
+    assert_eq!(b.to_vec::<u8>().unwrap(), vec![5; 16]);
+}
+
+#[test]
+fn a_callback_cannot_reenter_its_own_graph() {
+    let ctx = ctx();
+    let slot: Arc<Mutex<Option<Graph>>> = Arc::default();
+    let seen: Arc<Mutex<Option<Error>>> = Arc::default();
+    let (s2, seen2) = (slot.clone(), seen.clone());
+    let k = kernel_with(&ctx, "test.reenter", move || {
+        if let Some(g) = s2.lock().unwrap().as_ref() {
+            *seen2.lock().unwrap() = g.process().err();
+        }
+        Ok(())
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let src = u8_image(&ctx, 2, 2, |_, _| 1);
+    let dst = Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &dst]).unwrap();
+    *slot.lock().unwrap() = Some(g.clone());
+    g.process().unwrap();
+    let e = seen.lock().unwrap().take().expect("re-entry was refused, not deadlocked");
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    slot.lock().unwrap().take();
+}
