@@ -33,15 +33,15 @@ fn wrong_type(i: u32, want: &str, r: &Reference) -> Error {
 macro_rules! param_accessors {
     () => {
         /// The node's parameters, indexed like the kernel's signature (`None` = optional, unset).
-        pub fn params(&self) -> &[Option<Reference>] {
+        pub fn params(&self) -> &'a [Option<Reference>] {
             self.params
         }
         /// Parameter `i`, or an error naming it when missing.
-        pub fn param(&self, i: u32) -> Result<&Reference> {
+        pub fn param(&self, i: u32) -> Result<&'a Reference> {
             param(self.params, i)
         }
         /// Parameter `i` as a scalar.
-        pub fn scalar(&self, i: u32) -> Result<&Scalar> {
+        pub fn scalar(&self, i: u32) -> Result<&'a Scalar> {
             let r = param(self.params, i)?;
             r.as_scalar().ok_or_else(|| wrong_type(i, "scalar", r))
         }
@@ -64,23 +64,23 @@ pub struct ValidateContext<'a> {
     pub(crate) border: BorderMode,
 }
 
-impl ValidateContext<'_> {
+impl<'a> ValidateContext<'a> {
     param_accessors!();
 
     /// Parameter `i` as an image (query its format, size, valid region).
-    pub fn image(&self, i: u32) -> Result<&Image> {
+    pub fn image(&self, i: u32) -> Result<&'a Image> {
         let r = param(self.params, i)?;
         r.as_image().ok_or_else(|| wrong_type(i, "image", r))
     }
 
     /// Parameter `i` as an array.
-    pub fn array(&self, i: u32) -> Result<&Array> {
+    pub fn array(&self, i: u32) -> Result<&'a Array> {
         let r = param(self.params, i)?;
         r.as_array().ok_or_else(|| wrong_type(i, "array", r))
     }
 
     /// Check that input image `i` has `format`, with an error that names both.
-    pub fn expect_image_format(&self, i: u32, format: ImageFormat) -> Result<&Image> {
+    pub fn expect_image_format(&self, i: u32, format: ImageFormat) -> Result<&'a Image> {
         let img = self.image(i)?;
         if img.format() != format {
             return Err(Error::new(ErrorKind::InvalidFormat, "wrong image format").at_parameter(i).expected_found(format, img.format()));
@@ -100,11 +100,11 @@ pub struct LifecycleContext<'a> {
     pub(crate) local: &'a mut LocalData,
 }
 
-impl LifecycleContext<'_> {
+impl<'a> LifecycleContext<'a> {
     param_accessors!();
 
     /// Parameter `i` as an image.
-    pub fn image(&self, i: u32) -> Result<&Image> {
+    pub fn image(&self, i: u32) -> Result<&'a Image> {
         let r = param(self.params, i)?;
         r.as_image().ok_or_else(|| wrong_type(i, "image", r))
     }
@@ -152,21 +152,21 @@ pub struct ProcessContext<'a> {
     pub(crate) local: &'a mut LocalData,
 }
 
-impl ProcessContext<'_> {
+impl<'a> ProcessContext<'a> {
     param_accessors!();
 
     /// Parameter `i` as an image the kernel may map.
-    pub fn image(&self, i: u32) -> Result<KernelImage<'_>> {
+    pub fn image(&self, i: u32) -> Result<KernelImage<'a>> {
         let r = param(self.params, i)?;
         r.as_image().map(|image| KernelImage { image }).ok_or_else(|| wrong_type(i, "image", r))
     }
     /// Parameter `i` as an array the kernel may read and fill.
-    pub fn array(&self, i: u32) -> Result<KernelArray<'_>> {
+    pub fn array(&self, i: u32) -> Result<KernelArray<'a>> {
         let r = param(self.params, i)?;
         r.as_array().map(|array| KernelArray { array }).ok_or_else(|| wrong_type(i, "array", r))
     }
     /// Parameter `i` as a user data object the kernel may copy in and out.
-    pub fn user_data_object(&self, i: u32) -> Result<KernelUserData<'_>> {
+    pub fn user_data_object(&self, i: u32) -> Result<KernelUserData<'a>> {
         let r = param(self.params, i)?;
         r.as_user_data_object().map(|object| KernelUserData { object }).ok_or_else(|| wrong_type(i, "user data object", r))
     }
