@@ -201,9 +201,13 @@ impl Array {
     pub(crate) fn ensure_allocated(&self) -> Result<()> {
         let s = self.state();
         let Some(it) = s.item_type else {
-            return Err(Error::new(ErrorKind::NotAllocated, "the virtual array's item type is not known yet").on_object(&self.name()));
+            return Err(Error::new(ErrorKind::NotAllocated, "the virtual array's item type is not known yet")
+                .on_object(&self.name()));
         };
-        self.obj.buffer.ensure(it.size() * s.capacity, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
+        self.obj
+            .buffer
+            .ensure(it.size() * s.capacity, &self.obj.header.ctx.resources)
+            .map_err(|e| e.on_object(&self.name()))
     }
 
     fn check_type<T: ArrayItem>(&self, s: &ArrayState) -> Result<()> {

@@ -34,9 +34,8 @@ impl RawBuf {
         })?;
         // SAFETY: the layout has a non-zero size (len.max(1)) and a valid power-of-two alignment.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| {
-            Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes"))
-        })?;
+        let ptr = NonNull::new(raw)
+            .ok_or_else(|| Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes")))?;
         resources.add_bytes(len);
         Ok(RawBuf { ptr, len, resources: Arc::clone(resources) })
     }

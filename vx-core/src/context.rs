@@ -142,7 +142,9 @@ impl Context {
             .num_threads(threads)
             .thread_name(move |i| format!("vx-ctx{id}-worker{i}"))
             .build()
-            .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the context's thread pool: {e}")))?;
+            .map_err(|e| {
+                Error::new(ErrorKind::NoResources, format!("could not start the context's thread pool: {e}"))
+            })?;
         // Wait until every worker runs, so no thread start-up (and its allocations) happens later,
         // during the first frames of a real-time service.
         pool.broadcast(|_| ());

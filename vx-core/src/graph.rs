@@ -162,20 +162,32 @@ impl fmt::Debug for Graph {
     }
 }
 
-pub(crate) fn check_param_pub(graph: &GraphInner, kernel: &KernelInner, index: usize, spec: ParamSpec, r: &Reference) -> Result<()> {
+pub(crate) fn check_param_pub(
+    graph: &GraphInner,
+    kernel: &KernelInner,
+    index: usize,
+    spec: ParamSpec,
+    r: &Reference,
+) -> Result<()> {
     let ctxt = |e: Error| e.at_parameter(index as u32).in_kernel(&kernel.name).in_graph(&graph.name());
     if r.data_type() != spec.data_type {
-        return Err(ctxt(Error::new(ErrorKind::InvalidType, "wrong parameter type")
-            .on_object(&r.name())
-            .expected_found(spec.data_type, r.data_type())));
+        return Err(ctxt(
+            Error::new(ErrorKind::InvalidType, "wrong parameter type")
+                .on_object(&r.name())
+                .expected_found(spec.data_type, r.data_type()),
+        ));
     }
     if !graph.ctx.same(r.context()) {
-        return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the object belongs to another context").on_object(&r.name())));
+        return Err(ctxt(
+            Error::new(ErrorKind::InvalidReference, "the object belongs to another context").on_object(&r.name()),
+        ));
     }
     if let Some(scope) = r.header().scope
         && scope != graph.id
     {
-        return Err(ctxt(Error::new(ErrorKind::InvalidScope, "the virtual object belongs to another graph").on_object(&r.name())));
+        return Err(ctxt(
+            Error::new(ErrorKind::InvalidScope, "the virtual object belongs to another graph").on_object(&r.name()),
+        ));
     }
     Ok(())
 }
@@ -265,8 +277,10 @@ impl Graph {
         }
         let mut given: Vec<Option<Reference>> = params.into_iter().map(Into::into).collect();
         if given.len() > fin.params.len() {
-            return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "too many parameters for the kernel")
-                .expected_found(fin.params.len(), given.len())));
+            return Err(ctxt(
+                Error::new(ErrorKind::InvalidParameters, "too many parameters for the kernel")
+                    .expected_found(fin.params.len(), given.len()),
+            ));
         }
         given.resize(fin.params.len(), None);
         for (i, r) in given.iter().enumerate() {
@@ -297,7 +311,9 @@ impl Graph {
     pub fn remove_node(&self, node: &Node) -> Result<()> {
         let g = &self.inner;
         if !node.graph.upgrade().is_some_and(|n| Arc::ptr_eq(&n, g)) {
-            return Err(Error::new(ErrorKind::InvalidReference, "the node belongs to another graph").in_graph(&g.name()));
+            return Err(
+                Error::new(ErrorKind::InvalidReference, "the node belongs to another graph").in_graph(&g.name())
+            );
         }
         let mut body = g.lock()?;
         let Some(mut slot) = body.nodes.get_mut(node.index).and_then(Option::take) else {

@@ -105,11 +105,14 @@ impl Image {
                 .on_object(&self.name()));
         }
         if rect.is_empty() || !Rect::full(m.width, m.height).contains(&rect) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the ROI must be a non-empty rectangle inside the image")
-                .on_object(&self.name())
-                .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "the ROI must be a non-empty rectangle inside the image",
+            )
+            .on_object(&self.name())
+            .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
-        if m.format == ImageFormat::Nv12 && (rect.start_x % 2 != 0 || rect.start_y % 2 != 0) {
+        if m.format == ImageFormat::Nv12 && (!rect.start_x.is_multiple_of(2) || !rect.start_y.is_multiple_of(2)) {
             return Err(Error::new(ErrorKind::InvalidParameters, "an NV12 ROI must start on even coordinates")
                 .on_object(&self.name())
                 .found(rect));
@@ -223,11 +226,7 @@ impl Image {
                 }
             }
         };
-        self.obj
-            .storage
-            .buffer
-            .ensure(size, &self.obj.header.ctx.resources)
-            .map_err(|e| e.on_object(&self.name()))
+        self.obj.storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
     }
 
     /// Identity of the memory, for detecting writers and readers of the same pixels.
@@ -242,7 +241,13 @@ impl Image {
         Rect::new(x, y, x + m.width, y + m.height)
     }
 
-    pub(crate) fn map_impl<T: Pixel>(&self, rect: Rect, plane: usize, write: bool, access: Access) -> Result<RawMapping<'_>> {
+    pub(crate) fn map_impl<T: Pixel>(
+        &self,
+        rect: Rect,
+        plane: usize,
+        write: bool,
+        access: Access,
+    ) -> Result<RawMapping<'_>> {
         self.obj.header.check_access(access)?;
         self.check_plane(plane)?;
         let m = self.meta();
@@ -253,21 +258,31 @@ impl Image {
                 .expected_found(format!("the element type of plane {plane} of {}", m.format), T::NAME));
         }
         if rect.is_empty() || !Rect::full(m.width, m.height).contains(&rect) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must be a non-empty rectangle inside the image")
-                .on_object(&name())
-                .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "the patch must be a non-empty rectangle inside the image",
+            )
+            .on_object(&name())
+            .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
         self.ensure_allocated()?;
         // Copy just the plane (no clone of the layout's Vec: mapping must not allocate).
-        let pl = self.obj.storage.layout().as_ref().map(|l| l.planes[plane]).ok_or_else(|| {
-            Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&name())
-        })?;
+        let pl = self
+            .obj
+            .storage
+            .layout()
+            .as_ref()
+            .map(|l| l.planes[plane])
+            .ok_or_else(|| Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&name()))?;
         let (ox, oy) = self.obj.origin;
         let (sx, sy) = (pl.subsample_x, pl.subsample_y);
-        if (rect.start_x + ox) % sx != 0 || (rect.start_y + oy) % sy != 0 {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a patch of a subsampled plane must start on the subsampling grid")
-                .on_object(&name())
-                .expected_found(format!("start coordinates multiple of {sx}x{sy}"), rect));
+        if !(rect.start_x + ox).is_multiple_of(sx) || !(rect.start_y + oy).is_multiple_of(sy) {
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "a patch of a subsampled plane must start on the subsampling grid",
+            )
+            .on_object(&name())
+            .expected_found(format!("start coordinates multiple of {sx}x{sy}"), rect));
         }
         let px = (rect.start_x + ox) / sx;
         let py = (rect.start_y + oy) / sy;
@@ -275,7 +290,9 @@ impl Image {
         let dim_y = rect.height().div_ceil(sy);
         let lease = self.obj.storage.buffer.acquire(write).map_err(|e| e.on_object(&name()))?;
         let offset = pl.offset + py as usize * pl.stride + px as usize * pl.bytes_per_element as usize;
-        debug_assert!(offset + (dim_y as usize - 1) * pl.stride + dim_x as usize * pl.bytes_per_element as usize <= lease.len);
+        debug_assert!(
+            offset + (dim_y as usize - 1) * pl.stride + dim_x as usize * pl.bytes_per_element as usize <= lease.len
+        );
         Ok(RawMapping {
             buffer: &self.obj.storage.buffer,
             // SAFETY: offset lies inside the buffer: (px + dim_x) <= plane width and (py + dim_y) <=
@@ -375,9 +392,21 @@ pub(crate) struct RawMapping<'a> {
 
 impl<'a> RawMapping<'a> {
     pub(crate) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
-        ImagePatch { buffer: self.buffer, base: self.base, addressing: self.addressing, rect: self.rect, _t: PhantomData }
+        ImagePatch {
+            buffer: self.buffer,
+            base: self.base,
+            addressing: self.addressing,
+            rect: self.rect,
+            _t: PhantomData,
+        }
     }
     pub(crate) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
-        ImagePatchMut { buffer: self.buffer, base: self.base, addressing: self.addressing, rect: self.rect, _t: PhantomData }
+        ImagePatchMut {
+            buffer: self.buffer,
+            base: self.base,
+            addressing: self.addressing,
+            rect: self.rect,
+            _t: PhantomData,
+        }
     }
 }

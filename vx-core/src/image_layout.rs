@@ -51,11 +51,10 @@ impl ImageLayout {
                 .expected_found("width and height >= 1", format!("{width}x{height}")));
         }
         let too_big = || {
-            Error::new(ErrorKind::InvalidDimension, "image size overflows the addressable memory")
-                .expected_found(
-                    format!("rows of at most {} bytes and a total below {} bytes", i32::MAX, isize::MAX),
-                    format!("{format} {width}x{height}"),
-                )
+            Error::new(ErrorKind::InvalidDimension, "image size overflows the addressable memory").expected_found(
+                format!("rows of at most {} bytes and a total below {} bytes", i32::MAX, isize::MAX),
+                format!("{format} {width}x{height}"),
+            )
         };
         let mut planes = Vec::with_capacity(format.plane_count());
         let mut offset: usize = 0;

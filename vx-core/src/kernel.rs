@@ -269,7 +269,8 @@ impl Kernel {
 
     fn check_mutable(&self) -> Result<()> {
         if self.is_finalized() {
-            return Err(self.err(ErrorKind::NotSupported, "the kernel is finalized; its signature and attributes cannot change"));
+            return Err(self
+                .err(ErrorKind::NotSupported, "the kernel is finalized; its signature and attributes cannot change"));
         }
         if self.is_removed() {
             return Err(self.err(ErrorKind::InvalidReference, "the kernel was removed"));
@@ -278,7 +279,13 @@ impl Kernel {
     }
 
     /// `vxAddParameterToKernel`. `Bidirectional` is refused, as the spec requires.
-    pub fn add_parameter(&self, index: u32, direction: ParamDirection, data_type: DataType, state: ParamState) -> Result<()> {
+    pub fn add_parameter(
+        &self,
+        index: u32,
+        direction: ParamDirection,
+        data_type: DataType,
+        state: ParamState,
+    ) -> Result<()> {
         self.check_mutable()?;
         let direction = match direction {
             ParamDirection::Input => Direction::Input,
@@ -346,7 +353,10 @@ impl Kernel {
         if !missing.is_empty() {
             return Err(self
                 .err(ErrorKind::InvalidParameters, "cannot finalize: parameters were never added")
-                .expected_found(format!("{} parameters", b.params.len()), format!("missing indices {}", missing.join(", "))));
+                .expected_found(
+                    format!("{} parameters", b.params.len()),
+                    format!("missing indices {}", missing.join(", ")),
+                ));
         }
         let fin = FinalKernel { params: b.params.iter().map(|p| p.expect("checked")).collect(), attrs: b.attrs };
         drop(b);
@@ -365,13 +375,18 @@ impl Kernel {
     pub fn remove(self) -> Result<()> {
         let mut registry = self.ctx.inner.registry();
         if !registry.contains(&self.inner) {
-            return Err(self.err(ErrorKind::InvalidReference, "the kernel is not registered in its context (already removed?)"));
+            return Err(
+                self.err(ErrorKind::InvalidReference, "the kernel is not registered in its context (already removed?)")
+            );
         }
         // One reference is the registry's, one is `self`'s; any other is a node or another handle.
         let others = Arc::strong_count(&self.inner) - 2;
         if others > 0 {
             return Err(self
-                .err(ErrorKind::Failure, "the kernel is still referenced; release every node, graph and kernel handle using it first")
+                .err(
+                    ErrorKind::Failure,
+                    "the kernel is still referenced; release every node, graph and kernel handle using it first",
+                )
                 .expected_found("no other reference", format!("{others} other reference(s)")));
         }
         registry.remove(&self.inner);

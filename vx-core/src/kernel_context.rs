@@ -16,10 +16,12 @@ use crate::reference::Reference;
 use crate::scalar::Scalar;
 use crate::user_data_object::UserDataObject;
 
-fn param<'a>(params: &'a [Option<Reference>], i: u32) -> Result<&'a Reference> {
+fn param(params: &[Option<Reference>], i: u32) -> Result<&Reference> {
     match params.get(i as usize) {
         Some(Some(r)) => Ok(r),
-        Some(None) => Err(Error::new(ErrorKind::InvalidParameters, "the optional parameter is not set").at_parameter(i)),
+        Some(None) => {
+            Err(Error::new(ErrorKind::InvalidParameters, "the optional parameter is not set").at_parameter(i))
+        }
         None => Err(Error::new(ErrorKind::InvalidParameters, "no such parameter")
             .at_parameter(i)
             .expected_found(format!("index < {}", params.len()), i)),
@@ -27,7 +29,9 @@ fn param<'a>(params: &'a [Option<Reference>], i: u32) -> Result<&'a Reference> {
 }
 
 fn wrong_type(i: u32, want: &str, r: &Reference) -> Error {
-    Error::new(ErrorKind::InvalidType, "the parameter has another type").at_parameter(i).expected_found(want, r.data_type())
+    Error::new(ErrorKind::InvalidType, "the parameter has another type")
+        .at_parameter(i)
+        .expected_found(want, r.data_type())
 }
 
 macro_rules! param_accessors {
@@ -83,7 +87,9 @@ impl<'a> ValidateContext<'a> {
     pub fn expect_image_format(&self, i: u32, format: ImageFormat) -> Result<&'a Image> {
         let img = self.image(i)?;
         if img.format() != format {
-            return Err(Error::new(ErrorKind::InvalidFormat, "wrong image format").at_parameter(i).expected_found(format, img.format()));
+            return Err(Error::new(ErrorKind::InvalidFormat, "wrong image format")
+                .at_parameter(i)
+                .expected_found(format, img.format()));
         }
         Ok(img)
     }
@@ -168,7 +174,9 @@ impl<'a> ProcessContext<'a> {
     /// Parameter `i` as a user data object the kernel may copy in and out.
     pub fn user_data_object(&self, i: u32) -> Result<KernelUserData<'a>> {
         let r = param(self.params, i)?;
-        r.as_user_data_object().map(|object| KernelUserData { object }).ok_or_else(|| wrong_type(i, "user data object", r))
+        r.as_user_data_object()
+            .map(|object| KernelUserData { object })
+            .ok_or_else(|| wrong_type(i, "user data object", r))
     }
     /// `VX_NODE_LOCAL_DATA_SIZE`.
     pub fn local_data_size(&self) -> usize {

@@ -37,14 +37,20 @@ impl KernelRegistry {
 
     pub(crate) fn check_new(&self, name: &str, enumeration: i32) -> Result<()> {
         if let Some(k) = self.kernels.iter().find(|k| k.name == name) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a kernel of this name already exists in the context")
-                .in_kernel(name)
-                .found(format!("existing kernel with enumeration {:#x}", k.enumeration)));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "a kernel of this name already exists in the context",
+            )
+            .in_kernel(name)
+            .found(format!("existing kernel with enumeration {:#x}", k.enumeration)));
         }
         if let Some(k) = self.kernels.iter().find(|k| k.enumeration == enumeration) {
-            return Err(Error::new(ErrorKind::InvalidParameters, format!("enumeration {enumeration:#x} is already used"))
-                .in_kernel(name)
-                .found(format!("kernel '{}'", k.name)));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                format!("enumeration {enumeration:#x} is already used"),
+            )
+            .in_kernel(name)
+            .found(format!("kernel '{}'", k.name)));
         }
         Ok(())
     }

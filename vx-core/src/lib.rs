@@ -78,8 +78,8 @@ pub use image::Image;
 pub use image_layout::{ImageLayout, PlaneLayout};
 pub use image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 pub use kernel::{
-    Kernel, KernelAttribute, KernelAttributes, LifecycleFn, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection, ParamSpec,
-    ProcessFn, UserKernelBuilder, ValidateFn,
+    Kernel, KernelAttribute, KernelAttributes, LifecycleFn, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
+    ParamSpec, ProcessFn, UserKernelBuilder, ValidateFn,
 };
 pub use kernel_context::{KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext};
 pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
@@ -90,3 +90,8 @@ pub use resources::{ResourceKind, ResourceUsage};
 pub use scalar::Scalar;
 pub use user_data_object::{MAX_TYPE_NAME, UserDataObject};
 pub use vx_plugin_abi::{BorderMode, ImageFormat, Neighborhood, Rect, Status, TileBlockSize};
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -59,9 +59,12 @@ impl MetaFormat {
 
     fn want(&self, t: DataType, attr: &str) -> Result<()> {
         if self.data_type != t {
-            return Err(Error::new(ErrorKind::InvalidType, format!("cannot set the {t} attribute '{attr}' on this meta format"))
-                .at_parameter(self.index)
-                .expected_found(format!("a {} attribute", self.data_type), t));
+            return Err(Error::new(
+                ErrorKind::InvalidType,
+                format!("cannot set the {t} attribute '{attr}' on this meta format"),
+            )
+            .at_parameter(self.index)
+            .expected_found(format!("a {} attribute", self.data_type), t));
         }
         Ok(())
     }
@@ -158,16 +161,24 @@ impl MetaFormat {
     /// The complete meta data, or which attribute the validator left unset.
     pub(crate) fn resolve(&self) -> Result<ObjectMeta> {
         let missing = |what: &str| {
-            Error::new(ErrorKind::InvalidParameters, format!("the validator did not set the {what} of the output meta format"))
-                .at_parameter(self.index)
+            Error::new(
+                ErrorKind::InvalidParameters,
+                format!("the validator did not set the {what} of the output meta format"),
+            )
+            .at_parameter(self.index)
         };
         Ok(match self.data_type {
             DataType::Image => ObjectMeta::Image {
-                format: self.image_format.filter(|f| *f != ImageFormat::Virtual).ok_or_else(|| missing("image format"))?,
+                format: self
+                    .image_format
+                    .filter(|f| *f != ImageFormat::Virtual)
+                    .ok_or_else(|| missing("image format"))?,
                 width: self.width.filter(|w| *w > 0).ok_or_else(|| missing("image width"))?,
                 height: self.height.filter(|h| *h > 0).ok_or_else(|| missing("image height"))?,
             },
-            DataType::Scalar => ObjectMeta::Scalar { scalar_type: self.scalar_type.ok_or_else(|| missing("scalar type"))? },
+            DataType::Scalar => {
+                ObjectMeta::Scalar { scalar_type: self.scalar_type.ok_or_else(|| missing("scalar type"))? }
+            }
             DataType::Array => ObjectMeta::Array {
                 item_type: Some(self.item_type.ok_or_else(|| missing("array item type"))?),
                 capacity: self.capacity.filter(|c| *c > 0).ok_or_else(|| missing("array capacity"))?,
@@ -190,8 +201,10 @@ impl MetaFormats {
         let n = self.metas.len();
         match self.metas.get_mut(index as usize) {
             Some(Some(m)) => Ok(m),
-            Some(None) => Err(Error::new(ErrorKind::InvalidParameters, "meta formats exist only for output parameters")
-                .at_parameter(index)),
+            Some(None) => {
+                Err(Error::new(ErrorKind::InvalidParameters, "meta formats exist only for output parameters")
+                    .at_parameter(index))
+            }
             None => Err(Error::new(ErrorKind::InvalidParameters, "no such parameter")
                 .at_parameter(index)
                 .expected_found(format!("index < {n}"), index)),

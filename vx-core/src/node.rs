@@ -64,7 +64,9 @@ impl Node {
             .ok_or_else(|| Error::new(ErrorKind::InvalidReference, "the node's graph was released"))?;
         let mut body: MutexGuard<'_, GraphBody> = g.lock()?;
         if !matches!(body.nodes.get(self.index), Some(Some(_))) {
-            return Err(Error::new(ErrorKind::InvalidReference, "the node was removed from its graph").in_graph(&g.name()));
+            return Err(
+                Error::new(ErrorKind::InvalidReference, "the node was removed from its graph").in_graph(&g.name())
+            );
         }
         f(&g, &mut body, self.index)
     }
@@ -114,14 +116,19 @@ impl Node {
             let ctxt = |e: Error| e.at_parameter(index).in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name());
             let n = s.params.len();
             if index as usize >= n {
-                return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "no such parameter")
-                    .expected_found(format!("index < {n}"), index)));
+                return Err(ctxt(
+                    Error::new(ErrorKind::InvalidParameters, "no such parameter")
+                        .expected_found(format!("index < {n}"), index),
+                ));
             }
             let spec = s.spec(index as usize);
             match &value {
                 Some(r) => crate::graph::check_param_pub(g, &s.kernel, index as usize, spec, r)?,
                 None if spec.state == crate::data_type::ParamState::Required => {
-                    return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "a required parameter cannot be cleared")));
+                    return Err(ctxt(Error::new(
+                        ErrorKind::InvalidParameters,
+                        "a required parameter cannot be cleared",
+                    )));
                 }
                 None => {}
             }

@@ -91,7 +91,8 @@ fn run_node(s: &NodeSlot) -> Result<()> {
     let t0 = Instant::now();
     let result = match &s.kernel.functions {
         KernelFunctions::User { process } => {
-            let mut pc = ProcessContext { node_name: &s.name, params: &s.params, border: s.border, local: &mut run.local };
+            let mut pc =
+                ProcessContext { node_name: &s.name, params: &s.params, border: s.border, local: &mut run.local };
             call_guarded("process", || process(&mut pc))
         }
     };

@@ -34,7 +34,8 @@ impl ResourceKind {
 
 impl fmt::Display for ResourceKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        // `pad` (not `write_str`) so width and alignment flags apply.
+        f.pad(match self {
             ResourceKind::Kernels => "kernels",
             ResourceKind::Modules => "modules",
             ResourceKind::Graphs => "graphs",
@@ -68,11 +69,7 @@ impl Counter {
         self.current.fetch_sub(n, Ordering::AcqRel);
     }
     fn usage(&self, max: usize) -> ResourceUsage {
-        ResourceUsage {
-            current: self.current.load(Ordering::Acquire),
-            peak: self.peak.load(Ordering::Acquire),
-            max,
-        }
+        ResourceUsage { current: self.current.load(Ordering::Acquire), peak: self.peak.load(Ordering::Acquire), max }
     }
 }
 

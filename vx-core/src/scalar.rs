@@ -27,7 +27,9 @@ impl std::fmt::Debug for Scalar {
 impl Scalar {
     /// A scalar holding `value`; its type is the value's.
     pub fn new(ctx: &Context, value: ScalarValue) -> Result<Scalar> {
-        Ok(Scalar { obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }) })
+        Ok(Scalar {
+            obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }),
+        })
     }
 
     /// `VX_SCALAR_TYPE`.

@@ -132,9 +132,12 @@ pub(crate) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> R
             if !written && r.is_virtual() {
                 return Err(cx.at(
                     s,
-                    Error::new(ErrorKind::InvalidGraph, "the virtual object is read but no node of the graph writes it")
-                        .at_parameter(p as u32)
-                        .on_object(&r.name()),
+                    Error::new(
+                        ErrorKind::InvalidGraph,
+                        "the virtual object is read but no node of the graph writes it",
+                    )
+                    .at_parameter(p as u32)
+                    .on_object(&r.name()),
                 ));
             }
         }
@@ -158,7 +161,8 @@ pub(crate) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> R
         }
     }
     if order.len() < live.len() {
-        let stuck: Vec<String> = live.iter().filter(|&&n| level[n].is_none()).map(|&n| format!("'{}'", node(n).name)).collect();
+        let stuck: Vec<String> =
+            live.iter().filter(|&&n| level[n].is_none()).map(|&n| format!("'{}'", node(n).name)).collect();
         return Err(Error::new(ErrorKind::InvalidGraph, "the graph has a cycle")
             .in_graph(&cx.gname)
             .found(format!("nodes {} depend on each other", stuck.join(", "))));
@@ -175,7 +179,8 @@ pub(crate) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> R
     for &n in &order {
         let s = body.nodes[n].as_mut().expect("live");
         let inputs_changed = s.params.iter().enumerate().any(|(p, r)| {
-            s.spec(p).direction == Direction::Input && r.as_ref().is_some_and(|r| changed.iter().any(|c| overlaps(c, r)))
+            s.spec(p).direction == Direction::Input
+                && r.as_ref().is_some_and(|r| changed.iter().any(|c| overlaps(c, r)))
         });
         if full || !s.initialized || s.dirty || inputs_changed {
             verify_node(&cx, s, &mut changed)?;
@@ -348,9 +353,12 @@ fn propagate_valid_rects(cx: &Ctx<'_>, s: &NodeSlot) -> Result<()> {
                 if !full.contains(&rect) {
                     return Err(cx.at(
                         s,
-                        Error::new(ErrorKind::InvalidValue, "the valid rectangle callback returned a rectangle outside the output")
-                            .at_parameter(p as u32)
-                            .expected_found(format!("inside {full}"), rect),
+                        Error::new(
+                            ErrorKind::InvalidValue,
+                            "the valid rectangle callback returned a rectangle outside the output",
+                        )
+                        .at_parameter(p as u32)
+                        .expected_found(format!("inside {full}"), rect),
                     ));
                 }
                 rect

@@ -56,9 +56,18 @@ fn nodes_run_in_dependency_order_whatever_the_creation_order() {
     let ctx = ctx();
     let log = Arc::new(Mutex::new(Vec::new()));
     let (l1, l2, l3) = (log.clone(), log.clone(), log.clone());
-    let k1 = kernel_with(&ctx, "test.a", move || Ok(l1.lock().unwrap().push("a")));
-    let k2 = kernel_with(&ctx, "test.b", move || Ok(l2.lock().unwrap().push("b")));
-    let k3 = kernel_with(&ctx, "test.c", move || Ok(l3.lock().unwrap().push("c")));
+    let k1 = kernel_with(&ctx, "test.a", move || {
+        l1.lock().unwrap().push("a");
+        Ok(())
+    });
+    let k2 = kernel_with(&ctx, "test.b", move || {
+        l2.lock().unwrap().push("b");
+        Ok(())
+    });
+    let k3 = kernel_with(&ctx, "test.c", move || {
+        l3.lock().unwrap().push("c");
+        Ok(())
+    });
     let g = Graph::new(&ctx).unwrap();
     let src = u8_image(&ctx, 3, 3, |x, y| (x * y) as u8);
     let v1 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();

@@ -48,7 +48,10 @@ fn virtual_array_is_completed_from_the_producer_meta() {
         .user_kernel("test.row_to_array", 100, 2)
         .validate(|v, metas| {
             let w = v.image(0)?.width();
-            metas.get(1)?.set_array_item_type(ArrayItemType::Scalar(ScalarType::Uint8))?.set_array_capacity(w as usize)?;
+            metas
+                .get(1)?
+                .set_array_item_type(ArrayItemType::Scalar(ScalarType::Uint8))?
+                .set_array_capacity(w as usize)?;
             Ok(())
         })
         .process(|p| {

@@ -119,7 +119,10 @@ fn wrong_parameter_type_is_refused_at_node_creation_and_replacement() {
     let b = Image::new(&ctx, 8, 8, ImageFormat::U8).unwrap();
     let n = g.add_node(&k, [&a, &b]).unwrap();
     assert_eq!(n.set_parameter(0, &s).unwrap_err().kind(), ErrorKind::InvalidType);
-    assert!(n.parameter(0).unwrap().unwrap().same_object(&Reference::from(&a)), "a refused replacement changes nothing");
+    assert!(
+        n.parameter(0).unwrap().unwrap().same_object(&Reference::from(&a)),
+        "a refused replacement changes nothing"
+    );
     assert_eq!(n.set_parameter(0, None).unwrap_err().kind(), ErrorKind::InvalidParameters);
 }
 
@@ -300,7 +303,8 @@ fn kernel_registration_errors() {
 
 #[test]
 fn context_limits_are_enforced_and_released() {
-    let ctx = Context::builder().threads(1).max_graphs(1).max_data_objects(2).max_kernels(1).max_nodes(1).build().unwrap();
+    let ctx =
+        Context::builder().threads(1).max_graphs(1).max_data_objects(2).max_kernels(1).max_nodes(1).build().unwrap();
     let g = Graph::new(&ctx).unwrap();
     let e = Graph::new(&ctx).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoResources);
