@@ -102,10 +102,8 @@ fn add_own_kernel(ctx: &Context, mode: LocalMode, calls: Arc<Calls>) -> Kernel {
                 assert_eq!(local.len(), 10);
                 local.fill(7);
             }
-            let (src, dst) = (p.image(0)?, p.image(1)?);
-            let i = src.map::<u8>(src.full_rect(), 0)?;
-            let mut o = dst.map_mut::<u8>(dst.full_rect(), 0)?;
-            for y in 0..src.height() {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
                 o.row_mut(y).copy_from_slice(i.row(y));
             }
             Ok(())

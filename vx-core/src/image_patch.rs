@@ -84,6 +84,14 @@ unsafe impl<T: Pixel> Send for ImagePatchMut<'_, T> {}
 unsafe impl<T: Pixel> Sync for ImagePatchMut<'_, T> {}
 
 impl<T: Pixel> ImagePatch<'_, T> {
+    /// Elements per row (`dim_x`).
+    pub fn width(&self) -> u32 {
+        self.addressing.dim_x
+    }
+    /// Rows (`dim_y`).
+    pub fn height(&self) -> u32 {
+        self.addressing.dim_y
+    }
     /// How the patch is laid out.
     pub fn addressing(&self) -> PatchAddressing {
         self.addressing
@@ -135,6 +143,14 @@ impl<T: Pixel> Drop for ImagePatch<'_, T> {
 }
 
 impl<T: Pixel> ImagePatchMut<'_, T> {
+    /// Elements per row (`dim_x`).
+    pub fn width(&self) -> u32 {
+        self.addressing.dim_x
+    }
+    /// Rows (`dim_y`).
+    pub fn height(&self) -> u32 {
+        self.addressing.dim_y
+    }
     /// How the patch is laid out.
     pub fn addressing(&self) -> PatchAddressing {
         self.addressing

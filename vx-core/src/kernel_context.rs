@@ -166,6 +166,19 @@ impl<'a> ProcessContext<'a> {
         let r = param(self.params, i)?;
         r.as_image().map(|image| KernelImage { image }).ok_or_else(|| wrong_type(i, "image", r))
     }
+    /// Map the whole of input image `input` (plane 0) for reading and output image `output` for
+    /// writing: the usual start of an image-to-image kernel.
+    pub fn map_pair<I: Pixel, O: Pixel>(
+        &self,
+        input: u32,
+        output: u32,
+    ) -> Result<(ImagePatch<'a, I>, ImagePatchMut<'a, O>)> {
+        let (src, dst) = (self.image(input)?, self.image(output)?);
+        let i = src.map::<I>(src.full_rect(), 0).map_err(|e| e.at_parameter(input))?;
+        let o = dst.map_mut::<O>(dst.full_rect(), 0).map_err(|e| e.at_parameter(output))?;
+        Ok((i, o))
+    }
+
     /// Parameter `i` as an array the kernel may read and fill.
     pub fn array(&self, i: u32) -> Result<KernelArray<'a>> {
         let r = param(self.params, i)?;

@@ -20,10 +20,8 @@
 //!         Ok(())
 //!     })
 //!     .process(|p| {
-//!         let (src, dst) = (p.image(0)?, p.image(1)?);
-//!         let input = src.map::<u8>(src.full_rect(), 0)?;
-//!         let mut output = dst.map_mut::<u8>(dst.full_rect(), 0)?;
-//!         for y in 0..src.height() {
+//!         let (input, mut output) = p.map_pair::<u8, u8>(0, 1)?;
+//!         for y in 0..input.height() {
 //!             for (o, i) in output.row_mut(y).iter_mut().zip(input.row(y)) {
 //!                 *o = 255 - *i;
 //!             }

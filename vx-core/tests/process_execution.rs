@@ -22,10 +22,8 @@ fn kernel_with(ctx: &Context, name: &str, body: impl Fn() -> Result<()> + Send +
         })
         .process(move |p| {
             body()?;
-            let (s, d) = (p.image(0)?, p.image(1)?);
-            let i = s.map::<u8>(s.full_rect(), 0)?;
-            let mut o = d.map_mut::<u8>(d.full_rect(), 0)?;
-            for y in 0..s.height() {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
                 o.row_mut(y).copy_from_slice(i.row(y));
             }
             Ok(())

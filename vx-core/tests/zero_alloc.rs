@@ -49,10 +49,8 @@ fn add_kernel(ctx: &Context, name: &str, delta: u8) -> Kernel {
             Ok(())
         })
         .process(move |p| {
-            let (s, d) = (p.image(0)?, p.image(1)?);
-            let i = s.map::<u8>(s.full_rect(), 0)?;
-            let mut o = d.map_mut::<u8>(d.full_rect(), 0)?;
-            for y in 0..s.height() {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
                 for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
                     *o = i.wrapping_add(delta);
                 }

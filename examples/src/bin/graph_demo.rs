@@ -35,10 +35,8 @@ fn image_kernel(
 }
 
 fn box3x3(p: &mut ProcessContext<'_>) -> Result<()> {
-    let (src, dst) = (p.image(0)?, p.image(1)?);
-    let i = src.map::<u8>(src.full_rect(), 0)?;
-    let mut o = dst.map_mut::<u8>(dst.full_rect(), 0)?;
-    let (w, h) = (src.width() as usize, src.height());
+    let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+    let (w, h) = (i.width() as usize, i.height());
     for y in 0..h {
         let rows = [i.row(y.saturating_sub(1)), i.row(y), i.row((y + 1).min(h - 1))];
         let out = o.row_mut(y);
@@ -52,11 +50,9 @@ fn box3x3(p: &mut ProcessContext<'_>) -> Result<()> {
 }
 
 fn gradient_x(p: &mut ProcessContext<'_>) -> Result<()> {
-    let (src, dst) = (p.image(0)?, p.image(1)?);
-    let i = src.map::<u8>(src.full_rect(), 0)?;
-    let mut o = dst.map_mut::<i16>(dst.full_rect(), 0)?;
-    let w = src.width() as usize;
-    for y in 0..src.height() {
+    let (i, mut o) = p.map_pair::<u8, i16>(0, 1)?;
+    let w = i.width() as usize;
+    for y in 0..i.height() {
         let (row, out) = (i.row(y), o.row_mut(y));
         for x in 0..w {
             out[x] = row[(x + 1).min(w - 1)] as i16 - row[x.saturating_sub(1)] as i16;
@@ -66,10 +62,8 @@ fn gradient_x(p: &mut ProcessContext<'_>) -> Result<()> {
 }
 
 fn threshold(p: &mut ProcessContext<'_>) -> Result<()> {
-    let (src, dst) = (p.image(0)?, p.image(1)?);
-    let i = src.map::<i16>(src.full_rect(), 0)?;
-    let mut o = dst.map_mut::<u8>(dst.full_rect(), 0)?;
-    for y in 0..src.height() {
+    let (i, mut o) = p.map_pair::<i16, u8>(0, 1)?;
+    for y in 0..i.height() {
         for (o, g) in o.row_mut(y).iter_mut().zip(i.row(y)) {
             *o = if g.unsigned_abs() > 24 { 255 } else { 0 };
         }

@@ -47,10 +47,8 @@ pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8)
         })
         .process(move |p| {
             cp.process.fetch_add(1, SeqCst);
-            let (src, dst) = (p.image(0)?, p.image(1)?);
-            let i = src.map::<u8>(src.full_rect(), 0)?;
-            let mut o = dst.map_mut::<u8>(dst.full_rect(), 0)?;
-            for y in 0..src.height() {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
                 for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
                     *o = f(*i);
                 }
