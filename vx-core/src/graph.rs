@@ -237,22 +237,22 @@ impl Graph {
         self.inner.id
     }
 
-    /// `VX_GRAPH_STATE`.
-    pub fn state(&self) -> GraphState {
-        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).state
+    /// `VX_GRAPH_STATE`. Like every graph operation, refused from a callback of this graph.
+    pub fn state(&self) -> Result<GraphState> {
+        Ok(self.inner.lock()?.state)
     }
     /// `VX_GRAPH_NUMNODES`.
-    pub fn num_nodes(&self) -> usize {
-        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).nodes.iter().flatten().count()
+    pub fn num_nodes(&self) -> Result<usize> {
+        Ok(self.inner.lock()?.nodes.iter().flatten().count())
     }
     /// `VX_GRAPH_PERFORMANCE`: wall time of whole process calls.
-    pub fn perf(&self) -> Perf {
-        self.inner.body.lock().unwrap_or_else(|p| p.into_inner()).perf
+    pub fn perf(&self) -> Result<Perf> {
+        Ok(self.inner.lock()?.perf)
     }
     /// Per-node execution times in node creation order: (node name, kernel name, perf).
-    pub fn node_perf(&self) -> Vec<(String, String, Perf)> {
-        let body = self.inner.body.lock().unwrap_or_else(|p| p.into_inner());
-        body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect()
+    pub fn node_perf(&self) -> Result<Vec<(String, String, Perf)>> {
+        let body = self.inner.lock()?;
+        Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect())
     }
 
     /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`

@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::sync::{Arc, MutexGuard, Weak};
+use std::sync::{MutexGuard, Weak};
 use std::time::Duration;
 
 use vx_plugin_abi::{BorderMode, Status};
@@ -203,10 +203,5 @@ impl Node {
     /// True when a re-verification trigger occurred since the node was last verified.
     pub fn needs_reverification(&self) -> Result<bool> {
         self.read(|s| s.dirty)
-    }
-
-    #[allow(dead_code)]
-    pub(crate) fn graph_inner(&self) -> Option<Arc<GraphInner>> {
-        self.graph.upgrade()
     }
 }

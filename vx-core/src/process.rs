@@ -46,7 +46,7 @@ impl Graph {
         }
         let _active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
-        let result = run_levels(&self.context(), &body);
+        let result = run_levels(&self.context(), g.id, &body);
         let elapsed = t0.elapsed();
         match result {
             Ok(()) => {
@@ -62,30 +62,33 @@ impl Graph {
     }
 }
 
-fn run_levels(ctx: &crate::Context, body: &GraphBody) -> Result<()> {
+fn run_levels(ctx: &crate::Context, graph: u64, body: &GraphBody) -> Result<()> {
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}
-            [n] => run_node(body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
-            many => ctx.inner.pool.install(|| run_parallel(body, many))?,
+            [n] => run_node(graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
+            many => ctx.inner.pool.install(|| run_parallel(graph, body, many))?,
         }
     }
     Ok(())
 }
 
-fn run_parallel(body: &GraphBody, nodes: &[usize]) -> Result<()> {
+fn run_parallel(graph: u64, body: &GraphBody, nodes: &[usize]) -> Result<()> {
     match nodes {
         [] => Ok(()),
-        [n] => run_node(body.nodes[*n].as_ref().expect("scheduled nodes are live")),
+        [n] => run_node(graph, body.nodes[*n].as_ref().expect("scheduled nodes are live")),
         _ => {
             let (a, b) = nodes.split_at(nodes.len() / 2);
-            let (ra, rb) = rayon::join(|| run_parallel(body, a), || run_parallel(body, b));
+            let (ra, rb) = rayon::join(|| run_parallel(graph, body, a), || run_parallel(graph, body, b));
             ra.and(rb)
         }
     }
 }
 
-fn run_node(s: &NodeSlot) -> Result<()> {
+fn run_node(graph: u64, s: &NodeSlot) -> Result<()> {
+    // Mark the graph active on whichever thread runs the node (pool workers included), so a
+    // callback that re-enters its graph gets an error instead of a deadlock.
+    let _active = ActiveGuard::enter(graph);
     let mut run = s.run();
     let run = &mut *run;
     let t0 = Instant::now();

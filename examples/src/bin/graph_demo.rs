@@ -105,7 +105,7 @@ fn main() -> Result<()> {
     println!(
         "verified graph '{}': {} nodes; gradient is {} {}x{}",
         graph.name(),
-        graph.num_nodes(),
+        graph.num_nodes()?,
         gradient.format(),
         gradient.width(),
         gradient.height()
@@ -116,10 +116,10 @@ fn main() -> Result<()> {
     }
 
     println!("\n{:<12} {:<18} {:>12} {:>12} {:>12}", "node", "kernel", "avg", "min", "max");
-    for (node, kernel, perf) in graph.node_perf() {
+    for (node, kernel, perf) in graph.node_perf()? {
         println!("{node:<12} {kernel:<18} {} {} {}", fmt_us(perf.avg()), fmt_us(perf.min), fmt_us(perf.max));
     }
-    let gp = graph.perf();
+    let gp = graph.perf()?;
     println!(
         "{:<12} {:<18} {} {} {}   ({} frames of {W}x{H})",
         "graph",
