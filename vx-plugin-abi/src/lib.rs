@@ -2,17 +2,25 @@
 //!
 //! This crate is the kernel SDK's foundation. It holds only plain data types whose layout both
 //! sides agree on: the OpenVX status codes ([`Status`]), rectangles, border modes, tile block
-//! sizes and neighborhoods ([`geometry`]), and image formats ([`ImageFormat`]).
+//! sizes and neighborhoods ([`geometry`]), image formats ([`ImageFormat`]), and the tile descriptors
+//! and views of tiling kernels ([`tile`]).
 //!
 //! It depends on nothing of ours except `vx-macros`, so a kernel module can depend on it without
 //! ever linking the runtime (`vx-core`). The tile descriptor, the host vtable and the module root
-//! descriptor arrive with the tiling and module issues.
-#![forbid(unsafe_code)]
+//! descriptor arrive with the module issue.
+//!
+//! Tile access ([`tile`]) is the one place with `unsafe` code: every block carries a `SAFETY:`
+//! comment, and its tests are meant to run under Miri.
 
 pub mod geometry;
 pub mod image_format;
 pub mod status;
+pub mod tile;
 
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
 pub use status::Status;
+pub use tile::{
+    MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel,
+    TileScalar,
+};

@@ -1,0 +1,457 @@
+//! Tile access (`vx_tile_t`, `vxImagePixel`, `vxTileWidth`, …): the `repr(C)` descriptors the
+//! runtime hands a tiling kernel, and the safe typed views over them.
+//!
+//! A tiling function receives [`TileArgs`]: one [`TileParam`] per kernel parameter (an input
+//! image tile, an output image tile, or an input scalar by value) plus its tile memory. Views:
+//!
+//! - [`Tile`] (input): [`Tile::pixel`] reads relative to the tile with a neighborhood offset, like
+//!   `vxImagePixel`; [`Tile::row`] gives the row slice a fast path can vectorize.
+//! - [`TileMut`] (output): [`TileMut::set`] / [`TileMut::row_mut`].
+//!
+//! Soundness when an input and an output share a buffer (buffer aliasing): the descriptor's
+//! [`TILE_ALIASED`] flag is then set, and the views hand out **no** slices — `row` and `row_mut`
+//! return `None` — so no `&[T]` ever overlaps a `&mut [T]`; by-value `pixel`/`get`/`set` go through
+//! raw pointers and stay valid. Every read is bounded by the descriptor's `readable` rectangle and
+//! every write by the tile itself; a kernel that strays panics (inside the runtime's catch) instead
+//! of touching memory it does not own.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::geometry::{Neighborhood, Rect, TileBlockSize};
+use crate::image_format::ImageFormat;
+use crate::status::Status;
+
+/// Most parameters a tiling kernel may have.
+pub const MAX_TILING_PARAMS: usize = 16;
+
+/// [`TileDesc::flags`] bit: an input of this node may share memory with an output.
+pub const TILE_ALIASED: u32 = 1;
+
+/// The `vx_tile_t` content for one single-plane image.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TileDesc {
+    /// Address of pixel (0, 0) of the image; pixel (x, y) is at `base + y*stride_y + x*stride_x`.
+    pub base: *mut u8,
+    /// The image format's FourCC ([`ImageFormat::fourcc`]).
+    pub format: u32,
+    /// Top-left pixel of the tile, in image coordinates.
+    pub tile_x: u32,
+    pub tile_y: u32,
+    /// Tile size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// Bytes per pixel.
+    pub stride_x: i32,
+    /// Bytes per row.
+    pub stride_y: i32,
+    /// The kernel's output tile block.
+    pub block: TileBlockSize,
+    /// The node's input neighborhood.
+    pub neighborhood: Neighborhood,
+    /// Image size.
+    pub image_width: u32,
+    pub image_height: u32,
+    /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
+    pub readable: Rect,
+    /// [`TILE_ALIASED`] or 0.
+    pub flags: u32,
+}
+
+/// What a [`TileParam`] holds.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileParamKind {
+    /// An optional parameter that is not set.
+    Absent = 0,
+    /// `ptr` is a `*const TileDesc` of an input image.
+    InputImage = 1,
+    /// `ptr` is a `*const TileDesc` of an output image.
+    OutputImage = 2,
+    /// `ptr` points to the scalar's value; `type_code` is its `vx_type_e`.
+    Scalar = 3,
+}
+
+/// One entry of the parameters array (the spec's `void *parameters[]`, with its type made explicit).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TileParam {
+    pub kind: TileParamKind,
+    /// Image FourCC or scalar `vx_type_e`.
+    pub type_code: u32,
+    pub ptr: *mut c_void,
+}
+
+impl TileParam {
+    /// An unset optional parameter.
+    pub const ABSENT: TileParam = TileParam { kind: TileParamKind::Absent, type_code: 0, ptr: std::ptr::null_mut() };
+}
+
+/// Why a tiling function failed: a status and a message the runtime copies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileError {
+    pub status: Status,
+    pub message: Cow<'static, str>,
+}
+
+impl TileError {
+    /// An error with a status and a message.
+    pub fn new(status: Status, message: impl Into<Cow<'static, str>>) -> TileError {
+        TileError { status, message: message.into() }
+    }
+}
+
+impl fmt::Display for TileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [{}]", self.message, self.status)
+    }
+}
+
+impl std::error::Error for TileError {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Pixel types of single-plane images: `u8` ↔ U8, `u16` ↔ U16, `i16` ↔ S16, `u32` ↔ U32,
+/// `i32` ↔ S32, `[u8; 3]` ↔ RGB, `[u8; 4]` ↔ RGBX. Sealed: plain old data, any bit pattern valid.
+pub trait TilePixel: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The image format whose pixels are this type.
+    const FORMAT: ImageFormat;
+}
+
+macro_rules! tile_pixel {
+    ($($t:ty => $f:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl TilePixel for $t { const FORMAT: ImageFormat = ImageFormat::$f; }
+    )*};
+}
+tile_pixel!(u8 => U8, u16 => U16, i16 => S16, u32 => U32, i32 => S32, [u8; 3] => Rgb, [u8; 4] => Rgbx);
+
+/// Scalar types a tiling kernel receives by value, with their `vx_type_e` codes.
+pub trait TileScalar: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// The `vx_type_e` code.
+    const TYPE_CODE: u32;
+}
+
+macro_rules! tile_scalar {
+    ($($t:ty => $c:expr),*) => {$(
+        impl TileScalar for $t { const TYPE_CODE: u32 = $c; }
+    )*};
+}
+impl sealed::Sealed for i8 {}
+impl sealed::Sealed for u64 {}
+impl sealed::Sealed for i64 {}
+impl sealed::Sealed for f32 {}
+impl sealed::Sealed for f64 {}
+impl sealed::Sealed for bool {}
+tile_scalar!(i8 => 0x002, u8 => 0x003, i16 => 0x004, u16 => 0x005, i32 => 0x006, u32 => 0x007,
+    i64 => 0x008, u64 => 0x009, f32 => 0x00A, f64 => 0x00B, bool => 0x010);
+
+/// The arguments of one tiling-function call: parameters and tile memory.
+pub struct TileArgs<'a> {
+    params: &'a [TileParam],
+    tile_memory: *mut u8,
+    tile_memory_size: usize,
+    /// Output parameters already handed out as [`TileMut`] (one view per output).
+    taken: Cell<u64>,
+    _lt: PhantomData<&'a mut [u8]>,
+}
+
+fn bad(status: Status, msg: &'static str) -> TileError {
+    TileError::new(status, msg)
+}
+
+impl<'a> TileArgs<'a> {
+    /// Wrap the runtime's parameters for one tile.
+    ///
+    /// # Safety
+    ///
+    /// For `'a`: every image entry points to a valid [`TileDesc`] whose `base`, strides and image
+    /// size describe memory that stays allocated; its `readable` rectangle lies inside the image and
+    /// is not written by anyone unless `TILE_ALIASED` is set; the output tiles of all `TileArgs` alive
+    /// at the same time are disjoint and nobody else accesses them; every scalar entry points to a
+    /// value of its `type_code`; `tile_memory` is valid for `tile_memory_size` bytes (or null with
+    /// size 0) and used by nobody else. `params.len() <= 64`.
+    pub unsafe fn new(params: &'a [TileParam], tile_memory: *mut u8, tile_memory_size: usize) -> TileArgs<'a> {
+        TileArgs { params, tile_memory, tile_memory_size, taken: Cell::new(0), _lt: PhantomData }
+    }
+
+    /// Number of parameters.
+    pub fn len(&self) -> usize {
+        self.params.len()
+    }
+
+    /// True when the kernel has no parameters.
+    pub fn is_empty(&self) -> bool {
+        self.params.is_empty()
+    }
+
+    fn desc<T: TilePixel>(&self, i: usize, kind: TileParamKind) -> Result<&'a TileDesc, TileError> {
+        let p = self.params.get(i).ok_or_else(|| bad(Status::InvalidParameters, "no such parameter index"))?;
+        if p.kind != kind {
+            return Err(bad(
+                Status::InvalidParameters,
+                match kind {
+                    TileParamKind::InputImage => "the parameter is not an input image",
+                    _ => "the parameter is not an output image",
+                },
+            ));
+        }
+        if p.type_code != T::FORMAT.fourcc() {
+            return Err(bad(Status::InvalidFormat, "the pixel type does not match the image format"));
+        }
+        // SAFETY: image entries point to a TileDesc valid for 'a (contract of `new`).
+        Ok(unsafe { &*(p.ptr as *const TileDesc) })
+    }
+
+    /// Input image parameter `i` as a tile of `T` pixels.
+    pub fn input<T: TilePixel>(&self, i: usize) -> Result<Tile<'a, T>, TileError> {
+        Ok(Tile { d: self.desc::<T>(i, TileParamKind::InputImage)?, _t: PhantomData })
+    }
+
+    /// Output image parameter `i` as a writable tile (once per call and parameter).
+    pub fn output<T: TilePixel>(&self, i: usize) -> Result<TileMut<'a, T>, TileError> {
+        let d = self.desc::<T>(i, TileParamKind::OutputImage)?;
+        let bit = 1u64 << i;
+        if self.taken.get() & bit != 0 {
+            return Err(bad(Status::InvalidParameters, "the output tile is already in use"));
+        }
+        self.taken.set(self.taken.get() | bit);
+        Ok(TileMut { d, _t: PhantomData })
+    }
+
+    /// Input scalar parameter `i`, by value.
+    pub fn scalar<T: TileScalar>(&self, i: usize) -> Result<T, TileError> {
+        let p = self.params.get(i).ok_or_else(|| bad(Status::InvalidParameters, "no such parameter index"))?;
+        if p.kind != TileParamKind::Scalar {
+            return Err(bad(Status::InvalidParameters, "the parameter is not a scalar"));
+        }
+        if p.type_code != T::TYPE_CODE {
+            return Err(bad(Status::InvalidType, "the scalar has another type"));
+        }
+        // SAFETY: scalar entries point to a value of their type code (contract of `new`), and the
+        // type code matches T's; read_unaligned makes no alignment assumption.
+        Ok(unsafe { (p.ptr as *const T).read_unaligned() })
+    }
+
+    /// True when optional parameter `i` is set.
+    pub fn is_present(&self, i: usize) -> bool {
+        self.params.get(i).is_some_and(|p| p.kind != TileParamKind::Absent)
+    }
+
+    /// This tile's memory: the kernel's tile memory size times the tile blocks in the tile.
+    pub fn tile_memory(&mut self) -> &mut [u8] {
+        if self.tile_memory.is_null() || self.tile_memory_size == 0 {
+            return &mut [];
+        }
+        // SAFETY: valid for tile_memory_size bytes and exclusive to this call (contract of `new`);
+        // &mut self makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.tile_memory, self.tile_memory_size) }
+    }
+
+    /// Size of [`tile_memory`](Self::tile_memory) in bytes.
+    pub fn tile_memory_size(&self) -> usize {
+        self.tile_memory_size
+    }
+}
+
+macro_rules! geometry {
+    () => {
+        /// `tile_x`: the tile's left column in the image.
+        pub fn x(&self) -> u32 {
+            self.d.tile_x
+        }
+        /// `tile_y`: the tile's top row in the image.
+        pub fn y(&self) -> u32 {
+            self.d.tile_y
+        }
+        /// `vxTileWidth`.
+        pub fn width(&self) -> u32 {
+            self.d.width
+        }
+        /// `vxTileHeight`.
+        pub fn height(&self) -> u32 {
+            self.d.height
+        }
+        /// `vxTileBlockWidth`.
+        pub fn block_width(&self) -> u32 {
+            self.d.block.width
+        }
+        /// `vxTileBlockHeight`.
+        pub fn block_height(&self) -> u32 {
+            self.d.block.height
+        }
+        /// The node's input neighborhood.
+        pub fn neighborhood(&self) -> Neighborhood {
+            self.d.neighborhood
+        }
+        /// Image width.
+        pub fn image_width(&self) -> u32 {
+            self.d.image_width
+        }
+        /// Image height.
+        pub fn image_height(&self) -> u32 {
+            self.d.image_height
+        }
+        /// The tile as an image rectangle.
+        pub fn rect(&self) -> Rect {
+            Rect::new(self.d.tile_x, self.d.tile_y, self.d.tile_x + self.d.width, self.d.tile_y + self.d.height)
+        }
+        /// True when this view's image may share memory with another parameter of the node.
+        pub fn is_aliased(&self) -> bool {
+            self.d.flags & TILE_ALIASED != 0
+        }
+        fn addr(&self, ix: i64, iy: i64) -> *mut T {
+            // Callers checked (ix, iy) against `readable` (reads) or the tile (writes), both inside
+            // the image, so the offset stays inside the image buffer.
+            let off = iy as isize * self.d.stride_y as isize + ix as isize * self.d.stride_x as isize;
+            self.d.base.wrapping_offset(off) as *mut T
+        }
+    };
+}
+
+/// An input image tile.
+#[derive(Clone, Copy)]
+pub struct Tile<'a, T: TilePixel> {
+    d: &'a TileDesc,
+    _t: PhantomData<&'a [T]>,
+}
+
+// SAFETY: a Tile only reads pixels that nobody writes while it lives (contract of TileArgs::new),
+// like a shared slice; it can be shared and sent like &[T].
+unsafe impl<T: TilePixel> Send for Tile<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: TilePixel> Sync for Tile<'_, T> {}
+
+impl<'a, T: TilePixel> Tile<'a, T> {
+    geometry!();
+
+    /// The rectangle this view may read.
+    pub fn readable(&self) -> Rect {
+        self.d.readable
+    }
+
+    /// `vxImagePixel(T, tile, 0, x, y, ox, oy)`: the pixel at tile-relative `(x, y)` offset by
+    /// `(ox, oy)`, or `None` outside the readable rectangle.
+    #[inline]
+    pub fn get(&self, x: u32, y: u32, ox: i32, oy: i32) -> Option<T> {
+        let ix = self.d.tile_x as i64 + x as i64 + ox as i64;
+        let iy = self.d.tile_y as i64 + y as i64 + oy as i64;
+        let r = &self.d.readable;
+        if ix < r.start_x as i64 || iy < r.start_y as i64 || ix >= r.end_x as i64 || iy >= r.end_y as i64 {
+            return None;
+        }
+        // SAFETY: (ix, iy) lies in `readable`, which is inside the image and not written while this
+        // view lives unless aliased, in which case we read by value through a raw pointer and never
+        // create a reference; T is plain old data and the address is T-aligned (the runtime's
+        // buffers are 64-aligned with strides that are multiples of the pixel size).
+        Some(unsafe { self.addr(ix, iy).read() })
+    }
+
+    /// `vxImagePixel`: like [`get`](Self::get) but panics outside the readable rectangle (as slice
+    /// indexing does; the runtime turns the panic into a node error).
+    #[inline]
+    pub fn pixel(&self, x: u32, y: u32, ox: i32, oy: i32) -> T {
+        match self.get(x, y, ox, oy) {
+            Some(p) => p,
+            None => panic!(
+                "tile read at ({x}{ox:+}, {y}{oy:+}) outside the readable rectangle {} of tile {}",
+                self.d.readable,
+                self.rect()
+            ),
+        }
+    }
+
+    /// Input row `y` (tile-relative; may lie in the neighborhood, e.g. `-1`) spanning tile-relative
+    /// columns `neighborhood.left ..  width + neighborhood.right`: element `i` is the pixel at
+    /// tile-relative `x = i as i32 + neighborhood.left`. `None` when that span is not readable (a
+    /// flexible tile at the border) or the image is aliased.
+    #[inline]
+    pub fn row(&self, y: i32) -> Option<&'a [T]> {
+        if self.is_aliased() {
+            return None;
+        }
+        let nb = self.d.neighborhood;
+        let iy = self.d.tile_y as i64 + y as i64;
+        let x0 = self.d.tile_x as i64 + nb.left as i64;
+        let x1 = self.d.tile_x as i64 + self.d.width as i64 + nb.right as i64;
+        let r = &self.d.readable;
+        if iy < r.start_y as i64 || iy >= r.end_y as i64 || x0 < r.start_x as i64 || x1 > r.end_x as i64 || x1 <= x0 {
+            return None;
+        }
+        // SAFETY: the span [x0, x1) of row iy lies in `readable` (inside the image, not written
+        // while this view lives because the image is not aliased); T-aligned as in `get`.
+        Some(unsafe { std::slice::from_raw_parts(self.addr(x0, iy) as *const T, (x1 - x0) as usize) })
+    }
+}
+
+impl<T: TilePixel> fmt::Debug for Tile<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tile").field("rect", &self.rect()).field("readable", &self.d.readable).finish()
+    }
+}
+
+impl<T: TilePixel> fmt::Debug for TileMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TileMut").field("rect", &self.rect()).finish()
+    }
+}
+
+/// An output image tile.
+pub struct TileMut<'a, T: TilePixel> {
+    d: &'a TileDesc,
+    _t: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a TileMut is the only view of its tile (TileArgs hands out one per output, tiles are
+// disjoint), like &mut [T].
+unsafe impl<T: TilePixel> Send for TileMut<'_, T> {}
+
+impl<T: TilePixel> TileMut<'_, T> {
+    geometry!();
+
+    #[inline]
+    fn inside(&self, x: u32, y: u32) -> bool {
+        x < self.d.width && y < self.d.height
+    }
+
+    /// Write the pixel at tile-relative `(x, y)`. Panics outside the tile.
+    #[inline]
+    pub fn set(&mut self, x: u32, y: u32, value: T) {
+        assert!(self.inside(x, y), "tile write at ({x}, {y}) outside a {}x{} tile", self.d.width, self.d.height);
+        let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
+        // SAFETY: (x, y) is inside this tile, which this view alone may access (contract of
+        // TileArgs::new); writing by value through a raw pointer creates no reference.
+        unsafe { self.addr(ix, iy).write(value) }
+    }
+
+    /// Read back a pixel of this tile (e.g. written earlier in the same call). Panics outside.
+    #[inline]
+    pub fn get(&self, x: u32, y: u32) -> T {
+        assert!(self.inside(x, y), "tile read at ({x}, {y}) outside a {}x{} tile", self.d.width, self.d.height);
+        let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
+        // SAFETY: as in `set`, read by value.
+        unsafe { self.addr(ix, iy).read() }
+    }
+
+    /// Output row `y` of the tile (`width` pixels), or `None` past the last row or when the image is
+    /// aliased with an input.
+    #[inline]
+    pub fn row_mut(&mut self, y: u32) -> Option<&mut [T]> {
+        if self.is_aliased() || y >= self.d.height {
+            return None;
+        }
+        let (ix, iy) = (self.d.tile_x as i64, self.d.tile_y as i64 + y as i64);
+        // SAFETY: the row segment lies inside this tile, which only this view accesses, and no
+        // input view hands out slices of it (not aliased); &mut self makes the slice unique.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.addr(ix, iy), self.d.width as usize) })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! Tile view tests over hand-built descriptors (no runtime), including the aliased case where an
+//! input and an output are the same buffer. These exercise every `unsafe` block of `tile.rs`; run
+//! them under Miri with `cargo +nightly miri test -p vx-plugin-abi`.
+
+use super::*;
+
+const W: u32 = 8;
+const H: u32 = 6;
+
+fn desc(base: *mut u8, fmt: ImageFormat, bpp: i32, stride: i32, tile: Rect, nb: Neighborhood, flags: u32) -> TileDesc {
+    let readable = Rect::new(
+        (tile.start_x as i64 + nb.left as i64).max(0) as u32,
+        (tile.start_y as i64 + nb.top as i64).max(0) as u32,
+        (tile.end_x as i64 + nb.right as i64).min(W as i64) as u32,
+        (tile.end_y as i64 + nb.bottom as i64).min(H as i64) as u32,
+    );
+    TileDesc {
+        base,
+        format: fmt.fourcc(),
+        tile_x: tile.start_x,
+        tile_y: tile.start_y,
+        width: tile.width(),
+        height: tile.height(),
+        stride_x: bpp,
+        stride_y: stride,
+        block: TileBlockSize { width: 1, height: 1 },
+        neighborhood: nb,
+        image_width: W,
+        image_height: H,
+        readable,
+        flags,
+    }
+}
+
+fn image_u8() -> Vec<u8> {
+    (0..W * H).map(|i| i as u8).collect()
+}
+
+#[test]
+fn input_pixel_and_rows_follow_vx_image_pixel() {
+    let mut src = image_u8();
+    let mut dst = vec![0i16; (W * H) as usize];
+    let nb = Neighborhood::new(-1, 1, -1, 1);
+    let tile = Rect::new(2, 1, 6, 4);
+    let din = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, nb, 0);
+    let dout = desc(dst.as_mut_ptr() as *mut u8, ImageFormat::S16, 2, 2 * W as i32, tile, Neighborhood::default(), 0);
+    let params = [
+        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &din as *const _ as *mut _ },
+        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::S16.fourcc(), ptr: &dout as *const _ as *mut _ },
+    ];
+    // SAFETY: descriptors point into live vectors of the described size; one output view.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    let input = args.input::<u8>(0).unwrap();
+    assert_eq!((input.x(), input.y(), input.width(), input.height()), (2, 1, 4, 3));
+    // vxImagePixel(u8, in, 0, x, y, ox, oy) = image[(tile_y + y + oy) * W + tile_x + x + ox]
+    assert_eq!(input.pixel(0, 0, 0, 0), (W + 2) as u8);
+    assert_eq!(input.pixel(0, 0, -1, -1), 1);
+    assert_eq!(input.pixel(3, 2, 1, 1), (4 * W + 6) as u8);
+    assert_eq!(input.get(0, 0, -1, -2), None, "outside the neighborhood");
+    assert_eq!(input.row(-1).unwrap(), &src[1..7]);
+    assert_eq!(input.row(2).unwrap(), &src[(3 * W + 1) as usize..(3 * W + 7) as usize]);
+    assert!(input.row(4).is_none());
+
+    let mut out = args.output::<i16>(1).unwrap();
+    assert!(args.output::<i16>(1).is_err(), "one view per output");
+    for y in 0..out.height() {
+        let (a, b, c) = (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
+        let row = out.row_mut(y).unwrap();
+        for x in 0..row.len() {
+            row[x] = a[x + 1] as i16 + b[x + 1] as i16 + c[x + 1] as i16 - 3 * b[x + 1] as i16;
+        }
+    }
+    out.set(0, 0, 7);
+    assert_eq!(out.get(0, 0), 7);
+    assert!(out.row_mut(3).is_none());
+    drop(out);
+    assert_eq!(dst[(W + 2) as usize], 7);
+    // Tile-relative (1, 1) = image (3, 2): rows 1..=3 of column 3, minus three times the centre.
+    assert_eq!(dst[(2 * W + 3) as usize], (W + 3) as i16 + (3 * W + 3) as i16 - 2 * (2 * W + 3) as i16);
+    assert_eq!(dst[0], 0, "nothing written outside the tile");
+}
+
+#[test]
+fn type_and_kind_mismatches_are_errors() {
+    let mut src = image_u8();
+    let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 2, 2), Neighborhood::default(), 0);
+    let value = 42u32;
+    let params = [
+        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
+        TileParam { kind: TileParamKind::Scalar, type_code: u32::TYPE_CODE, ptr: &value as *const u32 as *mut _ },
+        TileParam::ABSENT,
+    ];
+    // SAFETY: as above.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    assert_eq!(args.input::<i16>(0).unwrap_err().status, Status::InvalidFormat);
+    assert_eq!(args.output::<u8>(0).unwrap_err().status, Status::InvalidParameters);
+    assert_eq!(args.scalar::<u32>(1).unwrap(), 42);
+    assert_eq!(args.scalar::<i32>(1).unwrap_err().status, Status::InvalidType);
+    assert_eq!(args.input::<u8>(5).unwrap_err().status, Status::InvalidParameters);
+    assert!(!args.is_present(2) && args.is_present(1));
+}
+
+#[test]
+fn strays_panic_instead_of_touching_foreign_memory() {
+    let mut src = image_u8();
+    let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 2, 2), Neighborhood::default(), 0);
+    let params = [
+        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
+        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
+    ];
+    // SAFETY: as above; input and output describe the same memory but only by-value access is used
+    // (no slices), which stays sound even without the aliased flag.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    let input = args.input::<u8>(0).unwrap();
+    assert!(std::panic::catch_unwind(|| input.pixel(0, 0, -1, 0)).is_err());
+    let mut out = args.output::<u8>(1).unwrap();
+    assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| out.set(2, 0, 1))).is_err());
+}
+
+#[test]
+fn aliased_views_give_no_slices_and_work_in_place() {
+    // Input and output are the same buffer: a NOT done in place through by-value access.
+    let mut img = image_u8();
+    let base = img.as_mut_ptr();
+    let tile = Rect::new(0, 2, W, 4);
+    let din = desc(base, ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), TILE_ALIASED);
+    let dout = desc(base, ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), TILE_ALIASED);
+    let params = [
+        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &din as *const _ as *mut _ },
+        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::U8.fourcc(), ptr: &dout as *const _ as *mut _ },
+    ];
+    // SAFETY: both descriptors describe `img`, flagged aliased; nothing else touches it.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    let input = args.input::<u8>(0).unwrap();
+    let mut out = args.output::<u8>(1).unwrap();
+    assert!(input.is_aliased() && out.is_aliased());
+    assert!(input.row(0).is_none(), "no shared slice of an aliased image");
+    assert!(out.row_mut(0).is_none(), "no unique slice of an aliased image");
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            let v = input.pixel(x, y, 0, 0);
+            out.set(x, y, !v);
+        }
+    }
+    drop(out);
+    let want: Vec<u8> = (0..W * H).map(|i| if (2 * W..4 * W).contains(&i) { !(i as u8) } else { i as u8 }).collect();
+    assert_eq!(img, want);
+}
+
+#[test]
+fn tile_memory_is_the_given_block() {
+    let mut mem = [0u8; 24];
+    let params: [TileParam; 0] = [];
+    // SAFETY: mem is valid for 24 bytes and used by nobody else.
+    let mut args = unsafe { TileArgs::new(&params, mem.as_mut_ptr(), mem.len()) };
+    assert_eq!(args.tile_memory_size(), 24);
+    args.tile_memory()[23] = 9;
+    assert_eq!(mem[23], 9);
+    // SAFETY: null with size 0 is allowed.
+    let mut none = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    assert!(none.tile_memory().is_empty());
+}
