@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel_registry::KernelRegistry;
 use crate::resources::{ResourceKind, ResourceSlot, ResourceUsage, Resources};
+use crate::tile_plan::TilingPolicy;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -26,6 +27,8 @@ pub struct ContextConfig {
     pub max_graphs: usize,
     pub max_nodes: usize,
     pub max_data_objects: usize,
+    /// How tiling nodes are cut into tiles.
+    pub tiling: TilingPolicy,
 }
 
 impl Default for ContextConfig {
@@ -37,6 +40,7 @@ impl Default for ContextConfig {
             max_graphs: 1024,
             max_nodes: 16 * 1024,
             max_data_objects: 64 * 1024,
+            tiling: TilingPolicy::default(),
         }
     }
 }
@@ -76,6 +80,11 @@ impl ContextBuilder {
     /// Most live data objects (images, scalars, arrays, user data objects) at once.
     pub fn max_data_objects(mut self, n: usize) -> Self {
         self.config.max_data_objects = n;
+        self
+    }
+    /// How tiling nodes are cut into tiles (cache budget, tiles per thread, minimum tile size).
+    pub fn tiling_policy(mut self, policy: TilingPolicy) -> Self {
+        self.config.tiling = policy;
         self
     }
     /// Create the context and its thread pool.

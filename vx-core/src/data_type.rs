@@ -183,6 +183,31 @@ impl ScalarValue {
         }
     }
 
+    /// The value's bytes in native order, at the start of 8 bytes (how tiling kernels receive
+    /// scalars by value).
+    pub fn to_ne_bytes(&self) -> [u8; 8] {
+        let mut out = [0u8; 8];
+        let b: &[u8] = match self {
+            ScalarValue::Char(v) => &v.to_ne_bytes(),
+            ScalarValue::Int8(v) => &v.to_ne_bytes(),
+            ScalarValue::Uint8(v) => &v.to_ne_bytes(),
+            ScalarValue::Int16(v) => &v.to_ne_bytes(),
+            ScalarValue::Uint16(v) => &v.to_ne_bytes(),
+            ScalarValue::Int32(v) => &v.to_ne_bytes(),
+            ScalarValue::Uint32(v) => &v.to_ne_bytes(),
+            ScalarValue::Int64(v) => &v.to_ne_bytes(),
+            ScalarValue::Uint64(v) => &v.to_ne_bytes(),
+            ScalarValue::Float32(v) => &v.to_ne_bytes(),
+            ScalarValue::Float64(v) => &v.to_ne_bytes(),
+            ScalarValue::Enum(v) => &v.to_ne_bytes(),
+            ScalarValue::Size(v) => &(*v as u64).to_ne_bytes(),
+            ScalarValue::DfImage(v) => &v.to_ne_bytes(),
+            ScalarValue::Bool(v) => &[*v as u8],
+        };
+        out[..b.len()].copy_from_slice(b);
+        out
+    }
+
     /// The zero value of a type.
     pub const fn zero(ty: ScalarType) -> ScalarValue {
         match ty {

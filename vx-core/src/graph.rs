@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use vx_plugin_abi::{BorderMode, Status};
+use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 
 use crate::context::{Context, next_id};
 use crate::error::{Error, ErrorKind, Result};
@@ -42,6 +42,10 @@ pub(crate) struct NodeSlot {
     pub(crate) kernel: Arc<KernelInner>,
     pub(crate) params: Vec<Option<Reference>>,
     pub(crate) border: BorderMode,
+    /// The input neighborhood (tiling nodes; starts as the kernel's, may be overridden).
+    pub(crate) neighborhood: Neighborhood,
+    /// The tile plan and arenas of a verified tiling node.
+    pub(crate) tiling: Option<crate::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
     pub(crate) dirty: bool,
     /// Validate and init ran (so deinit is due at re-verification or destruction).
@@ -295,7 +299,9 @@ impl Graph {
             name,
             kernel: Arc::clone(k),
             params: given,
-            border: BorderMode::Undefined,
+            border: if k.functions.is_tiling() { fin.attrs.border } else { BorderMode::Undefined },
+            neighborhood: fin.attrs.neighborhood,
+            tiling: None,
             dirty: true,
             initialized: false,
             valid_rect_fns: vec![None; fin.params.len()],

@@ -382,6 +382,51 @@ impl Image {
     }
 }
 
+/// Plane 0 of an image held mapped for a whole tiling-node execution.
+pub(crate) struct PlaneLease<'a> {
+    buffer: &'a SharedBuffer,
+    write: bool,
+    /// Address of this image's pixel (0, 0).
+    pub(crate) base: *mut u8,
+    pub(crate) stride_x: usize,
+    pub(crate) stride_y: usize,
+    pub(crate) format: ImageFormat,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+}
+
+impl Drop for PlaneLease<'_> {
+    fn drop(&mut self) {
+        self.buffer.release(self.write);
+    }
+}
+
+impl Image {
+    /// Map all of plane 0 (for a kernel) and describe where pixel (0, 0) is.
+    pub(crate) fn lease_plane0(&self, write: bool) -> Result<PlaneLease<'_>> {
+        let m = self.meta();
+        let pl =
+            self.obj.storage.layout().as_ref().map(|l| l.planes[0]).ok_or_else(|| {
+                Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&self.name())
+            })?;
+        let lease = self.obj.storage.buffer.acquire(write).map_err(|e| e.on_object(&self.name()))?;
+        let (ox, oy) = self.obj.origin;
+        let offset = oy as usize * pl.stride + ox as usize * pl.bytes_per_element as usize;
+        Ok(PlaneLease {
+            buffer: &self.obj.storage.buffer,
+            write,
+            // SAFETY: (ox, oy) is the ROI origin inside the root image's plane 0, so the offset lies
+            // inside the buffer.
+            base: unsafe { lease.ptr.add(offset) },
+            stride_x: pl.bytes_per_element as usize,
+            stride_y: pl.stride,
+            format: m.format,
+            width: m.width,
+            height: m.height,
+        })
+    }
+}
+
 /// A granted mapping before it is given its read or write type.
 pub(crate) struct RawMapping<'a> {
     buffer: &'a SharedBuffer,

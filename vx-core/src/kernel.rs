@@ -8,7 +8,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use vx_plugin_abi::{BorderMode, Neighborhood, TileBlockSize};
+use vx_plugin_abi::{BorderMode, MAX_TILING_PARAMS, Neighborhood, TileArgs, TileBlockSize, TileError};
 
 use crate::context::Context;
 use crate::data_type::{DataType, Direction, ParamState};
@@ -28,6 +28,8 @@ pub type ProcessFn = dyn Fn(&mut ProcessContext<'_>) -> Result<()> + Send + Sync
 pub type ValidateFn = dyn Fn(&ValidateContext<'_>, &mut MetaFormats) -> Result<()> + Send + Sync;
 /// `vx_kernel_initialize_f` / `vx_kernel_deinitialize_f`.
 pub type LifecycleFn = dyn Fn(&mut LifecycleContext<'_>) -> Result<()> + Send + Sync;
+/// `vx_tiling_kernel_f`: processes one tile (fast or flexible function).
+pub type TilingFn = dyn Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync;
 
 /// A parameter of a kernel's signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,11 +69,13 @@ pub struct KernelAttributes {
 pub(crate) enum KernelFunctions {
     /// A user kernel: one process function over the whole node.
     User { process: Arc<ProcessFn> },
+    /// A tiling kernel: a fast and/or a flexible function called per tile.
+    Tiling { fast: Option<Arc<TilingFn>>, flexible: Option<Arc<TilingFn>> },
 }
 
 impl KernelFunctions {
-    fn is_tiling(&self) -> bool {
-        !matches!(self, KernelFunctions::User { .. })
+    pub(crate) fn is_tiling(&self) -> bool {
+        matches!(self, KernelFunctions::Tiling { .. })
     }
 }
 
@@ -128,25 +132,47 @@ impl fmt::Debug for Kernel {
     }
 }
 
-/// `vxAddUserKernel` as a builder: `ctx.user_kernel(name, enumeration, num_params)
-/// .process(..).validate(..).init(..).deinit(..).add()`.
+/// `vxAddUserKernel` / `vxAddTilingKernel` as a builder:
+/// `ctx.user_kernel(name, enumeration, num_params).process(..).validate(..).init(..).deinit(..).add()`
+/// or `ctx.tiling_kernel(name, enumeration, num_params).fast(..).flexible(..).validate(..).add()`.
 #[must_use = "call .add() to register the kernel"]
-pub struct UserKernelBuilder<'c> {
+pub struct KernelBuilder<'c> {
     ctx: &'c Context,
     name: String,
     enumeration: i32,
     num_params: u32,
+    tiling: bool,
     process: Option<Arc<ProcessFn>>,
+    fast: Option<Arc<TilingFn>>,
+    flexible: Option<Arc<TilingFn>>,
     validate: Option<Arc<ValidateFn>>,
     init: Option<Arc<LifecycleFn>>,
     deinit: Option<Arc<LifecycleFn>>,
     keep_alive: Option<Arc<dyn Any + Send + Sync>>,
 }
 
-impl<'c> UserKernelBuilder<'c> {
-    /// The process function (required).
+impl<'c> KernelBuilder<'c> {
+    /// The process function (required for user kernels).
     pub fn process(mut self, f: impl Fn(&mut ProcessContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
         self.process = Some(Arc::new(f));
+        self
+    }
+    /// The tiling kernel's fast function: called only on block-aligned tiles whose neighborhood
+    /// lies inside the image.
+    pub fn fast(
+        mut self,
+        f: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.fast = Some(Arc::new(f));
+        self
+    }
+    /// The tiling kernel's flexible function: any tile, including (with border `Self_`) tiles whose
+    /// neighborhood leaves the image.
+    pub fn flexible(
+        mut self,
+        f: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.flexible = Some(Arc::new(f));
         self
     }
     /// The validator (required, as in OpenVX 1.1+).
@@ -186,11 +212,38 @@ impl<'c> UserKernelBuilder<'c> {
             return Err(fail(ErrorKind::InvalidParameters, "too many parameters")
                 .expected_found(format!("at most {MAX_KERNEL_PARAMETERS}"), self.num_params));
         }
-        let Some(process) = self.process else {
-            return Err(fail(ErrorKind::InvalidParameters, "a user kernel needs a process function"));
+        let functions = if self.tiling {
+            if self.process.is_some() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "a tiling kernel has fast/flexible functions, not a process function",
+                ));
+            }
+            if self.fast.is_none() && self.flexible.is_none() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "a tiling kernel needs a fast or a flexible function (or both)",
+                ));
+            }
+            if self.num_params as usize > MAX_TILING_PARAMS {
+                return Err(fail(ErrorKind::InvalidParameters, "too many parameters for a tiling kernel")
+                    .expected_found(format!("at most {MAX_TILING_PARAMS}"), self.num_params));
+            }
+            KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible }
+        } else {
+            if self.fast.is_some() || self.flexible.is_some() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "fast/flexible functions belong to tiling kernels (use Context::tiling_kernel)",
+                ));
+            }
+            let Some(process) = self.process else {
+                return Err(fail(ErrorKind::InvalidParameters, "a user kernel needs a process function"));
+            };
+            KernelFunctions::User { process }
         };
         let Some(validate) = self.validate else {
-            return Err(fail(ErrorKind::InvalidParameters, "a user kernel needs a validate function"));
+            return Err(fail(ErrorKind::InvalidParameters, "a kernel needs a validate function"));
         };
         let ctx = self.ctx;
         let mut registry = ctx.inner.registry();
@@ -200,7 +253,7 @@ impl<'c> UserKernelBuilder<'c> {
             name: name.clone(),
             enumeration: self.enumeration,
             num_params: self.num_params,
-            functions: KernelFunctions::User { process },
+            functions,
             validate,
             init: self.init,
             deinit: self.deinit,
@@ -221,13 +274,26 @@ impl<'c> UserKernelBuilder<'c> {
 
 impl Context {
     /// `vxAddUserKernel`: start building a user kernel named `name` with `num_params` parameters.
-    pub fn user_kernel(&self, name: &str, enumeration: i32, num_params: u32) -> UserKernelBuilder<'_> {
-        UserKernelBuilder {
+    pub fn user_kernel(&self, name: &str, enumeration: i32, num_params: u32) -> KernelBuilder<'_> {
+        self.kernel_builder(name, enumeration, num_params, false)
+    }
+
+    /// `vxAddTilingKernel`: start building a tiling kernel (fast and/or flexible function; images
+    /// in and out plus input scalars).
+    pub fn tiling_kernel(&self, name: &str, enumeration: i32, num_params: u32) -> KernelBuilder<'_> {
+        self.kernel_builder(name, enumeration, num_params, true)
+    }
+
+    fn kernel_builder(&self, name: &str, enumeration: i32, num_params: u32, tiling: bool) -> KernelBuilder<'_> {
+        KernelBuilder {
             ctx: self,
             name: name.to_owned(),
             enumeration,
             num_params,
+            tiling,
             process: None,
+            fast: None,
+            flexible: None,
             validate: None,
             init: None,
             deinit: None,
@@ -297,6 +363,14 @@ impl Kernel {
                     .expected_found("Input or Output", "Bidirectional"));
             }
         };
+        if self.inner.functions.is_tiling()
+            && !matches!((direction, data_type), (_, DataType::Image) | (Direction::Input, DataType::Scalar))
+        {
+            return Err(self
+                .err(ErrorKind::InvalidParameters, "tiling kernels take images (input or output) and input scalars")
+                .at_parameter(index)
+                .found(format!("{direction} {data_type}")));
+        }
         let mut b = self.inner.build();
         let n = b.params.len();
         let Some(slot) = b.params.get_mut(index as usize) else {
@@ -326,9 +400,20 @@ impl Kernel {
                 }
                 b.attrs.local_data_size = n
             }
-            KernelAttribute::InputNeighborhood(nb) if self.inner.functions.is_tiling() => b.attrs.neighborhood = nb,
-            KernelAttribute::OutputTileBlockSize(bs) if self.inner.functions.is_tiling() => b.attrs.block_size = bs,
-            KernelAttribute::Border(bm) if self.inner.functions.is_tiling() => b.attrs.border = bm,
+            KernelAttribute::InputNeighborhood(nb) if self.inner.functions.is_tiling() => {
+                b.attrs.neighborhood = check_neighborhood(nb).map_err(|e| e.in_kernel(&self.inner.name))?
+            }
+            KernelAttribute::OutputTileBlockSize(bs) if self.inner.functions.is_tiling() => {
+                if bs.width == 0 || bs.height == 0 {
+                    return Err(self
+                        .err(ErrorKind::InvalidValue, "the output tile block must be at least 1x1")
+                        .found(format!("{}x{}", bs.width, bs.height)));
+                }
+                b.attrs.block_size = bs
+            }
+            KernelAttribute::Border(bm) if self.inner.functions.is_tiling() => {
+                b.attrs.border = check_tiling_border(bm).map_err(|e| e.in_kernel(&self.inner.name))?
+            }
             KernelAttribute::TileMemorySize(n) if self.inner.functions.is_tiling() => b.attrs.tile_memory_size = n,
             KernelAttribute::InputNeighborhood(_) => return Err(tiling_only("VX_KERNEL_INPUT_NEIGHBORHOOD")),
             KernelAttribute::OutputTileBlockSize(_) => return Err(tiling_only("VX_KERNEL_OUTPUT_TILE_BLOCK_SIZE")),
@@ -431,6 +516,29 @@ impl Kernel {
     /// True once the kernel is no longer registered.
     pub fn is_removed(&self) -> bool {
         !self.ctx.inner.registry().contains(&self.inner)
+    }
+}
+
+/// A neighborhood is `(left <= 0, right >= 0, top <= 0, bottom >= 0)`.
+pub(crate) fn check_neighborhood(nb: Neighborhood) -> Result<Neighborhood> {
+    if nb.left > 0 || nb.right < 0 || nb.top > 0 || nb.bottom < 0 {
+        return Err(Error::new(ErrorKind::InvalidValue, "invalid input neighborhood (left, right, top, bottom)")
+            .expected_found(
+                "left <= 0, right >= 0, top <= 0, bottom >= 0",
+                format!("({}, {}, {}, {})", nb.left, nb.right, nb.top, nb.bottom),
+            ));
+    }
+    Ok(nb)
+}
+
+/// Tiling kernels support the `Undefined` and `Self_` border modes only.
+pub(crate) fn check_tiling_border(bm: BorderMode) -> Result<BorderMode> {
+    match bm {
+        BorderMode::Undefined | BorderMode::Self_ => Ok(bm),
+        other => {
+            Err(Error::new(ErrorKind::NotSupported, "tiling kernels support the Undefined and Self_ border modes only")
+                .expected_found("Undefined or Self_", format!("{other:?}")))
+        }
     }
 }
 

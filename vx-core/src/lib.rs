@@ -63,6 +63,8 @@ mod process;
 mod reference;
 mod resources;
 mod scalar;
+pub mod tile_plan;
+mod tiling;
 mod user_data_object;
 mod verify;
 
@@ -76,8 +78,8 @@ pub use image::Image;
 pub use image_layout::{ImageLayout, PlaneLayout};
 pub use image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 pub use kernel::{
-    Kernel, KernelAttribute, KernelAttributes, LifecycleFn, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
-    ParamSpec, ProcessFn, UserKernelBuilder, ValidateFn,
+    Kernel, KernelAttribute, KernelAttributes, KernelBuilder, LifecycleFn, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS,
+    ParamDirection, ParamSpec, ProcessFn, TilingFn, ValidateFn,
 };
 pub use kernel_context::{KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext};
 pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
@@ -86,8 +88,12 @@ pub use node::{Node, Perf};
 pub use reference::{ObjectMeta, Reference};
 pub use resources::{ResourceKind, ResourceUsage};
 pub use scalar::Scalar;
+pub use tile_plan::TilingPolicy;
 pub use user_data_object::{MAX_TYPE_NAME, UserDataObject};
-pub use vx_plugin_abi::{BorderMode, ImageFormat, Neighborhood, Rect, Status, TileBlockSize};
+pub use vx_plugin_abi::{
+    BorderMode, ImageFormat, Neighborhood, Rect, Status, Tile, TileArgs, TileBlockSize, TileError, TileMut, TilePixel,
+    TileScalar,
+};
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{MutexGuard, Weak};
 use std::time::Duration;
 
-use vx_plugin_abi::{BorderMode, Status};
+use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{GraphBody, GraphInner, GraphState, NodeSlot};
@@ -150,12 +150,41 @@ impl Node {
     pub fn border(&self) -> Result<BorderMode> {
         self.read(|s| s.border)
     }
-    /// Set `VX_NODE_BORDER`; a change marks the node for re-verification.
+    /// Set `VX_NODE_BORDER`; a change marks the node for re-verification. Tiling nodes accept
+    /// `Undefined` and `Self_` only.
     pub fn set_border(&self, border: BorderMode) -> Result<()> {
-        self.with(|_, body, i| {
+        self.with(|g, body, i| {
             let s = body.nodes[i].as_mut().expect("checked");
+            if s.kernel.functions.is_tiling() {
+                crate::kernel::check_tiling_border(border)
+                    .map_err(|e| e.in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name()))?;
+            }
             if s.border != border {
                 s.border = border;
+                s.dirty = true;
+                body.verified = false;
+                body.state = GraphState::Unverified;
+            }
+            Ok(())
+        })
+    }
+
+    /// The node's input neighborhood (tiling nodes).
+    pub fn neighborhood(&self) -> Result<Neighborhood> {
+        self.read(|s| s.neighborhood)
+    }
+    /// Override the kernel's input neighborhood for this tiling node; a change marks the node for
+    /// re-verification.
+    pub fn set_neighborhood(&self, nb: Neighborhood) -> Result<()> {
+        self.with(|g, body, i| {
+            let s = body.nodes[i].as_mut().expect("checked");
+            let ctxt = |e: Error| e.in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name());
+            if !s.kernel.functions.is_tiling() {
+                return Err(ctxt(Error::new(ErrorKind::NotSupported, "only tiling nodes have an input neighborhood")));
+            }
+            let nb = crate::kernel::check_neighborhood(nb).map_err(ctxt)?;
+            if s.neighborhood != nb {
+                s.neighborhood = nb;
                 s.dirty = true;
                 body.verified = false;
                 body.state = GraphState::Unverified;

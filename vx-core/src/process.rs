@@ -66,26 +66,26 @@ fn run_levels(ctx: &crate::Context, graph: u64, body: &GraphBody) -> Result<()> 
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}
-            [n] => run_node(graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
-            many => ctx.inner.pool.install(|| run_parallel(graph, body, many))?,
+            [n] => run_node(&ctx.inner.pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
+            many => ctx.inner.pool.install(|| run_parallel(&ctx.inner.pool, graph, body, many))?,
         }
     }
     Ok(())
 }
 
-fn run_parallel(graph: u64, body: &GraphBody, nodes: &[usize]) -> Result<()> {
+fn run_parallel(pool: &rayon::ThreadPool, graph: u64, body: &GraphBody, nodes: &[usize]) -> Result<()> {
     match nodes {
         [] => Ok(()),
-        [n] => run_node(graph, body.nodes[*n].as_ref().expect("scheduled nodes are live")),
+        [n] => run_node(pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live")),
         _ => {
             let (a, b) = nodes.split_at(nodes.len() / 2);
-            let (ra, rb) = rayon::join(|| run_parallel(graph, body, a), || run_parallel(graph, body, b));
+            let (ra, rb) = rayon::join(|| run_parallel(pool, graph, body, a), || run_parallel(pool, graph, body, b));
             ra.and(rb)
         }
     }
 }
 
-fn run_node(graph: u64, s: &NodeSlot) -> Result<()> {
+fn run_node(pool: &rayon::ThreadPool, graph: u64, s: &NodeSlot) -> Result<()> {
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
@@ -97,6 +97,10 @@ fn run_node(graph: u64, s: &NodeSlot) -> Result<()> {
             let mut pc =
                 ProcessContext { node_name: &s.name, params: &s.params, border: s.border, local: &mut run.local };
             call_guarded("process", || process(&mut pc))
+        }
+        KernelFunctions::Tiling { fast, flexible } => {
+            let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
+            crate::tiling::run(pool, s, fin, fast.as_deref(), flexible.as_deref())
         }
     };
     run.perf.record(t0.elapsed());

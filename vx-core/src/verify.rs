@@ -10,6 +10,7 @@ use vx_plugin_abi::{ImageFormat, Rect};
 use crate::data_type::{Direction, ParamState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphInner, GraphState, NodeSlot};
+use crate::kernel::KernelFunctions;
 use crate::kernel_context::{LifecycleContext, ValidateContext};
 use crate::local_data::Phase;
 use crate::meta_format::{MetaFormat, MetaFormats};
@@ -257,6 +258,22 @@ fn verify_node(cx: &Ctx<'_>, s: &mut NodeSlot, changed: &mut Vec<Reference>) -> 
         let meta = m.resolve().map_err(|e| cx.at(s, e))?;
         apply_meta(r, meta, changed).map_err(|e| cx.at(s, e.at_parameter(p as u32).on_object(&r.name())))?;
         s.valid_rect_fns[p] = m.valid_rect.clone();
+    }
+
+    // Tiling nodes: the extension's checks, the tile plan and the tile-memory arenas.
+    if let KernelFunctions::Tiling { fast, flexible } = &kernel.functions {
+        let ctx = &cx.g.ctx;
+        let state = crate::tiling::prepare(
+            s,
+            fin,
+            fast.is_some(),
+            flexible.is_some(),
+            &ctx.config().tiling,
+            ctx.threads(),
+            &resources,
+        )
+        .map_err(|e| cx.at(s, e))?;
+        s.tiling = Some(state);
     }
 
     // Init, then provide the buffer the node asked for.

@@ -63,6 +63,8 @@ pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8)
     k
 }
 
+pub mod spec_kernels;
+
 pub fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
     let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
     let px: Vec<u8> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| f(x, y)).collect();

@@ -45,8 +45,16 @@ fn input_pixel_and_rows_follow_vx_image_pixel() {
     let din = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, nb, 0);
     let dout = desc(dst.as_mut_ptr() as *mut u8, ImageFormat::S16, 2, 2 * W as i32, tile, Neighborhood::default(), 0);
     let params = [
-        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &din as *const _ as *mut _ },
-        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::S16.fourcc(), ptr: &dout as *const _ as *mut _ },
+        TileParam {
+            kind: TileParamKind::InputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &din as *const _ as *mut _,
+        },
+        TileParam {
+            kind: TileParamKind::OutputImage,
+            type_code: ImageFormat::S16.fourcc(),
+            ptr: &dout as *const _ as *mut _,
+        },
     ];
     // SAFETY: descriptors point into live vectors of the described size; one output view.
     let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
@@ -64,7 +72,8 @@ fn input_pixel_and_rows_follow_vx_image_pixel() {
     let mut out = args.output::<i16>(1).unwrap();
     assert!(args.output::<i16>(1).is_err(), "one view per output");
     for y in 0..out.height() {
-        let (a, b, c) = (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
+        let (a, b, c) =
+            (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
         let row = out.row_mut(y).unwrap();
         for x in 0..row.len() {
             row[x] = a[x + 1] as i16 + b[x + 1] as i16 + c[x + 1] as i16 - 3 * b[x + 1] as i16;
@@ -86,7 +95,11 @@ fn type_and_kind_mismatches_are_errors() {
     let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 2, 2), Neighborhood::default(), 0);
     let value = 42u32;
     let params = [
-        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
+        TileParam {
+            kind: TileParamKind::InputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &d as *const _ as *mut _,
+        },
         TileParam { kind: TileParamKind::Scalar, type_code: u32::TYPE_CODE, ptr: &value as *const u32 as *mut _ },
         TileParam::ABSENT,
     ];
@@ -105,8 +118,16 @@ fn strays_panic_instead_of_touching_foreign_memory() {
     let mut src = image_u8();
     let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 2, 2), Neighborhood::default(), 0);
     let params = [
-        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
-        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ },
+        TileParam {
+            kind: TileParamKind::InputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &d as *const _ as *mut _,
+        },
+        TileParam {
+            kind: TileParamKind::OutputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &d as *const _ as *mut _,
+        },
     ];
     // SAFETY: as above; input and output describe the same memory but only by-value access is used
     // (no slices), which stays sound even without the aliased flag.
@@ -126,8 +147,16 @@ fn aliased_views_give_no_slices_and_work_in_place() {
     let din = desc(base, ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), TILE_ALIASED);
     let dout = desc(base, ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), TILE_ALIASED);
     let params = [
-        TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &din as *const _ as *mut _ },
-        TileParam { kind: TileParamKind::OutputImage, type_code: ImageFormat::U8.fourcc(), ptr: &dout as *const _ as *mut _ },
+        TileParam {
+            kind: TileParamKind::InputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &din as *const _ as *mut _,
+        },
+        TileParam {
+            kind: TileParamKind::OutputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: &dout as *const _ as *mut _,
+        },
     ];
     // SAFETY: both descriptors describe `img`, flagged aliased; nothing else touches it.
     let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };

@@ -1,0 +1,275 @@
+//! The tile plan of a tiling node: which pixels the fast function processes, which the flexible
+//! one, which none — exactly the two tables of the tiling extension — cut into tiles sized for the
+//! cache and for parallelism.
+//!
+//! Regions, for a `W × H` output, tile block `bw × bh` and neighborhood `(l, r, t, b)`:
+//!
+//! - **safe** `S = [-l, W-r) × [-t, H-b)`: pixels whose neighborhood lies inside the image;
+//! - **aligned** `A`: the largest block-grid-aligned rectangle inside `S`
+//!   (`[⌈-l/bw⌉·bw, ⌊(W-r)/bw⌋·bw) × …`);
+//! - **flexible domain** `D`: `S` under `Undefined`, the whole image under `Self_`.
+//!
+//! `A` goes to the fast function when there is one, else to the flexible function (still in
+//! block-aligned tiles, as the spec recommends); `D \ A` goes to the flexible function when there is
+//! one; everything else is not processed. Fast-only with `Self_` is refused before planning.
+//!
+//! Tile size policy ([`TilingPolicy`]): tiles span the region's full width (long rows vectorize and
+//! stream) unless one block row exceeds the cache budget; their height is as many rows as fit the
+//! budget (every image's row bytes, inputs including their neighborhood rows), rounded to the block
+//! height in `A`, then reduced so the plan has at least `threads × min_tiles_per_thread` tiles when
+//! the image is large enough, but never below `min_tile_pixels` pixels per tile.
+
+use vx_plugin_abi::{BorderMode, Neighborhood, Rect, TileBlockSize};
+
+/// Which user function a tile goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileFunction {
+    Fast,
+    Flexible,
+}
+
+/// One tile of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlannedTile {
+    /// Output pixels of the tile.
+    pub rect: Rect,
+    /// The function that processes it.
+    pub function: TileFunction,
+    /// Tile blocks in the tile: `⌈w/bw⌉ · ⌈h/bh⌉` (tile memory = this × the kernel's tile memory size).
+    pub blocks: u64,
+}
+
+/// How the runtime sizes tiles. Part of [`crate::ContextConfig`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TilingPolicy {
+    /// Bytes of input and output rows a tile may touch: aim at a share of a core's L2.
+    pub cache_budget_bytes: usize,
+    /// Aim for at least this many tiles per pool thread (load balance), image size permitting.
+    pub min_tiles_per_thread: usize,
+    /// Never cut tiles smaller than this many pixels for parallelism's sake (call overhead).
+    pub min_tile_pixels: usize,
+}
+
+impl Default for TilingPolicy {
+    fn default() -> Self {
+        TilingPolicy { cache_budget_bytes: 256 * 1024, min_tiles_per_thread: 4, min_tile_pixels: 16 * 1024 }
+    }
+}
+
+/// What the planner needs to know about a node.
+#[derive(Clone, Copy, Debug)]
+pub struct TileRequest {
+    pub width: u32,
+    pub height: u32,
+    pub block: TileBlockSize,
+    pub neighborhood: Neighborhood,
+    /// `Undefined` or `Self_`.
+    pub border: BorderMode,
+    pub has_fast: bool,
+    pub has_flexible: bool,
+    /// Bytes per pixel summed over the node's input images.
+    pub input_bytes_per_pixel: usize,
+    /// Bytes per pixel summed over the node's output images.
+    pub output_bytes_per_pixel: usize,
+    /// Threads the tiles will run on.
+    pub threads: usize,
+}
+
+/// The regions of the spec's tables for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileRegions {
+    /// Pixels whose neighborhood is inside the image (possibly empty).
+    pub safe: Rect,
+    /// The block-aligned part of `safe` (possibly empty).
+    pub aligned: Rect,
+    /// Where the flexible function may run.
+    pub flexible_domain: Rect,
+}
+
+/// A node's tiles, disjoint, covering exactly the pixels some function processes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilePlan {
+    pub regions: TileRegions,
+    pub tiles: Vec<PlannedTile>,
+}
+
+fn rect_i64(x0: i64, y0: i64, x1: i64, y1: i64) -> Rect {
+    if x1 <= x0 || y1 <= y0 {
+        return Rect::default();
+    }
+    Rect::new(x0 as u32, y0 as u32, x1 as u32, y1 as u32)
+}
+
+/// The spec's regions for `req`.
+pub fn regions(req: &TileRequest) -> TileRegions {
+    let (w, h) = (req.width as i64, req.height as i64);
+    let nb = req.neighborhood;
+    let (sx0, sx1) = ((-(nb.left as i64)).max(0), w - (nb.right as i64).max(0));
+    let (sy0, sy1) = ((-(nb.top as i64)).max(0), h - (nb.bottom as i64).max(0));
+    let safe = rect_i64(sx0, sy0, sx1.min(w), sy1.min(h));
+    let (bw, bh) = (req.block.width.max(1) as i64, req.block.height.max(1) as i64);
+    let aligned = if safe.is_empty() {
+        Rect::default()
+    } else {
+        rect_i64((sx0 + bw - 1) / bw * bw, (sy0 + bh - 1) / bh * bh, sx1.div_euclid(bw) * bw, sy1.div_euclid(bh) * bh)
+    };
+    let flexible_domain = match req.border {
+        BorderMode::Self_ => Rect::full(req.width, req.height),
+        _ => safe,
+    };
+    TileRegions { safe, aligned, flexible_domain }
+}
+
+/// `domain` minus `hole` (which lies inside it) as at most four disjoint bands.
+fn minus(domain: Rect, hole: Rect) -> Vec<Rect> {
+    if domain.is_empty() {
+        return Vec::new();
+    }
+    if hole.is_empty() {
+        return vec![domain];
+    }
+    let bands = [
+        Rect::new(domain.start_x, domain.start_y, domain.end_x, hole.start_y),
+        Rect::new(domain.start_x, hole.end_y, domain.end_x, domain.end_y),
+        Rect::new(domain.start_x, hole.start_y, hole.start_x, hole.end_y),
+        Rect::new(hole.end_x, hole.start_y, domain.end_x, hole.end_y),
+    ];
+    bands.into_iter().filter(|r| !r.is_empty()).collect()
+}
+
+/// Cut `region` into tiles for `function`; `aligned` keeps tile sizes multiples of the block.
+#[allow(clippy::too_many_arguments)]
+fn cut(
+    region: Rect,
+    function: TileFunction,
+    aligned: bool,
+    req: &TileRequest,
+    policy: &TilingPolicy,
+    want_tiles: usize,
+    out: &mut Vec<PlannedTile>,
+) {
+    if region.is_empty() {
+        return;
+    }
+    let (bw, bh) = (req.block.width.max(1) as u64, req.block.height.max(1) as u64);
+    let (uw, uh) = if aligned { (bw, bh) } else { (1, 1) };
+    let (w, h) = (region.width() as u64, region.height() as u64);
+    let nb = req.neighborhood;
+    let nb_w = (nb.right as i64 - nb.left as i64).max(0) as u64;
+    let nb_h = (nb.bottom as i64 - nb.top as i64).max(0) as u64;
+    let px_bytes = (req.input_bytes_per_pixel + req.output_bytes_per_pixel).max(1) as u64;
+    let budget = policy.cache_budget_bytes.max(1) as u64;
+
+    // Width: the whole region unless one block row of it exceeds the budget.
+    let mut tw = w;
+    if px_bytes * (w + nb_w) * uh > budget {
+        tw = ((budget / (px_bytes * uh)).saturating_sub(nb_w) / uw * uw).max(uw).min(w);
+    }
+    let cols = w.div_ceil(tw);
+    // Height: rows that fit the budget (inputs also read their neighborhood rows).
+    let row_bytes = px_bytes * (tw + nb_w);
+    let halo_bytes = nb_h * req.input_bytes_per_pixel as u64 * (tw + nb_w);
+    let fit = budget.saturating_sub(halo_bytes) / row_bytes;
+    let mut th = (fit / uh * uh).max(uh);
+    // Parallelism: enough tiles, but not tiny ones.
+    let want_rows = (want_tiles as u64).div_ceil(cols).max(1);
+    let par_th = h.div_ceil(want_rows).div_ceil(uh) * uh;
+    let min_th = (policy.min_tile_pixels as u64).div_ceil(tw).div_ceil(uh) * uh;
+    th = th.min(par_th.max(min_th)).max(uh).min(h.div_ceil(uh) * uh);
+
+    let mut y = 0;
+    while y < h {
+        let hh = th.min(h - y);
+        let mut x = 0;
+        while x < w {
+            let ww = tw.min(w - x);
+            let rect = Rect::new(
+                region.start_x + x as u32,
+                region.start_y + y as u32,
+                region.start_x + (x + ww) as u32,
+                region.start_y + (y + hh) as u32,
+            );
+            out.push(PlannedTile { rect, function, blocks: ww.div_ceil(bw) * hh.div_ceil(bh) });
+            x += ww;
+        }
+        y += hh;
+    }
+}
+
+/// Plan the tiles of a node. The caller has refused fast-only with `Self_` and a request with no
+/// function at all.
+pub fn plan(req: &TileRequest, policy: &TilingPolicy) -> TilePlan {
+    let regions = regions(req);
+    let mut tiles = Vec::new();
+    let want = req.threads.max(1) * policy.min_tiles_per_thread.max(1);
+    let aligned_fn =
+        if req.has_fast { Some(TileFunction::Fast) } else { req.has_flexible.then_some(TileFunction::Flexible) };
+    if let Some(f) = aligned_fn {
+        cut(regions.aligned, f, true, req, policy, want, &mut tiles);
+    }
+    if req.has_flexible {
+        for band in minus(regions.flexible_domain, regions.aligned) {
+            cut(band, TileFunction::Flexible, false, req, policy, want / 4 + 1, &mut tiles);
+        }
+    }
+    TilePlan { regions, tiles }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(
+        w: u32,
+        h: u32,
+        block: (u32, u32),
+        nb: (i32, i32, i32, i32),
+        border: BorderMode,
+        fast: bool,
+        flex: bool,
+    ) -> TileRequest {
+        TileRequest {
+            width: w,
+            height: h,
+            block: TileBlockSize { width: block.0, height: block.1 },
+            neighborhood: Neighborhood::new(nb.0, nb.1, nb.2, nb.3),
+            border,
+            has_fast: fast,
+            has_flexible: flex,
+            input_bytes_per_pixel: 1,
+            output_bytes_per_pixel: 1,
+            threads: 2,
+        }
+    }
+
+    #[test]
+    fn spec_example_12x6_posterize_is_all_fast() {
+        let p = plan(&req(12, 6, (4, 1), (0, 0, 0, 0), BorderMode::Undefined, true, false), &TilingPolicy::default());
+        assert_eq!(p.regions.aligned, Rect::full(12, 6));
+        assert!(p.tiles.iter().all(|t| t.function == TileFunction::Fast));
+        assert_eq!(p.tiles.iter().map(|t| t.rect.width() as u64 * t.rect.height() as u64).sum::<u64>(), 72);
+    }
+
+    #[test]
+    fn spec_example_14x6_leaves_a_2_wide_strip() {
+        let fast_only =
+            plan(&req(14, 6, (4, 1), (0, 0, 0, 0), BorderMode::Undefined, true, false), &TilingPolicy::default());
+        assert_eq!(fast_only.regions.aligned, Rect::new(0, 0, 12, 6));
+        assert!(fast_only.tiles.iter().all(|t| t.rect.end_x <= 12));
+        let both = plan(&req(14, 6, (4, 1), (0, 0, 0, 0), BorderMode::Undefined, true, true), &TilingPolicy::default());
+        let flex: Vec<Rect> =
+            both.tiles.iter().filter(|t| t.function == TileFunction::Flexible).map(|t| t.rect).collect();
+        assert_eq!(flex, [Rect::new(12, 0, 14, 6)]);
+    }
+
+    #[test]
+    fn spec_example_14x8_with_neighborhood() {
+        // 4x1 block, 3x3 neighborhood. Undefined: safe [1,13)x[1,7), aligned [4,12)x[1,7).
+        let r = regions(&req(14, 8, (4, 1), (-1, 1, -1, 1), BorderMode::Undefined, true, true));
+        assert_eq!(r.safe, Rect::new(1, 1, 13, 7));
+        assert_eq!(r.aligned, Rect::new(4, 1, 12, 7));
+        assert_eq!(r.flexible_domain, r.safe);
+        let r = regions(&req(14, 8, (4, 1), (-1, 1, -1, 1), BorderMode::Self_, true, true));
+        assert_eq!(r.flexible_domain, Rect::full(14, 8));
+    }
+}

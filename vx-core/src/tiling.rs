@@ -1,0 +1,331 @@
+//! Tiling nodes: at verify, the checks of the tiling extension (single-plane images of one size,
+//! `Self_` needs a flexible function), the [`TilePlan`](crate::tile_plan::TilePlan) and the
+//! per-worker tile-memory arenas; at process, every tile run on the context's pool with its
+//! `repr(C)` descriptors built on the stack (no heap allocation).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+
+use vx_plugin_abi::{
+    BorderMode, MAX_TILING_PARAMS, Neighborhood, Rect, TILE_ALIASED, TileArgs, TileBlockSize, TileDesc, TileParam,
+    TileParamKind,
+};
+
+use crate::buffer::RawBuf;
+use crate::data_type::Direction;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::NodeSlot;
+use crate::image::PlaneLease;
+use crate::kernel::{FinalKernel, TilingFn};
+use crate::reference::Reference;
+use crate::resources::Resources;
+use crate::tile_plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
+use crate::verify::overlaps;
+
+/// What a verified tiling node keeps for process.
+pub(crate) struct TilingState {
+    pub(crate) tiles: Vec<PlannedTile>,
+    /// One tile-memory arena per pool thread, each as large as the largest tile needs.
+    arenas: Vec<Mutex<RawBuf>>,
+    tile_memory_size: usize,
+    block: TileBlockSize,
+    neighborhood: Neighborhood,
+    aliased: bool,
+}
+
+/// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).
+pub(crate) fn prepare(
+    s: &NodeSlot,
+    fin: &FinalKernel,
+    has_fast: bool,
+    has_flexible: bool,
+    policy: &TilingPolicy,
+    threads: usize,
+    resources: &Arc<Resources>,
+) -> Result<TilingState> {
+    if s.border == BorderMode::Self_ && !has_flexible {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            "border mode Self_ requires a flexible function, and this tiling kernel has only a fast one",
+        )
+        .expected_found("border Undefined, or a flexible function", "border Self_ with a fast function only"));
+    }
+    let mut size: Option<(u32, u32, u32)> = None;
+    let (mut in_bpp, mut out_bpp) = (0usize, 0usize);
+    let mut has_output = false;
+    for (i, r) in s.params.iter().enumerate() {
+        let Some(Reference::Image(img)) = r else { continue };
+        let f = img.format();
+        if f.plane_count() != 1 {
+            return Err(Error::new(ErrorKind::InvalidFormat, "tiling kernels take single-plane images only")
+                .at_parameter(i as u32)
+                .on_object(&img.name())
+                .expected_found("a single-plane format", f));
+        }
+        let bpp = f.planes()[0].bytes_per_element as usize;
+        if fin.params[i].direction == Direction::Output {
+            has_output = true;
+            out_bpp += bpp;
+        } else {
+            in_bpp += bpp;
+        }
+        match size {
+            None => size = Some((img.width(), img.height(), i as u32)),
+            Some((w, h, first)) if (w, h) != (img.width(), img.height()) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidDimension,
+                    "the images of a tiling node must all have the same size",
+                )
+                .at_parameter(i as u32)
+                .on_object(&img.name())
+                .expected_found(
+                    format!("{w}x{h} (like parameter {first})"),
+                    format!("{}x{}", img.width(), img.height()),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let Some((width, height, _)) = size.filter(|_| has_output) else {
+        return Err(Error::new(ErrorKind::InvalidParameters, "a tiling node needs at least one output image"));
+    };
+    let req = TileRequest {
+        width,
+        height,
+        block: fin.attrs.block_size,
+        neighborhood: s.neighborhood,
+        border: s.border,
+        has_fast,
+        has_flexible,
+        input_bytes_per_pixel: in_bpp,
+        output_bytes_per_pixel: out_bpp,
+        threads,
+    };
+    let tiles = plan(&req, policy).tiles;
+    let tile_memory_size = fin.attrs.tile_memory_size;
+    let most_blocks = tiles.iter().map(|t| t.blocks).max().unwrap_or(0);
+    let arena_bytes =
+        (tile_memory_size as u64).checked_mul(most_blocks).filter(|b| *b <= isize::MAX as u64).ok_or_else(|| {
+            Error::new(ErrorKind::NoMemory, "the tile memory of the largest tile overflows the address space")
+                .found(format!("{tile_memory_size} bytes x {most_blocks} blocks"))
+        })? as usize;
+    let arenas = if arena_bytes == 0 {
+        Vec::new()
+    } else {
+        (0..threads.max(1)).map(|_| RawBuf::new(arena_bytes, resources).map(Mutex::new)).collect::<Result<_>>()?
+    };
+    let aliased = s.params.iter().enumerate().any(|(i, a)| {
+        fin.params[i].direction == Direction::Input
+            && s.params.iter().enumerate().any(|(j, b)| {
+                fin.params[j].direction == Direction::Output && matches!((a, b), (Some(a), Some(b)) if overlaps(a, b))
+            })
+    });
+    tracing::debug!(node = %s.name, tiles = tiles.len(), arena_bytes, "tiling node planned");
+    Ok(TilingState {
+        tiles,
+        arenas,
+        tile_memory_size,
+        block: fin.attrs.block_size,
+        neighborhood: s.neighborhood,
+        aliased,
+    })
+}
+
+/// Plain geometry of one image parameter for the duration of a node execution.
+#[derive(Clone, Copy)]
+struct ImageGeom {
+    base: *mut u8,
+    stride_x: i32,
+    stride_y: i32,
+    format: u32,
+    width: u32,
+    height: u32,
+}
+
+struct TileRun<'a> {
+    n: usize,
+    kinds: [(TileParamKind, u32); MAX_TILING_PARAMS],
+    images: [Option<ImageGeom>; MAX_TILING_PARAMS],
+    scalars: [[u8; 8]; MAX_TILING_PARAMS],
+    state: &'a TilingState,
+    fast: Option<&'a TilingFn>,
+    flexible: Option<&'a TilingFn>,
+}
+
+// SAFETY: the raw image pointers are shared by the tiles of one node execution; each tile writes
+// only its own (disjoint) output rectangle and reads inputs nobody writes during the node (or, when
+// aliased, is denied slices by the views), and the leases keep the buffers mapped until every tile
+// has returned.
+unsafe impl Sync for TileRun<'_> {}
+
+/// Run every tile of a verified tiling node on `pool`.
+pub(crate) fn run(
+    pool: &rayon::ThreadPool,
+    s: &NodeSlot,
+    fin: &FinalKernel,
+    fast: Option<&TilingFn>,
+    flexible: Option<&TilingFn>,
+) -> Result<()> {
+    let state =
+        s.tiling.as_ref().ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the tiling node has no tile plan"))?;
+    let n = s.params.len();
+    let mut leases: [Option<PlaneLease<'_>>; MAX_TILING_PARAMS] = Default::default();
+    let mut run = TileRun {
+        n,
+        kinds: [(TileParamKind::Absent, 0); MAX_TILING_PARAMS],
+        images: [None; MAX_TILING_PARAMS],
+        scalars: [[0; 8]; MAX_TILING_PARAMS],
+        state,
+        fast,
+        flexible,
+    };
+    for (i, p) in s.params.iter().enumerate() {
+        match p {
+            None => {}
+            Some(Reference::Image(img)) => {
+                let write = fin.params[i].direction == Direction::Output;
+                let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(i as u32))?;
+                run.images[i] = Some(ImageGeom {
+                    base: lease.base,
+                    stride_x: lease.stride_x as i32,
+                    stride_y: lease.stride_y as i32,
+                    format: lease.format.fourcc(),
+                    width: lease.width,
+                    height: lease.height,
+                });
+                run.kinds[i] =
+                    (if write { TileParamKind::OutputImage } else { TileParamKind::InputImage }, lease.format.fourcc());
+                leases[i] = Some(lease);
+            }
+            Some(Reference::Scalar(sc)) => {
+                let v = sc.value();
+                run.scalars[i] = v.to_ne_bytes();
+                run.kinds[i] = (TileParamKind::Scalar, v.scalar_type().code() as u32);
+            }
+            Some(other) => {
+                return Err(Error::new(ErrorKind::InvalidType, "tiling kernels take images and scalars only")
+                    .at_parameter(i as u32)
+                    .found(other.data_type()));
+            }
+        }
+    }
+    let result = pool.install(|| run_tiles(&run, &state.tiles));
+    drop(leases);
+    result
+}
+
+fn run_tiles(run: &TileRun<'_>, tiles: &[PlannedTile]) -> Result<()> {
+    match tiles {
+        [] => Ok(()),
+        [t] => run_tile(run, t),
+        _ => {
+            let (a, b) = tiles.split_at(tiles.len() / 2);
+            let (ra, rb) = rayon::join(|| run_tiles(run, a), || run_tiles(run, b));
+            ra.and(rb)
+        }
+    }
+}
+
+const EMPTY_DESC: TileDesc = TileDesc {
+    base: std::ptr::null_mut(),
+    format: 0,
+    tile_x: 0,
+    tile_y: 0,
+    width: 0,
+    height: 0,
+    stride_x: 0,
+    stride_y: 0,
+    block: TileBlockSize { width: 1, height: 1 },
+    neighborhood: Neighborhood { left: 0, right: 0, top: 0, bottom: 0 },
+    image_width: 0,
+    image_height: 0,
+    readable: Rect { start_x: 0, start_y: 0, end_x: 0, end_y: 0 },
+    flags: 0,
+};
+
+fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
+    let c = |v: i64, max: u32| v.clamp(0, max as i64) as u32;
+    Rect::new(
+        c(tile.start_x as i64 + nb.left as i64, w),
+        c(tile.start_y as i64 + nb.top as i64, h),
+        c(tile.end_x as i64 + nb.right as i64, w),
+        c(tile.end_y as i64 + nb.bottom as i64, h),
+    )
+}
+
+fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
+    let st = run.state;
+    let mut descs = [EMPTY_DESC; MAX_TILING_PARAMS];
+    for i in 0..run.n {
+        let Some(g) = run.images[i] else { continue };
+        let input = run.kinds[i].0 == TileParamKind::InputImage;
+        descs[i] = TileDesc {
+            base: g.base,
+            format: g.format,
+            tile_x: tile.rect.start_x,
+            tile_y: tile.rect.start_y,
+            width: tile.rect.width(),
+            height: tile.rect.height(),
+            stride_x: g.stride_x,
+            stride_y: g.stride_y,
+            block: st.block,
+            neighborhood: st.neighborhood,
+            image_width: g.width,
+            image_height: g.height,
+            readable: if input { grow(tile.rect, st.neighborhood, g.width, g.height) } else { tile.rect },
+            flags: if st.aliased { TILE_ALIASED } else { 0 },
+        };
+    }
+    let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];
+    for i in 0..run.n {
+        let (kind, type_code) = run.kinds[i];
+        let ptr = match kind {
+            TileParamKind::Absent => std::ptr::null_mut(),
+            TileParamKind::Scalar => run.scalars[i].as_ptr() as *mut _,
+            _ => &descs[i] as *const TileDesc as *mut _,
+        };
+        params[i] = TileParam { kind, type_code, ptr };
+    }
+    let function = match tile.function {
+        TileFunction::Fast => run.fast,
+        TileFunction::Flexible => run.flexible,
+    }
+    .ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the tile plan names a function the kernel lacks"))?;
+
+    let mem_size = st.tile_memory_size * tile.blocks as usize;
+    let mut arena = match mem_size {
+        0 => None,
+        _ => {
+            let idx = rayon::current_thread_index().unwrap_or(0) % st.arenas.len();
+            Some(st.arenas[idx].lock().unwrap_or_else(|p| p.into_inner()))
+        }
+    };
+    let mem_ptr = arena.as_mut().map_or(std::ptr::null_mut(), |a| a.as_mut_slice().as_mut_ptr());
+    // SAFETY: descriptors describe the leased image buffers (mapped until `run` returns); input
+    // `readable` rectangles are inside their images and not written during the node unless flagged
+    // aliased; output tiles of concurrently running calls are disjoint (the plan's tiles are); scalar
+    // pointers point to their value bytes; the arena is locked for this call and holds at least
+    // mem_size bytes (sized for the plan's largest tile).
+    let mut args = unsafe { TileArgs::new(&params[..run.n], mem_ptr, mem_size) };
+    let outcome = catch_unwind(AssertUnwindSafe(|| function(&mut args)));
+    drop(arena);
+    let which = match tile.function {
+        TileFunction::Fast => "fast",
+        TileFunction::Flexible => "flexible",
+    };
+    match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(Error::new(
+            ErrorKind::from_status(e.status),
+            format!("{} (tile {}, {which} function)", e.message, tile.rect),
+        )),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string panic payload".to_string());
+            Err(Error::new(ErrorKind::Failure, format!("the {which} function panicked on tile {}: {msg}", tile.rect)))
+        }
+    }
+}
