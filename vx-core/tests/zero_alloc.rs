@@ -123,6 +123,50 @@ fn steady_state_process_allocates_nothing() {
     assert!(parallel <= RUNS / 63 + 1, "parallel levels allocated {parallel} times in {RUNS} runs");
     assert_eq!(b.to_vec::<u8>().unwrap(), vec![12u8; 64 * 48]);
 
+    // A tiling node: tiles run on the pool (one pool entry per process, as above); the tile
+    // descriptors live on the stack and tile memory comes from the arenas sized at verify.
+    let gauss = ctx
+        .tiling_kernel("alloc.gauss", 999, 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .fast(|args| {
+            let mem = args.tile_memory().len();
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            for y in 0..out.height() {
+                let (a, b, c) = (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
+                for (x, o) in out.row_mut(y).unwrap().iter_mut().enumerate() {
+                    *o = ((a[x + 1] as usize + b[x] as usize + b[x + 2] as usize + c[x + 1] as usize + mem) / 4) as u8;
+                }
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    gauss.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    gauss.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    gauss.set_attribute(KernelAttribute::InputNeighborhood(Neighborhood::new(-1, 1, -1, 1))).unwrap();
+    gauss.set_attribute(KernelAttribute::TileMemorySize(8)).unwrap();
+    gauss.finalize().unwrap();
+    let g3 = Graph::new(&ctx).unwrap();
+    let big = Image::new(&ctx, 640, 480, ImageFormat::U8).unwrap();
+    let blurred = Image::new(&ctx, 640, 480, ImageFormat::U8).unwrap();
+    g3.add_node(&gauss, [&big, &blurred]).unwrap();
+    for _ in 0..3 {
+        g3.process().unwrap();
+    }
+    ALLOCS.store(0, SeqCst);
+    COUNTING.store(true, SeqCst);
+    for _ in 0..RUNS {
+        g3.process().unwrap();
+    }
+    COUNTING.store(false, SeqCst);
+    let tiling = ALLOCS.load(SeqCst);
+    assert!(tiling <= RUNS / 63 + 1, "a tiling node allocated {tiling} times in {RUNS} runs");
+
     // The counter does see allocations (the test can fail).
     COUNTING.store(true, SeqCst);
     let v = std::hint::black_box(vec![1u8; 10]);
