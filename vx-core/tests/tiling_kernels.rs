@@ -52,7 +52,8 @@ fn self_border_without_flexible_fails_verify_whatever_the_size() {
     // 16x16, divisible by the block, zero neighborhood: the fast function could do everything, and
     // still the spec says verification fails.
     let g = Graph::with_name(&ctx, "self").unwrap();
-    let (a, b) = (Image::new(&ctx, 16, 16, ImageFormat::U8).unwrap(), Image::new(&ctx, 16, 16, ImageFormat::U8).unwrap());
+    let (a, b) =
+        (Image::new(&ctx, 16, 16, ImageFormat::U8).unwrap(), Image::new(&ctx, 16, 16, ImageFormat::U8).unwrap());
     let n = g.add_node(&k, [&a, &b]).unwrap();
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported);
@@ -95,7 +96,9 @@ fn tiling_kernel_registration_rules() {
     // No function at all; a process function on a tiling kernel; fast on a user kernel.
     assert!(ctx.tiling_kernel("t.none", 1, 2).validate(|_, _| Ok(())).add().is_err());
     assert!(ctx.tiling_kernel("t.proc", 2, 2).validate(|_, _| Ok(())).process(|_| Ok(())).add().is_err());
-    assert!(ctx.user_kernel("t.user", 3, 2).validate(|_, _| Ok(())).process(|_| Ok(())).fast(copy_flexible).add().is_err());
+    assert!(
+        ctx.user_kernel("t.user", 3, 2).validate(|_, _| Ok(())).process(|_| Ok(())).fast(copy_flexible).add().is_err()
+    );
     let too_many = ctx.tiling_kernel("t.many", 4, 17).validate(|_, _| Ok(())).fast(copy_flexible).add();
     assert_eq!(too_many.unwrap_err().kind(), ErrorKind::InvalidParameters);
 
@@ -257,7 +260,12 @@ fn tiles_run_in_parallel_on_the_context_pool() {
     use std::sync::Mutex;
     let ctx = Context::builder()
         .threads(2)
-        .tiling_policy(TilingPolicy { cache_budget_bytes: 1024, min_tiles_per_thread: 4, min_tile_pixels: 1 })
+        .tiling_policy(TilingPolicy {
+            cache_budget_bytes: 1024,
+            min_tiles_per_thread: 4,
+            min_tile_pixels: 1,
+            min_parallel_pixels: 0,
+        })
         .build()
         .unwrap();
     let names: &'static Mutex<HashSet<String>> = Box::leak(Box::default());
@@ -280,7 +288,8 @@ fn tiles_run_in_parallel_on_the_context_pool() {
     k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();
-    let (a, b) = (Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap());
+    let (a, b) =
+        (Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap());
     g.add_node(&k, [&a, &b]).unwrap();
     g.process().unwrap();
     let names = names.lock().unwrap();

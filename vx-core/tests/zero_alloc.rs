@@ -137,7 +137,8 @@ fn steady_state_process_allocates_nothing() {
             let input = args.input::<u8>(0)?;
             let mut out = args.output::<u8>(1)?;
             for y in 0..out.height() {
-                let (a, b, c) = (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
+                let (a, b, c) =
+                    (input.row(y as i32 - 1).unwrap(), input.row(y as i32).unwrap(), input.row(y as i32 + 1).unwrap());
                 for (x, o) in out.row_mut(y).unwrap().iter_mut().enumerate() {
                     *o = ((a[x + 1] as usize + b[x] as usize + b[x + 2] as usize + c[x + 1] as usize + mem) / 4) as u8;
                 }

@@ -5,7 +5,21 @@
 
 use vx_core::*;
 
-/// Gaussian 3×3, the spec's arithmetic (`sum >> 4`, no rounding), as a fast function over rows.
+/// One output row of the spec's Gaussian 3×3 (`sum >> 4`, no rounding) from three input rows that
+/// each extend one pixel left and right of the output row.
+#[inline]
+pub fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
+    let n = out.len();
+    let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+    for x in 0..n {
+        let top = a[x] as u16 + 2 * a[x + 1] as u16 + a[x + 2] as u16;
+        let mid = b[x] as u16 + 2 * b[x + 1] as u16 + b[x + 2] as u16;
+        let bot = c[x] as u16 + 2 * c[x + 1] as u16 + c[x + 2] as u16;
+        out[x] = ((top + 2 * mid + bot) >> 4) as u8;
+    }
+}
+
+/// Gaussian 3×3 as a fast function over row slices.
 pub fn gaussian3x3_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
     let mut out = args.output::<u8>(1)?;
@@ -17,14 +31,7 @@ pub fn gaussian3x3_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
             input.row(yi).ok_or_else(missing)?,
             input.row(yi + 1).ok_or_else(missing)?,
         );
-        let row = out.row_mut(y).ok_or_else(missing)?;
-        // Element i of an input row is tile-relative x = i - 1: output x reads a[x..x+3].
-        for (x, o) in row.iter_mut().enumerate() {
-            let top = a[x] as u16 + 2 * a[x + 1] as u16 + a[x + 2] as u16;
-            let mid = b[x] as u16 + 2 * b[x + 1] as u16 + b[x + 2] as u16;
-            let bot = c[x] as u16 + 2 * c[x + 1] as u16 + c[x + 2] as u16;
-            *o = ((top + 2 * mid + bot) >> 4) as u8;
-        }
+        gaussian_row(a, b, c, out.row_mut(y).ok_or_else(missing)?);
     }
     Ok(())
 }
