@@ -64,7 +64,7 @@ pub fn add_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     for y in 0..out.height() {
         let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
         for ((o, &x), &z) in out.row_mut(y).ok_or_else(missing)?.iter_mut().zip(ra).zip(rb) {
-            *o = (x as i16 + z as i16).min(i16::MAX);
+            *o = (x as i16).saturating_add(z as i16); // the spec clamps at INT16_MAX
         }
     }
     Ok(())
