@@ -175,7 +175,7 @@ fn tagging_kernel(ctx: &Context, c: &Case, tile_memory: usize) -> Kernel {
         }
         Ok(())
     };
-    let (c1, c2) = (check.clone(), check);
+    let (c1, c2) = (check, check);
     let mut b = ctx.tiling_kernel("test.tag", 1, 2).validate(|v, metas| {
         let i = v.image(0)?;
         metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
