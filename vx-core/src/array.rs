@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use vx_plugin_abi::Rect;
 
-use crate::buffer::SharedBuffer;
+use crate::buffer::{SharedBuffer, WHOLE};
 use crate::context::Context;
 use crate::data_type::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
@@ -229,14 +229,14 @@ impl Array {
                 .on_object(&self.name())
                 .expected_found(format!("at most {} more items", s.capacity - s.num_items), items.len()));
         }
-        let lease = self.obj.buffer.acquire(true)?;
+        let lease = self.obj.buffer.acquire(WHOLE, true)?;
         // SAFETY: num_items + items.len() <= capacity, the buffer holds capacity items of T (type
         // checked above; T has the item size and alignment <= 64), and the write lease is exclusive.
         unsafe {
             let dst = (lease.ptr as *mut T).add(s.num_items);
             std::ptr::copy_nonoverlapping(items.as_ptr(), dst, items.len());
         }
-        self.obj.buffer.release(true);
+        self.obj.buffer.release(lease.slot);
         s.num_items += items.len();
         Ok(())
     }
@@ -246,11 +246,11 @@ impl Array {
         self.ensure_allocated()?;
         let s = self.lock();
         self.check_type::<T>(&s)?;
-        let lease = self.obj.buffer.acquire(false)?;
+        let lease = self.obj.buffer.acquire(WHOLE, false)?;
         let mut v = vec![T::default(); s.num_items];
         // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr as *const T, v.as_mut_ptr(), s.num_items) };
-        self.obj.buffer.release(false);
+        self.obj.buffer.release(lease.slot);
         Ok(v)
     }
 

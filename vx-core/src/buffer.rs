@@ -1,6 +1,6 @@
 //! Data buffers: a 64-byte aligned, zero-initialised heap block ([`RawBuf`]) and the map
-//! bookkeeping around it ([`SharedBuffer`]): any number of readers or one writer at a time, and
-//! no reallocation while mapped. Every data object (image storage, array, user data object) keeps
+//! bookkeeping around it ([`SharedBuffer`]): per region, any number of readers or one writer at a
+//! time (disjoint regions, such as two ROIs, never conflict), and no reallocation while mapped. Every data object (image storage, array, user data object) keeps
 //! its bytes in a `SharedBuffer`, allocated on first need (first map/copy or verify).
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
@@ -8,6 +8,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
+use vx_plugin_abi::Rect;
+
 use crate::resources::Resources;
 
 /// Alignment of every data buffer: a cache line, enough for any pixel or item type.
@@ -64,33 +66,41 @@ impl Drop for RawBuf {
     }
 }
 
+/// Most mappings of one buffer at a time.
+pub(crate) const MAX_LEASES: usize = 32;
+
 struct BufState {
     buf: Option<RawBuf>,
-    readers: u32,
-    writer: bool,
+    /// Outstanding mappings: region (in the root image's pixel coordinates; a whole array or user
+    /// data object uses one fixed cell) and whether it is for writing.
+    leases: [Option<(Rect, bool)>; MAX_LEASES],
 }
 
-/// The bytes of a data object plus who has them mapped.
+/// The bytes of a data object plus who has which part mapped.
 pub(crate) struct SharedBuffer {
     state: Mutex<BufState>,
 }
 
-/// A granted mapping: the base pointer of the whole buffer and its length. Must be handed back with
-/// [`SharedBuffer::release`] (the map guards of the data objects do this in `Drop`).
+/// A granted mapping: the base pointer of the whole buffer, its length, and the lease slot to hand
+/// back with [`SharedBuffer::release`] (the map guards of the data objects do this in `Drop`).
 #[derive(Clone, Copy)]
 pub(crate) struct Lease {
     pub(crate) ptr: *mut u8,
     pub(crate) len: usize,
+    pub(crate) slot: usize,
 }
+
+/// The region standing for "the whole object" (arrays, user data objects).
+pub(crate) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
 
 impl SharedBuffer {
     pub(crate) fn new() -> SharedBuffer {
-        SharedBuffer { state: Mutex::new(BufState { buf: None, readers: 0, writer: false }) }
+        SharedBuffer { state: Mutex::new(BufState { buf: None, leases: [None; MAX_LEASES] }) }
     }
 
     fn lock(&self) -> MutexGuard<'_, BufState> {
-        // A poisoned lock only means a panic happened while the counters were consistent (no code
-        // panics between reading and writing them), so the state is still usable.
+        // A poisoned lock only means a panic happened while the table was consistent (no code
+        // panics between reading and writing it), so the state is still usable.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -101,7 +111,7 @@ impl SharedBuffer {
         if st.buf.as_ref().is_some_and(|b| b.len() == len) {
             return Ok(());
         }
-        if st.readers > 0 || st.writer {
+        if st.leases.iter().any(Option::is_some) {
             return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be reallocated"));
         }
         st.buf = None;
@@ -114,37 +124,37 @@ impl SharedBuffer {
         self.lock().buf.is_some()
     }
 
-    /// Map for reading (`write == false`) or writing. Readers share; a writer is alone.
-    pub(crate) fn acquire(&self, write: bool) -> Result<Lease> {
+    /// Map `region` for reading (`write == false`) or writing. Overlapping readers share; a writer
+    /// excludes every overlapping mapping; disjoint regions never conflict.
+    pub(crate) fn acquire(&self, region: Rect, write: bool) -> Result<Lease> {
         let mut st = self.lock();
         let Some(buf) = st.buf.as_ref() else {
             return Err(Error::new(ErrorKind::NotAllocated, "the buffer is not allocated"));
         };
-        let lease = Lease { ptr: buf.as_ptr(), len: buf.len() };
-        if st.writer {
-            return Err(Error::new(ErrorKind::NotSupported, "the object is already mapped for writing"));
-        }
-        if write {
-            if st.readers > 0 {
+        let (ptr, len) = (buf.as_ptr(), buf.len());
+        for (r, w) in st.leases.iter().flatten() {
+            if (write || *w) && r.overlaps(&region) {
                 return Err(Error::new(
                     ErrorKind::NotSupported,
-                    format!("the object is mapped for reading {} time(s); it cannot be mapped for writing", st.readers),
-                ));
+                    if *w {
+                        "the region is already mapped for writing"
+                    } else {
+                        "the region is mapped for reading and cannot be mapped for writing"
+                    },
+                )
+                .expected_found("no overlapping mapping", r));
             }
-            st.writer = true;
-        } else {
-            st.readers += 1;
         }
-        Ok(lease)
+        let Some(slot) = st.leases.iter().position(Option::is_none) else {
+            return Err(Error::new(ErrorKind::NoResources, "too many simultaneous mappings of one object")
+                .expected_found(format!("at most {MAX_LEASES}"), MAX_LEASES + 1));
+        };
+        st.leases[slot] = Some((region, write));
+        Ok(Lease { ptr, len, slot })
     }
 
     /// Give back a mapping granted by [`acquire`](Self::acquire).
-    pub(crate) fn release(&self, write: bool) {
-        let mut st = self.lock();
-        if write {
-            st.writer = false;
-        } else {
-            st.readers = st.readers.saturating_sub(1);
-        }
+    pub(crate) fn release(&self, slot: usize) {
+        self.lock().leases[slot] = None;
     }
 }

@@ -288,13 +288,15 @@ impl Image {
         let py = (rect.start_y + oy) / sy;
         let dim_x = rect.width().div_ceil(sx);
         let dim_y = rect.height().div_ceil(sy);
-        let lease = self.obj.storage.buffer.acquire(write).map_err(|e| e.on_object(&name()))?;
+        let region = Rect::new(rect.start_x + ox, rect.start_y + oy, rect.end_x + ox, rect.end_y + oy);
+        let lease = self.obj.storage.buffer.acquire(region, write).map_err(|e| e.on_object(&name()))?;
         let offset = pl.offset + py as usize * pl.stride + px as usize * pl.bytes_per_element as usize;
         debug_assert!(
             offset + (dim_y as usize - 1) * pl.stride + dim_x as usize * pl.bytes_per_element as usize <= lease.len
         );
         Ok(RawMapping {
             buffer: &self.obj.storage.buffer,
+            slot: lease.slot,
             // SAFETY: offset lies inside the buffer: (px + dim_x) <= plane width and (py + dim_y) <=
             // plane height because rect lies inside this image and this image inside the root, so
             // the whole patch is inside the plane, which is inside the buffer (checked above in
@@ -385,7 +387,7 @@ impl Image {
 /// Plane 0 of an image held mapped for a whole tiling-node execution.
 pub(crate) struct PlaneLease<'a> {
     buffer: &'a SharedBuffer,
-    write: bool,
+    slot: usize,
     /// Address of this image's pixel (0, 0).
     pub(crate) base: *mut u8,
     pub(crate) stride_x: usize,
@@ -397,7 +399,7 @@ pub(crate) struct PlaneLease<'a> {
 
 impl Drop for PlaneLease<'_> {
     fn drop(&mut self) {
-        self.buffer.release(self.write);
+        self.buffer.release(self.slot);
     }
 }
 
@@ -409,12 +411,13 @@ impl Image {
             self.obj.storage.layout().as_ref().map(|l| l.planes[0]).ok_or_else(|| {
                 Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&self.name())
             })?;
-        let lease = self.obj.storage.buffer.acquire(write).map_err(|e| e.on_object(&self.name()))?;
+        let lease =
+            self.obj.storage.buffer.acquire(self.rect_in_storage(), write).map_err(|e| e.on_object(&self.name()))?;
         let (ox, oy) = self.obj.origin;
         let offset = oy as usize * pl.stride + ox as usize * pl.bytes_per_element as usize;
         Ok(PlaneLease {
             buffer: &self.obj.storage.buffer,
-            write,
+            slot: lease.slot,
             // SAFETY: (ox, oy) is the ROI origin inside the root image's plane 0, so the offset lies
             // inside the buffer.
             base: unsafe { lease.ptr.add(offset) },
@@ -430,6 +433,7 @@ impl Image {
 /// A granted mapping before it is given its read or write type.
 pub(crate) struct RawMapping<'a> {
     buffer: &'a SharedBuffer,
+    slot: usize,
     base: *mut u8,
     addressing: PatchAddressing,
     rect: Rect,
@@ -439,6 +443,7 @@ impl<'a> RawMapping<'a> {
     pub(crate) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
         ImagePatch {
             buffer: self.buffer,
+            slot: self.slot,
             base: self.base,
             addressing: self.addressing,
             rect: self.rect,
@@ -448,6 +453,7 @@ impl<'a> RawMapping<'a> {
     pub(crate) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
         ImagePatchMut {
             buffer: self.buffer,
+            slot: self.slot,
             base: self.base,
             addressing: self.addressing,
             rect: self.rect,

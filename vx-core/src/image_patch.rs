@@ -58,6 +58,7 @@ pixel!([u8; 4], "[u8; 4]", Rgbx / 0);
 /// A patch mapped for reading. Any number may exist at once; none while a write patch exists.
 pub struct ImagePatch<'a, T: Pixel> {
     pub(crate) buffer: &'a SharedBuffer,
+    pub(crate) slot: usize,
     pub(crate) base: *const u8,
     pub(crate) addressing: PatchAddressing,
     pub(crate) rect: Rect,
@@ -67,6 +68,7 @@ pub struct ImagePatch<'a, T: Pixel> {
 /// A patch mapped for writing (and reading). Exclusive: no other patch of the same storage exists.
 pub struct ImagePatchMut<'a, T: Pixel> {
     pub(crate) buffer: &'a SharedBuffer,
+    pub(crate) slot: usize,
     pub(crate) base: *mut u8,
     pub(crate) addressing: PatchAddressing,
     pub(crate) rect: Rect,
@@ -138,7 +140,7 @@ impl<T: Pixel> std::fmt::Debug for ImagePatchMut<'_, T> {
 
 impl<T: Pixel> Drop for ImagePatch<'_, T> {
     fn drop(&mut self) {
-        self.buffer.release(false);
+        self.buffer.release(self.slot);
     }
 }
 
@@ -210,6 +212,6 @@ impl<T: Pixel> ImagePatchMut<'_, T> {
 
 impl<T: Pixel> Drop for ImagePatchMut<'_, T> {
     fn drop(&mut self) {
-        self.buffer.release(true);
+        self.buffer.release(self.slot);
     }
 }

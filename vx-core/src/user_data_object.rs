@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::buffer::SharedBuffer;
+use crate::buffer::{SharedBuffer, WHOLE};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::object::{Access, ObjectHeader};
@@ -85,11 +85,11 @@ impl UserDataObject {
         self.obj.header.check_access(access)?;
         self.check_range(offset, out.len())?;
         self.ensure_allocated()?;
-        let lease = self.obj.buffer.acquire(false)?;
+        let lease = self.obj.buffer.acquire(WHOLE, false)?;
         // SAFETY: the range was checked against size == buffer length; the read lease keeps writers
         // away while we copy.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr.add(offset), out.as_mut_ptr(), out.len()) };
-        self.obj.buffer.release(false);
+        self.obj.buffer.release(lease.slot);
         Ok(())
     }
 
@@ -97,10 +97,10 @@ impl UserDataObject {
         self.obj.header.check_access(access)?;
         self.check_range(offset, src.len())?;
         self.ensure_allocated()?;
-        let lease = self.obj.buffer.acquire(true)?;
+        let lease = self.obj.buffer.acquire(WHOLE, true)?;
         // SAFETY: range checked as above; the write lease makes this the only access.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), lease.ptr.add(offset), src.len()) };
-        self.obj.buffer.release(true);
+        self.obj.buffer.release(lease.slot);
         Ok(())
     }
 

@@ -217,3 +217,25 @@ fn context_and_handles_are_send_and_sync() {
     check::<UserDataObject>();
     check::<Error>();
 }
+
+#[test]
+fn disjoint_regions_map_for_writing_at_once() {
+    let ctx = ctx();
+    let img = Image::new(&ctx, 16, 4, ImageFormat::U8).unwrap();
+    let (left, right) = (img.roi(Rect::new(0, 0, 8, 4)).unwrap(), img.roi(Rect::new(8, 0, 16, 4)).unwrap());
+    let mut l = left.map_mut::<u8>(Rect::full(8, 4)).unwrap();
+    let mut r = right.map_mut::<u8>(Rect::full(8, 4)).unwrap();
+    // Also disjoint patches of the parent itself.
+    let mut low = img.map_mut::<u8>(Rect::new(0, 0, 16, 4)).map(|_| ()).unwrap_err();
+    assert_eq!(low.kind(), ErrorKind::NotSupported, "overlaps both writers");
+    l.fill(1);
+    r.fill(2);
+    drop(l);
+    // Left is free again: the parent's left half can be read while the right half is still written.
+    let left_again = img.map::<u8>(Rect::new(0, 0, 8, 4)).unwrap();
+    assert_eq!(left_again.row(3), [1; 8]);
+    low = img.map::<u8>(Rect::new(7, 0, 9, 1)).map(|_| ()).unwrap_err();
+    assert!(low.message().contains("mapped for writing"), "{low}");
+    drop((left_again, r));
+    assert_eq!(img.to_vec::<u8>().unwrap()[..16], [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]);
+}
