@@ -49,9 +49,9 @@ pub struct TilingPolicy {
     pub min_tiles_per_thread: usize,
     /// Never cut tiles smaller than this many pixels for parallelism's sake (call overhead).
     pub min_tile_pixels: usize,
-    /// Nodes with fewer output pixels run their tiles in order on the calling thread: entering the
-    /// pool costs more than the parallelism saves (measured ~60 µs per node on the 2-vCPU VM, where
-    /// 512 Ki pixels of a 3×3 filter take ~170 µs on one core).
+    /// Nodes with fewer output pixels run their tiles in order on the calling thread: waking pool
+    /// workers costs more than the parallelism saves (on the 2-vCPU VM a VGA 3×3 filter, ~100 µs on
+    /// one core, gained nothing; 720p, ~300 µs, gained 1.4×).
     pub min_parallel_pixels: usize,
 }
 

@@ -1,10 +1,11 @@
 //! Tiling nodes: at verify, the checks of the tiling extension (single-plane images of one size,
 //! `Self_` needs a flexible function), the [`TilePlan`](crate::tile_plan::TilePlan) and the
-//! per-worker tile-memory arenas; at process, every tile run on the context's pool (in order on the
-//! calling thread when the pool has one thread) with its `repr(C)` descriptors built on the stack
-//! (no heap allocation).
+//! per-worker tile-memory arenas; at process, the tiles shared out between the calling thread and the
+//! context's pool workers (in order on the calling thread for small nodes or a one-thread pool), each
+//! with its `repr(C)` descriptors built on the stack.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use vx_plugin_abi::{
@@ -214,29 +215,38 @@ pub(crate) fn run(
             }
         }
     }
-    // With a single pool thread, or a node too small to pay for entering the pool, the tiles run in
-    // order on the calling thread, as user-kernel nodes do; that spares two cross-thread wake-ups per
-    // node (3-5 % of a 4K Gaussian frame, most of a VGA one, measured). Otherwise the tiles fork-join
-    // on the context's pool.
+    // Small nodes (or a one-thread pool) run their tiles in order on the calling thread. Otherwise the
+    // calling thread and `threads - 1` pool workers pull tiles from a shared counter: the caller starts
+    // at once and workers join as they wake, so a slow wake-up (an idle vCPU on a VM) costs little.
+    // `Scope::spawn` boxes each helper job: the one heap allocation of a parallel tiling node per
+    // execution (rayon has no non-blocking way into a pool without it).
     let result = if state.parallel {
-        pool.install(|| run_tiles(&run, &state.tiles))
+        let next = AtomicUsize::new(0);
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let work = || {
+            loop {
+                let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                if let Err(e) = run_tile(&run, tile) {
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
+            }
+        };
+        pool.in_place_scope(|scope| {
+            for _ in 1..pool.current_num_threads() {
+                scope.spawn(|_| work());
+            }
+            work();
+        });
+        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     } else {
         state.tiles.iter().try_for_each(|t| run_tile(&run, t))
     };
     drop(leases);
     result
-}
-
-fn run_tiles(run: &TileRun<'_>, tiles: &[PlannedTile]) -> Result<()> {
-    match tiles {
-        [] => Ok(()),
-        [t] => run_tile(run, t),
-        _ => {
-            let (a, b) = tiles.split_at(tiles.len() / 2);
-            let (ra, rb) = rayon::join(|| run_tiles(run, a), || run_tiles(run, b));
-            ra.and(rb)
-        }
-    }
 }
 
 const EMPTY_DESC: TileDesc = TileDesc {

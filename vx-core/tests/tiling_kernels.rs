@@ -255,7 +255,7 @@ fn tile_function_errors_and_panics_are_node_errors() {
 }
 
 #[test]
-fn tiles_run_in_parallel_on_the_context_pool() {
+fn tiles_run_in_parallel_on_the_caller_and_the_context_pool() {
     use std::collections::HashSet;
     use std::sync::Mutex;
     let ctx = Context::builder()
@@ -292,7 +292,9 @@ fn tiles_run_in_parallel_on_the_context_pool() {
         (Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap());
     g.add_node(&k, [&a, &b]).unwrap();
     g.process().unwrap();
+    // The calling thread takes tiles too; with 2 threads configured, at most 2 threads compute and
+    // at least one of them is a pool worker of this context.
     let names = names.lock().unwrap();
-    assert!(names.iter().all(|n| n.starts_with("vx-ctx")), "{names:?}");
-    assert_eq!(names.len(), 2, "both pool threads ran tiles: {names:?}");
+    assert_eq!(names.len(), 2, "two threads ran tiles: {names:?}");
+    assert!(names.iter().any(|n| n.starts_with("vx-ctx")), "{names:?}");
 }

@@ -123,8 +123,9 @@ fn steady_state_process_allocates_nothing() {
     assert!(parallel <= RUNS / 63 + 1, "parallel levels allocated {parallel} times in {RUNS} runs");
     assert_eq!(b.to_vec::<u8>().unwrap(), vec![12u8; 64 * 48]);
 
-    // A tiling node: tiles run on the pool (one pool entry per process, as above); the tile
-    // descriptors live on the stack and tile memory comes from the arenas sized at verify.
+    // A tiling node: the tile descriptors live on the stack and tile memory comes from the arenas
+    // sized at verify. A node large enough to run in parallel hands one boxed helper job per extra
+    // thread to the pool per execution (rayon's Scope::spawn), plus the injector's amortised block.
     let gauss = ctx
         .tiling_kernel("alloc.gauss", 999, 2)
         .validate(|v, metas| {
@@ -153,20 +154,44 @@ fn steady_state_process_allocates_nothing() {
     gauss.set_attribute(KernelAttribute::TileMemorySize(8)).unwrap();
     gauss.finalize().unwrap();
     let g3 = Graph::new(&ctx).unwrap();
-    let big = Image::new(&ctx, 640, 480, ImageFormat::U8).unwrap();
-    let blurred = Image::new(&ctx, 640, 480, ImageFormat::U8).unwrap();
+    let big = Image::new(&ctx, 1280, 720, ImageFormat::U8).unwrap();
+    let blurred = Image::new(&ctx, 1280, 720, ImageFormat::U8).unwrap();
     g3.add_node(&gauss, [&big, &blurred]).unwrap();
+    // A small tiling node runs on the calling thread and allocates nothing at all.
+    let (small, small_out) =
+        (Image::new(&ctx, 64, 48, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 48, ImageFormat::U8).unwrap());
+    let g4 = Graph::new(&ctx).unwrap();
+    g4.add_node(&gauss, [&small, &small_out]).unwrap();
+    for _ in 0..3 {
+        g4.process().unwrap();
+    }
+    ALLOCS.store(0, SeqCst);
+    COUNTING.store(true, SeqCst);
+    for _ in 0..200 {
+        g4.process().unwrap();
+    }
+    COUNTING.store(false, SeqCst);
+    assert_eq!(ALLOCS.load(SeqCst), 0, "a small tiling node allocated");
     for _ in 0..3 {
         g3.process().unwrap();
     }
     ALLOCS.store(0, SeqCst);
     COUNTING.store(true, SeqCst);
-    for _ in 0..RUNS {
+    const TILE_RUNS: usize = 126;
+    for _ in 0..TILE_RUNS {
         g3.process().unwrap();
     }
     COUNTING.store(false, SeqCst);
     let tiling = ALLOCS.load(SeqCst);
-    assert!(tiling <= RUNS / 63 + 1, "a tiling node allocated {tiling} times in {RUNS} runs");
+    let helpers = ctx.threads() - 1;
+    assert!(
+        tiling <= TILE_RUNS * helpers + TILE_RUNS / 63 + 1,
+        "a tiling node allocated {tiling} times in {TILE_RUNS} runs"
+    );
+    assert!(
+        tiling >= TILE_RUNS * helpers,
+        "the helper job of a parallel node is counted ({tiling} in {TILE_RUNS} runs)"
+    );
 
     // The counter does see allocations (the test can fail).
     COUNTING.store(true, SeqCst);
