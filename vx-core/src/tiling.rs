@@ -224,8 +224,7 @@ pub(crate) fn run(
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let work = || {
-            loop {
-                let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+            while let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) {
                 if let Err(e) = run_tile(&run, tile) {
                     next.store(usize::MAX / 2, Ordering::Relaxed);
                     failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
