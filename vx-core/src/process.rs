@@ -23,15 +23,20 @@ use crate::verify::verify_body;
 pub(crate) fn call_guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".to_string());
-            Err(Error::new(ErrorKind::Failure, format!("the kernel's {what} callback panicked: {msg}")))
-        }
+        Err(payload) => Err(Error::new(
+            ErrorKind::Failure,
+            format!("the kernel's {what} callback panicked: {}", panic_message(&*payload)),
+        )),
     }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_string())
 }
 
 impl Graph {

@@ -341,13 +341,13 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
             ErrorKind::from_status(e.status),
             format!("{} (tile {}, {which} function)", e.message, tile.rect),
         )),
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".to_string());
-            Err(Error::new(ErrorKind::Failure, format!("the {which} function panicked on tile {}: {msg}", tile.rect)))
-        }
+        Err(payload) => Err(Error::new(
+            ErrorKind::Failure,
+            format!(
+                "the {which} function panicked on tile {}: {}",
+                tile.rect,
+                crate::process::panic_message(&*payload)
+            ),
+        )),
     }
 }

@@ -30,8 +30,7 @@ fn kernel_with(ctx: &Context, name: &str, body: impl Fn() -> Result<()> + Send +
         })
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.finalize().unwrap();
     k
 }

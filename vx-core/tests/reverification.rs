@@ -215,8 +215,7 @@ fn setting_or_clearing_an_optional_parameter_triggers_reverification() {
         })
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.add_parameter(2, ParamDirection::Input, DataType::Scalar, ParamState::Optional).unwrap();
     k.finalize().unwrap();
 

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::image_in_out;
 use common::spec_kernels::*;
 use vx_core::*;
 
@@ -37,8 +38,7 @@ fn u8_kernel(ctx: &Context, name: &str, fast: bool, flexible: bool) -> Kernel {
         b = b.flexible(copy_flexible);
     }
     let k = b.add().unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k
 }
 
@@ -225,8 +225,7 @@ fn tile_function_errors_and_panics_are_node_errors() {
         })
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.finalize().unwrap();
     let g = Graph::with_name(&ctx, "picky").unwrap();
     let a = Image::new(&ctx, 3, 2, ImageFormat::U8).unwrap();
@@ -284,8 +283,7 @@ fn tiles_run_in_parallel_on_the_caller_and_the_context_pool() {
         })
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();
     let (a, b) =

@@ -173,8 +173,7 @@ fn output_meta_mismatch_is_refused() {
 fn validator_leaving_an_output_unset_is_refused() {
     let ctx = ctx();
     let k = ctx.user_kernel("test.lazy", 7, 2).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();
     let a = Image::new(&ctx, 8, 8, ImageFormat::U8).unwrap();

@@ -57,13 +57,18 @@ pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8)
         })
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    image_in_out(&k);
     k.finalize().unwrap();
     k
 }
 
 pub mod spec_kernels;
+
+/// The usual two-parameter signature: image in (0), image out (1), both required.
+pub fn image_in_out(k: &Kernel) {
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+}
 
 pub fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
     let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
