@@ -1,7 +1,9 @@
 //! Tiled 3×3 Gaussian through a one-node graph versus the same arithmetic as a plain nested loop
 //! over the whole image, on a 3840×2160 U8 image (16 MB of traffic per frame: DRAM-bound) and on a
 //! 1280×720 one (3.7 MB per frame, largely cache-resident), at 1 and 2 threads. Both share the row function
-//! (`gaussian_row`), so the ratio measures the runtime: tiling, scheduling and parallelism.
+//! (`gaussian_row`), so the ratio measures the runtime: tiling, scheduling and parallelism. A last row,
+//! the plain loop split by hand over two scoped threads, shows what two threads can reach on the
+//! machine at all.
 //!
 //! Run: `cargo bench -p vx-core --bench tiling_gaussian`
 //!
@@ -28,6 +30,26 @@ fn plain_loop(src: &[u8], dst: &mut [u8], w: usize, h: usize) {
         let (a, b, c) = (&src[(y - 1) * w..y * w], &src[y * w..(y + 1) * w], &src[(y + 1) * w..(y + 2) * w]);
         gaussian_row(a, b, c, &mut dst[y * w + 1..(y + 1) * w - 1]);
     }
+}
+
+/// The hand-written parallel reference: the plain loop over two halves of the rows on two scoped
+/// threads (what the runtime's 2-thread figure can at best reach on this machine).
+fn plain_loop_2threads(src: &[u8], dst: &mut [u8], w: usize, h: usize) {
+    let mid = h / 2;
+    let (top, bottom) = dst.split_at_mut(mid * w);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for y in 1..mid {
+                let (a, b, c) = (&src[(y - 1) * w..y * w], &src[y * w..(y + 1) * w], &src[(y + 1) * w..(y + 2) * w]);
+                gaussian_row(a, b, c, &mut top[y * w + 1..(y + 1) * w - 1]);
+            }
+        });
+        for y in mid..h - 1 {
+            let (a, b, c) = (&src[(y - 1) * w..y * w], &src[y * w..(y + 1) * w], &src[(y + 1) * w..(y + 2) * w]);
+            let r = (y - mid) * w;
+            gaussian_row(a, b, c, &mut bottom[r + 1..r + w - 1]);
+        }
+    });
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -70,13 +92,18 @@ fn bench(W: u32, H: u32) {
         }
     }
 
-    let (mut t_plain, mut t1, mut t2) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut t_plain, mut t1, mut t2, mut t_hand) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let t = Instant::now();
         for _ in 0..FRAMES {
             plain_loop(std::hint::black_box(&pixels), &mut plain_out, W as usize, H as usize);
         }
         t_plain.push(t.elapsed() / FRAMES);
+        let t = Instant::now();
+        for _ in 0..FRAMES {
+            plain_loop_2threads(std::hint::black_box(&pixels), &mut plain_out, W as usize, H as usize);
+        }
+        t_hand.push(t.elapsed() / FRAMES);
         for (threads, g, _) in &graphs {
             let t = Instant::now();
             for _ in 0..FRAMES {
@@ -90,13 +117,20 @@ fn bench(W: u32, H: u32) {
         r.sort_by(f64::total_cmp);
         r[r.len() / 2]
     };
-    let (r1, r2) = (ratio(&t1), ratio(&t2));
-    let (p, a, b) = (median(t_plain), median(t1), median(t2));
+    let (r1, r2, rh) = (ratio(&t1), ratio(&t2), ratio(&t_hand));
+    let (p, a, b, hand) = (median(t_plain), median(t1), median(t2), median(t_hand));
     let mpix = |d: Duration| (W as f64 * H as f64) / d.as_secs_f64() / 1e6;
     println!("3x3 Gaussian on {W}x{H} U8, median of {ROUNDS} interleaved rounds of {FRAMES} frames per variant");
     println!("{:<28} {:>10} {:>12} {:>14}", "variant", "ms/frame", "Mpixel/s", "vs plain loop");
     println!("{:<28} {:>10.2} {:>12.0} {:>13.2}x", "plain nested loop, 1 thread", p.as_secs_f64() * 1e3, mpix(p), 1.0);
     println!("{:<28} {:>10.2} {:>12.0} {:>13.2}x", "tiled graph, 1 thread", a.as_secs_f64() * 1e3, mpix(a), r1);
     println!("{:<28} {:>10.2} {:>12.0} {:>13.2}x", "tiled graph, 2 threads", b.as_secs_f64() * 1e3, mpix(b), r2);
+    println!(
+        "{:<28} {:>10.2} {:>12.0} {:>13.2}x",
+        "reference: plain, 2 threads",
+        hand.as_secs_f64() * 1e3,
+        mpix(hand),
+        rh
+    );
     println!("targets: >= 0.95x at 1 thread, >= 1.80x at 2 threads\n");
 }
