@@ -1,3 +1,65 @@
-//! Workspace-level integration tests live in `tests/tests/`: ports of the Khronos conformance
-//! behaviour (user nodes), and — with the module loader — tests that build and load real kernel
-//! modules. This library is empty on purpose.
+//! Helpers of the workspace-level tests: building the kernel modules under `plugins/` for real and
+//! laying them out in plugin directories.
+//!
+//! Modules are built with the same `cargo` that runs the tests, into their own target directory
+//! (`target/test-modules`) so the outer build is never blocked; each feature variant is built once
+//! per test process and copied out under a name of its own.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
+
+/// Build `package` (a cdylib under `plugins/`) with `features` and return the path of a private
+/// copy of the resulting library.
+pub fn build_module(package: &str, features: &[&str]) -> PathBuf {
+    let key = format!("{package}[{}]", features.join(","));
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let built = built.get_or_insert_with(HashMap::new);
+    if let Some(p) = built.get(&key) {
+        return p.clone();
+    }
+    let root = workspace_root();
+    let target = root.join("target").join("test-modules");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(&root).args(["build", "--quiet", "-p", package, "--target-dir"]).arg(&target);
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run cargo to build {key}: {e}"));
+    assert!(out.status.success(), "building {key} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let lib = target.join("debug").join(format!("lib{}.so", package.replace('-', "_")));
+    let store = target.join("variants");
+    std::fs::create_dir_all(&store).expect("variants dir");
+    let copy = store.join(format!(
+        "{}-{}.so",
+        package,
+        if features.is_empty() { "default".into() } else { features.join("+") }
+    ));
+    std::fs::copy(&lib, &copy).unwrap_or_else(|e| panic!("copy {} -> {}: {e}", lib.display(), copy.display()));
+    built.insert(key, copy.clone());
+    copy
+}
+
+/// A fresh temporary plugin directory holding `lib<name>.so` copies of the given libraries.
+pub fn plugin_dir(tag: &str, modules: &[(&str, &Path)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vx-rs-test-plugins-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("plugin dir");
+    for (name, lib) in modules {
+        std::fs::copy(lib, dir.join(format!("lib{name}.so"))).expect("copy module");
+    }
+    dir
+}
+
+/// True when the process still maps a file whose path contains `needle` (reads /proc/self/maps).
+pub fn is_mapped(needle: &str) -> bool {
+    std::fs::read_to_string("/proc/self/maps").map(|m| m.contains(needle)).unwrap_or(false)
+}

@@ -99,6 +99,16 @@ pub(crate) struct ContextInner {
     pub(crate) pool: rayon::ThreadPool,
     pub(crate) resources: Arc<Resources>,
     registry: Mutex<KernelRegistry>,
+    pub(crate) modules: Mutex<crate::module_loader::ModuleTable>,
+    /// Where shadow copies of module libraries go.
+    pub(crate) shadow_dir: std::path::PathBuf,
+}
+
+impl Drop for ContextInner {
+    fn drop(&mut self) {
+        // Best effort: the directory is empty unless a module stayed mapped (zombie).
+        let _ = std::fs::remove_dir(&self.shadow_dir);
+    }
 }
 
 impl ContextInner {
@@ -172,6 +182,8 @@ impl Context {
                 pool,
                 resources,
                 registry: Mutex::new(KernelRegistry::default()),
+                modules: Mutex::new(Default::default()),
+                shadow_dir: std::env::temp_dir().join(format!("vx-rs-modules-{}-ctx{id}", std::process::id())),
             }),
         })
     }

@@ -208,6 +208,28 @@ impl ScalarValue {
         out
     }
 
+    /// The value of type `ty` whose native-order bytes start `bytes` (inverse of `to_ne_bytes`).
+    pub fn from_ne_bytes(ty: ScalarType, bytes: [u8; 8]) -> ScalarValue {
+        let b = bytes;
+        match ty {
+            ScalarType::Char => ScalarValue::Char(b[0]),
+            ScalarType::Int8 => ScalarValue::Int8(b[0] as i8),
+            ScalarType::Uint8 => ScalarValue::Uint8(b[0]),
+            ScalarType::Int16 => ScalarValue::Int16(i16::from_ne_bytes([b[0], b[1]])),
+            ScalarType::Uint16 => ScalarValue::Uint16(u16::from_ne_bytes([b[0], b[1]])),
+            ScalarType::Int32 => ScalarValue::Int32(i32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::Uint32 => ScalarValue::Uint32(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::Int64 => ScalarValue::Int64(i64::from_ne_bytes(b)),
+            ScalarType::Uint64 => ScalarValue::Uint64(u64::from_ne_bytes(b)),
+            ScalarType::Float32 => ScalarValue::Float32(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::Float64 => ScalarValue::Float64(f64::from_ne_bytes(b)),
+            ScalarType::Enum => ScalarValue::Enum(i32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::Size => ScalarValue::Size(u64::from_ne_bytes(b) as usize),
+            ScalarType::DfImage => ScalarValue::DfImage(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::Bool => ScalarValue::Bool(b[0] != 0),
+        }
+    }
+
     /// The zero value of a type.
     pub const fn zero(ty: ScalarType) -> ScalarValue {
         match ty {

@@ -57,6 +57,9 @@ mod kernel_context;
 mod kernel_registry;
 mod local_data;
 mod meta_format;
+mod module_host;
+mod module_library;
+mod module_loader;
 mod node;
 mod object;
 mod process;
@@ -84,6 +87,8 @@ pub use kernel::{
 pub use kernel_context::{KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext};
 pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
 pub use meta_format::{MetaFormat, MetaFormats, ValidRectFn};
+pub use module_library::ModuleState;
+pub use module_loader::MODULE_PATH_VAR;
 pub use node::{Node, Perf};
 pub use reference::{ObjectMeta, Reference};
 pub use resources::{ResourceKind, ResourceUsage};

@@ -3,9 +3,11 @@
 
 use std::fmt;
 
+use abi_stable::StableAbi;
+
 /// `vx_rectangle_t`: the half-open pixel rectangle `[start_x, end_x) × [start_y, end_y)`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, StableAbi)]
 pub struct Rect {
     pub start_x: u32,
     pub start_y: u32,
@@ -93,7 +95,7 @@ pub enum BorderMode {
 
 /// `vx_tile_block_size_t`: the output tile block, in pixels.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, StableAbi)]
 pub struct TileBlockSize {
     pub width: u32,
     pub height: u32,
@@ -108,7 +110,7 @@ impl Default for TileBlockSize {
 /// `vx_neighborhood_size_t`: offsets of the input neighborhood relative to the output pixel, in the
 /// spec's order (left, right, top, bottom); a 3×3 filter is `(-1, 1, -1, 1)`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, StableAbi)]
 pub struct Neighborhood {
     pub left: i32,
     pub right: i32,

@@ -6,17 +6,19 @@
 //! and views of tiling kernels ([`tile`]).
 //!
 //! It depends on nothing of ours except `vx-macros`, so a kernel module can depend on it without
-//! ever linking the runtime (`vx-core`). The tile descriptor, the host vtable and the module root
-//! descriptor arrive with the module issue.
+//! ever linking the runtime (`vx-core`). [`module_abi`] holds what a module exports (the versioned
+//! root descriptor) and the host vtable it registers kernels through.
 //!
 //! Tile access ([`tile`]) is the one place with `unsafe` code: every block carries a `SAFETY:`
 //! comment, and its tests are meant to run under Miri.
 
 pub mod geometry;
 pub mod image_format;
+pub mod module_abi;
 pub mod status;
 pub mod tile;
 
+pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
 pub use status::Status;

@@ -21,6 +21,8 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 
+use abi_stable::StableAbi;
+
 use crate::geometry::{Neighborhood, Rect, TileBlockSize};
 use crate::image_format::ImageFormat;
 use crate::status::Status;
@@ -33,7 +35,7 @@ pub const TILE_ALIASED: u32 = 1;
 
 /// The `vx_tile_t` content for one single-plane image.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, StableAbi)]
 pub struct TileDesc {
     /// Address of pixel (0, 0) of the image; pixel (x, y) is at `base + y*stride_y + x*stride_x`.
     pub base: *mut u8,
@@ -64,7 +66,7 @@ pub struct TileDesc {
 
 /// What a [`TileParam`] holds.
 #[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, StableAbi)]
 pub enum TileParamKind {
     /// An optional parameter that is not set.
     Absent = 0,
@@ -78,7 +80,7 @@ pub enum TileParamKind {
 
 /// One entry of the parameters array (the spec's `void *parameters[]`, with its type made explicit).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, StableAbi)]
 pub struct TileParam {
     pub kind: TileParamKind,
     /// Image FourCC or scalar `vx_type_e`.
@@ -252,6 +254,11 @@ impl<'a> TileArgs<'a> {
         // SAFETY: valid for tile_memory_size bytes and exclusive to this call (contract of `new`);
         // &mut self makes the borrow unique.
         unsafe { std::slice::from_raw_parts_mut(self.tile_memory, self.tile_memory_size) }
+    }
+
+    /// The raw parts, to forward the call across the module boundary (`vx_tiling_kernel_f`).
+    pub fn as_raw(&self) -> (*const TileParam, u32, *mut u8, usize) {
+        (self.params.as_ptr(), self.params.len() as u32, self.tile_memory, self.tile_memory_size)
     }
 
     /// Size of [`tile_memory`](Self::tile_memory) in bytes.

@@ -1,0 +1,162 @@
+//! `vx_testmod`: the kernel module of the loader tests, written by hand against the module ABI
+//! (the macros of issue 5 will generate all of this).
+//!
+//! Kernels: `testmod.invert` (tiling, flexible; v1: 255 - p, v2: 255 - p + 1), `testmod.panicky`
+//! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar, saturating).
+//! Features select broken variants for the failure tests (see Cargo.toml).
+
+use abi_stable::export_root_module;
+use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::abi_stable::std_types::RStr;
+use vx_plugin_abi::module_abi::{
+    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Processor, Validator, VxModule,
+    VxModuleRef, data_type, direction, guard, param_state, run_tiling,
+};
+use vx_plugin_abi::{ImageFormat, Status, TileArgs, TileError, TileParam};
+
+const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
+const KERNELS: [&str; 3] = ["testmod.invert", "testmod.panicky", "testmod.scale"];
+
+fn invert(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            let v = 255 - input.pixel(x, y, 0, 0);
+            out.set(x, y, if cfg!(feature = "v2") { v.wrapping_add(1) } else { v });
+        }
+    }
+    Ok(())
+}
+
+extern "C" fn invert_tiles(p: *const TileParam, n: u32, mem: *mut u8, size: usize) -> AbiResult<()> {
+    // SAFETY: forwarded unchanged from the host's call.
+    unsafe { run_tiling(p, n, mem, size, invert) }
+}
+
+fn panicky(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    if input.pixel(0, 0, 0, 0) == 13 {
+        panic!("pixel 13 is unlucky");
+    }
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, input.pixel(x, y, 0, 0));
+        }
+    }
+    Ok(())
+}
+
+extern "C" fn panicky_tiles(p: *const TileParam, n: u32, mem: *mut u8, size: usize) -> AbiResult<()> {
+    // SAFETY: forwarded unchanged from the host's call.
+    unsafe { run_tiling(p, n, mem, size, panicky) }
+}
+
+/// U8 image in (0) → U8 image of the same size out (the last parameter).
+extern "C" fn validate_u8_same_size(v: &Validator) -> AbiResult<()> {
+    guard("validate", || {
+        let input = v.param(0)?;
+        if input.format != ImageFormat::U8.fourcc() {
+            return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
+        }
+        let last = (v.vtable.num_params())(v) - 1;
+        v.set_output_image(last, ImageFormat::U8, input.width, input.height)
+    })
+}
+
+extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
+    guard("process", || {
+        let factor = (p.vtable.read_scalar())(p, 1).into_result()?.bytes[0];
+        let src = (p.vtable.map_image())(p, 0, false).into_result()?;
+        let dst = (p.vtable.map_image())(p, 2, true).into_result()?;
+        for y in 0..src.dim_y as usize {
+            // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
+            // unmap; rows of distinct images do not overlap.
+            let (s, d) = unsafe {
+                (
+                    std::slice::from_raw_parts(src.base.add(y * src.stride_y as usize), src.dim_x as usize),
+                    std::slice::from_raw_parts_mut(dst.base.add(y * dst.stride_y as usize), dst.dim_x as usize),
+                )
+            };
+            for (o, i) in d.iter_mut().zip(s) {
+                *o = i.saturating_mul(factor);
+            }
+        }
+        (p.vtable.unmap_image())(p, src.token);
+        (p.vtable.unmap_image())(p, dst.token);
+        Ok(())
+    })
+}
+
+fn image_in_out(api: &HostApi<'_>, k: u64) -> Result<(), AbiError> {
+    api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+    api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)
+}
+
+extern "C" fn publish(host: &Host) -> AbiResult<()> {
+    guard("publish", || {
+        let api = HostApi::new(host);
+        let k = api.add_kernel(&KernelDesc::tiling(
+            KERNELS[0],
+            0x7E57_0001,
+            2,
+            validate_u8_same_size,
+            None,
+            Some(invert_tiles),
+        ))?;
+        image_in_out(&api, k)?;
+        api.set_attribute(k, KernelAttr::OutputTileBlockSize(1, 1))?;
+        api.finalize(k)?;
+        if cfg!(feature = "publish-fails") {
+            // Index 7 of a 2-parameter kernel: the host refuses, and publish reports it.
+            let k2 = api.add_kernel(&KernelDesc::tiling(
+                KERNELS[1],
+                0x7E57_0002,
+                2,
+                validate_u8_same_size,
+                None,
+                Some(panicky_tiles),
+            ))?;
+            api.add_parameter(k2, 7, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        }
+        if cfg!(feature = "publish-panics") {
+            panic!("publish is broken on purpose");
+        }
+        let k = api.add_kernel(&KernelDesc::tiling(
+            KERNELS[1],
+            0x7E57_0002,
+            2,
+            validate_u8_same_size,
+            None,
+            Some(panicky_tiles),
+        ))?;
+        image_in_out(&api, k)?;
+        api.finalize(k)?;
+        let k = api.add_kernel(&KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process))?;
+        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
+        api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.finalize(k)
+    })
+}
+
+extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
+    guard("unpublish", || {
+        let api = HostApi::new(host);
+        KERNELS.iter().try_for_each(|k| api.remove_kernel(k))
+    })
+}
+
+/// The module's root descriptor.
+#[export_root_module]
+pub fn vx_module_root() -> VxModuleRef {
+    VxModule {
+        abi_version: if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION },
+        name: RStr::from_str("vx_testmod"),
+        version: RStr::from_str(VERSION),
+        publish,
+        unpublish,
+    }
+    .leak_into_prefix()
+}

@@ -1,0 +1,238 @@
+//! Kernel modules loaded for real: cdylibs from `plugins/` built by the test, opened from plugin
+//! directories, published, used by graphs, unloaded — and the bad ones refused with clear errors,
+//! leaving nothing registered.
+
+use std::path::PathBuf;
+
+use vx_core::*;
+use vx_tests::{build_module, is_mapped, plugin_dir};
+
+fn v1() -> PathBuf {
+    build_module("vx-testmod", &[])
+}
+
+fn ctx_with(tag: &str, modules: &[(&str, &std::path::Path)]) -> Context {
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.add_module_dir(plugin_dir(tag, modules));
+    ctx
+}
+
+fn invert_graph(ctx: &Context, pixels: &[u8]) -> (Graph, Image) {
+    let k = ctx.kernel_by_name("testmod.invert").unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let src = Image::new(ctx, pixels.len() as u32, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(pixels.len() as u32, 1), 0, pixels).unwrap();
+    let dst = Image::new(ctx, pixels.len() as u32, 1, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &dst]).unwrap();
+    (g, dst)
+}
+
+#[test]
+fn load_lookup_process_unload() {
+    let lib = v1();
+    let ctx = ctx_with("basic", &[("testmod", &lib)]);
+    let (k0, u0, m0) = (ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count());
+    ctx.load_module("testmod").unwrap();
+    assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count()), (k0 + 3, u0 + 3, m0 + 1));
+    assert_eq!(ctx.module_kernels("testmod"), ["testmod.invert", "testmod.panicky", "testmod.scale"]);
+    assert_eq!(ctx.module_state("testmod"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+
+    let (g, dst) = invert_graph(&ctx, &[0, 10, 200]);
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [255, 245, 55]);
+    drop(g);
+
+    ctx.unload_module("testmod").unwrap();
+    assert_eq!(ctx.kernel_by_name("testmod.invert").unwrap_err().kind(), ErrorKind::InvalidReference);
+    assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count()), (k0, u0, m0));
+    assert_eq!(ctx.module_state("testmod"), Some(ModuleState::Unloaded));
+    assert!(
+        !is_mapped(&format!("vx-rs-modules-{}-", std::process::id())) || !is_mapped("libtestmod."),
+        "library still mapped"
+    );
+    assert_eq!(ctx.unload_module("testmod").unwrap_err().kind(), ErrorKind::InvalidParameters, "already unloaded");
+}
+
+#[test]
+fn loading_twice_and_unloading_once_keeps_the_kernels() {
+    let lib = v1();
+    let ctx = ctx_with("twice", &[("testmod_twice", &lib)]);
+    ctx.load_module("testmod_twice").unwrap();
+    ctx.load_module("testmod_twice").unwrap();
+    assert_eq!(ctx.module_count(), 1, "one module, loaded twice");
+    assert_eq!(ctx.unique_kernel_count(), 3, "not published twice");
+    ctx.unload_module("testmod_twice").unwrap();
+    assert!(ctx.kernel_by_name("testmod.invert").is_ok());
+    assert_eq!(ctx.module_state("testmod_twice"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    ctx.unload_module("testmod_twice").unwrap();
+    assert!(ctx.kernel_by_name("testmod.invert").is_err());
+}
+
+#[test]
+fn unload_while_a_graph_uses_a_kernel() {
+    let lib = v1();
+    let ctx = ctx_with("inuse", &[("testmod_inuse", &lib)]);
+    ctx.load_module("testmod_inuse").unwrap();
+    let (g, dst) = invert_graph(&ctx, &[1, 2, 3]);
+    g.verify().unwrap();
+    ctx.unload_module("testmod_inuse").unwrap();
+    // Gone from lookup, counted out, but the graph keeps working: its node holds the kernel, the
+    // kernel holds the library.
+    assert!(ctx.kernel_by_name("testmod.invert").is_err());
+    assert_eq!(ctx.module_count(), 0);
+    assert_eq!(ctx.module_state("testmod_inuse"), Some(ModuleState::Draining { version: "1.0.0".into() }));
+    assert!(is_mapped("libtestmod_inuse."), "the library is still mapped for the graph");
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [254, 253, 252]);
+    drop(g);
+    assert_eq!(ctx.module_state("testmod_inuse"), Some(ModuleState::Unloaded), "closed once the graph went");
+    assert!(!is_mapped("libtestmod_inuse."), "and really unmapped");
+}
+
+#[test]
+fn a_user_kernel_from_a_module_reaches_its_parameters() {
+    let lib = v1();
+    let ctx = ctx_with("user", &[("testmod_user", &lib)]);
+    ctx.load_module("testmod_user").unwrap();
+    let k = ctx.kernel_by_name("testmod.scale").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, 4, 2, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(4, 2), 0, &[1u8, 2, 3, 100, 5, 6, 7, 8]).unwrap();
+    let factor = Scalar::new(&ctx, ScalarValue::Uint8(3)).unwrap();
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    g.add_node(&k, [Reference::from(&src), Reference::from(&factor), Reference::from(&v)]).unwrap();
+    let out = Image::new(&ctx, 4, 2, ImageFormat::U8).unwrap();
+    g.add_node(&ctx.kernel_by_name("testmod.invert").unwrap(), [&v, &out]).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [252, 249, 246, 0, 240, 237, 234, 231]);
+    // The module's validator speaks through the ABI too.
+    let g2 = Graph::new(&ctx).unwrap();
+    let s16 = Image::new(&ctx, 4, 2, ImageFormat::S16).unwrap();
+    g2.add_node(&k, [Reference::from(&s16), Reference::from(&factor), Reference::from(&out)]).unwrap();
+    let e = g2.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidFormat);
+    assert!(e.to_string().contains("parameter 0 must be a U8 image"), "{e}");
+}
+
+#[test]
+fn bad_names_and_missing_modules() {
+    let ctx = ctx_with("names", &[]);
+    for bad in ["", "../etc/passwd", "a/b", "a\\b", "..", "x\0y"] {
+        let e = ctx.load_module(bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{bad:?}: {e}");
+    }
+    let e = ctx.load_module("does_not_exist").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert!(e.to_string().contains("libdoes_not_exist.so in one of:"), "{e}");
+    assert_eq!(ctx.module_count(), 0);
+}
+
+#[test]
+fn not_a_library_and_no_entry_point() {
+    let dir = plugin_dir("junk", &[]);
+    std::fs::write(dir.join("libjunk.so"), b"this is not an ELF file").unwrap();
+    let noentry = build_module("vx-noentry", &[]);
+    std::fs::copy(&noentry, dir.join("libnoentry.so")).unwrap();
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    let e = ctx.load_module("junk").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert!(e.message().contains("is not a loadable library"), "{e}");
+    let e = ctx.load_module("noentry").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert!(e.message().contains("has no vx-rs entry point"), "{e}");
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+    assert!(!is_mapped("libnoentry."), "a refused library is closed");
+}
+
+#[test]
+fn a_module_for_another_abi_version_is_refused_in_one_sentence() {
+    let lib = build_module("vx-testmod", &["abi-mismatch"]);
+    let ctx = ctx_with("abi", &[("testmod_abi", &lib)]);
+    let e = ctx.load_module("testmod_abi").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert_eq!(e.message(), "module 'testmod_abi' speaks vx-rs module ABI version 2, this host speaks version 1");
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+}
+
+#[test]
+fn a_publish_that_fails_half_way_leaves_nothing() {
+    let lib = build_module("vx-testmod", &["publish-fails"]);
+    let ctx = ctx_with("pubfail", &[("testmod_pubfail", &lib)]);
+    let e = ctx.load_module("testmod_pubfail").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+    assert!(e.message().starts_with("publishing module 'testmod_pubfail' failed:"), "{e}");
+    assert!(e.message().contains("the 2 kernel(s) it had added were removed"), "{e}");
+    assert_eq!((ctx.module_count(), ctx.kernel_count(), ctx.unique_kernel_count()), (0, 0, 0));
+    assert!(ctx.kernel_by_name("testmod.invert").is_err());
+    assert!(!is_mapped("libtestmod_pubfail."));
+}
+
+#[test]
+fn a_publish_that_panics_leaves_the_host_alive_and_nothing_registered() {
+    let lib = build_module("vx-testmod", &["publish-panics"]);
+    let ctx = ctx_with("pubpanic", &[("testmod_pubpanic", &lib)]);
+    let e = ctx.load_module("testmod_pubpanic").unwrap_err();
+    assert_eq!(e.status(), Status::Failure);
+    assert!(e.message().contains("publish panicked in the module: publish is broken on purpose"), "{e}");
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+}
+
+#[test]
+fn a_kernel_that_panics_during_process_is_a_node_error() {
+    let lib = v1();
+    let ctx = ctx_with("procpanic", &[("testmod_procpanic", &lib)]);
+    ctx.load_module("testmod_procpanic").unwrap();
+    let k = ctx.kernel_by_name("testmod.panicky").unwrap();
+    let g = Graph::with_name(&ctx, "unlucky").unwrap();
+    let src = Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(2, 2), 0, &[13u8, 1, 2, 3]).unwrap();
+    let dst = Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &dst]).unwrap();
+    let e = g.process().unwrap_err();
+    assert_eq!(e.status(), Status::Failure);
+    assert!(e.message().contains("panicked in the module: pixel 13 is unlucky"), "{e}");
+    assert_eq!(e.context().kernel.as_deref(), Some("testmod.panicky"));
+    src.copy_from(Rect::full(2, 2), 0, &[0u8, 1, 2, 3]).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [0, 1, 2, 3]);
+    drop((g, k));
+    ctx.unload_module("testmod_procpanic").unwrap();
+    // The panic machinery of the module's own std may have registered a thread-local destructor on
+    // a pool thread, which keeps the library mapped: then the state must say so, with the reason.
+    match ctx.module_state("testmod_procpanic").unwrap() {
+        ModuleState::Unloaded => assert!(!is_mapped("libtestmod_procpanic.")),
+        ModuleState::Zombie { reason } => {
+            assert!(is_mapped("libtestmod_procpanic."));
+            assert!(reason.contains("thread-local destructor"), "{reason}");
+        }
+        other => panic!("unexpected state {other:?}"),
+    }
+}
+
+#[test]
+fn search_order_context_dirs_then_env_then_exe_dir() {
+    let one = v1();
+    let two = build_module("vx-testmod", &["v2"]);
+    let ctx_dir = plugin_dir("order-ctx", &[("testmod_order", &one)]);
+    let env_dir = plugin_dir("order-env", &[("testmod_order", &two), ("testmod_envonly", &two)]);
+    // SAFETY: this is the only test touching VX_MODULE_PATH, and it sets it before any thread of
+    // this test reads it; other tests only read it through the loader and find their modules in
+    // context directories first.
+    unsafe { std::env::set_var(MODULE_PATH_VAR, format!("/nonexistent:{}", env_dir.display())) };
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&ctx_dir);
+    assert_eq!(ctx.resolve_module("testmod_order").unwrap(), ctx_dir.join("libtestmod_order.so"));
+    assert_eq!(ctx.resolve_module("testmod_envonly").unwrap(), env_dir.join("libtestmod_envonly.so"));
+    let path = ctx.module_search_path();
+    assert_eq!(path[0], ctx_dir);
+    assert_eq!(path[1], PathBuf::from("/nonexistent"));
+    assert_eq!(path[2], env_dir);
+    assert_eq!(path.last().unwrap(), &std::env::current_exe().unwrap().parent().unwrap().to_path_buf());
+    ctx.load_module("testmod_envonly").unwrap();
+    assert_eq!(ctx.module_state("testmod_envonly"), Some(ModuleState::Loaded { count: 1, version: "2.0.0".into() }));
+    // Version 2 inverts and adds one.
+    let (g, dst) = invert_graph(&ctx, &[0, 10]);
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [0, 246]);
+}

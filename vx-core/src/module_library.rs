@@ -1,0 +1,185 @@
+//! One opened kernel-module library: a unique shadow copy opened with libloading (abi_stable is
+//! used only for the header, version and layout checks — its own loaders never unload), the
+//! module's root descriptor, and — when the last user lets go — the close, verified with
+//! `RTLD_NOLOAD` so a library that stayed mapped is reported as a zombie, not pretended away.
+
+use std::ffi::CString;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use vx_plugin_abi::abi_stable::library::{AbiHeaderRef, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
+use vx_plugin_abi::module_abi::{ABI_VERSION, VxModuleRef};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Where a module is in its life.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModuleState {
+    /// Loaded `count` times (`vxLoadKernels` calls not yet matched by unloads).
+    Loaded { count: usize, version: String },
+    /// Unloaded, but kernels, nodes or graphs from it still hold the library mapped.
+    Draining { version: String },
+    /// The library was closed and is gone from the process.
+    Unloaded,
+    /// The library was closed but the dynamic loader kept it mapped.
+    Zombie { reason: String },
+}
+
+impl fmt::Display for ModuleState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModuleState::Loaded { count, version } => write!(f, "loaded ({count}x, version {version})"),
+            ModuleState::Draining { version } => {
+                write!(f, "unloaded, still mapped while its kernels are in use (version {version})")
+            }
+            ModuleState::Unloaded => f.write_str("unloaded"),
+            ModuleState::Zombie { reason } => write!(f, "zombie: {reason}"),
+        }
+    }
+}
+
+static SHADOW_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The library of one loaded module version. Kernels from it hold an `Arc` of it.
+pub(crate) struct ModuleLibrary {
+    pub(crate) module: VxModuleRef,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    shadow: PathBuf,
+    library: Option<libloading::Library>,
+    pub(crate) state: Arc<Mutex<ModuleState>>,
+}
+
+fn readable(name: &str, path: &Path, e: &LibraryError) -> Error {
+    let msg = match e {
+        LibraryError::InvalidAbiHeader(h) => format!(
+            "module '{name}' was built with an incompatible abi_stable (its ABI {}.{}, not the host's)",
+            h.abi_major, h.abi_minor
+        ),
+        LibraryError::IncompatibleVersionNumber { library_name, expected_version, actual_version } => format!(
+            "module '{name}' was built against {library_name} {actual_version}, which is incompatible with the host's \
+             {expected_version}"
+        ),
+        LibraryError::AbiInstability(_) => format!(
+            "module '{name}' describes its root module with a different layout than the host's vx-plugin-abi (rebuild \
+             it against this vx-plugin-abi)"
+        ),
+        other => {
+            let first = other.to_string();
+            format!("module '{name}' could not be initialized: {}", first.lines().next().unwrap_or(""))
+        }
+    };
+    Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string())
+}
+
+impl ModuleLibrary {
+    /// Copy `path` to a unique shadow file, open it and check it (header, abi_stable version,
+    /// layout, vx-rs ABI version) before calling anything in it.
+    pub(crate) fn open(name: &str, path: &Path, shadow_dir: &Path) -> Result<ModuleLibrary> {
+        let invalid = |msg: String| Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string());
+        std::fs::create_dir_all(shadow_dir)
+            .map_err(|e| invalid(format!("cannot create the shadow directory {}: {e}", shadow_dir.display())))?;
+        let n = SHADOW_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let shadow = shadow_dir.join(format!("lib{name}.{}.{n}.so", std::process::id()));
+        std::fs::copy(path, &shadow)
+            .map_err(|e| invalid(format!("cannot copy the module to {}: {e}", shadow.display())))?;
+        let cleanup = |e: Error| {
+            let _ = std::fs::remove_file(&shadow);
+            e
+        };
+        // SAFETY: opening a library runs its initializers; a vx-rs module's do nothing observable
+        // (abi_stable modules have no load-time code). The path is our private shadow copy.
+        let library = unsafe { libloading::Library::new(&shadow) }
+            .map_err(|e| cleanup(invalid(format!("module '{name}' is not a loadable library: {e}"))))?;
+        // SAFETY: ROOT_MODULE_LOADER_NAME is the abi_stable header static; reading its address as an
+        // AbiHeaderRef is how abi_stable's own loader does it. It is checked (`upgrade`) before use.
+        let header: Option<AbiHeaderRef> =
+            unsafe { library.get::<AbiHeaderRef>(ROOT_MODULE_LOADER_NAME_WITH_NUL.as_bytes()) }.ok().map(|s| *s);
+        let Some(header) = header else {
+            drop(library);
+            return Err(cleanup(invalid(format!(
+                "module '{name}' has no vx-rs entry point (no abi_stable root module); was it built with vx-plugin-abi's \
+                 module export?"
+            ))));
+        };
+        let module = header
+            .upgrade()
+            .and_then(|h| h.init_root_module::<VxModuleRef>())
+            .map_err(|e| cleanup(readable(name, path, &e)))?;
+        let abi = module.abi_version();
+        if abi != ABI_VERSION {
+            drop(library);
+            return Err(cleanup(invalid(format!(
+                "module '{name}' speaks vx-rs module ABI version {abi}, this host speaks version {ABI_VERSION}"
+            ))));
+        }
+        let declared = module.name().as_str().to_owned();
+        let version = module.version().as_str().to_owned();
+        tracing::debug!(module = %name, declared = %declared, version = %version, shadow = %shadow.display(), "module library opened");
+        Ok(ModuleLibrary {
+            module,
+            name: name.to_owned(),
+            version: version.clone(),
+            shadow,
+            library: Some(library),
+            state: Arc::new(Mutex::new(ModuleState::Loaded { count: 1, version })),
+        })
+    }
+
+    pub(crate) fn set_state(&self, s: ModuleState) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = s;
+    }
+}
+
+/// True when the dynamic loader still knows `path` (`RTLD_NOLOAD`) or its pages are still mapped
+/// (`/proc/self/maps`). Both are needed: glibc keeps a library with pending thread-local destructors
+/// mapped while `RTLD_NOLOAD` no longer finds it (observed after a module panicked on a pool thread).
+fn still_mapped(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: RTLD_NOLOAD only looks the library up; it maps nothing new. A non-null handle bumps
+    // the reference count, so it is closed again right away.
+    let known = unsafe {
+        let h = libc::dlopen(c.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+        if !h.is_null() {
+            libc::dlclose(h);
+        }
+        !h.is_null()
+    };
+    known
+        || std::fs::read_to_string("/proc/self/maps")
+            .map(|maps| maps.lines().any(|l| l.ends_with(&*path.to_string_lossy())))
+            .unwrap_or(false)
+}
+
+impl Drop for ModuleLibrary {
+    fn drop(&mut self) {
+        // The module descriptor points into the library: nothing of it is used past this point.
+        let Some(library) = self.library.take() else { return };
+        let closed = library.close();
+        let state = match closed {
+            Err(e) => ModuleState::Zombie { reason: format!("dlclose failed: {e}") },
+            Ok(()) if still_mapped(&self.shadow) => ModuleState::Zombie {
+                reason: format!(
+                    "{} is still mapped after dlclose: code of the module registered a thread-local destructor on \
+                     (or spawned) a thread that is still alive (a panic inside the module does this), so the dynamic \
+                     loader keeps it until that thread ends",
+                    self.shadow.display()
+                ),
+            },
+            Ok(()) => {
+                let _ = std::fs::remove_file(&self.shadow);
+                ModuleState::Unloaded
+            }
+        };
+        match &state {
+            ModuleState::Zombie { reason } => {
+                tracing::warn!(module = %self.name, "module library is a zombie: {reason}")
+            }
+            _ => tracing::debug!(module = %self.name, "module library closed"),
+        }
+        self.set_state(state);
+    }
+}

@@ -1,0 +1,214 @@
+//! `vxLoadKernels` / `vxUnloadKernels`: resolving a short module name to a library file, loading it
+//! reference-counted per name, publishing transactionally, unloading (unpublish, then the module's
+//! kernels leave lookup), and the per-module state a service can query.
+//!
+//! Search order for `lib<name>.so`: directories added with [`Context::add_module_dir`] (in order),
+//! then the colon-separated `VX_MODULE_PATH`, then the executable's directory. A library stays
+//! mapped as long as any kernel, node or graph from it is alive; then it is closed and checked.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::context::Context;
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::KernelInner;
+use crate::module_host::{PublishCtx, kernel_inner, run_entry};
+use crate::module_library::{ModuleLibrary, ModuleState};
+use crate::resources::{ResourceKind, ResourceSlot};
+
+/// The environment variable with extra module directories (colon-separated).
+pub const MODULE_PATH_VAR: &str = "VX_MODULE_PATH";
+
+struct LoadedModule {
+    library: Arc<ModuleLibrary>,
+    kernels: Vec<Arc<KernelInner>>,
+    _slot: ResourceSlot,
+}
+
+struct ModuleEntry {
+    count: usize,
+    loaded: Option<LoadedModule>,
+    state: Arc<Mutex<ModuleState>>,
+}
+
+/// The context's modules and module directories.
+#[derive(Default)]
+pub(crate) struct ModuleTable {
+    entries: HashMap<String, ModuleEntry>,
+    dirs: Vec<PathBuf>,
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains(['/', '\\', '\0']) || name.contains("..") {
+        return Err(Error::new(
+            ErrorKind::InvalidParameters,
+            "a module name is a short name such as 'filters', not a path",
+        )
+        .expected_found("a name without '/', '\\\\' or '..'", format!("{name:?}")));
+    }
+    Ok(())
+}
+
+impl Context {
+    fn modules(&self) -> MutexGuard<'_, ModuleTable> {
+        self.inner.modules.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
+    /// executable's directory, in the order added).
+    pub fn add_module_dir(&self, dir: impl Into<PathBuf>) {
+        self.modules().dirs.push(dir.into());
+    }
+
+    /// The directories searched for modules, in order.
+    pub fn module_search_path(&self) -> Vec<PathBuf> {
+        let mut dirs = self.modules().dirs.clone();
+        if let Some(p) = std::env::var_os(MODULE_PATH_VAR) {
+            dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
+        }
+        if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+            dirs.push(exe_dir);
+        }
+        dirs
+    }
+
+    /// The file `name` resolves to.
+    pub fn resolve_module(&self, name: &str) -> Result<PathBuf> {
+        check_name(name)?;
+        let file = format!("lib{name}.so");
+        let dirs = self.module_search_path();
+        dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()).ok_or_else(|| {
+            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            Error::new(ErrorKind::InvalidModule, format!("module '{name}' not found"))
+                .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file")
+        })
+    }
+
+    /// `vxLoadKernels`: load module `name` and publish its kernels. Loading an already loaded
+    /// module only counts it (no second publish). Publish is transactional: if it fails or panics,
+    /// every kernel it added is removed, the library is closed, and the error says why.
+    pub fn load_module(&self, name: &str) -> Result<()> {
+        check_name(name)?;
+        let mut table = self.modules();
+        if let Some(entry) = table.entries.get_mut(name)
+            && let Some(loaded) = &entry.loaded
+        {
+            entry.count += 1;
+            *entry.state.lock().unwrap_or_else(|p| p.into_inner()) =
+                ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
+            return Ok(());
+        }
+        drop(table);
+        let path = self.resolve_module(name)?;
+        let slot = self.inner.acquire(ResourceKind::Modules)?;
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
+        let publish = PublishCtx {
+            ctx: self,
+            library: Arc::clone(&library),
+            added: Default::default(),
+            removed: Default::default(),
+        };
+        let result = run_entry(&publish, library.module.publish());
+        let added = publish.added.take();
+        drop(publish);
+        if let Err(e) = result {
+            let n = added.len();
+            let mut registry = self.inner.registry();
+            for k in &added {
+                registry.remove(&k.inner);
+            }
+            drop(registry);
+            drop(added);
+            drop(library);
+            tracing::warn!(module = %name, "publish failed: {e}");
+            return Err(Error::new(
+                e.kind(),
+                format!(
+                    "publishing module '{name}' failed: {}; the {n} kernel(s) it had added were removed",
+                    e.message()
+                ),
+            )
+            .on_object(&path.display().to_string()));
+        }
+        let kernels: Vec<Arc<KernelInner>> = added.iter().map(kernel_inner).collect();
+        drop(added);
+        tracing::info!(module = %name, version = %library.version, kernels = kernels.len(), "module loaded");
+        let state = Arc::clone(&library.state);
+        let mut table = self.modules();
+        table.entries.insert(
+            name.to_owned(),
+            ModuleEntry { count: 1, loaded: Some(LoadedModule { library, kernels, _slot: slot }), state },
+        );
+        Ok(())
+    }
+
+    /// `vxUnloadKernels`: undo one load. At zero, the module's `unpublish` runs and all its kernels
+    /// leave lookup (even those `unpublish` forgot); the library closes once no kernel, node or
+    /// graph from it is alive.
+    pub fn unload_module(&self, name: &str) -> Result<()> {
+        check_name(name)?;
+        let mut table = self.modules();
+        let not_loaded = || Error::new(ErrorKind::InvalidParameters, format!("module '{name}' is not loaded"));
+        let entry = table.entries.get_mut(name).ok_or_else(not_loaded)?;
+        let Some(loaded) = &entry.loaded else { return Err(not_loaded()) };
+        if entry.count > 1 {
+            entry.count -= 1;
+            *entry.state.lock().unwrap_or_else(|p| p.into_inner()) =
+                ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
+            return Ok(());
+        }
+        entry.count = 0;
+        let loaded = entry.loaded.take().expect("checked");
+        drop(table);
+        let unpublish = PublishCtx {
+            ctx: self,
+            library: Arc::clone(&loaded.library),
+            added: Default::default(),
+            removed: Default::default(),
+        };
+        let result = run_entry(&unpublish, loaded.library.module.unpublish());
+        let removed = unpublish.removed.take();
+        let stray = unpublish.added.take();
+        drop(unpublish);
+        {
+            let mut registry = self.inner.registry();
+            for k in loaded.kernels.iter().chain(stray.iter().map(|k| &k.inner)) {
+                if !removed.iter().any(|n| *n == k.name) {
+                    tracing::warn!(module = %name, kernel = %k.name, "unpublish did not remove the kernel; removed by the host");
+                }
+                registry.remove(k);
+            }
+        }
+        drop(stray);
+        let version = loaded.library.version.clone();
+        // Kernels still used by nodes keep the library mapped until those go.
+        loaded.library.set_state(ModuleState::Draining { version });
+        drop(loaded);
+        tracing::info!(module = %name, "module unloaded");
+        result.map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!(
+                    "module '{name}' unpublish reported an error (its kernels were removed anyway): {}",
+                    e.message()
+                ),
+            )
+        })
+    }
+
+    /// The state of module `name`, if it was ever loaded in this context.
+    pub fn module_state(&self, name: &str) -> Option<ModuleState> {
+        self.modules().entries.get(name).map(|e| e.state.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// Names of the kernels module `name` published (while loaded).
+    pub fn module_kernels(&self, name: &str) -> Vec<String> {
+        self.modules()
+            .entries
+            .get(name)
+            .and_then(|e| e.loaded.as_ref())
+            .map(|l| l.kernels.iter().map(|k| k.name.clone()).collect())
+            .unwrap_or_default()
+    }
+}
