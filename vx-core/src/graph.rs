@@ -93,6 +93,8 @@ pub(crate) struct GraphBody {
     /// Node indices by level: every node's producers are in earlier levels.
     pub(crate) schedule: Vec<Vec<usize>>,
     pub(crate) perf: Perf,
+    /// Nodes rebound to reloaded kernels so far.
+    pub(crate) reloads: u64,
 }
 
 pub(crate) struct GraphInner {
@@ -101,6 +103,32 @@ pub(crate) struct GraphInner {
     pub(crate) name: Mutex<String>,
     pub(crate) body: Mutex<GraphBody>,
     _slot: ResourceSlot,
+}
+
+/// Rebind nodes whose kernel was replaced by a module reload: the old instance is deinitialized
+/// (with the old code, still mapped), the node takes the newest kernel and is re-verified.
+pub(crate) fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
+    let mut first_error = None;
+    for s in body.nodes.iter_mut().flatten() {
+        if !s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire) {
+            continue;
+        }
+        if let Err(e) = s.deinit() {
+            first_error.get_or_insert(e);
+        }
+        let next = s.kernel.latest();
+        tracing::debug!(node = %s.name, kernel = %next.name, "node rebound to the reloaded kernel");
+        let n = next.num_params as usize;
+        s.params.resize(n, None);
+        s.valid_rect_fns = vec![None; n];
+        s.tiling = None;
+        s.kernel = next;
+        s.dirty = true;
+        body.reloads += 1;
+    }
+    body.verified = false;
+    body.state = GraphState::Unverified;
+    first_error.map_or(Ok(()), Err)
 }
 
 thread_local! {
@@ -212,6 +240,7 @@ impl Graph {
                     state: GraphState::Unverified,
                     schedule: Vec::new(),
                     perf: Perf::default(),
+                    reloads: 0,
                 }),
                 _slot: slot,
             }),
@@ -252,6 +281,10 @@ impl Graph {
     /// `VX_GRAPH_PERFORMANCE`: wall time of whole process calls.
     pub fn perf(&self) -> Result<Perf> {
         Ok(self.inner.lock()?.perf)
+    }
+    /// How many times a node of this graph was rebound to a reloaded module kernel.
+    pub fn reloads(&self) -> Result<u64> {
+        Ok(self.inner.lock()?.reloads)
     }
     /// Per-node execution times in node creation order: (node name, kernel name, perf).
     pub fn node_perf(&self) -> Result<Vec<(String, String, Perf)>> {

@@ -6,6 +6,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use vx_plugin_abi::{BorderMode, MAX_TILING_PARAMS, Neighborhood, TileArgs, TileBlockSize, TileError};
@@ -103,10 +104,33 @@ pub(crate) struct KernelInner {
     /// Keeps whatever the kernel's code lives in (a module's library) alive as long as the kernel.
     #[allow(dead_code)]
     pub(crate) keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    /// Set when the registry dropped the kernel (removed, unloaded or replaced).
+    pub(crate) removed: AtomicBool,
+    /// Set when a module reload replaced this kernel: nodes rebind to the successor.
+    pub(crate) replaced: AtomicBool,
+    replacement: Mutex<Option<Arc<KernelInner>>>,
     _slot: ResourceSlot,
 }
 
 impl KernelInner {
+    /// Record that `next` replaces this kernel (module reload).
+    pub(crate) fn replace_with(&self, next: Arc<KernelInner>) {
+        *self.replacement.lock().unwrap_or_else(|p| p.into_inner()) = Some(next);
+        self.replaced.store(true, Ordering::Release);
+    }
+
+    /// The newest kernel in this kernel's chain of replacements.
+    pub(crate) fn latest(self: &Arc<Self>) -> Arc<KernelInner> {
+        let mut k = Arc::clone(self);
+        loop {
+            let next = k.replacement.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            match next {
+                Some(n) => k = n,
+                None => return k,
+            }
+        }
+    }
+
     fn build(&self) -> MutexGuard<'_, KernelBuild> {
         self.build.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -149,9 +173,16 @@ pub struct KernelBuilder<'c> {
     init: Option<Arc<LifecycleFn>>,
     deinit: Option<Arc<LifecycleFn>>,
     keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    staged: bool,
 }
 
 impl<'c> KernelBuilder<'c> {
+    /// Build the kernel without registering it (module reload stages the new version first).
+    pub(crate) fn staged(mut self) -> Self {
+        self.staged = true;
+        self
+    }
+
     /// The process function (required for user kernels).
     pub fn process(mut self, f: impl Fn(&mut ProcessContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
         self.process = Some(Arc::new(f));
@@ -247,7 +278,9 @@ impl<'c> KernelBuilder<'c> {
         };
         let ctx = self.ctx;
         let mut registry = ctx.inner.registry();
-        registry.check_new(&name, self.enumeration)?;
+        if !self.staged {
+            registry.check_new(&name, self.enumeration)?;
+        }
         let slot = ctx.inner.acquire(ResourceKind::Kernels).map_err(|e| e.in_kernel(&name))?;
         let inner = Arc::new(KernelInner {
             name: name.clone(),
@@ -263,9 +296,14 @@ impl<'c> KernelBuilder<'c> {
             }),
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,
+            removed: AtomicBool::new(false),
+            replaced: AtomicBool::new(false),
+            replacement: Mutex::new(None),
             _slot: slot,
         });
-        registry.insert(Arc::clone(&inner));
+        if !self.staged {
+            registry.insert(Arc::clone(&inner));
+        }
         drop(registry);
         tracing::debug!(kernel = %name, enumeration = self.enumeration, "kernel added");
         Ok(Kernel { inner, ctx: ctx.clone() })
@@ -298,6 +336,7 @@ impl Context {
             init: None,
             deinit: None,
             keep_alive: None,
+            staged: false,
         }
     }
 
@@ -513,9 +552,10 @@ impl Kernel {
     pub fn is_finalized(&self) -> bool {
         self.inner.final_().is_some()
     }
-    /// True once the kernel is no longer registered.
+    /// True once the kernel was removed from its context (removed, unloaded with its module, or
+    /// replaced by a module reload).
     pub fn is_removed(&self) -> bool {
-        !self.ctx.inner.registry().contains(&self.inner)
+        self.inner.removed.load(Ordering::Acquire)
     }
 }
 

@@ -65,6 +65,16 @@ impl KernelRegistry {
 
     pub(crate) fn remove(&mut self, k: &Arc<KernelInner>) {
         self.kernels.retain(|x| !Arc::ptr_eq(x, k));
+        k.removed.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Swap `old` for `new` in place (module reload).
+    pub(crate) fn replace(&mut self, old: &Arc<KernelInner>, new: Arc<KernelInner>) {
+        match self.kernels.iter_mut().find(|x| Arc::ptr_eq(x, old)) {
+            Some(slot) => *slot = new,
+            None => self.kernels.push(new),
+        }
+        old.removed.store(true, std::sync::atomic::Ordering::Release);
     }
 
     pub(crate) fn by_name(&self, name: &str) -> Option<Arc<KernelInner>> {

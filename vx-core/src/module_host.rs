@@ -49,6 +49,8 @@ pub(crate) struct PublishCtx<'a> {
     pub(crate) added: RefCell<Vec<crate::kernel::Kernel>>,
     /// Names `unpublish` asked to remove.
     pub(crate) removed: RefCell<Vec<String>>,
+    /// Reload: build kernels without registering them (swapped in after publish succeeds).
+    pub(crate) staged: bool,
 }
 
 fn publish_ctx<'a>(host: &'a Host) -> &'a PublishCtx<'a> {
@@ -76,6 +78,9 @@ extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u
             p.ctx.user_kernel(&name, desc.enumeration, desc.num_params)
         };
         b = b.keep_alive(lib).validate(move |v, metas| call_validate(validate, v, metas));
+        if p.staged {
+            b = b.staged();
+        }
         if let Some(f) = desc.fast {
             b = b.fast(move |args| call_tiling(f, args));
         }

@@ -30,6 +30,8 @@ struct ModuleEntry {
     count: usize,
     loaded: Option<LoadedModule>,
     state: Arc<Mutex<ModuleState>>,
+    /// States of versions replaced by reloads, oldest first.
+    retired: Vec<(String, Arc<Mutex<ModuleState>>)>,
 }
 
 /// The context's modules and module directories.
@@ -108,6 +110,7 @@ impl Context {
             library: Arc::clone(&library),
             added: Default::default(),
             removed: Default::default(),
+            staged: false,
         };
         let result = run_entry(&publish, library.module.publish());
         let added = publish.added.take();
@@ -136,9 +139,10 @@ impl Context {
         tracing::info!(module = %name, version = %library.version, kernels = kernels.len(), "module loaded");
         let state = Arc::clone(&library.state);
         let mut table = self.modules();
+        let retired = table.entries.remove(name).map(|e| e.retired).unwrap_or_default();
         table.entries.insert(
             name.to_owned(),
-            ModuleEntry { count: 1, loaded: Some(LoadedModule { library, kernels, _slot: slot }), state },
+            ModuleEntry { count: 1, loaded: Some(LoadedModule { library, kernels, _slot: slot }), state, retired },
         );
         Ok(())
     }
@@ -166,6 +170,7 @@ impl Context {
             library: Arc::clone(&loaded.library),
             added: Default::default(),
             removed: Default::default(),
+            staged: false,
         };
         let result = run_entry(&unpublish, loaded.library.module.unpublish());
         let removed = unpublish.removed.take();
@@ -195,6 +200,123 @@ impl Context {
                 ),
             )
         })
+    }
+
+    /// Reload module `name` from its file (a new build at the same path): the new version is
+    /// opened beside the old one and published into staged kernels; only if that succeeds are the
+    /// kernels swapped in, atomically. Graphs using the old kernels rebind to the new ones at their
+    /// next process (the old instances are deinitialized first, with the old code). A failed reload
+    /// leaves the old version serving and says why. Loads the module if it is not loaded.
+    pub fn reload_module(&self, name: &str) -> Result<()> {
+        check_name(name)?;
+        if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
+            return self.load_module(name);
+        }
+        let path = self.resolve_module(name)?;
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
+        let publish = PublishCtx {
+            ctx: self,
+            library: Arc::clone(&library),
+            added: Default::default(),
+            removed: Default::default(),
+            staged: true,
+        };
+        let result = run_entry(&publish, library.module.publish());
+        let staged = publish.added.take();
+        drop(publish);
+        if let Err(e) = result {
+            drop(staged);
+            drop(library);
+            return Err(Error::new(
+                e.kind(),
+                format!("reloading module '{name}' failed, the loaded version keeps serving: {}", e.message()),
+            )
+            .on_object(&path.display().to_string()));
+        }
+        if let Some(k) = staged.iter().find(|k| !k.is_finalized()) {
+            return Err(Error::new(
+                ErrorKind::InvalidModule,
+                format!(
+                    "reloading module '{name}' failed, the loaded version keeps serving: its publish left kernel '{}' unfinalized",
+                    k.name()
+                ),
+            ));
+        }
+        let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(kernel_inner).collect();
+        drop(staged);
+        let mut table = self.modules();
+        let entry = table.entries.get_mut(name).expect("checked loaded");
+        let old = entry.loaded.take().expect("checked loaded");
+        {
+            let mut registry = self.inner.registry();
+            for new in &new_kernels {
+                match old.kernels.iter().find(|o| o.name == new.name) {
+                    Some(o) => {
+                        registry.replace(o, Arc::clone(new));
+                        o.replace_with(Arc::clone(new));
+                    }
+                    None => registry.insert(Arc::clone(new)),
+                }
+            }
+            for o in old.kernels.iter().filter(|o| !new_kernels.iter().any(|n| n.name == o.name)) {
+                registry.remove(o);
+            }
+        }
+        let (old_version, new_version) = (old.library.version.clone(), library.version.clone());
+        old.library.set_state(ModuleState::Draining { version: old_version.clone() });
+        entry.retired.push((old_version.clone(), Arc::clone(&old.library.state)));
+        entry.state = Arc::clone(&library.state);
+        library.set_state(ModuleState::Loaded { count: entry.count, version: new_version.clone() });
+        entry.loaded = Some(LoadedModule { library, kernels: new_kernels, _slot: old._slot });
+        drop(table);
+        drop(old.kernels);
+        tracing::info!(module = %name, from = %old_version, to = %new_version, "module reloaded");
+        Ok(())
+    }
+
+    /// Load every module (`lib*.so`) of `dir`, going on past failures. Returns one result per
+    /// module found, by name, in file-name order. `dir` is added to the search path first.
+    pub fn load_module_dir(&self, dir: impl Into<PathBuf>) -> Result<Vec<(String, Result<()>)>> {
+        let dir = dir.into();
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("cannot read the plugin directory: {e}"))
+                .on_object(&dir.display().to_string())
+        })?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let f = e.file_name().into_string().ok()?;
+                Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
+            })
+            .collect();
+        names.sort();
+        if !self.modules().dirs.contains(&dir) {
+            self.add_module_dir(&dir);
+        }
+        Ok(names
+            .into_iter()
+            .map(|n| {
+                let r = self.load_module(&n);
+                if let Err(e) = &r {
+                    tracing::warn!(module = %n, "loading from {} failed: {e}", dir.display());
+                }
+                (n, r)
+            })
+            .collect())
+    }
+
+    /// States of the versions of module `name` that reloads replaced (version, state), oldest first.
+    pub fn module_history(&self, name: &str) -> Vec<(String, ModuleState)> {
+        self.modules()
+            .entries
+            .get(name)
+            .map(|e| {
+                e.retired
+                    .iter()
+                    .map(|(v, s)| (v.clone(), s.lock().unwrap_or_else(|p| p.into_inner()).clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The state of module `name`, if it was ever loaded in this context.

@@ -45,6 +45,10 @@ impl Graph {
     pub fn process(&self) -> Result<()> {
         let g = &self.inner;
         let mut body = g.lock()?;
+        // A module reload replaced a kernel some node uses: rebind (one atomic load per node).
+        if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
+            crate::graph::rebind_replaced(&mut body).map_err(|e| e.in_graph(&g.name()))?;
+        }
         if !body.verified {
             let never = body.nodes.iter().flatten().all(|n| !n.initialized);
             verify_body(g, &mut body, never)?;
