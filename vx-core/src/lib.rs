@@ -60,6 +60,7 @@ mod meta_format;
 mod module_host;
 mod module_library;
 mod module_loader;
+mod module_watcher;
 mod node;
 mod object;
 mod process;
@@ -89,6 +90,7 @@ pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, 
 pub use meta_format::{MetaFormat, MetaFormats, ValidRectFn};
 pub use module_library::ModuleState;
 pub use module_loader::MODULE_PATH_VAR;
+pub use module_watcher::{ModuleWatcher, WatchEvent, WatchOptions};
 pub use node::{Node, Perf};
 pub use reference::{ObjectMeta, Reference};
 pub use resources::{ResourceKind, ResourceUsage};

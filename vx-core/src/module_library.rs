@@ -43,6 +43,43 @@ impl fmt::Display for ModuleState {
 
 static SHADOW_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Check that `bytes` is a complete 64-bit little-endian ELF file: every loadable segment and the
+/// section header table lie inside it. `dlopen` of a truncated file (one still being written) can
+/// map segments past its end and fault on first touch instead of failing, so this runs first.
+pub(crate) fn check_elf(bytes: &[u8]) -> std::result::Result<(), String> {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
+    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64);
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
+        return Err("not an ELF file".into());
+    }
+    if bytes[4] != 2 || bytes[5] != 1 {
+        return Err("not a 64-bit little-endian ELF file".into());
+    }
+    let len = bytes.len() as u64;
+    let truncated = || "truncated (still being written?)".to_string();
+    let (phoff, phentsize, phnum) =
+        (u64_at(0x20).ok_or_else(truncated)?, u16_at(0x36).ok_or_else(truncated)?, u16_at(0x38).ok_or_else(truncated)?);
+    let (shoff, shentsize, shnum) =
+        (u64_at(0x28).ok_or_else(truncated)?, u16_at(0x3A).ok_or_else(truncated)?, u16_at(0x3C).ok_or_else(truncated)?);
+    let end = |off: u64, size: u64, n: u64| off.checked_add(size.checked_mul(n)?);
+    if end(phoff, phentsize, phnum).is_none_or(|e| e > len) || end(shoff, shentsize, shnum).is_none_or(|e| e > len) {
+        return Err(truncated());
+    }
+    for i in 0..phnum {
+        let ph = (phoff + i * phentsize) as usize;
+        let (p_type, p_offset, p_filesz) = (
+            u32_at(ph).ok_or_else(truncated)?,
+            u64_at(ph + 8).ok_or_else(truncated)?,
+            u64_at(ph + 32).ok_or_else(truncated)?,
+        );
+        if p_type != 0 && p_offset.checked_add(p_filesz).is_none_or(|e| e > len) {
+            return Err(truncated());
+        }
+    }
+    Ok(())
+}
+
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
 pub(crate) struct ModuleLibrary {
     pub(crate) module: VxModuleRef,
@@ -90,6 +127,11 @@ impl ModuleLibrary {
             let _ = std::fs::remove_file(&shadow);
             e
         };
+        let bytes =
+            std::fs::read(&shadow).map_err(|e| cleanup(invalid(format!("cannot read the module copy: {e}"))))?;
+        check_elf(&bytes)
+            .map_err(|why| cleanup(invalid(format!("module '{name}' is not a loadable library: {why}"))))?;
+        drop(bytes);
         // SAFETY: opening a library runs its initializers; a vx-rs module's do nothing observable
         // (abi_stable modules have no load-time code). The path is our private shadow copy.
         let library = unsafe { libloading::Library::new(&shadow) }
@@ -181,5 +223,19 @@ impl Drop for ModuleLibrary {
             _ => tracing::debug!(module = %self.name, "module library closed"),
         }
         self.set_state(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_elf;
+
+    #[test]
+    fn elf_checks_refuse_junk_and_truncated_files() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(check_elf(&exe), Ok(()));
+        assert_eq!(check_elf(b"hello").unwrap_err(), "not an ELF file");
+        assert!(check_elf(&exe[..exe.len() / 2]).unwrap_err().contains("truncated"));
+        assert!(check_elf(&exe[..100]).unwrap_err().contains("truncated"));
     }
 }

@@ -1,0 +1,164 @@
+//! Watching a plugin directory: when `lib<name>.so` appears or changes, load it (new) or reload it
+//! (already loaded) once the file has been quiet for a debounce interval — so a build or a copy in
+//! progress is not picked up half-written. A load that fails because the file is not (yet) a valid
+//! library is retried after the next quiet interval, up to a limit; every outcome is reported.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::{EventKind, RecursiveMode, Watcher};
+
+use crate::context::Context;
+use crate::error::{Error, ErrorKind, Result};
+
+/// What the watcher did for one module file.
+#[derive(Debug)]
+pub struct WatchEvent {
+    /// The module name (`lib<name>.so`).
+    pub module: String,
+    /// True for a reload of a loaded module, false for a first load.
+    pub reload: bool,
+    /// The outcome. On failure the previous version (if any) keeps serving.
+    pub result: Result<()>,
+}
+
+/// Settings of a [`ModuleWatcher`].
+#[derive(Clone, Copy, Debug)]
+pub struct WatchOptions {
+    /// How long a file must stay unchanged before it is (re)loaded.
+    pub debounce: Duration,
+    /// How many quiet intervals a file that fails to load is retried.
+    pub retries: u32,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions { debounce: Duration::from_millis(300), retries: 5 }
+    }
+}
+
+/// A running watcher; dropping it stops watching.
+pub struct ModuleWatcher {
+    watcher: Option<notify::RecommendedWatcher>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for ModuleWatcher {
+    fn drop(&mut self) {
+        // Dropping the notify watcher closes the event channel, which ends the thread.
+        self.watcher.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn module_name(path: &Path) -> Option<String> {
+    let f = path.file_name()?.to_str()?;
+    Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
+}
+
+struct Pending {
+    last_event: Instant,
+    size: Option<u64>,
+    failures: u32,
+}
+
+impl ModuleWatcher {
+    /// Watch `dir` (added to the context's module search path) and call `on_event` after every
+    /// load or reload the watcher performs.
+    pub fn start(
+        ctx: &Context,
+        dir: impl Into<PathBuf>,
+        options: WatchOptions,
+        on_event: impl Fn(&WatchEvent) + Send + 'static,
+    ) -> Result<ModuleWatcher> {
+        let dir: PathBuf = dir.into();
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let mut watcher = notify::recommended_watcher(tx)
+            .map_err(|e| Error::new(ErrorKind::NoResources, format!("cannot start a file watcher: {e}")))?;
+        watcher.watch(&dir, RecursiveMode::NonRecursive).map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("cannot watch the plugin directory: {e}"))
+                .on_object(&dir.display().to_string())
+        })?;
+        if !ctx.module_search_path().contains(&dir) {
+            ctx.add_module_dir(&dir);
+        }
+        let ctx = ctx.clone();
+        let thread = std::thread::Builder::new()
+            .name("vx-module-watcher".into())
+            .spawn(move || watch_loop(&ctx, &dir, options, rx, on_event))
+            .map_err(|e| Error::new(ErrorKind::NoResources, format!("cannot start the watcher thread: {e}")))?;
+        Ok(ModuleWatcher { watcher: Some(watcher), thread: Some(thread) })
+    }
+}
+
+fn watch_loop(
+    ctx: &Context,
+    dir: &Path,
+    options: WatchOptions,
+    rx: mpsc::Receiver<notify::Result<notify::Event>>,
+    on_event: impl Fn(&WatchEvent),
+) {
+    let mut pending: HashMap<String, Pending> = HashMap::new();
+    loop {
+        match rx.recv_timeout(options.debounce / 4) {
+            Ok(Ok(event)) => {
+                if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
+                    for p in &event.paths {
+                        if let Some(name) = module_name(p).filter(|_| p.parent() == Some(dir)) {
+                            let e = pending.entry(name).or_insert(Pending {
+                                last_event: Instant::now(),
+                                size: None,
+                                failures: 0,
+                            });
+                            e.last_event = Instant::now();
+                        }
+                    }
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(dir = %dir.display(), "file watcher error: {e}"),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        let now = Instant::now();
+        let due: Vec<String> = pending
+            .iter()
+            .filter(|(_, p)| now.duration_since(p.last_event) >= options.debounce)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in due {
+            let file = dir.join(format!("lib{name}.so"));
+            let size = std::fs::metadata(&file).map(|m| m.len()).ok();
+            let p = pending.get_mut(&name).expect("due names are pending");
+            if size.is_none() {
+                pending.remove(&name); // deleted: nothing to load
+                continue;
+            }
+            if p.size != size {
+                // Still growing (or first look): wait one more quiet interval.
+                p.size = size;
+                p.last_event = now;
+                continue;
+            }
+            let reload = ctx.module_state(&name).is_some_and(|s| matches!(s, crate::ModuleState::Loaded { .. }));
+            let result = if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) };
+            let failed = result.is_err();
+            match &result {
+                Ok(()) => tracing::info!(module = %name, reload, "module picked up from {}", dir.display()),
+                Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
+            }
+            on_event(&WatchEvent { module: name.clone(), reload, result });
+            let p = pending.get_mut(&name).expect("still pending");
+            if failed && p.failures < options.retries {
+                p.failures += 1;
+                p.last_event = Instant::now();
+            } else {
+                pending.remove(&name);
+            }
+        }
+    }
+}
