@@ -8,12 +8,15 @@ use std::time::{Duration, Instant};
 use vx_core::*;
 use vx_tests::{build_module, plugin_dir};
 
+/// (module, was a reload, outcome) of each watcher event.
+type EventLog = Arc<Mutex<Vec<(String, bool, std::result::Result<(), String>)>>>;
+
 #[test]
 fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
     let (v1, v2) = (build_module("vx-testmod", &[]), build_module("vx-testmod", &["v2"]));
     let dir = plugin_dir("watch", &[("testmod_watch", &v1)]);
     let ctx = Context::builder().threads(2).build().unwrap();
-    let events: Arc<Mutex<Vec<(String, bool, std::result::Result<(), String>)>>> = Arc::default();
+    let events: EventLog = Arc::default();
     let log = events.clone();
     let options = WatchOptions { debounce: Duration::from_millis(150), retries: 20 };
     let watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
