@@ -18,7 +18,7 @@ fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
     let ctx = Context::builder().threads(2).build().unwrap();
     let events: EventLog = Arc::default();
     let log = events.clone();
-    let options = WatchOptions { debounce: Duration::from_millis(150), retries: 20 };
+    let options = WatchOptions { debounce: Duration::from_millis(150), retries: 20, load_new: false };
     let watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
         log.lock().unwrap().push((
             e.module.clone(),

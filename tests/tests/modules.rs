@@ -236,3 +236,30 @@ fn search_order_context_dirs_then_env_then_exe_dir() {
     g.process().unwrap();
     assert_eq!(dst.to_vec::<u8>().unwrap(), [0, 246]);
 }
+
+#[test]
+fn the_sample_module_posterizes_and_thresholds() {
+    let lib = build_module("vx-sample", &[]);
+    let ctx = ctx_with("sample", &[("vx_sample", &lib)]);
+    ctx.load_module("vx_sample").unwrap();
+    assert_eq!(ctx.module_kernels("vx_sample"), ["sample.posterize", "sample.threshold"]);
+    // 14 wide: the 4x1 fast function covers 12 columns, the flexible one the last 2.
+    let pixels: Vec<u8> = (0..14 * 3).map(|i| (i * 6) as u8).collect();
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, 14, 3, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(14, 3), 0, &pixels).unwrap();
+    let post = Image::new(&ctx, 14, 3, ImageFormat::U8).unwrap();
+    let level = Scalar::new(&ctx, ScalarValue::Uint8(100)).unwrap();
+    let mask = Image::new(&ctx, 14, 3, ImageFormat::U8).unwrap();
+    g.add_node(&ctx.kernel_by_name("sample.posterize").unwrap(), [&src, &post]).unwrap();
+    g.add_node(
+        &ctx.kernel_by_name("sample.threshold").unwrap(),
+        [Reference::from(&post), Reference::from(&level), Reference::from(&mask)],
+    )
+    .unwrap();
+    g.process().unwrap();
+    let want_post: Vec<u8> = pixels.iter().map(|p| p & 0xC0).collect();
+    assert_eq!(post.to_vec::<u8>().unwrap(), want_post);
+    let want_mask: Vec<u8> = want_post.iter().map(|&p| if p > 100 { 255 } else { 0 }).collect();
+    assert_eq!(mask.to_vec::<u8>().unwrap(), want_mask);
+}

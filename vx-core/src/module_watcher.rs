@@ -32,11 +32,13 @@ pub struct WatchOptions {
     pub debounce: Duration,
     /// How many quiet intervals a file that fails to load is retried.
     pub retries: u32,
+    /// Also load modules that appear in the directory (false: only reload loaded ones).
+    pub load_new: bool,
 }
 
 impl Default for WatchOptions {
     fn default() -> Self {
-        WatchOptions { debounce: Duration::from_millis(300), retries: 5 }
+        WatchOptions { debounce: Duration::from_millis(300), retries: 5, load_new: true }
     }
 }
 
@@ -77,6 +79,11 @@ impl ModuleWatcher {
         on_event: impl Fn(&WatchEvent) + Send + 'static,
     ) -> Result<ModuleWatcher> {
         let dir: PathBuf = dir.into();
+        // Events carry absolute paths: work with the canonical directory.
+        let dir = dir.canonicalize().map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("cannot watch the plugin directory: {e}"))
+                .on_object(&dir.display().to_string())
+        })?;
         let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
         let mut watcher = notify::recommended_watcher(tx)
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("cannot start a file watcher: {e}")))?;
@@ -109,7 +116,8 @@ fn watch_loop(
             Ok(Ok(event)) => {
                 if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
                     for p in &event.paths {
-                        if let Some(name) = module_name(p).filter(|_| p.parent() == Some(dir)) {
+                        // The watch is not recursive: every path is a direct child of `dir`.
+                        if let Some(name) = module_name(p) {
                             let e = pending.entry(name).or_insert(Pending {
                                 last_event: Instant::now(),
                                 size: None,
@@ -145,6 +153,10 @@ fn watch_loop(
                 continue;
             }
             let reload = ctx.module_state(&name).is_some_and(|s| matches!(s, crate::ModuleState::Loaded { .. }));
+            if !reload && !options.load_new {
+                pending.remove(&name);
+                continue;
+            }
             let result = if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) };
             let failed = result.is_err();
             match &result {

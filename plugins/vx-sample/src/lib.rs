@@ -1,0 +1,132 @@
+//! `vx_sample`: a small kernel module written by hand against the module ABI (issue 5's macros will
+//! generate the boilerplate). Used by `examples/hot_reload_service`: edit `LEVELS` or the threshold
+//! rule, `cargo build -p vx-sample`, and the running service picks the new build up.
+//!
+//! - `sample.posterize`: U8 → U8, keep the top bits (`LEVELS` levels), 4×1 fast function over row
+//!   slices plus a flexible function for the rest.
+//! - `sample.threshold`: U8, scalar u8 → U8, 255 above the threshold, 0 otherwise (flexible).
+
+use abi_stable::export_root_module;
+use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::abi_stable::std_types::RStr;
+use vx_plugin_abi::module_abi::{
+    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Validator, VxModule, VxModuleRef,
+    data_type, direction, guard, param_state, run_tiling,
+};
+use vx_plugin_abi::{ImageFormat, Status, TileArgs, TileError, TileParam};
+
+/// Posterize keeps this many levels (a power of two).
+const LEVELS: u8 = 4;
+const MASK: u8 = !(255 / LEVELS);
+
+fn posterize_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    let missing = || TileError::new(Status::Failure, "fast tile without rows");
+    for y in 0..out.height() {
+        let src = input.row(y as i32).ok_or_else(missing)?;
+        for (o, &p) in out.row_mut(y).ok_or_else(missing)?.iter_mut().zip(src) {
+            *o = p & MASK;
+        }
+    }
+    Ok(())
+}
+
+fn posterize_flexible(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, input.pixel(x, y, 0, 0) & MASK);
+        }
+    }
+    Ok(())
+}
+
+fn threshold(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+    let t: u8 = args.scalar(1)?;
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(2)?;
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, if input.pixel(x, y, 0, 0) > t { 255 } else { 0 });
+        }
+    }
+    Ok(())
+}
+
+extern "C" fn posterize_fast_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
+    // SAFETY: forwarded unchanged from the host's call.
+    unsafe { run_tiling(p, n, m, s, posterize_fast) }
+}
+extern "C" fn posterize_flexible_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
+    // SAFETY: forwarded unchanged from the host's call.
+    unsafe { run_tiling(p, n, m, s, posterize_flexible) }
+}
+extern "C" fn threshold_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
+    // SAFETY: forwarded unchanged from the host's call.
+    unsafe { run_tiling(p, n, m, s, threshold) }
+}
+
+/// Input 0 is a U8 image; the last parameter gets its size and format.
+extern "C" fn validate_u8(v: &Validator) -> AbiResult<()> {
+    guard("validate", || {
+        let input = v.param(0)?;
+        if input.format != ImageFormat::U8.fourcc() {
+            return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
+        }
+        let last = (v.vtable.num_params())(v) - 1;
+        v.set_output_image(last, ImageFormat::U8, input.width, input.height)
+    })
+}
+
+extern "C" fn publish(host: &Host) -> AbiResult<()> {
+    guard("publish", || {
+        let api = HostApi::new(host);
+        let k = api.add_kernel(&KernelDesc::tiling(
+            "sample.posterize",
+            0x5A3_0001,
+            2,
+            validate_u8,
+            Some(posterize_fast_c),
+            Some(posterize_flexible_c),
+        ))?;
+        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.set_attribute(k, KernelAttr::OutputTileBlockSize(4, 1))?;
+        api.finalize(k)?;
+        let k = api.add_kernel(&KernelDesc::tiling(
+            "sample.threshold",
+            0x5A3_0002,
+            3,
+            validate_u8,
+            None,
+            Some(threshold_c),
+        ))?;
+        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
+        api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.finalize(k)
+    })
+}
+
+extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
+    guard("unpublish", || {
+        let api = HostApi::new(host);
+        api.remove_kernel("sample.posterize")?;
+        api.remove_kernel("sample.threshold")
+    })
+}
+
+/// The module's root descriptor.
+#[export_root_module]
+pub fn vx_module_root() -> VxModuleRef {
+    VxModule {
+        abi_version: ABI_VERSION,
+        name: RStr::from_str("vx_sample"),
+        version: RStr::from_str(env!("CARGO_PKG_VERSION")),
+        publish,
+        unpublish,
+    }
+    .leak_into_prefix()
+}
