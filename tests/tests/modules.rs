@@ -33,8 +33,16 @@ fn load_lookup_process_unload() {
     let ctx = ctx_with("basic", &[("testmod", &lib)]);
     let (k0, u0, m0) = (ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count());
     ctx.load_module("testmod").unwrap();
-    assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count()), (k0 + 3, u0 + 3, m0 + 1));
-    assert_eq!(ctx.module_kernels("testmod"), ["testmod.invert", "testmod.panicky", "testmod.scale"]);
+    assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count(), ctx.module_count()), (k0 + 4, u0 + 4, m0 + 1));
+    assert_eq!(
+        ctx.module_kernels("testmod"),
+        ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"]
+    );
+    // The alias hint the module recorded during publish.
+    assert_eq!(
+        ctx.kernel_by_name("testmod.invert").unwrap().alias_hints(),
+        [AliasHint { a: 0, b: 1, kind: AliasKind::Dense }]
+    );
     assert_eq!(ctx.module_state("testmod"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
 
     let (g, dst) = invert_graph(&ctx, &[0, 10, 200]);
@@ -60,7 +68,7 @@ fn loading_twice_and_unloading_once_keeps_the_kernels() {
     ctx.load_module("testmod_twice").unwrap();
     ctx.load_module("testmod_twice").unwrap();
     assert_eq!(ctx.module_count(), 1, "one module, loaded twice");
-    assert_eq!(ctx.unique_kernel_count(), 3, "not published twice");
+    assert_eq!(ctx.unique_kernel_count(), 4, "not published twice");
     ctx.unload_module("testmod_twice").unwrap();
     assert!(ctx.kernel_by_name("testmod.invert").is_ok());
     assert_eq!(ctx.module_state("testmod_twice"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
@@ -262,4 +270,27 @@ fn the_sample_module_posterizes_and_thresholds() {
     assert_eq!(post.to_vec::<u8>().unwrap(), want_post);
     let want_mask: Vec<u8> = want_post.iter().map(|&p| if p > 100 { 255 } else { 0 }).collect();
     assert_eq!(mask.to_vec::<u8>().unwrap(), want_mask);
+}
+
+#[test]
+fn a_user_kernel_from_a_module_with_init_local_data_and_an_array() {
+    let lib = v1();
+    let ctx = ctx_with("histogram", &[("testmod_hist", &lib)]);
+    ctx.load_module("testmod_hist").unwrap();
+    let k = ctx.kernel_by_name("testmod.histogram").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let img = Image::new(&ctx, 4, 2, ImageFormat::U8).unwrap();
+    img.copy_from(Rect::full(4, 2), 0, &[0u8, 70, 130, 200, 10, 20, 255, 64]).unwrap();
+    let hist = Array::new(&ctx, ArrayItemType::Scalar(ScalarType::Uint32), 4).unwrap();
+    let node = g.add_node(&k, [Reference::from(&img), Reference::from(&hist)]).unwrap();
+    g.process().unwrap();
+    assert_eq!(hist.read_items::<u32>().unwrap(), [3, 2, 1, 2]);
+    // Init asked for 16 bytes; the host allocated them after init (the spec's step 4).
+    assert_eq!(node.local_data_size().unwrap(), 16);
+    assert!(!node.local_data_ptr().unwrap().is_null());
+    // Re-verification runs the module's deinit (which checks the host refuses it a pointer change).
+    g.verify().unwrap();
+    g.process().unwrap();
+    assert_eq!(hist.read_items::<u32>().unwrap(), [3, 2, 1, 2]);
+    drop((g, node));
 }

@@ -266,6 +266,46 @@ impl Array {
         Ok(())
     }
 
+    /// Append raw items (a multiple of the item size) — for callers across the module ABI.
+    pub(crate) fn add_raw(&self, bytes: &[u8], access: Access) -> Result<()> {
+        self.obj.header.check_access(access)?;
+        self.ensure_allocated()?;
+        let mut s = self.lock();
+        let size = s.item_type.map_or(0, |t| t.size());
+        if size == 0 || bytes.len() % size != 0 {
+            return Err(Error::new(ErrorKind::InvalidParameters, "raw items must be whole items")
+                .on_object(&self.name())
+                .expected_found(format!("a multiple of {size} bytes"), bytes.len()));
+        }
+        let n = bytes.len() / size;
+        if s.capacity - s.num_items < n {
+            return Err(Error::new(ErrorKind::NoResources, "the array is full")
+                .on_object(&self.name())
+                .expected_found(format!("at most {} more items", s.capacity - s.num_items), n));
+        }
+        let lease = self.obj.buffer.acquire(WHOLE, true)?;
+        // SAFETY: num_items + n <= capacity, so the destination range lies in the buffer of
+        // capacity * size bytes; the write lease is exclusive; the source is a separate slice.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), lease.ptr.add(s.num_items * size), bytes.len()) };
+        self.obj.buffer.release(lease.slot);
+        s.num_items += n;
+        Ok(())
+    }
+
+    /// Copy as many whole items as fit into `out`; returns the number copied.
+    pub(crate) fn read_raw(&self, out: &mut [u8], access: Access) -> Result<usize> {
+        self.obj.header.check_access(access)?;
+        self.ensure_allocated()?;
+        let s = self.lock();
+        let size = s.item_type.map_or(1, |t| t.size()).max(1);
+        let n = s.num_items.min(out.len() / size);
+        let lease = self.obj.buffer.acquire(WHOLE, false)?;
+        // SAFETY: n <= num_items items are initialised in the buffer; out holds n * size bytes.
+        unsafe { std::ptr::copy_nonoverlapping(lease.ptr, out.as_mut_ptr(), n * size) };
+        self.obj.buffer.release(lease.slot);
+        Ok(n)
+    }
+
     /// `vxAddArrayItems`: append items (type-checked against the array's item type).
     pub fn add_items<T: ArrayItem>(&self, items: &[T]) -> Result<()> {
         self.add_items_impl(items, Access::Application)

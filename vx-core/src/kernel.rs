@@ -55,6 +55,23 @@ pub enum KernelAttribute {
     TileMemorySize(usize),
 }
 
+/// `vx_buffer_aliasing_processing_type_e`: how a kernel would touch an aliased buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AliasKind {
+    /// Every element is read and written (e.g. NOT).
+    Dense,
+    /// Only some elements are written (e.g. a threshold that leaves most pixels).
+    Sparse,
+}
+
+/// A `vxAliasParameterIndexHint` recorded on a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AliasHint {
+    pub a: u32,
+    pub b: u32,
+    pub kind: AliasKind,
+}
+
 /// The attribute values of a kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelAttributes {
@@ -83,12 +100,14 @@ impl KernelFunctions {
 struct KernelBuild {
     params: Vec<Option<ParamSpec>>,
     attrs: KernelAttributes,
+    alias_hints: Vec<AliasHint>,
 }
 
 /// What a finalized kernel is: immutable from then on.
 pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
+    pub(crate) alias_hints: Vec<AliasHint>,
 }
 
 pub(crate) struct KernelInner {
@@ -293,6 +312,7 @@ impl<'c> KernelBuilder<'c> {
             build: Mutex::new(KernelBuild {
                 params: vec![None; self.num_params as usize],
                 attrs: KernelAttributes::default(),
+                alias_hints: Vec::new(),
             }),
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,
@@ -462,6 +482,33 @@ impl Kernel {
         Ok(())
     }
 
+    /// `vxAliasParameterIndexHint`: the kernel could process parameters `a` and `b` in one buffer.
+    /// Checked at finalize to pair an input with an output. The runtime records hints; until alias
+    /// arbitration exists it never aliases (the extension allows this), so `is_parameter_aliased`
+    /// answers false.
+    pub fn alias_parameter_index_hint(&self, a: u32, b: u32, kind: AliasKind) -> Result<()> {
+        self.check_mutable()?;
+        let n = self.inner.num_params;
+        if a >= n || b >= n || a == b {
+            return Err(self
+                .err(ErrorKind::InvalidParameters, "an alias hint names two different parameters of the kernel")
+                .expected_found(format!("two distinct indices < {n}"), format!("({a}, {b})")));
+        }
+        let mut build = self.inner.build();
+        if !build.alias_hints.iter().any(|h| (h.a, h.b) == (a, b) || (h.a, h.b) == (b, a)) {
+            build.alias_hints.push(AliasHint { a, b, kind });
+        }
+        Ok(())
+    }
+
+    /// The recorded alias hints.
+    pub fn alias_hints(&self) -> Vec<AliasHint> {
+        match self.inner.final_() {
+            Some(f) => f.alias_hints.clone(),
+            None => self.inner.build().alias_hints.clone(),
+        }
+    }
+
     /// Shorthand for `set_attribute(KernelAttribute::LocalDataSize(n))`.
     pub fn set_local_data_size(&self, n: usize) -> Result<()> {
         self.set_attribute(KernelAttribute::LocalDataSize(n))
@@ -482,7 +529,19 @@ impl Kernel {
                     format!("missing indices {}", missing.join(", ")),
                 ));
         }
-        let fin = FinalKernel { params: b.params.iter().map(|p| p.expect("checked")).collect(), attrs: b.attrs };
+        let params: Vec<ParamSpec> = b.params.iter().map(|p| p.expect("checked")).collect();
+        for h in &b.alias_hints {
+            let (da, db) = (params[h.a as usize].direction, params[h.b as usize].direction);
+            if da == db {
+                return Err(self
+                    .err(ErrorKind::InvalidParameters, "an alias hint must pair an input with an output")
+                    .expected_found(
+                        "one input and one output",
+                        format!("parameters {} and {} are both {da}s", h.a, h.b),
+                    ));
+            }
+        }
+        let fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone() };
         drop(b);
         let _registry = self.ctx.inner.registry();
         self.inner

@@ -57,6 +57,13 @@ macro_rules! param_accessors {
         pub fn node_name(&self) -> &str {
             self.node_name
         }
+        /// `vxIsParameterAliased`: whether the runtime placed parameters `a` and `b` in one buffer.
+        /// vx-rs does not alias buffers yet (the buffer-aliasing extension permits this), so this
+        /// is always false.
+        pub fn is_parameter_aliased(&self, a: u32, b: u32) -> bool {
+            let _ = (a, b);
+            false
+        }
     };
 }
 
@@ -268,6 +275,16 @@ impl KernelArray<'_> {
     /// Keep the first `n` items.
     pub fn truncate(&self, n: usize) -> Result<()> {
         self.array.truncate_impl(n, Access::Kernel)
+    }
+    /// Item size in bytes.
+    pub fn item_size(&self) -> usize {
+        self.array.item_size()
+    }
+    pub(crate) fn add_raw(&self, bytes: &[u8]) -> Result<()> {
+        self.array.add_raw(bytes, Access::Kernel)
+    }
+    pub(crate) fn read_raw(&self, out: &mut [u8]) -> Result<usize> {
+        self.array.read_raw(out, Access::Kernel)
     }
 }
 

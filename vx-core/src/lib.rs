@@ -82,8 +82,8 @@ pub use image::Image;
 pub use image_layout::{ImageLayout, PlaneLayout};
 pub use image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 pub use kernel::{
-    Kernel, KernelAttribute, KernelAttributes, KernelBuilder, LifecycleFn, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS,
-    ParamDirection, ParamSpec, ProcessFn, TilingFn, ValidateFn,
+    AliasHint, AliasKind, Kernel, KernelAttribute, KernelAttributes, KernelBuilder, LifecycleFn, MAX_KERNEL_NAME,
+    MAX_KERNEL_PARAMETERS, ParamDirection, ParamSpec, ProcessFn, TilingFn, ValidateFn,
 };
 pub use kernel_context::{KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext};
 pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};

@@ -9,9 +9,9 @@ use std::sync::{Arc, OnceLock};
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::abi_stable::std_types::{RResult, RStr};
 use vx_plugin_abi::module_abi::{
-    AbiError, AbiResult, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc, MappedImage, ParamMeta, Processor,
-    ProcessorVtable, ProcessorVtableRef, ScalarBits, Validator, ValidatorVtable, ValidatorVtableRef, data_type,
-    direction, param_state,
+    AbiError, AbiResult, ArrayInfo, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc, Lifecycle,
+    LifecycleVtable, LifecycleVtableRef, LocalData, MappedImage, ParamMeta, Processor, ProcessorVtable,
+    ProcessorVtableRef, ScalarBits, Validator, ValidatorVtable, ValidatorVtableRef, data_type, direction, param_state,
 };
 use vx_plugin_abi::{BorderMode, ImageFormat, Neighborhood, Status, TileBlockSize, TileError};
 
@@ -90,6 +90,12 @@ extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u
         if let Some(f) = desc.process {
             b = b.process(move |pc| call_process(f, pc));
         }
+        if let Some(f) = desc.init {
+            b = b.init(move |lc| call_lifecycle(f, lc));
+        }
+        if let Some(f) = desc.deinit {
+            b = b.deinit(move |lc| call_lifecycle(f, lc));
+        }
         let k = b.add()?;
         let mut added = p.added.borrow_mut();
         added.push(k);
@@ -144,6 +150,12 @@ extern "C" fn host_set_attribute(host: &Host, kernel: u64, attribute: KernelAttr
     })())
 }
 
+extern "C" fn host_alias_hint(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()> {
+    let p = publish_ctx(host);
+    let kind = if kind == 1 { crate::kernel::AliasKind::Sparse } else { crate::kernel::AliasKind::Dense };
+    abi(kernel_of(p, kernel).and_then(|k| k.alias_parameter_index_hint(a, b, kind)))
+}
+
 extern "C" fn host_finalize(host: &Host, kernel: u64) -> AbiResult<()> {
     let p = publish_ctx(host);
     abi(kernel_of(p, kernel).and_then(|k| k.finalize()))
@@ -162,6 +174,7 @@ pub(crate) fn host_vtable() -> HostVtableRef {
             add_kernel: host_add_kernel,
             add_parameter: host_add_parameter,
             set_attribute: host_set_attribute,
+            alias_hint: host_alias_hint,
             finalize: host_finalize,
             remove_kernel: host_remove_kernel,
         }
@@ -225,6 +238,20 @@ extern "C" fn val_set_output_image(v: &Validator, index: u32, format: u32, width
     })())
 }
 
+extern "C" fn val_set_output_array(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()> {
+    let c = validate_call(v);
+    abi((|| {
+        let t = ScalarType::ALL.into_iter().find(|t| t.code() as u32 == scalar_type).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(format!("{scalar_type:#x}"))
+        })?;
+        c.metas
+            .get(index)?
+            .set_array_item_type(crate::array::ArrayItemType::Scalar(t))?
+            .set_array_capacity(capacity as usize)?;
+        Ok(())
+    })())
+}
+
 fn validator_vtable() -> ValidatorVtableRef {
     static V: OnceLock<ValidatorVtableRef> = OnceLock::new();
     *V.get_or_init(|| {
@@ -232,6 +259,7 @@ fn validator_vtable() -> ValidatorVtableRef {
             num_params: val_num_params,
             param_meta: val_param_meta,
             set_output_image: val_set_output_image,
+            set_output_array: val_set_output_array,
         }
         .leak_into_prefix()
     })
@@ -325,6 +353,55 @@ extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) ->
     })())
 }
 
+extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
+    let c = process_call(p);
+    abi(c.p.array(index).map(|a| ArrayInfo {
+        item_size: a.item_size() as u64,
+        capacity: a.capacity() as u64,
+        num_items: a.num_items() as u64,
+    }))
+}
+
+extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
+    let c = process_call(p);
+    abi((|| {
+        let a = c.p.array(index)?;
+        let len = (count as usize)
+            .checked_mul(a.item_size())
+            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "item count overflows"))?;
+        // SAFETY: the module passes `count` items of the array's item size at `items` (ABI contract).
+        let bytes = unsafe { std::slice::from_raw_parts(items, len) };
+        a.add_raw(bytes)
+    })())
+}
+
+extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
+    let c = process_call(p);
+    abi((|| {
+        let a = c.p.array(index)?;
+        let len = (capacity as usize)
+            .checked_mul(a.item_size())
+            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "capacity overflows"))?;
+        // SAFETY: the module passes room for `capacity` items of the array's item size at `out`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out, len) };
+        a.read_raw(dst).map(|n| n as u64)
+    })())
+}
+
+extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
+    let c = process_call(p);
+    abi(c.p.array(index).and_then(|a| a.truncate(count as usize)))
+}
+
+extern "C" fn proc_local_data(p: &Processor) -> LocalData {
+    let c = process_call(p);
+    LocalData { ptr: c.p.local_data_ptr() as usize, size: c.p.local_data_size() as u64 }
+}
+
+extern "C" fn proc_is_aliased(p: &Processor, a: u32, b: u32) -> bool {
+    process_call(p).p.is_parameter_aliased(a, b)
+}
+
 fn processor_vtable() -> ProcessorVtableRef {
     static V: OnceLock<ProcessorVtableRef> = OnceLock::new();
     *V.get_or_init(|| {
@@ -333,6 +410,12 @@ fn processor_vtable() -> ProcessorVtableRef {
             unmap_image: proc_unmap_image,
             read_scalar: proc_read_scalar,
             write_scalar: proc_write_scalar,
+            array_info: proc_array_info,
+            array_add: proc_array_add,
+            array_read: proc_array_read,
+            array_truncate: proc_array_truncate,
+            local_data: proc_local_data,
+            is_aliased: proc_is_aliased,
         }
         .leak_into_prefix()
     })
@@ -344,6 +427,53 @@ fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessC
     let r = f(&handle).into_result().map_err(to_error);
     drop(call); // unmaps whatever the module left mapped
     r
+}
+
+// ---------------------------------------------------------------- init / deinit
+
+fn lifecycle_call<'a, 'b>(l: &Lifecycle) -> &'a mut crate::kernel_context::LifecycleContext<'b> {
+    // SAFETY: `call_lifecycle` built this Lifecycle with `ctx` = the address of the
+    // LifecycleContext it was given, borrowed by nobody else for the whole callback.
+    unsafe { &mut *(l.ctx as *mut crate::kernel_context::LifecycleContext<'b>) }
+}
+
+extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
+    let c = lifecycle_call(l);
+    LocalData { ptr: c.local_data_ptr() as usize, size: c.local_data_size() as u64 }
+}
+
+extern "C" fn life_set_size(l: &Lifecycle, size: u64) -> AbiResult<()> {
+    abi(lifecycle_call(l).set_local_data_size(size as usize))
+}
+
+extern "C" fn life_set_ptr(l: &Lifecycle, ptr: usize) -> AbiResult<()> {
+    abi(lifecycle_call(l).set_local_data_ptr(ptr as *mut std::ffi::c_void))
+}
+
+extern "C" fn life_is_aliased(l: &Lifecycle, a: u32, b: u32) -> bool {
+    lifecycle_call(l).is_parameter_aliased(a, b)
+}
+
+fn lifecycle_vtable() -> LifecycleVtableRef {
+    static V: OnceLock<LifecycleVtableRef> = OnceLock::new();
+    *V.get_or_init(|| {
+        LifecycleVtable {
+            local_data: life_local_data,
+            set_local_data_size: life_set_size,
+            set_local_data_ptr: life_set_ptr,
+            is_aliased: life_is_aliased,
+        }
+        .leak_into_prefix()
+    })
+}
+
+fn call_lifecycle(
+    f: extern "C" fn(&Lifecycle) -> AbiResult<()>,
+    lc: &mut crate::kernel_context::LifecycleContext<'_>,
+) -> Result<()> {
+    let handle =
+        Lifecycle { vtable: lifecycle_vtable(), ctx: lc as *mut crate::kernel_context::LifecycleContext<'_> as usize };
+    f(&handle).into_result().map_err(to_error)
 }
 
 /// Run a module's `publish` with a host handle over `p`.

@@ -323,3 +323,26 @@ fn context_limits_are_enforced_and_released() {
     assert_eq!(g.add_node(&k, [&a, &b]).unwrap_err().kind(), ErrorKind::NoResources);
     assert!(Context::builder().threads(0).build().is_err());
 }
+
+#[test]
+fn alias_hints_are_recorded_checked_and_never_honoured_yet() {
+    let ctx = ctx();
+    let k = ctx.user_kernel("test.alias", 1, 3).validate(|_, _| Ok(())).process(|p| {
+        // The runtime does not alias buffers (yet): the extension's minimal compliance.
+        assert!(!p.is_parameter_aliased(0, 1));
+        Ok(())
+    });
+    let k = k.add().unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(2, ParamDirection::Input, DataType::Image, ParamState::Optional).unwrap();
+    assert_eq!(k.alias_parameter_index_hint(0, 3, AliasKind::Dense).unwrap_err().kind(), ErrorKind::InvalidParameters);
+    assert_eq!(k.alias_parameter_index_hint(1, 1, AliasKind::Dense).unwrap_err().kind(), ErrorKind::InvalidParameters);
+    k.alias_parameter_index_hint(0, 1, AliasKind::Sparse).unwrap();
+    k.alias_parameter_index_hint(1, 0, AliasKind::Sparse).unwrap(); // same pair: recorded once
+    assert_eq!(k.alias_hints(), [AliasHint { a: 0, b: 1, kind: AliasKind::Sparse }]);
+    // Two inputs cannot alias: refused at finalize, naming both.
+    k.alias_parameter_index_hint(0, 2, AliasKind::Dense).unwrap();
+    let e = k.finalize().unwrap_err();
+    assert_eq!(e.context().found.as_deref(), Some("parameters 0 and 2 are both inputs"));
+}

@@ -104,6 +104,10 @@ pub struct KernelDesc<'a> {
         Option<extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>>,
     pub flexible:
         Option<extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>>,
+    /// `vx_kernel_initialize_f` (user kernels).
+    pub init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// `vx_kernel_deinitialize_f` (user kernels).
+    pub deinit: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
 }
 
 impl<'a> KernelDesc<'a> {
@@ -116,7 +120,17 @@ impl<'a> KernelDesc<'a> {
         fast: Option<TilingFnPtr>,
         flexible: Option<TilingFnPtr>,
     ) -> Self {
-        KernelDesc { name: RStr::from_str(name), enumeration, num_params, validate, process: None, fast, flexible }
+        KernelDesc {
+            name: RStr::from_str(name),
+            enumeration,
+            num_params,
+            validate,
+            process: None,
+            fast,
+            flexible,
+            init: None,
+            deinit: None,
+        }
     }
 
     /// A user (non-tiling) kernel.
@@ -135,7 +149,20 @@ impl<'a> KernelDesc<'a> {
             process: Some(process),
             fast: None,
             flexible: None,
+            init: None,
+            deinit: None,
         }
+    }
+
+    /// Add init and deinit callbacks (user kernels).
+    pub fn with_lifecycle(
+        mut self,
+        init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+        deinit: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    ) -> Self {
+        self.init = init;
+        self.deinit = deinit;
+        self
     }
 }
 
@@ -167,6 +194,8 @@ pub struct HostVtable {
     ) -> AbiResult<()>,
     /// `vxSetKernelAttribute`.
     pub set_attribute: extern "C" fn(host: &Host, kernel: u64, attribute: KernelAttr) -> AbiResult<()>,
+    /// `vxAliasParameterIndexHint` (kind: 0 = dense, 1 = sparse).
+    pub alias_hint: extern "C" fn(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()>,
     /// `vxFinalizeKernel`.
     pub finalize: extern "C" fn(host: &Host, kernel: u64) -> AbiResult<()>,
     /// `vxRemoveKernel` by name (from `unpublish`).
@@ -207,15 +236,21 @@ pub struct ValidatorVtable {
     pub num_params: extern "C" fn(v: &Validator) -> u32,
     pub param_meta: extern "C" fn(v: &Validator, index: u32) -> AbiResult<ParamMeta>,
     /// Set an output image's meta format.
-    #[sabi(last_prefix_field)]
     pub set_output_image:
         extern "C" fn(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()>,
+    /// Set an output array's meta format: items of a scalar type (`vx_type_e`), capacity.
+    #[sabi(last_prefix_field)]
+    pub set_output_array: extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
 }
 
 impl Validator {
     /// Meta data of parameter `index`.
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
         (self.vtable.param_meta())(self, index).into_result()
+    }
+    /// Set output array `index` to `capacity` items of the scalar type `scalar_type` (`vx_type_e`).
+    pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
+        (self.vtable.set_output_array())(self, index, scalar_type, capacity).into_result()
     }
     /// Set output image `index` to `format`, `width × height`.
     pub fn set_output_image(
@@ -262,8 +297,59 @@ pub struct ProcessorVtable {
     pub unmap_image: extern "C" fn(p: &Processor, token: u64),
     /// A scalar's value bytes (native order, at the start) and its `vx_type_e`.
     pub read_scalar: extern "C" fn(p: &Processor, index: u32) -> AbiResult<ScalarBits>,
-    #[sabi(last_prefix_field)]
     pub write_scalar: extern "C" fn(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()>,
+    /// Item size, capacity and item count of array parameter `index`.
+    pub array_info: extern "C" fn(p: &Processor, index: u32) -> AbiResult<ArrayInfo>,
+    /// Append `count` items (item-size bytes each) from `items`.
+    pub array_add: extern "C" fn(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()>,
+    /// Copy up to `capacity` items into `out`; returns how many were copied.
+    pub array_read: extern "C" fn(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64>,
+    pub array_truncate: extern "C" fn(p: &Processor, index: u32, count: u64) -> AbiResult<()>,
+    /// The node's local data (`VX_NODE_LOCAL_DATA_PTR` / `_SIZE`).
+    pub local_data: extern "C" fn(p: &Processor) -> LocalData,
+    /// `vxIsParameterAliased`.
+    #[sabi(last_prefix_field)]
+    pub is_aliased: extern "C" fn(p: &Processor, a: u32, b: u32) -> bool,
+}
+
+/// An array's shape.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayInfo {
+    pub item_size: u64,
+    pub capacity: u64,
+    pub num_items: u64,
+}
+
+/// A node's local data: address (0 = none) and size.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalData {
+    pub ptr: usize,
+    pub size: u64,
+}
+
+/// The host's side of one init or deinit call.
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct Lifecycle {
+    pub vtable: LifecycleVtableRef,
+    pub ctx: usize,
+}
+
+/// Functions init and deinit may call (the spec's local-data rules apply).
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = LifecycleVtableRef)))]
+#[sabi(missing_field(panic))]
+pub struct LifecycleVtable {
+    pub local_data: extern "C" fn(l: &Lifecycle) -> LocalData,
+    /// `VX_NODE_LOCAL_DATA_SIZE` (allowed when the kernel's local data size is 0).
+    pub set_local_data_size: extern "C" fn(l: &Lifecycle, size: u64) -> AbiResult<()>,
+    /// `VX_NODE_LOCAL_DATA_PTR` (memory the module owns and frees in deinit).
+    pub set_local_data_ptr: extern "C" fn(l: &Lifecycle, ptr: usize) -> AbiResult<()>,
+    #[sabi(last_prefix_field)]
+    pub is_aliased: extern "C" fn(l: &Lifecycle, a: u32, b: u32) -> bool,
 }
 
 /// A scalar value across the boundary.
@@ -364,6 +450,10 @@ impl<'h> HostApi<'h> {
     /// `vxSetKernelAttribute`.
     pub fn set_attribute(&self, kernel: u64, attribute: KernelAttr) -> Result<(), AbiError> {
         (self.host.vtable.set_attribute())(self.host, kernel, attribute).into_result()
+    }
+    /// `vxAliasParameterIndexHint`: `sparse` selects the sparse processing type, else dense.
+    pub fn alias_hint(&self, kernel: u64, a: u32, b: u32, sparse: bool) -> Result<(), AbiError> {
+        (self.host.vtable.alias_hint())(self.host, kernel, a, b, sparse as u32).into_result()
     }
     /// `vxFinalizeKernel`.
     pub fn finalize(&self, kernel: u64) -> Result<(), AbiError> {

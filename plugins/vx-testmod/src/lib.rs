@@ -2,20 +2,21 @@
 //! (the macros of issue 5 will generate all of this).
 //!
 //! Kernels: `testmod.invert` (tiling, flexible; v1: 255 - p, v2: 255 - p + 1), `testmod.panicky`
-//! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar, saturating).
+//! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar, saturating),
+//! `testmod.histogram` (user kernel with init/deinit, host-allocated local data and an array output).
 //! Features select broken variants for the failure tests (see Cargo.toml).
 
 use abi_stable::export_root_module;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::abi_stable::std_types::RStr;
 use vx_plugin_abi::module_abi::{
-    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Processor, Validator, VxModule,
+    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
     VxModuleRef, data_type, direction, guard, param_state, run_tiling,
 };
 use vx_plugin_abi::{ImageFormat, Status, TileArgs, TileError, TileParam};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
-const KERNELS: [&str; 3] = ["testmod.invert", "testmod.panicky", "testmod.scale"];
+const KERNELS: [&str; 4] = ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"];
 
 fn invert(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
@@ -89,6 +90,70 @@ extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
     })
 }
 
+/// `vx_type_e` of u32.
+const UINT32: u32 = 0x007;
+
+/// Histogram: U8 image in → array of 4 u32 bucket counts (pixel >> 6).
+extern "C" fn histogram_validate(v: &Validator) -> AbiResult<()> {
+    guard("validate", || {
+        if v.param(0)?.format != ImageFormat::U8.fourcc() {
+            return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
+        }
+        v.set_output_array(1, UINT32, 4)
+    })
+}
+
+/// Ask for 16 bytes of node local data (the host allocates them after init).
+extern "C" fn histogram_init(l: &Lifecycle) -> AbiResult<()> {
+    guard("init", || (l.vtable.set_local_data_size())(l, 16).into_result())
+}
+
+/// The local data was the host's: deinit must not be able to replace the pointer.
+extern "C" fn histogram_deinit(l: &Lifecycle) -> AbiResult<()> {
+    guard("deinit", || match (l.vtable.set_local_data_ptr())(l, 0).into_result() {
+        Ok(()) => Err(AbiError::new(Status::Failure, "deinit could replace a host-allocated local data pointer")),
+        Err(_) => Ok(()),
+    })
+}
+
+extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
+    guard("process", || {
+        if (p.vtable.is_aliased())(p, 0, 1) {
+            return Err(AbiError::new(Status::Failure, "the host aliased an image with an array"));
+        }
+        let local = (p.vtable.local_data())(p);
+        if local.ptr == 0 || local.size != 16 {
+            return Err(AbiError::new(Status::Failure, "expected 16 bytes of host-allocated local data"));
+        }
+        // SAFETY: the host hands this node 16 bytes of local data (checked above), u32-aligned
+        // (host buffers are 64-byte aligned), used by this node's process only.
+        let counts = unsafe { std::slice::from_raw_parts_mut(local.ptr as *mut u32, 4) };
+        counts.fill(0);
+        let img = (p.vtable.map_image())(p, 0, false).into_result()?;
+        for y in 0..img.dim_y as usize {
+            // SAFETY: the whole plane is mapped; row y has dim_x pixels.
+            let row =
+                unsafe { std::slice::from_raw_parts(img.base.add(y * img.stride_y as usize), img.dim_x as usize) };
+            for &px in row {
+                counts[(px >> 6) as usize] += 1;
+            }
+        }
+        (p.vtable.unmap_image())(p, img.token);
+        let info = (p.vtable.array_info())(p, 1).into_result()?;
+        if info.item_size != 4 || info.capacity < 4 {
+            return Err(AbiError::new(Status::InvalidDimension, "the histogram array holds 4 u32 items"));
+        }
+        (p.vtable.array_truncate())(p, 1, 0).into_result()?;
+        (p.vtable.array_add())(p, 1, counts.as_ptr() as *const u8, 4).into_result()?;
+        let mut back = [0u32; 4];
+        let n = (p.vtable.array_read())(p, 1, back.as_mut_ptr() as *mut u8, 4).into_result()?;
+        if n != 4 || back != *counts {
+            return Err(AbiError::new(Status::Failure, "the array did not read back what was written"));
+        }
+        Ok(())
+    })
+}
+
 fn image_in_out(api: &HostApi<'_>, k: u64) -> Result<(), AbiError> {
     api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
     api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)
@@ -107,6 +172,7 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
         ))?;
         image_in_out(&api, k)?;
         api.set_attribute(k, KernelAttr::OutputTileBlockSize(1, 1))?;
+        api.alias_hint(k, 0, 1, false)?;
         api.finalize(k)?;
         if cfg!(feature = "publish-fails") {
             // Index 7 of a 2-parameter kernel: the host refuses, and publish reports it.
@@ -137,6 +203,12 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
         api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
         api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
         api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.finalize(k)?;
+        let desc = KernelDesc::user(KERNELS[3], 0x7E57_0004, 2, histogram_validate, histogram_process)
+            .with_lifecycle(Some(histogram_init), Some(histogram_deinit));
+        let k = api.add_kernel(&desc)?;
+        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+        api.add_parameter(k, 1, direction::OUTPUT, data_type::ARRAY, param_state::REQUIRED)?;
         api.finalize(k)
     })
 }
