@@ -272,7 +272,7 @@ impl Array {
         self.ensure_allocated()?;
         let mut s = self.lock();
         let size = s.item_type.map_or(0, |t| t.size());
-        if size == 0 || bytes.len() % size != 0 {
+        if size == 0 || !bytes.len().is_multiple_of(size) {
             return Err(Error::new(ErrorKind::InvalidParameters, "raw items must be whole items")
                 .on_object(&self.name())
                 .expected_found(format!("a multiple of {size} bytes"), bytes.len()));
