@@ -164,6 +164,22 @@ fn a_module_for_another_abi_version_is_refused_in_one_sentence() {
 }
 
 #[test]
+fn a_module_with_another_descriptor_layout_is_refused_before_any_call() {
+    let lib = build_module("vx-testmod", &["layout-mismatch"]);
+    let ctx = ctx_with("layout", &[("testmod_layout", &lib)]);
+    let e = ctx.load_module("testmod_layout").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert_eq!(
+        e.message(),
+        "module 'testmod_layout' describes its root module with a different layout than the host's vx-plugin-abi: in \
+         type VxModule, field `abi_version` is u64 in the module (built against vx-plugin-abi 0.1.0) but u32 in the host \
+         (vx-plugin-abi 0.1.0); rebuild it against this vx-plugin-abi"
+    );
+    assert!(!e.message().contains('\n'), "one sentence, not a layout dump: {e}");
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+}
+
+#[test]
 fn a_publish_that_fails_half_way_leaves_nothing() {
     let lib = build_module("vx-testmod", &["publish-fails"]);
     let ctx = ctx_with("pubfail", &[("testmod_pubfail", &lib)]);

@@ -100,16 +100,67 @@ fn readable(name: &str, path: &Path, e: &LibraryError) -> Error {
             "module '{name}' was built against {library_name} {actual_version}, which is incompatible with the host's \
              {expected_version}"
         ),
-        LibraryError::AbiInstability(_) => format!(
-            "module '{name}' describes its root module with a different layout than the host's vx-plugin-abi (rebuild \
-             it against this vx-plugin-abi)"
-        ),
+        LibraryError::AbiInstability(detail) => match layout_difference(&detail.to_string()) {
+            Some(d) => format!(
+                "module '{name}' describes its root module with a different layout than the host's vx-plugin-abi: in type \
+                 {}, field `{}` is {} in the module (built against {} {}) but {} in the host ({} {}); rebuild it against \
+                 this vx-plugin-abi",
+                d.ty, d.field, d.found, d.package, d.found_version, d.expected, d.package, d.expected_version
+            ),
+            None => format!(
+                "module '{name}' describes its root module with a different layout than the host's vx-plugin-abi \
+                 (rebuild it against this vx-plugin-abi)"
+            ),
+        },
         other => {
             let first = other.to_string();
             format!("module '{name}' could not be initialized: {}", first.lines().next().unwrap_or(""))
         }
     };
     Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string())
+}
+
+/// The first difference between the expected (host) and found (module) layouts in abi_stable's
+/// layout report.
+struct LayoutDifference {
+    ty: String,
+    field: String,
+    expected: String,
+    found: String,
+    package: String,
+    expected_version: String,
+    found_version: String,
+}
+
+fn layout_difference(report: &str) -> Option<LayoutDifference> {
+    let (_, rest) = report.split_once("Layout of expected type:")?;
+    let (expected, found) = rest.split_once("Layout of found type:")?;
+    let value = |line: &str, key: &str| line.trim().strip_prefix(key).map(|v| v.trim().to_owned());
+    let ty = expected.lines().find_map(|l| value(l, "type:"))?;
+    let package_of = |section: &str| {
+        section.lines().find_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("package:'")?;
+            let (pkg, rest) = rest.split_once("' version:'")?;
+            Some((pkg.to_owned(), rest.split('\'').next()?.to_owned()))
+        })
+    };
+    let fields = |section: &str| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut name = None;
+        for l in section.lines() {
+            if let Some(n) = value(l, "field_name:") {
+                name = Some(n);
+            } else if let (Some(t), Some(n)) = (value(l, "type:"), name.take()) {
+                out.push((n, t));
+            }
+        }
+        out
+    };
+    let (fe, ff) = (fields(expected), fields(found));
+    let ((field, exp), (_, fnd)) = fe.into_iter().zip(ff).find(|(a, b)| a != b)?;
+    let ((package, expected_version), (_, found_version)) = (package_of(expected)?, package_of(found)?);
+    Some(LayoutDifference { ty, field, expected: exp, found: fnd, package, expected_version, found_version })
 }
 
 impl ModuleLibrary {

@@ -367,7 +367,11 @@ pub struct ScalarBits {
 #[sabi(missing_field(panic))]
 pub struct VxModule {
     /// Must equal the host's [`ABI_VERSION`].
+    #[cfg(not(feature = "abi-layout-mismatch"))]
     pub abi_version: u32,
+    /// (Test feature: a different layout, which the host's abi_stable check must refuse.)
+    #[cfg(feature = "abi-layout-mismatch")]
+    pub abi_version: u64,
     /// The module's name (e.g. `vx_filters`).
     pub name: RStr<'static>,
     /// The module's own version.

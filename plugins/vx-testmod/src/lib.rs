@@ -224,7 +224,7 @@ extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
 #[export_root_module]
 pub fn vx_module_root() -> VxModuleRef {
     VxModule {
-        abi_version: if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION },
+        abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }).into(),
         name: RStr::from_str("vx_testmod"),
         version: RStr::from_str(VERSION),
         publish,
