@@ -222,6 +222,7 @@ extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
 
 /// The module's root descriptor.
 #[export_root_module]
+#[allow(clippy::useless_conversion)] // u32 -> u64 under the layout-mismatch feature
 pub fn vx_module_root() -> VxModuleRef {
     VxModule {
         abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }).into(),
