@@ -305,19 +305,33 @@ fn process_call<'a, 'b>(p: &Processor) -> &'a mut ProcessCall<'a, 'b> {
     unsafe { &mut *(p.ctx as *mut ProcessCall<'a, 'b>) }
 }
 
-extern "C" fn proc_map_image(p: &Processor, index: u32, write: bool) -> AbiResult<MappedImage> {
+extern "C" fn proc_map_image(
+    p: &Processor,
+    index: u32,
+    rect: vx_plugin_abi::Rect,
+    write: bool,
+) -> AbiResult<MappedImage> {
     let c = process_call(p);
     abi((|| {
         let img = c.p.image(index)?.image();
+        let full = vx_plugin_abi::Rect::full(img.width(), img.height());
+        let rect = if rect.is_empty() { full } else { rect };
+        if !full.contains(&rect) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must lie inside the image")
+                .at_parameter(index)
+                .expected_found(format!("inside {full}"), rect));
+        }
         let slot =
             c.maps.iter().position(Option::is_none).ok_or_else(|| {
                 Error::new(ErrorKind::NoResources, "too many images mapped at once").expected(MAX_MAPS)
             })?;
         let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(index))?;
+        let offset = rect.start_y as usize * lease.stride_y + rect.start_x as usize * lease.stride_x;
         let m = MappedImage {
-            base: lease.base,
-            dim_x: lease.width,
-            dim_y: lease.height,
+            // SAFETY: rect lies inside the image, so the offset stays inside the leased plane.
+            base: unsafe { lease.base.add(offset) },
+            dim_x: rect.width(),
+            dim_y: rect.height(),
             stride_x: lease.stride_x as i32,
             stride_y: lease.stride_y as i32,
             token: slot as u64,

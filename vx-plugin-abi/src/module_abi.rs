@@ -292,8 +292,9 @@ pub struct Processor {
 #[sabi(kind(Prefix(prefix_ref = ProcessorVtableRef)))]
 #[sabi(missing_field(panic))]
 pub struct ProcessorVtable {
-    /// Map the whole of plane 0 of image parameter `index` for reading or writing.
-    pub map_image: extern "C" fn(p: &Processor, index: u32, write: bool) -> AbiResult<MappedImage>,
+    /// Map `rect` (image coordinates; an empty rectangle means the whole image) of plane 0 of image
+    /// parameter `index` for reading or writing.
+    pub map_image: extern "C" fn(p: &Processor, index: u32, rect: crate::Rect, write: bool) -> AbiResult<MappedImage>,
     pub unmap_image: extern "C" fn(p: &Processor, token: u64),
     /// A scalar's value bytes (native order, at the start) and its `vx_type_e`.
     pub read_scalar: extern "C" fn(p: &Processor, index: u32) -> AbiResult<ScalarBits>,

@@ -13,7 +13,7 @@ use vx_plugin_abi::module_abi::{
     ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
     VxModuleRef, data_type, direction, guard, param_state, run_tiling,
 };
-use vx_plugin_abi::{ImageFormat, Status, TileArgs, TileError, TileParam};
+use vx_plugin_abi::{ImageFormat, Rect, Status, TileArgs, TileError, TileParam};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
 const KERNELS: [&str; 4] = ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"];
@@ -69,8 +69,8 @@ extern "C" fn validate_u8_same_size(v: &Validator) -> AbiResult<()> {
 extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
     guard("process", || {
         let factor = (p.vtable.read_scalar())(p, 1).into_result()?.bytes[0];
-        let src = (p.vtable.map_image())(p, 0, false).into_result()?;
-        let dst = (p.vtable.map_image())(p, 2, true).into_result()?;
+        let src = (p.vtable.map_image())(p, 0, Rect::default(), false).into_result()?;
+        let dst = (p.vtable.map_image())(p, 2, Rect::default(), true).into_result()?;
         for y in 0..src.dim_y as usize {
             // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
             // unmap; rows of distinct images do not overlap.
@@ -129,16 +129,22 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
         // (host buffers are 64-byte aligned), used by this node's process only.
         let counts = unsafe { std::slice::from_raw_parts_mut(local.ptr as *mut u32, 4) };
         counts.fill(0);
-        let img = (p.vtable.map_image())(p, 0, false).into_result()?;
-        for y in 0..img.dim_y as usize {
-            // SAFETY: the whole plane is mapped; row y has dim_x pixels.
-            let row =
-                unsafe { std::slice::from_raw_parts(img.base.add(y * img.stride_y as usize), img.dim_x as usize) };
-            for &px in row {
-                counts[(px >> 6) as usize] += 1;
+        let whole = (p.vtable.map_image())(p, 0, Rect::default(), false).into_result()?;
+        let (w, h) = (whole.dim_x, whole.dim_y);
+        (p.vtable.unmap_image())(p, whole.token);
+        // Map it again as an explicit patch: the left half, then the right half.
+        for part in [Rect::new(0, 0, w / 2, h), Rect::new(w / 2, 0, w, h)] {
+            let img = (p.vtable.map_image())(p, 0, part, false).into_result()?;
+            for y in 0..img.dim_y as usize {
+                // SAFETY: the patch is mapped until unmap; its row y holds dim_x pixels at base + y*stride_y.
+                let row =
+                    unsafe { std::slice::from_raw_parts(img.base.add(y * img.stride_y as usize), img.dim_x as usize) };
+                for &px in row {
+                    counts[(px >> 6) as usize] += 1;
+                }
             }
+            (p.vtable.unmap_image())(p, img.token);
         }
-        (p.vtable.unmap_image())(p, img.token);
         let info = (p.vtable.array_info())(p, 1).into_result()?;
         if info.item_size != 4 || info.capacity < 4 {
             return Err(AbiError::new(Status::InvalidDimension, "the histogram array holds 4 u32 items"));
