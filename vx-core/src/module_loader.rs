@@ -57,6 +57,20 @@ impl Context {
         self.inner.modules.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Run the module's `publish`; returns its outcome and the kernels it added (registered, or
+    /// staged for a reload).
+    fn run_publish(&self, library: &Arc<ModuleLibrary>, staged: bool) -> (Result<()>, Vec<crate::kernel::Kernel>) {
+        let publish = PublishCtx {
+            ctx: self,
+            library: Arc::clone(library),
+            added: Default::default(),
+            removed: Default::default(),
+            staged,
+        };
+        let result = run_entry(&publish, library.module.publish());
+        (result, publish.added.take())
+    }
+
     /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
     /// executable's directory, in the order added).
     pub fn add_module_dir(&self, dir: impl Into<PathBuf>) {
@@ -105,16 +119,7 @@ impl Context {
         let path = self.resolve_module(name)?;
         let slot = self.inner.acquire(ResourceKind::Modules)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
-        let publish = PublishCtx {
-            ctx: self,
-            library: Arc::clone(&library),
-            added: Default::default(),
-            removed: Default::default(),
-            staged: false,
-        };
-        let result = run_entry(&publish, library.module.publish());
-        let added = publish.added.take();
-        drop(publish);
+        let (result, added) = self.run_publish(&library, false);
         if let Err(e) = result {
             let n = added.len();
             let mut registry = self.inner.registry();
@@ -214,16 +219,7 @@ impl Context {
         }
         let path = self.resolve_module(name)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
-        let publish = PublishCtx {
-            ctx: self,
-            library: Arc::clone(&library),
-            added: Default::default(),
-            removed: Default::default(),
-            staged: true,
-        };
-        let result = run_entry(&publish, library.module.publish());
-        let staged = publish.added.take();
-        drop(publish);
+        let (result, staged) = self.run_publish(&library, true);
         if let Err(e) = result {
             drop(staged);
             drop(library);
