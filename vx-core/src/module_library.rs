@@ -183,8 +183,8 @@ impl ModuleLibrary {
         check_elf(&bytes)
             .map_err(|why| cleanup(invalid(format!("module '{name}' is not a loadable library: {why}"))))?;
         drop(bytes);
-        // SAFETY: opening a library runs its initializers; a vx-rs module's do nothing observable
-        // (abi_stable modules have no load-time code). The path is our private shadow copy.
+        // SAFETY: opening a library runs its initializers; a vx-rs module's only link its kernel
+        // records into the module's own static list (inventory). The path is our private shadow copy.
         let library = unsafe { libloading::Library::new(&shadow) }
             .map_err(|e| cleanup(invalid(format!("module '{name}' is not a loadable library: {e}"))))?;
         // SAFETY: ROOT_MODULE_LOADER_NAME is the abi_stable header static; reading its address as an

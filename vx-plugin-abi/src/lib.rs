@@ -14,6 +14,7 @@
 
 pub mod geometry;
 pub mod image_format;
+pub mod kernel_record;
 pub mod module_abi;
 pub mod status;
 pub mod tile;
@@ -21,8 +22,10 @@ pub mod tile;
 pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
+pub use kernel_record::KernelRecord;
 pub use status::Status;
 pub use tile::{
     MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel,
     TileScalar,
 };
+pub use vx_macros::vx_module;

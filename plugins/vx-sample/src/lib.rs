@@ -1,19 +1,20 @@
-//! `vx_sample`: a small kernel module written by hand against the module ABI (issue 5's macros will
-//! generate the boilerplate). Used by `examples/hot_reload_service`: edit `LEVELS` or the threshold
-//! rule, `cargo build -p vx-sample`, and the running service picks the new build up.
+//! `vx_sample`: a small kernel module written against the module ABI by hand (validators, trampolines
+//! and registration records; `#[tiling_kernel]` generates all of these), exported with `vx_module!`.
+//!
+//! Used by `examples/hot_reload_service`: edit `LEVELS` or the threshold rule, `cargo build -p vx-sample`, and the running service picks the new build up.
 //!
 //! - `sample.posterize`: U8 → U8, keep the top bits (`LEVELS` levels), 4×1 fast function over row
 //!   slices plus a flexible function for the rest.
 //! - `sample.threshold`: U8, scalar u8 → U8, 255 above the threshold, 0 otherwise (flexible).
 
-use abi_stable::export_root_module;
-use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-use vx_plugin_abi::abi_stable::std_types::RStr;
+use vx_plugin_abi::kernel_record::inventory;
 use vx_plugin_abi::module_abi::{
-    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Validator, VxModule, VxModuleRef,
-    data_type, direction, guard, param_state, run_tiling,
+    AbiError, AbiResult, HostApi, KernelAttr, KernelDesc, Validator, data_type, direction, guard, param_state,
+    run_tiling,
 };
-use vx_plugin_abi::{ImageFormat, Status, TileArgs, TileError, TileParam};
+use vx_plugin_abi::{ImageFormat, KernelRecord, Status, TileArgs, TileError, TileParam, vx_module};
+
+vx_module!(name = "vx_sample");
 
 /// Posterize keeps this many levels (a power of two).
 const LEVELS: u8 = 4;
@@ -80,53 +81,29 @@ extern "C" fn validate_u8(v: &Validator) -> AbiResult<()> {
     })
 }
 
-extern "C" fn publish(host: &Host) -> AbiResult<()> {
-    guard("publish", || {
-        let api = HostApi::new(host);
-        let k = api.add_kernel(&KernelDesc::tiling(
-            "sample.posterize",
-            0x5A3_0001,
-            2,
-            validate_u8,
-            Some(posterize_fast_c),
-            Some(posterize_flexible_c),
-        ))?;
-        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.set_attribute(k, KernelAttr::OutputTileBlockSize(4, 1))?;
-        api.finalize(k)?;
-        let k = api.add_kernel(&KernelDesc::tiling(
-            "sample.threshold",
-            0x5A3_0002,
-            3,
-            validate_u8,
-            None,
-            Some(threshold_c),
-        ))?;
-        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
-        api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.finalize(k)
-    })
+fn register_posterize(api: &HostApi<'_>) -> Result<(), AbiError> {
+    let k = api.add_kernel(&KernelDesc::tiling(
+        "sample.posterize",
+        0x5A3_0001,
+        2,
+        validate_u8,
+        Some(posterize_fast_c),
+        Some(posterize_flexible_c),
+    ))?;
+    api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+    api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+    api.set_attribute(k, KernelAttr::OutputTileBlockSize(4, 1))?;
+    api.finalize(k)
 }
 
-extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
-    guard("unpublish", || {
-        let api = HostApi::new(host);
-        api.remove_kernel("sample.posterize")?;
-        api.remove_kernel("sample.threshold")
-    })
+fn register_threshold(api: &HostApi<'_>) -> Result<(), AbiError> {
+    let k =
+        api.add_kernel(&KernelDesc::tiling("sample.threshold", 0x5A3_0002, 3, validate_u8, None, Some(threshold_c)))?;
+    api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+    api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
+    api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+    api.finalize(k)
 }
 
-/// The module's root descriptor.
-#[export_root_module]
-pub fn vx_module_root() -> VxModuleRef {
-    VxModule {
-        abi_version: ABI_VERSION,
-        name: RStr::from_str("vx_sample"),
-        version: RStr::from_str(env!("CARGO_PKG_VERSION")),
-        publish,
-        unpublish,
-    }
-    .leak_into_prefix()
-}
+inventory::submit! { KernelRecord { name: "sample.posterize", register: register_posterize } }
+inventory::submit! { KernelRecord { name: "sample.threshold", register: register_threshold } }

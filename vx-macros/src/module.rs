@@ -1,0 +1,97 @@
+//! `vx_module!`: the one invocation a module crate needs. It exports the versioned root descriptor
+//! (the abi_stable `LibHeader` static, generated here through `vx_plugin_abi`'s re-export so module
+//! crates need no direct abi_stable dependency) whose `publish` registers every kernel record of the
+//! crate and whose `unpublish` removes them.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, Token};
+
+use crate::ctxt::Ctxt;
+
+/// `name = "...", version = "..."` (version defaults to the crate's).
+pub struct ModuleArgs {
+    name: Option<Expr>,
+    version: Option<Expr>,
+}
+
+struct KeyValue {
+    key: Ident,
+    value: Expr,
+}
+
+impl Parse for KeyValue {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let key: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        Ok(KeyValue { key, value: input.parse()? })
+    }
+}
+
+impl Parse for ModuleArgs {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let cx = Ctxt::new();
+        let mut args = ModuleArgs { name: None, version: None };
+        for kv in Punctuated::<KeyValue, Token![,]>::parse_terminated(input)? {
+            let slot = match kv.key.to_string().as_str() {
+                "name" => &mut args.name,
+                "version" => &mut args.version,
+                other => {
+                    cx.error_spanned_by(&kv.key, format!("unknown key `{other}`; expected `name` or `version`"));
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                cx.error_spanned_by(&kv.key, format!("duplicate key `{}`", kv.key));
+            }
+            *slot = Some(kv.value);
+        }
+        if args.name.is_none() {
+            cx.error_spanned_by(&Ident::new("vx_module", Span::call_site()), "`name = \"...\"` is required");
+        }
+        cx.check()?;
+        Ok(args)
+    }
+}
+
+pub fn expand(args: ModuleArgs) -> TokenStream {
+    let name = args.name.expect("checked in parse");
+    let version = args.version.map(|v| quote!(#v)).unwrap_or_else(|| quote!(::core::env!("CARGO_PKG_VERSION")));
+    let export_name = Ident::new(&abi_stable_shared::mangled_root_module_loader_name(), Span::call_site());
+    quote! {
+        const _: () = {
+            use ::vx_plugin_abi::abi_stable::library as __lib;
+            use ::vx_plugin_abi::module_abi as __abi;
+
+            extern "C" fn __vx_publish(host: &__abi::Host) -> __abi::AbiResult<()> {
+                ::vx_plugin_abi::kernel_record::publish_records(host)
+            }
+            extern "C" fn __vx_unpublish(host: &__abi::Host) -> __abi::AbiResult<()> {
+                ::vx_plugin_abi::kernel_record::unpublish_records(host)
+            }
+            fn __vx_module_root() -> __abi::VxModuleRef {
+                use ::vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+                __abi::VxModule {
+                    abi_version: __abi::ABI_VERSION.into(),
+                    name: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#name),
+                    version: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#version),
+                    publish: __vx_publish,
+                    unpublish: __vx_unpublish,
+                }
+                .leak_into_prefix()
+            }
+
+            #[unsafe(no_mangle)]
+            pub static #export_name: __lib::LibHeader = {
+                pub extern "C" fn __vx_erased_root() -> __lib::RootModuleResult {
+                    __lib::__call_root_module_loader(__vx_module_root)
+                }
+                // SAFETY: the constructor returns the root module of type VxModuleRef, erased by
+                // abi_stable's own loader helper, exactly as `#[export_root_module]` generates it.
+                unsafe { __lib::LibHeader::from_constructor::<__abi::VxModuleRef>(__vx_erased_root, __lib::CheckTypeLayout::Yes) }
+            };
+        };
+    }
+}
