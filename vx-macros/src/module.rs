@@ -49,7 +49,7 @@ impl Parse for ModuleArgs {
             *slot = Some(kv.value);
         }
         if args.name.is_none() {
-            cx.error_spanned_by(&Ident::new("vx_module", Span::call_site()), "`name = \"...\"` is required");
+            cx.error_spanned_by(Ident::new("vx_module", Span::call_site()), "`name = \"...\"` is required");
         }
         cx.check()?;
         Ok(args)
