@@ -44,7 +44,8 @@ fn abi<T>(r: Result<T>) -> AbiResult<T> {
 /// What `publish` / `unpublish` operate on.
 pub(crate) struct PublishCtx<'a> {
     pub(crate) ctx: &'a Context,
-    pub(crate) library: Arc<ModuleLibrary>,
+    /// The module's library (kept alive by its kernels); `None` for in-process kernels.
+    pub(crate) library: Option<Arc<ModuleLibrary>>,
     /// Kernels added by this publish, in order (rolled back if it fails).
     pub(crate) added: RefCell<Vec<crate::kernel::Kernel>>,
     /// Names `unpublish` asked to remove.
@@ -69,15 +70,20 @@ extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u
     let p = publish_ctx(host);
     abi((|| {
         let name = desc.name.as_str().to_owned();
-        let lib: Arc<dyn std::any::Any + Send + Sync> = p.library.clone();
         let validate = desc.validate;
         let tiling = desc.fast.is_some() || desc.flexible.is_some();
+        // Enumeration 0: let the host allocate one (what the kernel macros ask for by default).
+        let enumeration = if desc.enumeration == 0 { p.ctx.allocate_user_kernel_id()? } else { desc.enumeration };
         let mut b = if tiling {
-            p.ctx.tiling_kernel(&name, desc.enumeration, desc.num_params)
+            p.ctx.tiling_kernel(&name, enumeration, desc.num_params)
         } else {
-            p.ctx.user_kernel(&name, desc.enumeration, desc.num_params)
+            p.ctx.user_kernel(&name, enumeration, desc.num_params)
         };
-        b = b.keep_alive(lib).validate(move |v, metas| call_validate(validate, v, metas));
+        if let Some(lib) = &p.library {
+            let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
+            b = b.keep_alive(lib);
+        }
+        b = b.validate(move |v, metas| call_validate(validate, v, metas));
         if p.staged {
             b = b.staged();
         }

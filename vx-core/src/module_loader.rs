@@ -62,7 +62,7 @@ impl Context {
     fn run_publish(&self, library: &Arc<ModuleLibrary>, staged: bool) -> (Result<()>, Vec<crate::kernel::Kernel>) {
         let publish = PublishCtx {
             ctx: self,
-            library: Arc::clone(library),
+            library: Some(Arc::clone(library)),
             added: Default::default(),
             removed: Default::default(),
             staged,
@@ -172,7 +172,7 @@ impl Context {
         drop(table);
         let unpublish = PublishCtx {
             ctx: self,
-            library: Arc::clone(&loaded.library),
+            library: Some(Arc::clone(&loaded.library)),
             added: Default::default(),
             removed: Default::default(),
             staged: false,
@@ -313,6 +313,34 @@ impl Context {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Publish the kernels defined in this binary with `#[tiling_kernel]` / `#[user_kernel]` (their
+    /// registration records), through the same host interface modules use — no cdylib needed.
+    /// Transactional: if one fails, the ones added are removed. Returns the names published.
+    pub fn publish_in_process(&self) -> Result<Vec<String>> {
+        let publish = PublishCtx {
+            ctx: self,
+            library: None,
+            added: Default::default(),
+            removed: Default::default(),
+            staged: false,
+        };
+        let host = vx_plugin_abi::module_abi::Host {
+            vtable: crate::module_host::host_vtable(),
+            ctx: &publish as *const PublishCtx<'_> as usize,
+        };
+        let result =
+            vx_plugin_abi::kernel_record::publish_records(&host).into_result().map_err(crate::module_host::to_error);
+        let added = publish.added.take();
+        if let Err(e) = result {
+            let mut registry = self.inner.registry();
+            for k in &added {
+                registry.remove(&k.inner);
+            }
+            return Err(Error::new(e.kind(), format!("publishing the in-process kernels failed: {}", e.message())));
+        }
+        Ok(added.iter().map(|k| k.name().to_owned()).collect())
     }
 
     /// The state of module `name`, if it was ever loaded in this context.

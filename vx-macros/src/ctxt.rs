@@ -25,6 +25,11 @@ impl Ctxt {
             .push(syn::Error::new_spanned(obj.into_token_stream(), msg));
     }
 
+    /// Record an error at a span.
+    pub fn syn_error_at<T: Display>(&self, span: proc_macro2::Span, msg: T) {
+        self.errors.borrow_mut().as_mut().expect("Ctxt checked twice").push(syn::Error::new(span, msg));
+    }
+
     /// All errors combined, or Ok.
     pub fn check(self) -> syn::Result<()> {
         let mut errors = self.errors.borrow_mut().take().expect("Ctxt checked twice").into_iter();

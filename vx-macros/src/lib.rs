@@ -7,8 +7,12 @@
 //!
 //! Use them through `vx_plugin_abi` (the kernel SDK), which re-exports them.
 
+mod ast;
+mod attr;
 mod ctxt;
+mod expand;
 mod module;
+mod valid;
 
 use proc_macro::TokenStream;
 
@@ -20,5 +24,40 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
     match syn::parse::<module::ModuleArgs>(input) {
         Ok(args) => module::expand(args).into(),
         Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Turn a function into a tiling kernel (see the crate docs of `vx_plugin_abi` and the README's
+/// "Write a kernel"). Grammar: `name = "..."`, `enumeration = N`, `block = WxH`,
+/// `nbhd = (left, right, top, bottom)`, `border = Undefined | Self_`, `alias(a, b, dense | sparse)`
+/// (repeatable), `tile_memory = N` (bytes per tile block), `flexible = path` (pair the annotated fast
+/// function with a flexible one) or `flexible` (the annotated function is flexible-only), `any_size`
+/// (images need not share a size).
+#[proc_macro_attribute]
+pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    let f = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let cx = ctxt::Ctxt::new();
+    let attrs = attr::Attrs::parse(&cx, args.into());
+    let fn_args = ast::args(&cx, &f);
+    if let Ok(attrs) = &attrs {
+        valid::check(&cx, &f, attrs, &fn_args);
+    }
+    let mut errors = cx.check().err();
+    if let Err(e) = &attrs {
+        match &mut errors {
+            Some(all) => all.combine(e.clone()),
+            None => errors = Some(e.clone()),
+        }
+    }
+    match (errors, attrs) {
+        (None, Ok(attrs)) => expand::tiling_kernel(&f, &attrs, &fn_args).into(),
+        // Fallback: keep the function so its body is still checked and no "unused" noise follows.
+        (Some(e), _) | (None, Err(e)) => {
+            let err = e.to_compile_error();
+            quote::quote!(#[allow(dead_code)] #f #err).into()
+        }
     }
 }

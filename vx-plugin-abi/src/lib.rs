@@ -15,6 +15,8 @@
 pub mod geometry;
 pub mod image_format;
 pub mod kernel_record;
+#[doc(hidden)]
+pub mod macro_support;
 pub mod module_abi;
 pub mod status;
 pub mod tile;
@@ -25,7 +27,7 @@ pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
 pub use status::Status;
 pub use tile::{
-    MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel,
-    TileScalar,
+    MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam,
+    TileParamKind, TilePixel, TileScalar,
 };
-pub use vx_macros::vx_module;
+pub use vx_macros::{tiling_kernel, vx_module};

@@ -256,6 +256,11 @@ impl<'a> TileArgs<'a> {
         unsafe { std::slice::from_raw_parts_mut(self.tile_memory, self.tile_memory_size) }
     }
 
+    /// Questions about the node this call runs for (`vxIsParameterAliased`).
+    pub fn context(&self) -> TileContext<'a> {
+        TileContext { params: self.params }
+    }
+
     /// The raw parts, to forward the call across the module boundary (`vx_tiling_kernel_f`).
     pub fn as_raw(&self) -> (*const TileParam, u32, *mut u8, usize) {
         (self.params.as_ptr(), self.params.len() as u32, self.tile_memory, self.tile_memory_size)
@@ -264,6 +269,32 @@ impl<'a> TileArgs<'a> {
     /// Size of [`tile_memory`](Self::tile_memory) in bytes.
     pub fn tile_memory_size(&self) -> usize {
         self.tile_memory_size
+    }
+}
+
+/// What a tiling function may ask about its node.
+#[derive(Clone, Copy)]
+pub struct TileContext<'a> {
+    params: &'a [TileParam],
+}
+
+impl TileContext<'_> {
+    /// `vxIsParameterAliased`: true when image parameters `a` and `b` share one buffer.
+    pub fn is_parameter_aliased(&self, a: usize, b: usize) -> bool {
+        let desc = |i: usize| {
+            self.params.get(i).filter(|p| matches!(p.kind, TileParamKind::InputImage | TileParamKind::OutputImage)).map(
+                |p| {
+                    // SAFETY: image entries point to a TileDesc valid for 'a (contract of TileArgs::new).
+                    unsafe { &*(p.ptr as *const TileDesc) }
+                },
+            )
+        };
+        match (desc(a), desc(b)) {
+            (Some(x), Some(y)) => {
+                a != b && x.flags & TILE_ALIASED != 0 && y.flags & TILE_ALIASED != 0 && x.base == y.base
+            }
+            _ => false,
+        }
     }
 }
 

@@ -1,0 +1,167 @@
+//! Kernels written with `#[tiling_kernel]`, compiled into this test binary and published in-process
+//! (`Context::publish_in_process`, through the same host interface a module uses): the spec's
+//! example kernels give the OpenCV golden outputs of the tiling tests; scalars, optional parameters,
+//! tile memory and the tile context reach the function.
+
+use vx_core::*;
+use vx_plugin_abi::{Tile, TileContext, TileError, TileMut, tiling_kernel};
+use vx_tests::workspace_root;
+
+/// Gaussian 3×3 with the spec's arithmetic, as a fast function (fast only, border Undefined).
+#[tiling_kernel(name = "macro.gaussian3x3", nbhd = (-1, 1, -1, 1))]
+fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    for y in 0..out.height() {
+        let missing = || TileError::new(Status::Failure, "fast tile without rows");
+        let (a, b, c) = (
+            input.row(y as i32 - 1).ok_or_else(missing)?,
+            input.row(y as i32).ok_or_else(missing)?,
+            input.row(y as i32 + 1).ok_or_else(missing)?,
+        );
+        for (x, o) in out.row_mut(y).ok_or_else(missing)?.iter_mut().enumerate() {
+            let s = |r: &[u8]| r[x] as u16 + 2 * r[x + 1] as u16 + r[x + 2] as u16;
+            *o = ((s(a) + 2 * s(b) + s(c)) >> 4) as u8;
+        }
+    }
+    Ok(())
+}
+
+/// Add u8 + u8 → s16: a 16×16 fast function paired with a flexible one.
+#[tiling_kernel(name = "macro.add", block = 16x16, flexible = add_flexible)]
+fn add_fast(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
+    for y in 0..out.height() {
+        let (ra, rb) = (a.row(y as i32).unwrap(), b.row(y as i32).unwrap());
+        for ((o, &x), &z) in out.row_mut(y).unwrap().iter_mut().zip(ra).zip(rb) {
+            *o = (x as i16).saturating_add(z as i16);
+        }
+    }
+}
+
+fn add_flexible(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, a.pixel(x, y, 0, 0) as i16 + b.pixel(x, y, 0, 0) as i16);
+        }
+    }
+}
+
+/// Posterize with a 4×1 block (fast only).
+#[tiling_kernel(name = "macro.posterize", block = 4x1)]
+fn posterize(input: &Tile<u8>, out: &mut TileMut<u8>) {
+    for y in 0..out.height() {
+        let src = input.row(y as i32).unwrap();
+        for (o, &p) in out.row_mut(y).unwrap().iter_mut().zip(src) {
+            *o = (p & 0xF0) | (p >> 4);
+        }
+    }
+}
+
+/// A flexible-only kernel with a scalar, an optional scalar, tile memory and the tile context.
+#[tiling_kernel(name = "macro.threshold", flexible, tile_memory = 2, alias(0, 3, sparse))]
+fn threshold(input: &Tile<u8>, level: u8, high: Option<u8>, out: &mut TileMut<u8>, mem: &mut [u8], ctx: TileContext) {
+    assert_eq!(mem.len(), 2 * (out.width() * out.height()) as usize, "tile memory = 2 bytes x blocks (1x1)");
+    assert!(!ctx.is_parameter_aliased(0, 3));
+    let on = high.unwrap_or(255);
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, if input.pixel(x, y, 0, 0) > level { on } else { 0 });
+        }
+    }
+}
+
+fn golden(name: &str) -> Vec<u8> {
+    std::fs::read(workspace_root().join("vx-core/tests/golden").join(name)).unwrap()
+}
+
+fn u8_image(ctx: &Context, w: u32, h: u32, px: &[u8]) -> Image {
+    let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    img.copy_from(Rect::full(w, h), 0, px).unwrap();
+    img
+}
+
+#[test]
+fn macro_kernels_publish_in_process_and_match_the_goldens() {
+    let ctx = Context::builder().threads(2).build().unwrap();
+    let names = ctx.publish_in_process().unwrap();
+    assert_eq!(names, ["macro.add", "macro.gaussian3x3", "macro.posterize", "macro.threshold"]);
+    let add = ctx.kernel_by_name("macro.add").unwrap();
+    assert_eq!(add.attributes().block_size, TileBlockSize { width: 16, height: 16 });
+    assert_eq!(
+        ctx.kernel_by_name("macro.gaussian3x3").unwrap().attributes().neighborhood,
+        Neighborhood::new(-1, 1, -1, 1)
+    );
+    assert_eq!(
+        ctx.kernel_by_name("macro.threshold").unwrap().alias_hints(),
+        [AliasHint { a: 0, b: 3, kind: AliasKind::Sparse }]
+    );
+
+    for (w, h) in [(37u32, 23u32), (64, 48), (14, 6), (12, 6), (5, 3), (1, 1)] {
+        let n = (w * h) as usize;
+        let a = u8_image(&ctx, w, h, &golden(&format!("input_a_{w}x{h}.u8")));
+        let b = u8_image(&ctx, w, h, &golden(&format!("input_b_{w}x{h}.u8")));
+        let blur = u8_image(&ctx, w, h, &vec![0xAB; n]);
+        let post = u8_image(&ctx, w, h, &vec![0xAB; n]);
+        let sum = Image::new(&ctx, w, h, ImageFormat::S16).unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        g.add_node(&ctx.kernel_by_name("macro.gaussian3x3").unwrap(), [&a, &blur]).unwrap();
+        g.add_node(&add, [&a, &b, &sum]).unwrap();
+        g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&a, &post]).unwrap();
+        g.process().unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
+
+        let (want, got) = (golden(&format!("gaussian_{w}x{h}.u8")), blur.to_vec::<u8>().unwrap());
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                let interior = x >= 1 && y >= 1 && x + 1 < w && y + 1 < h;
+                assert_eq!(got[i], if interior { want[i] } else { 0xAB }, "gaussian {w}x{h} ({x},{y})");
+            }
+        }
+        let want: Vec<i16> =
+            golden(&format!("add_{w}x{h}.s16")).chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
+        assert_eq!(sum.to_vec::<i16>().unwrap(), want, "add {w}x{h}");
+        let (want, got) = (golden(&format!("posterize_{w}x{h}.u8")), post.to_vec::<u8>().unwrap());
+        for (i, (g, w_)) in got.iter().zip(&want).enumerate() {
+            let x = i as u32 % w;
+            assert_eq!(*g, if x < w / 4 * 4 { *w_ } else { 0xAB }, "posterize {w}x{h} at {i}");
+        }
+    }
+}
+
+#[test]
+fn macro_validators_check_formats_and_sizes() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let thr = ctx.kernel_by_name("macro.threshold").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    // 4 wide: posterize is fast-only with a 4x1 block.
+    let a = u8_image(&ctx, 4, 1, &[10, 100, 200, 30]);
+    let level = Scalar::new(&ctx, ScalarValue::Uint8(50)).unwrap();
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let out = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
+    g.add_node(&thr, [Some(Reference::from(&a)), Some(Reference::from(&level)), None, Some(Reference::from(&v))])
+        .unwrap();
+    g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&v, &out]).unwrap();
+    g.process().unwrap();
+    assert_eq!(
+        (v.format(), v.width(), v.height()),
+        (ImageFormat::U8, 4, 1),
+        "the generated validator set the output meta"
+    );
+    assert_eq!(out.to_vec::<u8>().unwrap(), [0, 0xFF, 0xFF, 0]);
+
+    // Wrong input format: the generated validator names the parameter and both formats.
+    let g = Graph::new(&ctx).unwrap();
+    let s16 = Image::new(&ctx, 4, 1, ImageFormat::S16).unwrap();
+    g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&s16, &out]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidFormat);
+    assert!(e.message().contains("parameter 0 must be a U8 image"), "{e}");
+    assert!(e.message().contains("found S16"), "{e}");
+
+    // Inputs of different sizes.
+    let g = Graph::new(&ctx).unwrap();
+    let small = u8_image(&ctx, 2, 1, &[1, 2]);
+    let sum = Image::new(&ctx, 4, 1, ImageFormat::S16).unwrap();
+    g.add_node(&ctx.kernel_by_name("macro.add").unwrap(), [&a, &small, &sum]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidDimension, "{e}");
+}
