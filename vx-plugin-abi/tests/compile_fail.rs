@@ -1,0 +1,9 @@
+//! Pinned diagnostics of `#[tiling_kernel]`: each file under `ui/` must fail to compile with exactly
+//! the recorded message, pointing at the offending token. Regenerate after an intended change with
+//! `TRYBUILD=overwrite cargo test -p vx-plugin-abi --test compile_fail` and review the diff.
+
+#[test]
+fn tiling_kernel_diagnostics() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}
