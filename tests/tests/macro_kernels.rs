@@ -4,55 +4,13 @@
 //! tile memory and the tile context reach the function.
 
 use vx_core::*;
-use vx_plugin_abi::{Tile, TileContext, TileError, TileMut, tiling_kernel};
+use vx_plugin_abi::{Tile, TileContext, TileMut, tiling_kernel};
 use vx_tests::workspace_root;
 
-/// Gaussian 3×3 with the spec's arithmetic, as a fast function (fast only, border Undefined).
-#[tiling_kernel(name = "macro.gaussian3x3", nbhd = (-1, 1, -1, 1))]
-fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    for y in 0..out.height() {
-        let missing = || TileError::new(Status::Failure, "fast tile without rows");
-        let (a, b, c) = (
-            input.row(y as i32 - 1).ok_or_else(missing)?,
-            input.row(y as i32).ok_or_else(missing)?,
-            input.row(y as i32 + 1).ok_or_else(missing)?,
-        );
-        for (x, o) in out.row_mut(y).ok_or_else(missing)?.iter_mut().enumerate() {
-            let s = |r: &[u8]| r[x] as u16 + 2 * r[x + 1] as u16 + r[x + 2] as u16;
-            *o = ((s(a) + 2 * s(b) + s(c)) >> 4) as u8;
-        }
-    }
-    Ok(())
-}
-
-/// Add u8 + u8 → s16: a 16×16 fast function paired with a flexible one.
-#[tiling_kernel(name = "macro.add", block = 16x16, flexible = add_flexible)]
-fn add_fast(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
-    for y in 0..out.height() {
-        let (ra, rb) = (a.row(y as i32).unwrap(), b.row(y as i32).unwrap());
-        for ((o, &x), &z) in out.row_mut(y).unwrap().iter_mut().zip(ra).zip(rb) {
-            *o = (x as i16).saturating_add(z as i16);
-        }
-    }
-}
-
-fn add_flexible(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, a.pixel(x, y, 0, 0) as i16 + b.pixel(x, y, 0, 0) as i16);
-        }
-    }
-}
-
-/// Posterize with a 4×1 block (fast only).
-#[tiling_kernel(name = "macro.posterize", block = 4x1)]
-fn posterize(input: &Tile<u8>, out: &mut TileMut<u8>) {
-    for y in 0..out.height() {
-        let src = input.row(y as i32).unwrap();
-        for (o, &p) in out.row_mut(y).unwrap().iter_mut().zip(src) {
-            *o = (p & 0xF0) | (p >> 4);
-        }
-    }
+// The spec's example kernels: the very source of the `vx-spec-kernels` module, compiled in here.
+#[allow(dead_code)]
+mod spec_kernels {
+    include!("../../plugins/vx-spec-kernels/src/kernels.rs");
 }
 
 /// A flexible-only kernel with a scalar, an optional scalar, tile memory and the tile context.
@@ -82,16 +40,18 @@ fn u8_image(ctx: &Context, w: u32, h: u32, px: &[u8]) -> Image {
 fn macro_kernels_publish_in_process_and_match_the_goldens() {
     let ctx = Context::builder().threads(2).build().unwrap();
     let names = ctx.publish_in_process().unwrap();
-    assert_eq!(names, ["macro.add", "macro.gaussian3x3", "macro.posterize", "macro.threshold"]);
-    let add = ctx.kernel_by_name("macro.add").unwrap();
+    assert_eq!(names, ["macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]);
+    check_spec_kernels(&ctx);
+}
+
+/// Run the spec kernels published in `ctx` on every golden input and compare.
+pub fn check_spec_kernels(ctx: &Context) {
+    let ctx = ctx.clone();
+    let add = ctx.kernel_by_name("spec.add").unwrap();
     assert_eq!(add.attributes().block_size, TileBlockSize { width: 16, height: 16 });
     assert_eq!(
-        ctx.kernel_by_name("macro.gaussian3x3").unwrap().attributes().neighborhood,
+        ctx.kernel_by_name("spec.gaussian3x3").unwrap().attributes().neighborhood,
         Neighborhood::new(-1, 1, -1, 1)
-    );
-    assert_eq!(
-        ctx.kernel_by_name("macro.threshold").unwrap().alias_hints(),
-        [AliasHint { a: 0, b: 3, kind: AliasKind::Sparse }]
     );
 
     for (w, h) in [(37u32, 23u32), (64, 48), (14, 6), (12, 6), (5, 3), (1, 1)] {
@@ -102,9 +62,9 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
         let post = u8_image(&ctx, w, h, &vec![0xAB; n]);
         let sum = Image::new(&ctx, w, h, ImageFormat::S16).unwrap();
         let g = Graph::new(&ctx).unwrap();
-        g.add_node(&ctx.kernel_by_name("macro.gaussian3x3").unwrap(), [&a, &blur]).unwrap();
+        g.add_node(&ctx.kernel_by_name("spec.gaussian3x3").unwrap(), [&a, &blur]).unwrap();
         g.add_node(&add, [&a, &b, &sum]).unwrap();
-        g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&a, &post]).unwrap();
+        g.add_node(&ctx.kernel_by_name("spec.posterize").unwrap(), [&a, &post]).unwrap();
         g.process().unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
 
         let (want, got) = (golden(&format!("gaussian_{w}x{h}.u8")), blur.to_vec::<u8>().unwrap());
@@ -131,6 +91,7 @@ fn macro_validators_check_formats_and_sizes() {
     let ctx = Context::new().unwrap();
     ctx.publish_in_process().unwrap();
     let thr = ctx.kernel_by_name("macro.threshold").unwrap();
+    assert_eq!(thr.alias_hints(), [AliasHint { a: 0, b: 3, kind: AliasKind::Sparse }]);
     let g = Graph::new(&ctx).unwrap();
     // 4 wide: posterize is fast-only with a 4x1 block.
     let a = u8_image(&ctx, 4, 1, &[10, 100, 200, 30]);
@@ -139,7 +100,7 @@ fn macro_validators_check_formats_and_sizes() {
     let out = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
     g.add_node(&thr, [Some(Reference::from(&a)), Some(Reference::from(&level)), None, Some(Reference::from(&v))])
         .unwrap();
-    g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&v, &out]).unwrap();
+    g.add_node(&ctx.kernel_by_name("spec.posterize").unwrap(), [&v, &out]).unwrap();
     g.process().unwrap();
     assert_eq!(
         (v.format(), v.width(), v.height()),
@@ -151,7 +112,7 @@ fn macro_validators_check_formats_and_sizes() {
     // Wrong input format: the generated validator names the parameter and both formats.
     let g = Graph::new(&ctx).unwrap();
     let s16 = Image::new(&ctx, 4, 1, ImageFormat::S16).unwrap();
-    g.add_node(&ctx.kernel_by_name("macro.posterize").unwrap(), [&s16, &out]).unwrap();
+    g.add_node(&ctx.kernel_by_name("spec.posterize").unwrap(), [&s16, &out]).unwrap();
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidFormat);
     assert!(e.message().contains("parameter 0 must be a U8 image"), "{e}");
@@ -161,7 +122,19 @@ fn macro_validators_check_formats_and_sizes() {
     let g = Graph::new(&ctx).unwrap();
     let small = u8_image(&ctx, 2, 1, &[1, 2]);
     let sum = Image::new(&ctx, 4, 1, ImageFormat::S16).unwrap();
-    g.add_node(&ctx.kernel_by_name("macro.add").unwrap(), [&a, &small, &sum]).unwrap();
+    g.add_node(&ctx.kernel_by_name("spec.add").unwrap(), [&a, &small, &sum]).unwrap();
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidDimension, "{e}");
+}
+
+#[test]
+fn the_spec_kernels_module_gives_the_same_outputs() {
+    let lib = vx_tests::build_module("vx-spec-kernels", &[]);
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.add_module_dir(vx_tests::plugin_dir("spec-module", &[("vx_spec_kernels", &lib)]));
+    ctx.load_module("vx_spec_kernels").unwrap();
+    assert_eq!(ctx.module_kernels("vx_spec_kernels"), ["spec.add", "spec.gaussian3x3", "spec.posterize"]);
+    check_spec_kernels(&ctx);
+    ctx.unload_module("vx_spec_kernels").unwrap();
+    assert!(ctx.kernel_by_name("spec.add").is_err(), "unpublish removed the records' kernels");
 }
