@@ -3,8 +3,11 @@
 //! example kernels give the OpenCV golden outputs of the tiling tests; scalars, optional parameters,
 //! tile memory and the tile context reach the function.
 
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx_core::*;
-use vx_plugin_abi::{Tile, TileContext, TileMut, tiling_kernel};
+
+use vx_plugin_abi::module_abi::AbiError;
+use vx_plugin_abi::{ImageIn, ImageOut, Tile, TileContext, TileMut, tiling_kernel, user_kernel};
 use vx_tests::workspace_root;
 
 // The spec's example kernels: the very source of the `vx-spec-kernels` module, compiled in here.
@@ -26,6 +29,40 @@ fn threshold(input: &Tile<u8>, level: u8, high: Option<u8>, out: &mut TileMut<u8
     }
 }
 
+static INITS: AtomicU32 = AtomicU32::new(0);
+static DROPS: AtomicU32 = AtomicU32::new(0);
+static FRAMES: AtomicU32 = AtomicU32::new(0);
+
+/// Typed local data of `macro.scale`: created at init, dropped at deinit.
+#[derive(Default)]
+struct Counter {
+    frames: u32,
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        DROPS.fetch_add(1, SeqCst);
+    }
+}
+
+fn counter_init(c: &mut Counter) -> Result<(), AbiError> {
+    INITS.fetch_add(1, SeqCst);
+    c.frames = 1000;
+    Ok(())
+}
+
+/// A user kernel: images mapped whole, a scalar by value, and typed local data.
+#[user_kernel(name = "macro.scale", local = Counter, init = counter_init)]
+fn scale(input: &ImageIn<u8>, factor: u8, output: &mut ImageOut<u8>, state: &mut Counter) {
+    state.frames += 1;
+    FRAMES.store(state.frames, SeqCst);
+    for y in 0..input.height() {
+        for (o, i) in output.row_mut(y).iter_mut().zip(input.row(y)) {
+            *o = i.saturating_mul(factor);
+        }
+    }
+}
+
 fn golden(name: &str) -> Vec<u8> {
     std::fs::read(workspace_root().join("vx-core/tests/golden").join(name)).unwrap()
 }
@@ -40,7 +77,7 @@ fn u8_image(ctx: &Context, w: u32, h: u32, px: &[u8]) -> Image {
 fn macro_kernels_publish_in_process_and_match_the_goldens() {
     let ctx = Context::builder().threads(2).build().unwrap();
     let names = ctx.publish_in_process().unwrap();
-    assert_eq!(names, ["macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]);
+    assert_eq!(names, ["macro.scale", "macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]);
     check_spec_kernels(&ctx);
 }
 
@@ -137,4 +174,33 @@ fn the_spec_kernels_module_gives_the_same_outputs() {
     check_spec_kernels(&ctx);
     ctx.unload_module("vx_spec_kernels").unwrap();
     assert!(ctx.kernel_by_name("spec.add").is_err(), "unpublish removed the records' kernels");
+}
+
+#[test]
+fn a_user_kernel_with_typed_local_data() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.scale").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let a = u8_image(&ctx, 3, 2, &[1, 2, 3, 100, 5, 6]);
+    let factor = Scalar::new(&ctx, ScalarValue::Uint8(3)).unwrap();
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    g.add_node(&k, [Reference::from(&a), Reference::from(&factor), Reference::from(&v)]).unwrap();
+    let out = Image::new(&ctx, 3, 2, ImageFormat::U8).unwrap();
+    g.add_node(&k, [Reference::from(&v), Reference::from(&factor), Reference::from(&out)]).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [9, 18, 27, 255, 45, 54]);
+    assert_eq!(INITS.load(SeqCst), 2, "one state per node");
+    g.process().unwrap();
+    assert_eq!(FRAMES.load(SeqCst), 1002, "the state lives across frames, starting from init's 1000");
+    // Re-verification: deinit drops the states, init makes new ones.
+    g.verify().unwrap();
+    assert_eq!((INITS.load(SeqCst), DROPS.load(SeqCst)), (4, 2));
+    drop(g);
+    assert_eq!(DROPS.load(SeqCst), 4, "releasing the graph dropped the last states");
+    // The generated validator checks the scalar's type.
+    let g = Graph::new(&ctx).unwrap();
+    let wrong = Scalar::new(&ctx, ScalarValue::Int32(3)).unwrap();
+    g.add_node(&k, [Reference::from(&a), Reference::from(&wrong), Reference::from(&out)]).unwrap();
+    assert_eq!(g.verify().unwrap_err().kind(), ErrorKind::InvalidType);
 }

@@ -12,6 +12,7 @@ mod attr;
 mod ctxt;
 mod expand;
 mod module;
+mod user;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -59,5 +60,19 @@ pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
             let err = e.to_compile_error();
             quote::quote!(#[allow(dead_code)] #f #err).into()
         }
+    }
+}
+
+/// Turn a function into a user (non-tiling) kernel. Its signature is the parameter list:
+/// `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), scalars by value, and
+/// `&mut L` for typed local data. Keys: `name = "..."`, `enumeration = N`, `validate = path`
+/// (`fn(&Validator) -> Result<(), AbiError>`, replaces the generated validator), `local = L`
+/// (`L: Default`, created at init and dropped at deinit), `init = path` / `deinit = path`
+/// (`fn(&mut L) -> Result<(), AbiError>`), `any_size`.
+#[proc_macro_attribute]
+pub fn user_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => user::user_kernel(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
     }
 }

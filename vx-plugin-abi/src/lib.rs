@@ -25,9 +25,10 @@ pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
+pub use macro_support::{ImageIn, ImageOut};
 pub use status::Status;
 pub use tile::{
     MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam,
     TileParamKind, TilePixel, TileScalar,
 };
-pub use vx_macros::{tiling_kernel, vx_module};
+pub use vx_macros::{tiling_kernel, user_kernel, vx_module};
