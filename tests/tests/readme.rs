@@ -1,0 +1,35 @@
+//! The README's "Write a kernel" walk-through cannot rot: its module source is the source of
+//! `plugins/vx-hello` (compared here, compiled by the README doctest), and that module is built,
+//! loaded and run exactly as the README's application does.
+
+use vx_core::*;
+use vx_tests::{build_module, plugin_dir, workspace_root};
+
+#[test]
+fn the_readme_module_is_the_vx_hello_plugin() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let marker = "<!-- vx_hello/src/lib.rs";
+    let start = readme.find(marker).expect("the README marks the module block");
+    let block = &readme[start..];
+    let code_start = block.find("```rust\n").expect("a rust block follows the marker") + "```rust\n".len();
+    let code = &block[code_start..code_start + block[code_start..].find("```").unwrap()];
+    let plugin = std::fs::read_to_string(workspace_root().join("plugins/vx-hello/src/lib.rs")).unwrap();
+    assert_eq!(code, plugin, "README.md and plugins/vx-hello/src/lib.rs differ");
+}
+
+#[test]
+fn the_readme_walkthrough_runs() {
+    let lib = build_module("vx-hello", &[]);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(plugin_dir("hello", &[("vx_hello", &lib)]));
+    ctx.load_module("vx_hello").unwrap();
+    let brighten = ctx.kernel_by_name("hello.brighten").unwrap();
+    let graph = Graph::new(&ctx).unwrap();
+    let input = Image::new(&ctx, 20, 1, ImageFormat::U8).unwrap();
+    input.copy_from(Rect::full(20, 1), 0, &[100u8; 20]).unwrap();
+    let amount = Scalar::new(&ctx, ScalarValue::Uint8(50)).unwrap();
+    let output = Image::new(&ctx, 20, 1, ImageFormat::U8).unwrap();
+    graph.add_node(&brighten, [Reference::from(&input), Reference::from(&amount), Reference::from(&output)]).unwrap();
+    graph.process().unwrap();
+    assert_eq!(output.to_vec::<u8>().unwrap(), [150u8; 20]);
+}
