@@ -1,0 +1,109 @@
+//! 3×3 neighborhood filters: Gaussian, box, Sobel.
+
+use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
+
+use crate::border::pixel;
+
+fn rows<'a>(t: &Tile<'a, u8>, y: u32) -> Result<[&'a [u8]; 3], TileError> {
+    let missing = || TileError::new(Status::Failure, "fast tile without its neighborhood rows");
+    let y = y as i32;
+    Ok([t.row(y - 1).ok_or_else(missing)?, t.row(y).ok_or_else(missing)?, t.row(y + 1).ok_or_else(missing)?])
+}
+
+fn out_row<'o, T: vx_plugin_abi::TilePixel>(o: &'o mut TileMut<'_, T>, y: u32) -> Result<&'o mut [T], TileError> {
+    o.row_mut(y).ok_or_else(|| TileError::new(Status::Failure, "output rows are not available (aliased?)"))
+}
+
+/// Gaussian 3×3 (1 2 1 / 2 4 2 / 1 2 1) / 16, rounded: OpenCV's `GaussianBlur(ksize = 3, sigma = 0)`.
+#[tiling_kernel(name = "filters.gaussian3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = gaussian_flexible)]
+fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    for y in 0..out.height() {
+        let [a, b, c] = rows(input, y)?;
+        let o = out_row(out, y)?;
+        let n = o.len();
+        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+        for x in 0..n {
+            let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
+            o[x] = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
+        }
+    }
+    Ok(())
+}
+
+fn gaussian_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
+    const W: [[u16; 3]; 3] = [[1, 2, 1], [2, 4, 2], [1, 2, 1]];
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            let mut s = 8u16;
+            for (dy, row) in W.iter().enumerate() {
+                for (dx, w) in row.iter().enumerate() {
+                    s += w * pixel(input, x, y, dx as i32 - 1, dy as i32 - 1) as u16;
+                }
+            }
+            out.set(x, y, (s >> 4) as u8);
+        }
+    }
+}
+
+/// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
+#[tiling_kernel(name = "filters.box3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = box_flexible)]
+fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    for y in 0..out.height() {
+        let [a, b, c] = rows(input, y)?;
+        let o = out_row(out, y)?;
+        let n = o.len();
+        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+        for x in 0..n {
+            let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
+            o[x] = ((col(x) + col(x + 1) + col(x + 2) + 4) / 9) as u8;
+        }
+    }
+    Ok(())
+}
+
+fn box_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            let mut s = 4u16;
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    s += pixel(input, x, y, dx, dy) as u16;
+                }
+            }
+            out.set(x, y, (s / 9) as u8);
+        }
+    }
+}
+
+/// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
+#[tiling_kernel(name = "filters.sobel3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = sobel_flexible)]
+fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Result<(), TileError> {
+    for y in 0..gx.height() {
+        let [a, b, c] = rows(input, y)?;
+        let n = gx.width() as usize;
+        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+        let ox = out_row(gx, y)?;
+        for x in 0..n {
+            let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
+            ox[x] = col(x + 2) - col(x);
+        }
+        let oy = out_row(gy, y)?;
+        for x in 0..n {
+            let row = |r: &[u8]| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
+            oy[x] = row(c) - row(a);
+        }
+    }
+    Ok(())
+}
+
+fn sobel_flexible(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) {
+    for y in 0..gx.height() {
+        for x in 0..gx.width() {
+            let p = |dx, dy| pixel(input, x, y, dx, dy) as i16;
+            let dx = (p(1, -1) + 2 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2 * p(-1, 0) + p(-1, 1));
+            let dy = (p(-1, 1) + 2 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2 * p(0, -1) + p(1, -1));
+            gx.set(x, y, dx);
+            gy.set(x, y, dy);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The `vx_filters` module, loaded for real, against OpenCV goldens (`tests/golden/filters/`,
+//! made by `tests/golden/make_filters_golden.py`): exact on every pixel, image edges included.
+
+use vx_core::*;
+use vx_tests::{build_module, plugin_dir, workspace_root};
+
+const SIZES: [(u32, u32); 5] = [(37, 23), (64, 48), (13, 7), (2, 2), (1, 1)];
+
+fn golden(name: &str) -> Vec<u8> {
+    let p = workspace_root().join("tests/golden/filters").join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn s16(bytes: Vec<u8>) -> Vec<i16> {
+    bytes.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()
+}
+
+fn ctx() -> Context {
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.add_module_dir(plugin_dir("filters", &[("vx_filters", &build_module("vx-filters", &[]))]));
+    ctx.load_module("vx_filters").unwrap();
+    ctx
+}
+
+#[test]
+fn every_filter_matches_opencv() {
+    let ctx = ctx();
+    assert_eq!(
+        ctx.module_kernels("vx_filters"),
+        [
+            "filters.add",
+            "filters.box3x3",
+            "filters.gaussian3x3",
+            "filters.magnitude",
+            "filters.not",
+            "filters.posterize",
+            "filters.sobel3x3",
+            "filters.subtract",
+            "filters.threshold"
+        ]
+    );
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    for (w, h) in SIZES {
+        let img = |fmt| Image::new(&ctx, w, h, fmt).unwrap();
+        let a = img(ImageFormat::U8);
+        a.copy_from(Rect::full(w, h), 0, &golden(&format!("a_{w}x{h}.u8"))).unwrap();
+        let b = img(ImageFormat::U8);
+        b.copy_from(Rect::full(w, h), 0, &golden(&format!("b_{w}x{h}.u8"))).unwrap();
+        let (gauss, boxed, post, thr, not) = (
+            img(ImageFormat::U8),
+            img(ImageFormat::U8),
+            img(ImageFormat::U8),
+            img(ImageFormat::U8),
+            img(ImageFormat::U8),
+        );
+        let (gx, gy, mag) = (img(ImageFormat::S16), img(ImageFormat::S16), img(ImageFormat::U8));
+        let (sum, diff) = (img(ImageFormat::S16), img(ImageFormat::S16));
+        let level = Scalar::new(&ctx, ScalarValue::Uint8(100)).unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        g.add_node(&k("gaussian3x3"), [&a, &gauss]).unwrap();
+        g.add_node(&k("box3x3"), [&a, &boxed]).unwrap();
+        g.add_node(&k("sobel3x3"), [&a, &gx, &gy]).unwrap();
+        g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
+        g.add_node(&k("add"), [&a, &b, &sum]).unwrap();
+        g.add_node(&k("subtract"), [&a, &b, &diff]).unwrap();
+        g.add_node(&k("posterize"), [&a, &post]).unwrap();
+        g.add_node(&k("threshold"), [Reference::from(&a), Reference::from(&level), Reference::from(&thr)]).unwrap();
+        g.add_node(&k("not"), [&a, &not]).unwrap();
+        g.process().unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
+        let sz = format!("{w}x{h}");
+        assert_eq!(gauss.to_vec::<u8>().unwrap(), golden(&format!("gaussian_{sz}.u8")), "gaussian {sz}");
+        assert_eq!(boxed.to_vec::<u8>().unwrap(), golden(&format!("box_{sz}.u8")), "box {sz}");
+        assert_eq!(gx.to_vec::<i16>().unwrap(), s16(golden(&format!("sobel_x_{sz}.s16"))), "sobel x {sz}");
+        assert_eq!(gy.to_vec::<i16>().unwrap(), s16(golden(&format!("sobel_y_{sz}.s16"))), "sobel y {sz}");
+        assert_eq!(mag.to_vec::<u8>().unwrap(), golden(&format!("magnitude_{sz}.u8")), "magnitude {sz}");
+        assert_eq!(sum.to_vec::<i16>().unwrap(), s16(golden(&format!("add_{sz}.s16"))), "add {sz}");
+        assert_eq!(diff.to_vec::<i16>().unwrap(), s16(golden(&format!("subtract_{sz}.s16"))), "subtract {sz}");
+        assert_eq!(post.to_vec::<u8>().unwrap(), golden(&format!("posterize_{sz}.u8")), "posterize {sz}");
+        assert_eq!(thr.to_vec::<u8>().unwrap(), golden(&format!("threshold_{sz}.u8")), "threshold {sz}");
+        assert_eq!(not.to_vec::<u8>().unwrap(), golden(&format!("not_{sz}.u8")), "not {sz}");
+    }
+}
+
+#[test]
+fn alias_hints_of_threshold_and_not() {
+    let ctx = ctx();
+    assert_eq!(
+        ctx.kernel_by_name("filters.threshold").unwrap().alias_hints(),
+        [AliasHint { a: 0, b: 2, kind: AliasKind::Sparse }]
+    );
+    assert_eq!(
+        ctx.kernel_by_name("filters.not").unwrap().alias_hints(),
+        [AliasHint { a: 0, b: 1, kind: AliasKind::Dense }]
+    );
+}
