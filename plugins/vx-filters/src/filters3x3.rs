@@ -22,9 +22,9 @@ fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
         let o = out_row(out, y)?;
         let n = o.len();
         let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        for x in 0..n {
-            let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
-            o[x] = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
+        let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
+        for (x, o) in o.iter_mut().enumerate() {
+            *o = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
         }
     }
     Ok(())
@@ -53,9 +53,9 @@ fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
         let o = out_row(out, y)?;
         let n = o.len();
         let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        for x in 0..n {
-            let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
-            o[x] = ((col(x) + col(x + 1) + col(x + 2) + 4) / 9) as u8;
+        let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
+        for (x, o) in o.iter_mut().enumerate() {
+            *o = ((col(x) + col(x + 1) + col(x + 2) + 4) / 9) as u8;
         }
     }
     Ok(())
@@ -82,15 +82,13 @@ fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Resu
         let [a, b, c] = rows(input, y)?;
         let n = gx.width() as usize;
         let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let ox = out_row(gx, y)?;
-        for x in 0..n {
-            let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
-            ox[x] = col(x + 2) - col(x);
+        let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
+        for (x, o) in out_row(gx, y)?.iter_mut().enumerate() {
+            *o = col(x + 2) - col(x);
         }
-        let oy = out_row(gy, y)?;
-        for x in 0..n {
-            let row = |r: &[u8]| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
-            oy[x] = row(c) - row(a);
+        let row = |r: &[u8], x: usize| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
+        for (x, o) in out_row(gy, y)?.iter_mut().enumerate() {
+            *o = row(c, x) - row(a, x);
         }
     }
     Ok(())
