@@ -20,7 +20,12 @@ static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
 /// Build `package` (a cdylib under `plugins/`) with `features` and return the path of a private
 /// copy of the resulting library.
 pub fn build_module(package: &str, features: &[&str]) -> PathBuf {
-    let key = format!("{package}[{}]", features.join(","));
+    build_module_profile(package, features, false)
+}
+
+/// Like [`build_module`], optionally with `--release` (for benchmarks).
+pub fn build_module_profile(package: &str, features: &[&str], release: bool) -> PathBuf {
+    let key = format!("{package}[{}]{}", features.join(","), if release { "release" } else { "" });
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
     let built = built.get_or_insert_with(HashMap::new);
     if let Some(p) = built.get(&key) {
@@ -30,12 +35,16 @@ pub fn build_module(package: &str, features: &[&str]) -> PathBuf {
     let target = root.join("target").join("test-modules");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(&root).args(["build", "--quiet", "-p", package, "--target-dir"]).arg(&target);
+    if release {
+        cmd.arg("--release");
+    }
     if !features.is_empty() {
         cmd.args(["--features", &features.join(",")]);
     }
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run cargo to build {key}: {e}"));
     assert!(out.status.success(), "building {key} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let lib = target.join("debug").join(format!("lib{}.so", package.replace('-', "_")));
+    let lib =
+        target.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
     let store = target.join("variants");
     std::fs::create_dir_all(&store).expect("variants dir");
     let copy = store.join(format!(

@@ -3,6 +3,47 @@
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 
 use crate::border::pixel;
+use crate::simd::multiversion;
+
+multiversion! {
+    /// One output row of the Gaussian from three input rows extending one pixel left and right.
+    fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
+        let n = o.len();
+        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+        let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
+        for (x, o) in o.iter_mut().enumerate() {
+            *o = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
+        }
+    }
+}
+
+multiversion! {
+    /// One output row of the box mean.
+    fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
+        let n = o.len();
+        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
+        let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
+        for (x, o) in o.iter_mut().enumerate() {
+            *o = div9_rounded(col(x) + col(x + 1) + col(x + 2));
+        }
+    }
+}
+
+multiversion! {
+    /// One output row of both Sobel derivatives.
+    fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy: &mut [i16]) {
+        let n = ox.len();
+        let (a, b, c, oy) = (&a[..n + 2], &b[..n + 2], &c[..n + 2], &mut oy[..n]);
+        let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
+        for (x, o) in ox.iter_mut().enumerate() {
+            *o = col(x + 2) - col(x);
+        }
+        let row = |r: &[u8], x: usize| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
+        for (x, o) in oy.iter_mut().enumerate() {
+            *o = row(c, x) - row(a, x);
+        }
+    }
+}
 
 fn rows<'a>(t: &Tile<'a, u8>, y: u32) -> Result<[&'a [u8]; 3], TileError> {
     let missing = || TileError::new(Status::Failure, "fast tile without its neighborhood rows");
@@ -19,13 +60,7 @@ fn out_row<'o, T: vx_plugin_abi::TilePixel>(o: &'o mut TileMut<'_, T>, y: u32) -
 fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     for y in 0..out.height() {
         let [a, b, c] = rows(input, y)?;
-        let o = out_row(out, y)?;
-        let n = o.len();
-        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
-        for (x, o) in o.iter_mut().enumerate() {
-            *o = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
-        }
+        gaussian_row(a, b, c, out_row(out, y)?);
     }
     Ok(())
 }
@@ -50,27 +85,28 @@ fn gaussian_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
 fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     for y in 0..out.height() {
         let [a, b, c] = rows(input, y)?;
-        let o = out_row(out, y)?;
-        let n = o.len();
-        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
-        for (x, o) in o.iter_mut().enumerate() {
-            *o = ((col(x) + col(x + 1) + col(x + 2) + 4) / 9) as u8;
-        }
+        box_row(a, b, c, out_row(out, y)?);
     }
     Ok(())
+}
+
+/// `round(sum / 9)` for a sum of nine u8 values, as a 16-bit multiply-high (vectorizes to
+/// `pmulhuw`; exact for every possible sum, see the test).
+#[inline(always)]
+fn div9_rounded(sum: u16) -> u8 {
+    (((sum + 4) as u32 * 7282) >> 16) as u8
 }
 
 fn box_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
     for y in 0..out.height() {
         for x in 0..out.width() {
-            let mut s = 4u16;
+            let mut s = 0u16;
             for dy in -1..=1 {
                 for dx in -1..=1 {
                     s += pixel(input, x, y, dx, dy) as u16;
                 }
             }
-            out.set(x, y, (s / 9) as u8);
+            out.set(x, y, div9_rounded(s));
         }
     }
 }
@@ -80,16 +116,8 @@ fn box_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
 fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Result<(), TileError> {
     for y in 0..gx.height() {
         let [a, b, c] = rows(input, y)?;
-        let n = gx.width() as usize;
-        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
-        for (x, o) in out_row(gx, y)?.iter_mut().enumerate() {
-            *o = col(x + 2) - col(x);
-        }
-        let row = |r: &[u8], x: usize| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
-        for (x, o) in out_row(gy, y)?.iter_mut().enumerate() {
-            *o = row(c, x) - row(a, x);
-        }
+        let oy = out_row(gy, y)?;
+        sobel_row(a, b, c, out_row(gx, y)?, oy);
     }
     Ok(())
 }
@@ -102,6 +130,16 @@ fn sobel_flexible(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>
             let dy = (p(-1, 1) + 2 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2 * p(0, -1) + p(1, -1));
             gx.set(x, y, dx);
             gy.set(x, y, dy);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn div9_is_exact_for_every_sum_of_nine_bytes() {
+        for sum in 0..=9 * 255u16 {
+            assert_eq!(super::div9_rounded(sum) as u16, (sum + 4) / 9, "sum {sum}");
         }
     }
 }

@@ -9,5 +9,6 @@
 mod border;
 mod filters3x3;
 mod point;
+mod simd;
 
 vx_plugin_abi::vx_module!(name = "vx_filters");

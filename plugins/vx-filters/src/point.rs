@@ -2,6 +2,17 @@
 
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
 
+use crate::simd::multiversion;
+
+multiversion! {
+    /// One row of gradient magnitudes.
+    fn magnitude_row(a: &[i16], b: &[i16], o: &mut [u8]) {
+        for ((o, &x), &z) in o.iter_mut().zip(a).zip(b) {
+            *o = mag(x, z);
+        }
+    }
+}
+
 fn io<'a, 'o, A: TilePixel, O: TilePixel>(
     a: &Tile<'a, A>,
     out: &'o mut TileMut<'_, O>,
@@ -18,17 +29,17 @@ fn magnitude(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) -> Result<()
     for y in 0..out.height() {
         let b = gy.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
         let (a, o) = io(gx, out, y)?;
-        for ((o, &x), &z) in o.iter_mut().zip(a).zip(b) {
-            *o = mag(x, z);
-        }
+        magnitude_row(a, b, o);
     }
     Ok(())
 }
 
-#[inline]
+#[inline(always)]
 fn mag(x: i16, y: i16) -> u8 {
     let (x, y) = (x as f32, y as f32);
-    (x * x + y * y).sqrt().round().min(255.0) as u8
+    // Round half up, saturating (`as` saturates). No ties occur (sqrt of an integer is never k + 0.5),
+    // so this equals `round`, and unlike `f32::round` it vectorizes on baseline x86-64.
+    ((x * x + y * y).sqrt() + 0.5) as u8
 }
 
 fn magnitude_flexible(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) {
