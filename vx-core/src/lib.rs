@@ -4,7 +4,10 @@
 //! objects ([`Image`], [`Scalar`], [`Array`], [`UserDataObject`]) are RAII handles; user kernels are
 //! added with [`Context::user_kernel`], given a signature, and finalized; [`Graph`]s of [`Node`]s are
 //! verified (validators, meta formats, virtual objects, valid regions, the spec's local-data
-//! sequence) and processed.
+//! sequence) and processed. Tiling kernels ([`Context::tiling_kernel`]) are cut into cache-sized
+//! tiles per the tiling extension's tables ([`tile_plan`]) and run in parallel; kernel modules are
+//! loaded, reloaded and unloaded at run time ([`Context::load_module`], [`ModuleWatcher`]); kernels
+//! compiled into the application are published with [`Context::publish_in_process`].
 //!
 //! ```
 //! use vx_core::*;

@@ -7,10 +7,14 @@
 //!
 //! It depends on nothing of ours except `vx-macros`, so a kernel module can depend on it without
 //! ever linking the runtime (`vx-core`). [`module_abi`] holds what a module exports (the versioned
-//! root descriptor) and the host vtable it registers kernels through.
+//! root descriptor) and the host vtable it registers kernels through; [`kernel_record`] the
+//! per-binary registration records.
 //!
-//! Tile access ([`tile`]) is the one place with `unsafe` code: every block carries a `SAFETY:`
-//! comment, and its tests are meant to run under Miri.
+//! It is also the kernel SDK: it re-exports [`tiling_kernel`], [`user_kernel`] and [`vx_module!`]
+//! (see the README's "Write a kernel"), whose generated code uses the hidden `macro_support`.
+//!
+//! Every `unsafe` block (tile access, the module ABI's pointers, the macros' runtime support)
+//! carries a `SAFETY:` comment; the tile-view tests are written to run under Miri.
 
 pub mod geometry;
 pub mod image_format;
