@@ -83,7 +83,6 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
 
 /// Run the spec kernels published in `ctx` on every golden input and compare.
 pub fn check_spec_kernels(ctx: &Context) {
-    let ctx = ctx.clone();
     let add = ctx.kernel_by_name("spec.add").unwrap();
     assert_eq!(add.attributes().block_size, TileBlockSize { width: 16, height: 16 });
     assert_eq!(
@@ -93,12 +92,12 @@ pub fn check_spec_kernels(ctx: &Context) {
 
     for (w, h) in [(37u32, 23u32), (64, 48), (14, 6), (12, 6), (5, 3), (1, 1)] {
         let n = (w * h) as usize;
-        let a = u8_image(&ctx, w, h, &golden(&format!("input_a_{w}x{h}.u8")));
-        let b = u8_image(&ctx, w, h, &golden(&format!("input_b_{w}x{h}.u8")));
-        let blur = u8_image(&ctx, w, h, &vec![0xAB; n]);
-        let post = u8_image(&ctx, w, h, &vec![0xAB; n]);
-        let sum = Image::new(&ctx, w, h, ImageFormat::S16).unwrap();
-        let g = Graph::new(&ctx).unwrap();
+        let a = u8_image(ctx, w, h, &golden(&format!("input_a_{w}x{h}.u8")));
+        let b = u8_image(ctx, w, h, &golden(&format!("input_b_{w}x{h}.u8")));
+        let blur = u8_image(ctx, w, h, &vec![0xAB; n]);
+        let post = u8_image(ctx, w, h, &vec![0xAB; n]);
+        let sum = Image::new(ctx, w, h, ImageFormat::S16).unwrap();
+        let g = Graph::new(ctx).unwrap();
         g.add_node(&ctx.kernel_by_name("spec.gaussian3x3").unwrap(), [&a, &blur]).unwrap();
         g.add_node(&add, [&a, &b, &sum]).unwrap();
         g.add_node(&ctx.kernel_by_name("spec.posterize").unwrap(), [&a, &post]).unwrap();

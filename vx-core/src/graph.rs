@@ -194,7 +194,7 @@ impl fmt::Debug for Graph {
     }
 }
 
-pub(crate) fn check_param_pub(
+pub(crate) fn check_param(
     graph: &GraphInner,
     kernel: &KernelInner,
     index: usize,
@@ -322,7 +322,7 @@ impl Graph {
         given.resize(fin.params.len(), None);
         for (i, r) in given.iter().enumerate() {
             if let Some(r) = r {
-                check_param_pub(g, k, i, fin.params[i], r)?;
+                check_param(g, k, i, fin.params[i], r)?;
             }
         }
         let slot = g.ctx.inner.acquire(ResourceKind::Nodes).map_err(ctxt)?;

@@ -249,9 +249,14 @@ impl Image {
         access: Access,
     ) -> Result<RawMapping<'_>> {
         self.obj.header.check_access(access)?;
-        self.check_plane(plane)?;
+        // One read of the meta data and one of the layout: this runs for every map a kernel makes.
         let m = self.meta();
         let name = || self.name();
+        if plane >= m.format.plane_count() {
+            return Err(Error::new(ErrorKind::InvalidParameters, "no such plane")
+                .on_object(&name())
+                .expected_found(format!("plane < {} for {}", m.format.plane_count(), m.format), plane));
+        }
         if !T::matches(m.format, plane) {
             return Err(Error::new(ErrorKind::InvalidFormat, "the patch element type does not match the image plane")
                 .on_object(&name())
@@ -265,15 +270,15 @@ impl Image {
             .on_object(&name())
             .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
-        self.ensure_allocated()?;
-        // Copy just the plane (no clone of the layout's Vec: mapping must not allocate).
-        let pl = self
-            .obj
-            .storage
-            .layout()
-            .as_ref()
-            .map(|l| l.planes[plane])
-            .ok_or_else(|| Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&name()))?;
+        // Copy just the size and the plane (no clone of the layout's Vec: mapping must not allocate).
+        let (size, pl) = match self.obj.storage.layout().as_ref() {
+            Some(l) => (l.size, l.planes[plane]),
+            None => {
+                return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
+                    .on_object(&name()));
+            }
+        };
+        self.obj.storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&name()))?;
         let (ox, oy) = self.obj.origin;
         let (sx, sy) = (pl.subsample_x, pl.subsample_y);
         if !(rect.start_x + ox).is_multiple_of(sx) || !(rect.start_y + oy).is_multiple_of(sy) {
@@ -331,16 +336,6 @@ impl Image {
     /// `vxMapImagePatch` for writing one plane.
     pub fn map_plane_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'_, T>> {
         Ok(self.map_impl::<T>(rect, plane, true, Access::Application)?.write())
-    }
-
-    pub(crate) fn check_plane(&self, plane: usize) -> Result<()> {
-        let f = self.format();
-        if plane >= f.plane_count() {
-            return Err(Error::new(ErrorKind::InvalidParameters, "no such plane")
-                .on_object(&self.name())
-                .expected_found(format!("plane < {} for {f}", f.plane_count()), plane));
-        }
-        Ok(())
     }
 
     /// `vxCopyImagePatch` (read): copy `rect` of `plane` out, row-major and tightly packed.

@@ -123,7 +123,7 @@ impl Node {
             }
             let spec = s.spec(index as usize);
             match &value {
-                Some(r) => crate::graph::check_param_pub(g, &s.kernel, index as usize, spec, r)?,
+                Some(r) => crate::graph::check_param(g, &s.kernel, index as usize, spec, r)?,
                 None if spec.state == crate::data_type::ParamState::Required => {
                     return Err(ctxt(Error::new(
                         ErrorKind::InvalidParameters,

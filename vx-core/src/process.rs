@@ -55,7 +55,7 @@ impl Graph {
         }
         let _active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
-        let result = run_levels(&self.context(), g.id, &body);
+        let result = run_levels(&g.ctx, g.id, &body);
         let elapsed = t0.elapsed();
         match result {
             Ok(()) => {

@@ -80,7 +80,7 @@ pub(crate) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> R
                     ));
                 }
                 None => {}
-                Some(r) => crate::graph::check_param_pub(g, &s.kernel, p, spec, r).map_err(|e| cx.at(s, e))?,
+                Some(r) => crate::graph::check_param(g, &s.kernel, p, spec, r).map_err(|e| cx.at(s, e))?,
             }
         }
     }

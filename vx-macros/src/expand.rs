@@ -161,7 +161,7 @@ pub fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
             #flex_tramp
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
             extern "C" fn __vx_validate(v: &__vx::module_abi::Validator) -> __vx::module_abi::AbiResult<()> {
-                __vx::module_abi::guard("validate", || __vx::macro_support::validate_tiling(v, __VX_SIG, #same_size))
+                __vx::module_abi::guard("validate", || __vx::macro_support::validate_signature(v, __VX_SIG, #same_size))
             }
             fn __vx_register(api: &__vx::module_abi::HostApi<'_>) -> ::core::result::Result<(), __vx::module_abi::AbiError> {
                 let k = api.add_kernel(&__vx::module_abi::KernelDesc::tiling(#name, #enumeration, #n, __vx_validate, #fast_opt, #flex_opt))?;

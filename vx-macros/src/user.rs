@@ -173,7 +173,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let same_size = !a.any_size;
     let validate_body = match &a.validate {
         Some(p) => quote!(#p(v)),
-        None => quote!(__vx::macro_support::validate_tiling(v, __VX_SIG, #same_size)),
+        None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, #same_size)),
     };
     let (lifecycle_fns, lifecycle) = match &a.local {
         None => (quote!(), quote!(::core::option::Option::None, ::core::option::Option::None)),

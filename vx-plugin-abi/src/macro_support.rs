@@ -21,10 +21,10 @@ fn format_name(code: u32) -> String {
     ImageFormat::from_fourcc(code).map_or_else(|| format!("{code:#x}"), |f| f.to_string())
 }
 
-/// The generated validator: input formats match the Rust types, image parameters have one size
+/// The generated validator (tiling and user kernels): input formats match the Rust types, image parameters have one size
 /// (unless `same_size` is false), every output image gets the first input image's size and its
 /// own type's format.
-pub fn validate_tiling(v: &Validator, sig: &[ParamSig], same_size: bool) -> Result<(), AbiError> {
+pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> Result<(), AbiError> {
     let mut size: Option<(u32, u32, usize)> = None;
     for (i, s) in sig.iter().enumerate() {
         let m = v.param(i as u32)?;
