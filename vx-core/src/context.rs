@@ -1,49 +1,18 @@
-//! The context: the root of every object, the kernel registry, the configured limits, the resource
-//! counters and the context's own rayon thread pool (never the global one).
+//! The context: the composition root. A [`Context`] is its shared part (configuration, pool,
+//! resource counters — what every object holds), its kernel table and its modules; every public
+//! method lives here and delegates to the layer that owns the concept. Nothing below this file
+//! names `Context`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::kernel_registry::KernelRegistry;
-use crate::resources::{ResourceKind, ResourceSlot, ResourceUsage, Resources};
-use crate::tile_plan::TilingPolicy;
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// A process-unique id for contexts, graphs and data objects.
-pub(crate) fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Limits and threading of a context. Every limit counts live objects; creating one more than the
-/// limit fails with [`ErrorKind::NoResources`].
-#[derive(Clone, Debug)]
-pub struct ContextConfig {
-    /// Threads of the context's pool; `None` = the machine's available parallelism.
-    pub threads: Option<usize>,
-    pub max_kernels: usize,
-    pub max_modules: usize,
-    pub max_graphs: usize,
-    pub max_nodes: usize,
-    pub max_data_objects: usize,
-    /// How tiling nodes are cut into tiles.
-    pub tiling: TilingPolicy,
-}
-
-impl Default for ContextConfig {
-    fn default() -> Self {
-        ContextConfig {
-            threads: None,
-            max_kernels: 4096,
-            max_modules: 64,
-            max_graphs: 1024,
-            max_nodes: 16 * 1024,
-            max_data_objects: 64 * 1024,
-            tiling: TilingPolicy::default(),
-        }
-    }
-}
+use crate::error::Result;
+use crate::kernel::builder::KernelBuilder;
+use crate::kernel::handle::Kernel;
+use crate::kernel::table::KernelTable;
+use crate::module::library::ModuleState;
+use crate::module::loader::Modules;
+use crate::shared::{AsContext, ContextConfig, ContextShared, ResourceKind, ResourceUsage, Sealed, TilingPolicy};
 
 /// Builds a [`Context`] with non-default limits or thread count.
 #[derive(Clone, Debug, Default)]
@@ -94,36 +63,16 @@ impl ContextBuilder {
 }
 
 pub(crate) struct ContextInner {
-    pub(crate) id: u64,
-    pub(crate) config: ContextConfig,
-    pub(crate) pool: rayon::ThreadPool,
-    pub(crate) resources: Arc<Resources>,
-    registry: Mutex<KernelRegistry>,
-    pub(crate) modules: Mutex<crate::module_loader::ModuleTable>,
-    /// Where shadow copies of module libraries go.
-    pub(crate) shadow_dir: std::path::PathBuf,
-}
-
-impl Drop for ContextInner {
-    fn drop(&mut self) {
-        // Best effort: the directory is empty unless a module stayed mapped (zombie).
-        let _ = std::fs::remove_dir(&self.shadow_dir);
-    }
-}
-
-impl ContextInner {
-    pub(crate) fn registry(&self) -> MutexGuard<'_, KernelRegistry> {
-        self.registry.lock().unwrap_or_else(|p| p.into_inner())
-    }
-    pub(crate) fn acquire(&self, kind: ResourceKind) -> Result<ResourceSlot> {
-        self.resources.acquire(kind)
-    }
+    pub(crate) shared: Arc<ContextShared>,
+    pub(crate) kernels: Arc<KernelTable>,
+    pub(crate) modules: Modules,
 }
 
 /// An OpenVX context (`vx_context`): cheap to clone (a shared handle), `Send + Sync`.
 ///
-/// Every object keeps its context alive, so dropping the last `Context` handle while graphs or
-/// images exist is fine: the context goes when the last of them goes.
+/// Every object keeps its context's shared part alive, so dropping the last `Context` handle while
+/// graphs or images exist is fine. Kernels stay registered while a `Context` handle, a kernel
+/// handle or a node holds them.
 #[derive(Clone)]
 pub struct Context {
     pub(crate) inner: Arc<ContextInner>,
@@ -131,7 +80,14 @@ pub struct Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context").field("id", &self.inner.id).field("threads", &self.threads()).finish()
+        f.debug_struct("Context").field("id", &self.inner.shared.id).field("threads", &self.threads()).finish()
+    }
+}
+
+impl Sealed for Context {}
+impl AsContext for Context {
+    fn as_context(&self) -> &Arc<ContextShared> {
+        &self.inner.shared
     }
 }
 
@@ -148,64 +104,30 @@ impl Context {
 
     /// A context with the given configuration.
     pub fn with_config(config: ContextConfig) -> Result<Context> {
-        let threads = match config.threads {
-            Some(0) => {
-                return Err(Error::new(ErrorKind::InvalidValue, "a context needs at least one thread")
-                    .expected_found("threads >= 1", 0));
-            }
-            Some(n) => n,
-            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        };
-        let id = next_id();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(move |i| format!("vx-ctx{id}-worker{i}"))
-            .build()
-            .map_err(|e| {
-                Error::new(ErrorKind::NoResources, format!("could not start the context's thread pool: {e}"))
-            })?;
-        // Wait until every worker runs, so no thread start-up (and its allocations) happens later,
-        // during the first frames of a real-time service.
-        pool.broadcast(|_| ());
-        let resources = Resources::new([
-            config.max_kernels,
-            config.max_modules,
-            config.max_graphs,
-            config.max_nodes,
-            config.max_data_objects,
-        ]);
-        tracing::debug!(context = id, threads, "context created");
-        Ok(Context {
-            inner: Arc::new(ContextInner {
-                id,
-                config,
-                pool,
-                resources,
-                registry: Mutex::new(KernelRegistry::default()),
-                modules: Mutex::new(Default::default()),
-                shadow_dir: std::env::temp_dir().join(format!("vx-rs-modules-{}-ctx{id}", std::process::id())),
-            }),
-        })
+        let shared = ContextShared::new(config)?;
+        let kernels = KernelTable::new(Arc::clone(&shared));
+        let modules = Modules::new(Arc::clone(&shared), Arc::clone(&kernels));
+        Ok(Context { inner: Arc::new(ContextInner { shared, kernels, modules }) })
     }
 
     /// The configuration the context was built with.
     pub fn config(&self) -> &ContextConfig {
-        &self.inner.config
+        &self.inner.shared.config
     }
 
     /// Threads in the context's pool.
     pub fn threads(&self) -> usize {
-        self.inner.pool.current_num_threads()
+        self.inner.shared.pool.current_num_threads()
     }
 
     /// Usage of one kind of resource: current, peak and configured maximum.
     pub fn usage(&self, kind: ResourceKind) -> ResourceUsage {
-        self.inner.resources.usage(kind)
+        self.inner.shared.resources.usage(kind)
     }
 
     /// Bytes of data buffers currently allocated (and the peak); `max` is unbounded.
     pub fn buffer_bytes(&self) -> ResourceUsage {
-        self.inner.resources.bytes()
+        self.inner.shared.resources.bytes()
     }
 
     /// Every resource's usage, for logs (`tivxPrintAllResourceStats`).
@@ -220,27 +142,130 @@ impl Context {
         s
     }
 
-    /// `VX_CONTEXT_MODULES`: modules loaded (kernel modules arrive with issue 4).
-    pub fn module_count(&self) -> usize {
-        self.usage(ResourceKind::Modules).current
+    /// Run `f` on the context's pool.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.inner.shared.pool.install(f)
+    }
+
+    /// True when `other` is this context's shared part.
+    pub(crate) fn same(&self, other: &Arc<ContextShared>) -> bool {
+        Arc::ptr_eq(&self.inner.shared, other)
+    }
+
+    // ------------------------------------------------------------------ kernels
+
+    /// `vxAddUserKernel`: start building a user kernel named `name` with `num_params` parameters.
+    pub fn user_kernel(&self, name: &str, enumeration: i32, num_params: u32) -> KernelBuilder<'_> {
+        KernelBuilder::new(&self.inner.kernels, name, enumeration, num_params, false)
+    }
+
+    /// `vxAddTilingKernel`: start building a tiling kernel (fast and/or flexible function; images
+    /// in and out plus input scalars).
+    pub fn tiling_kernel(&self, name: &str, enumeration: i32, num_params: u32) -> KernelBuilder<'_> {
+        KernelBuilder::new(&self.inner.kernels, name, enumeration, num_params, true)
+    }
+
+    /// `vxGetKernelByName`: a finalized kernel.
+    pub fn kernel_by_name(&self, name: &str) -> Result<Kernel> {
+        self.inner.kernels.kernel_by_name(name)
+    }
+
+    /// `vxGetKernelByEnum`: a finalized kernel.
+    pub fn kernel_by_enum(&self, enumeration: i32) -> Result<Kernel> {
+        self.inner.kernels.kernel_by_enum(enumeration)
+    }
+
+    /// `vxAllocateUserKernelId`: the next of 4096 enumerations from `VX_KERNEL_BASE(VX_ID_USER, 0)`.
+    pub fn allocate_user_kernel_id(&self) -> Result<i32> {
+        self.inner.kernels.registry().allocate_kernel_id()
+    }
+
+    /// `vxAllocateUserKernelLibraryId`: the next library id of 1..=255.
+    pub fn allocate_user_kernel_library_id(&self) -> Result<i32> {
+        self.inner.kernels.registry().allocate_library_id()
     }
 
     /// Kernels in the context, finalized or not (not yet removed).
     pub fn kernel_count(&self) -> usize {
-        self.inner.registry().len()
+        self.inner.kernels.registry().len()
     }
 
     /// `VX_CONTEXT_UNIQUE_KERNELS`: finalized kernels available to nodes (names are unique).
     pub fn unique_kernel_count(&self) -> usize {
-        self.inner.registry().finalized_len()
+        self.inner.kernels.registry().finalized_len()
     }
 
-    /// Run `f` on the context's pool.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        self.inner.pool.install(f)
+    // ------------------------------------------------------------------ modules
+
+    /// `VX_CONTEXT_MODULES`: modules loaded.
+    pub fn module_count(&self) -> usize {
+        self.usage(ResourceKind::Modules).current
     }
 
-    pub(crate) fn same(&self, other: &Arc<ContextInner>) -> bool {
-        Arc::ptr_eq(&self.inner, other)
+    /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
+    /// executable's directory, in the order added).
+    pub fn add_module_dir(&self, dir: impl Into<PathBuf>) {
+        self.inner.modules.add_dir(dir)
+    }
+
+    /// The directories searched for modules, in order.
+    pub fn module_search_path(&self) -> Vec<PathBuf> {
+        self.inner.modules.search_path()
+    }
+
+    /// The file `name` resolves to (`lib<name>.so` in the search path).
+    pub fn resolve_module(&self, name: &str) -> Result<PathBuf> {
+        self.inner.modules.resolve(name)
+    }
+
+    /// `vxLoadKernels`: load module `name` and publish its kernels. Loading an already loaded
+    /// module only counts it (no second publish). Publish is transactional: if it fails or panics,
+    /// every kernel it added is removed, the library is closed, and the error says why.
+    pub fn load_module(&self, name: &str) -> Result<()> {
+        self.inner.modules.load(name)
+    }
+
+    /// `vxUnloadKernels`: undo one load. At zero, the module's `unpublish` runs and all its kernels
+    /// leave lookup (even those `unpublish` forgot); the library closes once no kernel, node or
+    /// graph from it is alive.
+    pub fn unload_module(&self, name: &str) -> Result<()> {
+        self.inner.modules.unload(name)
+    }
+
+    /// Reload module `name` from its file (a new build at the same path): the new version is
+    /// opened beside the old one and published into staged kernels; only if that succeeds are the
+    /// kernels swapped in, atomically. Graphs using the old kernels rebind to the new ones at their
+    /// next process (the old instances are deinitialized first, with the old code). A failed reload
+    /// leaves the old version serving and says why. Loads the module if it is not loaded.
+    pub fn reload_module(&self, name: &str) -> Result<()> {
+        self.inner.modules.reload(name)
+    }
+
+    /// Load every module (`lib*.so`) of `dir`, going on past failures. Returns one result per
+    /// module found, by name, in file-name order. `dir` is added to the search path first.
+    pub fn load_module_dir(&self, dir: impl Into<PathBuf>) -> Result<Vec<(String, Result<()>)>> {
+        self.inner.modules.load_dir(dir)
+    }
+
+    /// States of the versions of module `name` that reloads replaced (version, state), oldest first.
+    pub fn module_history(&self, name: &str) -> Vec<(String, ModuleState)> {
+        self.inner.modules.history(name)
+    }
+
+    /// Publish the kernels defined in this binary with `#[tiling_kernel]` / `#[user_kernel]` (their
+    /// registration records), through the same host interface modules use — no cdylib needed.
+    /// Transactional: if one fails, the ones added are removed. Returns the names published.
+    pub fn publish_in_process(&self) -> Result<Vec<String>> {
+        self.inner.modules.publish_in_process()
+    }
+
+    /// The state of module `name`, if it was ever loaded in this context.
+    pub fn module_state(&self, name: &str) -> Option<ModuleState> {
+        self.inner.modules.state(name)
+    }
+
+    /// Names of the kernels module `name` published (while loaded).
+    pub fn module_kernels(&self, name: &str) -> Vec<String> {
+        self.inner.modules.kernel_names(name)
     }
 }

@@ -46,64 +46,55 @@
 //! # Ok(()) }
 //! ```
 
-mod array;
-mod buffer;
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "vx-core supports Linux only today: its module loader relies on ELF, `lib<name>.so`, RTLD_NOLOAD and /proc/self/maps"
+);
+
 mod context;
-mod data_type;
+mod data;
 mod error;
 mod graph;
-mod image;
-mod image_layout;
-mod image_patch;
 mod kernel;
-mod kernel_context;
-mod kernel_registry;
-mod local_data;
-mod meta_format;
-mod module_host;
-mod module_library;
-mod module_loader;
-mod module_watcher;
-mod node;
-mod object;
-mod process;
-mod reference;
-mod resources;
-mod scalar;
-pub mod tile_plan;
-mod tiling;
-mod user_data_object;
-mod verify;
+mod module;
+mod shared;
+mod support;
+mod watcher;
 
-pub use array::{Array, ArrayItem, ArrayItemType, Coordinates2d};
-pub use buffer::BUFFER_ALIGN;
-pub use context::{Context, ContextBuilder, ContextConfig};
-pub use data_type::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
+pub use context::{Context, ContextBuilder};
+pub use data::array::{Array, ArrayItem, ArrayItemType, Coordinates2d};
+pub use data::buffer::BUFFER_ALIGN;
+pub use data::image::Image;
+pub use data::image::layout::{ImageLayout, PlaneLayout};
+pub use data::image::patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
+pub use data::reference::{ObjectMeta, Reference};
+pub use data::scalar::Scalar;
+pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
+pub use data::user_data::{MAX_TYPE_NAME, UserDataObject};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
+pub use graph::node::{Node, Perf};
+pub use graph::tiling::plan as tile_plan;
 pub use graph::{Graph, GraphState};
-pub use image::Image;
-pub use image_layout::{ImageLayout, PlaneLayout};
-pub use image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
-pub use kernel::{
-    AliasHint, AliasKind, Kernel, KernelAttribute, KernelAttributes, KernelBuilder, LifecycleFn, MAX_KERNEL_NAME,
-    MAX_KERNEL_PARAMETERS, ParamDirection, ParamSpec, ProcessFn, TilingFn, ValidateFn,
+pub use kernel::builder::KernelBuilder;
+pub use kernel::callbacks::{LifecycleFn, ProcessFn, TilingFn, ValidateFn};
+pub use kernel::contexts::{
+    KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
 };
-pub use kernel_context::{KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext};
-pub use kernel_registry::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
-pub use meta_format::{MetaFormat, MetaFormats, ValidRectFn};
-pub use module_library::ModuleState;
-pub use module_loader::MODULE_PATH_VAR;
-pub use module_watcher::{ModuleWatcher, WatchEvent, WatchOptions};
-pub use node::{Node, Perf};
-pub use reference::{ObjectMeta, Reference};
-pub use resources::{ResourceKind, ResourceUsage};
-pub use scalar::Scalar;
-pub use tile_plan::TilingPolicy;
-pub use user_data_object::{MAX_TYPE_NAME, UserDataObject};
+pub use kernel::handle::Kernel;
+pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};
+pub use kernel::signature::{
+    AliasHint, AliasKind, KernelAttribute, KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
+    ParamSpec,
+};
+pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
+pub use module::library::ModuleState;
+pub use module::loader::MODULE_PATH_VAR;
+pub use shared::{AsContext, ContextConfig, ContextShared, ResourceKind, ResourceUsage, TilingPolicy, VirtualScope};
 pub use vx_plugin_abi::{
     BorderMode, ImageFormat, Neighborhood, Rect, Status, Tile, TileArgs, TileBlockSize, TileError, TileMut, TilePixel,
     TileScalar,
 };
+pub use watcher::{ModuleWatcher, WatchEvent, WatchOptions};
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]

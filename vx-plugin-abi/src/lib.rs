@@ -24,6 +24,7 @@ pub mod macro_support;
 pub mod module_abi;
 pub mod status;
 pub mod tile;
+mod unwind;
 
 pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
@@ -35,4 +36,5 @@ pub use tile::{
     MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam,
     TileParamKind, TilePixel, TileScalar,
 };
+pub use unwind::panic_message;
 pub use vx_macros::{tiling_kernel, user_kernel, vx_module};

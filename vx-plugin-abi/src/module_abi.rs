@@ -394,11 +394,7 @@ pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResul
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r.into(),
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".to_string());
+            let msg = crate::unwind::panic_message(&*payload);
             RResult::RErr(AbiError::new(Status::Failure, format!("{what} panicked in the module: {msg}")))
         }
     }

@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use vx_plugin_abi::Rect;
 
-use crate::buffer::{SharedBuffer, WHOLE};
-use crate::context::Context;
-use crate::data_type::ScalarType;
+use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::object::{Access, ObjectHeader};
+use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
-use crate::object::{Access, ObjectHeader};
+use crate::shared::{AsContext, VirtualScope};
+use crate::support::sync::lock;
 
 /// `vx_coordinates2d_t`.
 #[repr(C)]
@@ -123,7 +123,7 @@ fn check_size(item: ArrayItemType, capacity: usize) -> Result<()> {
 
 impl Array {
     /// `vxCreateArray`: room for `capacity` (≥ 1) items of `item_type`.
-    pub fn new(ctx: &Context, item_type: ArrayItemType, capacity: usize) -> Result<Array> {
+    pub fn new(ctx: &impl AsContext, item_type: ArrayItemType, capacity: usize) -> Result<Array> {
         if capacity == 0 {
             return Err(Error::new(ErrorKind::InvalidParameters, "an array needs a capacity").expected_found(">= 1", 0));
         }
@@ -133,11 +133,11 @@ impl Array {
 
     /// `vxCreateVirtualArray`: item type (`None` = unknown) and capacity (0 = unknown) are
     /// completed at verify from the producer's meta format.
-    pub fn new_virtual(graph: &Graph, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
+    pub fn new_virtual(graph: &impl VirtualScope, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
         if let Some(it) = item_type {
             check_size(it, capacity)?;
         }
-        Array::build(ObjectHeader::new(&graph.context(), "virtual-array", Some(graph.id()))?, item_type, capacity)
+        Array::build(ObjectHeader::new(graph, "virtual-array", Some(graph.scope_id()))?, item_type, capacity)
     }
 
     fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
@@ -152,7 +152,7 @@ impl Array {
     }
 
     fn lock(&self) -> MutexGuard<'_, ArrayState> {
-        self.obj.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.obj.state)
     }
 
     pub(crate) fn state(&self) -> ArrayState {

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::error::{Error, ErrorKind, Result};
 use vx_plugin_abi::Rect;
 
-use crate::resources::Resources;
+use crate::shared::Resources;
+use crate::support::sync::lock;
 
 /// Alignment of every data buffer: a cache line, enough for any pixel or item type.
 pub const BUFFER_ALIGN: usize = 64;
@@ -101,7 +102,7 @@ impl SharedBuffer {
     fn lock(&self) -> MutexGuard<'_, BufState> {
         // A poisoned lock only means a panic happened while the table was consistent (no code
         // panics between reading and writing it), so the state is still usable.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Make sure a buffer of exactly `len` bytes exists; reallocates (zeroed) when the size changed,

@@ -3,9 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::context::{Context, ContextInner, next_id};
 use crate::error::{Error, ErrorKind, Result};
-use crate::resources::{ResourceKind, ResourceSlot};
+use crate::shared::{AsContext, ContextShared};
+use crate::shared::{ResourceKind, ResourceSlot};
+use crate::support::ids::next_id;
+use crate::support::sync::lock;
 
 /// Who is touching an object: the application (virtual objects refused) or a kernel of the graph
 /// that owns it.
@@ -17,7 +19,7 @@ pub(crate) enum Access {
 
 pub(crate) struct ObjectHeader {
     pub(crate) id: u64,
-    pub(crate) ctx: Arc<ContextInner>,
+    pub(crate) ctx: Arc<ContextShared>,
     name: Mutex<String>,
     /// The graph id of a virtual object.
     pub(crate) scope: Option<u64>,
@@ -25,24 +27,19 @@ pub(crate) struct ObjectHeader {
 }
 
 impl ObjectHeader {
-    pub(crate) fn new(ctx: &Context, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
-        let slot = ctx.inner.acquire(ResourceKind::DataObjects)?;
+    pub(crate) fn new(ctx: &impl AsContext, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
+        let ctx = ctx.as_context();
+        let slot = ctx.acquire(ResourceKind::DataObjects)?;
         let id = next_id();
-        Ok(ObjectHeader {
-            id,
-            ctx: Arc::clone(&ctx.inner),
-            name: Mutex::new(format!("{prefix}#{id}")),
-            scope,
-            _slot: slot,
-        })
+        Ok(ObjectHeader { id, ctx: Arc::clone(ctx), name: Mutex::new(format!("{prefix}#{id}")), scope, _slot: slot })
     }
 
     pub(crate) fn name(&self) -> String {
-        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.name).clone()
     }
 
     pub(crate) fn set_name(&self, name: &str) {
-        *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
+        *lock(&self.name) = name.to_owned();
     }
 
     /// Refuse application access to a virtual object.

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use vx_plugin_abi::ImageFormat;
 
-use crate::array::{Array, ArrayItemType};
-use crate::context::ContextInner;
-use crate::data_type::{DataType, ScalarType};
-use crate::image::Image;
-use crate::object::ObjectHeader;
-use crate::scalar::Scalar;
-use crate::user_data_object::UserDataObject;
+use crate::data::array::{Array, ArrayItemType};
+use crate::data::image::Image;
+use crate::data::object::ObjectHeader;
+use crate::data::scalar::Scalar;
+use crate::data::types::{DataType, ScalarType};
+use crate::data::user_data::UserDataObject;
+use crate::shared::ContextShared;
 
 /// Any data object.
 #[derive(Clone, Debug)]
@@ -75,7 +75,7 @@ impl Reference {
         self.header().scope.is_some()
     }
 
-    pub(crate) fn context(&self) -> &Arc<ContextInner> {
+    pub(crate) fn context(&self) -> &Arc<ContextShared> {
         &self.header().ctx
     }
 
@@ -100,7 +100,7 @@ impl Reference {
         self.header().id == other.header().id
     }
 
-    pub(crate) fn ensure_allocated(&self) -> crate::Result<()> {
+    pub(crate) fn ensure_allocated(&self) -> crate::error::Result<()> {
         match self {
             Reference::Image(i) => i.ensure_allocated(),
             Reference::Scalar(_) => Ok(()),

@@ -2,10 +2,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::context::Context;
-use crate::data_type::{ScalarPrimitive, ScalarType, ScalarValue};
+use crate::data::object::ObjectHeader;
+use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
 use crate::error::{Error, ErrorKind, Result};
-use crate::object::ObjectHeader;
+use crate::shared::AsContext;
+use crate::support::sync::lock;
 
 pub(crate) struct ScalarObj {
     pub(crate) header: ObjectHeader,
@@ -26,7 +27,7 @@ impl std::fmt::Debug for Scalar {
 
 impl Scalar {
     /// A scalar holding `value`; its type is the value's.
-    pub fn new(ctx: &Context, value: ScalarValue) -> Result<Scalar> {
+    pub fn new(ctx: &impl AsContext, value: ScalarValue) -> Result<Scalar> {
         Ok(Scalar {
             obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }),
         })
@@ -39,12 +40,12 @@ impl Scalar {
 
     /// The current value.
     pub fn value(&self) -> ScalarValue {
-        *self.obj.value.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.obj.value)
     }
 
     /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
     pub fn set_value(&self, value: ScalarValue) -> Result<()> {
-        let mut v = self.obj.value.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v = lock(&self.obj.value);
         if v.scalar_type() != value.scalar_type() {
             return Err(Error::new(ErrorKind::InvalidType, "the value's type is not the scalar's")
                 .on_object(&self.obj.header.name())

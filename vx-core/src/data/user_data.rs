@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::buffer::{SharedBuffer, WHOLE};
-use crate::context::Context;
+use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
-use crate::object::{Access, ObjectHeader};
+use crate::shared::AsContext;
 
 /// `VX_MAX_REFERENCE_NAME`: the longest type name of a user data object.
 pub const MAX_TYPE_NAME: usize = 64;
@@ -32,7 +32,7 @@ impl std::fmt::Debug for UserDataObject {
 
 impl UserDataObject {
     /// `vxCreateUserDataObject`: `size` bytes (at least 1) of a type called `type_name`.
-    pub fn new(ctx: &Context, type_name: &str, size: usize) -> Result<UserDataObject> {
+    pub fn new(ctx: &impl AsContext, type_name: &str, size: usize) -> Result<UserDataObject> {
         if type_name.len() >= MAX_TYPE_NAME {
             return Err(Error::new(ErrorKind::InvalidParameters, "the type name is too long")
                 .expected_found(format!("fewer than {MAX_TYPE_NAME} bytes"), type_name.len()));

@@ -14,10 +14,10 @@ use std::time::Instant;
 use vx_plugin_abi::Status;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
-use crate::kernel::KernelFunctions;
-use crate::kernel_context::ProcessContext;
-use crate::verify::verify_body;
+use crate::kernel::callbacks::KernelFunctions;
+use crate::kernel::contexts::ProcessContext;
 
 /// Run a user callback, turning a panic into an error (the host stays alive).
 pub(crate) fn call_guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -75,8 +75,8 @@ fn run_levels(ctx: &crate::Context, graph: u64, body: &GraphBody) -> Result<()> 
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}
-            [n] => run_node(&ctx.inner.pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
-            many => ctx.inner.pool.install(|| run_parallel(&ctx.inner.pool, graph, body, many))?,
+            [n] => run_node(&ctx.inner.shared.pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
+            many => ctx.inner.shared.pool.install(|| run_parallel(&ctx.inner.shared.pool, graph, body, many))?,
         }
     }
     Ok(())
@@ -109,7 +109,7 @@ fn run_node(pool: &rayon::ThreadPool, graph: u64, s: &NodeSlot) -> Result<()> {
         }
         KernelFunctions::Tiling { fast, flexible } => {
             let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
-            crate::tiling::run(pool, s, fin, fast.as_deref(), flexible.as_deref())
+            crate::graph::tiling::run(pool, s, fin, fast.as_deref(), flexible.as_deref())
         }
     };
     run.perf.record(t0.elapsed());

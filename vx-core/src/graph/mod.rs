@@ -1,6 +1,11 @@
 //! Graphs (`vx_graph`): nodes over data objects, verified then processed. This file holds the
-//! graph object and node creation/removal; [`crate::verify`] and [`crate::process`] hold the two
+//! graph object and node creation/removal; [`crate::graph::verify`] and [`crate::graph::execute`] hold the two
 //! phases.
+
+pub(crate) mod execute;
+pub(crate) mod node;
+pub mod tiling;
+pub(crate) mod verify;
 
 use std::cell::Cell;
 use std::fmt;
@@ -8,15 +13,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 
-use crate::context::{Context, next_id};
+use crate::context::Context;
+use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::{Kernel, KernelInner, ParamSpec};
-use crate::kernel_context::LifecycleContext;
-use crate::local_data::{LocalData, Phase};
-use crate::meta_format::ValidRectFn;
-use crate::node::{Node, Perf};
-use crate::reference::Reference;
-use crate::resources::{ResourceKind, ResourceSlot};
+use crate::graph::node::{Node, Perf};
+use crate::kernel::contexts::LifecycleContext;
+use crate::kernel::handle::{Kernel, KernelInner};
+use crate::kernel::local_data::{LocalData, Phase};
+use crate::kernel::meta_format::ValidRectFn;
+use crate::kernel::signature::ParamSpec;
+use crate::shared::{AsContext, ContextShared, Sealed, VirtualScope};
+use crate::shared::{ResourceKind, ResourceSlot};
+use crate::support::ids::next_id;
+use crate::support::sync::get_mut;
+use crate::support::sync::lock;
 
 /// `VX_GRAPH_STATE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +55,7 @@ pub(crate) struct NodeSlot {
     /// The input neighborhood (tiling nodes; starts as the kernel's, may be overridden).
     pub(crate) neighborhood: Neighborhood,
     /// The tile plan and arenas of a verified tiling node.
-    pub(crate) tiling: Option<crate::tiling::TilingState>,
+    pub(crate) tiling: Option<crate::graph::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
     pub(crate) dirty: bool,
     /// Validate and init ran (so deinit is due at re-verification or destruction).
@@ -57,7 +67,7 @@ pub(crate) struct NodeSlot {
 
 impl NodeSlot {
     pub(crate) fn run(&self) -> MutexGuard<'_, NodeRun> {
-        self.run.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.run)
     }
 
     pub(crate) fn spec(&self, index: usize) -> ParamSpec {
@@ -72,7 +82,7 @@ impl NodeSlot {
         self.initialized = false;
         let Some(deinit) = self.kernel.deinit.clone() else { return Ok(()) };
         let ks = self.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
-        let run = self.run.get_mut().unwrap_or_else(|p| p.into_inner());
+        let run = get_mut(&mut self.run);
         let mut lc = LifecycleContext {
             node_name: &self.name,
             params: &self.params,
@@ -81,7 +91,7 @@ impl NodeSlot {
             kernel_local_size: ks,
             local: &mut run.local,
         };
-        crate::process::call_guarded("deinit", || deinit(&mut lc))
+        crate::support::unwind::call_guarded("deinit", || deinit(&mut lc))
             .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
     }
 }
@@ -153,7 +163,7 @@ impl Drop for ActiveGuard {
 
 impl GraphInner {
     pub(crate) fn name(&self) -> String {
-        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.name).clone()
     }
 
     /// Lock the graph, refusing re-entry from one of its own callbacks (which would deadlock).
@@ -165,14 +175,14 @@ impl GraphInner {
             )
             .in_graph(&self.name()));
         }
-        Ok(self.body.lock().unwrap_or_else(|p| p.into_inner()))
+        Ok(lock(&self.body))
     }
 }
 
 impl Drop for GraphInner {
     fn drop(&mut self) {
         let name = self.name();
-        let body = self.body.get_mut().unwrap_or_else(|p| p.into_inner());
+        let body = get_mut(&mut self.body);
         for slot in body.nodes.iter_mut().flatten() {
             if let Err(e) = slot.deinit() {
                 tracing::warn!(graph = %name, "node deinit failed while releasing the graph: {e}");
@@ -186,6 +196,18 @@ impl Drop for GraphInner {
 #[derive(Clone)]
 pub struct Graph {
     pub(crate) inner: Arc<GraphInner>,
+}
+
+impl Sealed for Graph {}
+impl AsContext for Graph {
+    fn as_context(&self) -> &Arc<ContextShared> {
+        &self.inner.ctx.inner.shared
+    }
+}
+impl VirtualScope for Graph {
+    fn scope_id(&self) -> u64 {
+        self.inner.id
+    }
 }
 
 impl fmt::Debug for Graph {
@@ -227,7 +249,7 @@ pub(crate) fn check_param(
 impl Graph {
     /// `vxCreateGraph`.
     pub fn new(ctx: &Context) -> Result<Graph> {
-        let slot = ctx.inner.acquire(ResourceKind::Graphs)?;
+        let slot = ctx.inner.shared.acquire(ResourceKind::Graphs)?;
         let id = next_id();
         Ok(Graph {
             inner: Arc::new(GraphInner {
@@ -260,14 +282,11 @@ impl Graph {
     }
     /// Rename the graph.
     pub fn set_name(&self, name: &str) {
-        *self.inner.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
+        *lock(&self.inner.name) = name.to_owned();
     }
     /// The context.
     pub fn context(&self) -> Context {
         self.inner.ctx.clone()
-    }
-    pub(crate) fn id(&self) -> u64 {
-        self.inner.id
     }
 
     /// `VX_GRAPH_STATE`. Like every graph operation, refused from a callback of this graph.
@@ -303,7 +322,7 @@ impl Graph {
         let mut body = g.lock()?;
         let k = &kernel.inner;
         let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
-        if !g.ctx.same(&kernel.ctx.inner) {
+        if !g.ctx.same(&kernel.table.shared) {
             return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel belongs to another context")));
         }
         let Some(fin) = k.final_() else {
@@ -325,7 +344,7 @@ impl Graph {
                 check_param(g, k, i, fin.params[i], r)?;
             }
         }
-        let slot = g.ctx.inner.acquire(ResourceKind::Nodes).map_err(ctxt)?;
+        let slot = g.ctx.inner.shared.acquire(ResourceKind::Nodes).map_err(ctxt)?;
         let index = body.nodes.len();
         let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
         body.nodes.push(Some(NodeSlot {

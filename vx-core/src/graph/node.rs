@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 
+use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{GraphBody, GraphInner, GraphState, NodeSlot};
-use crate::reference::Reference;
 
 /// `VX_NODE_PERFORMANCE` / `VX_GRAPH_PERFORMANCE`: execution time statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,7 +124,7 @@ impl Node {
             let spec = s.spec(index as usize);
             match &value {
                 Some(r) => crate::graph::check_param(g, &s.kernel, index as usize, spec, r)?,
-                None if spec.state == crate::data_type::ParamState::Required => {
+                None if spec.state == crate::data::types::ParamState::Required => {
                     return Err(ctxt(Error::new(
                         ErrorKind::InvalidParameters,
                         "a required parameter cannot be cleared",
@@ -156,7 +156,7 @@ impl Node {
         self.with(|g, body, i| {
             let s = body.nodes[i].as_mut().expect("checked");
             if s.kernel.functions.is_tiling() {
-                crate::kernel::check_tiling_border(border)
+                crate::kernel::signature::check_tiling_border(border)
                     .map_err(|e| e.in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name()))?;
             }
             if s.border != border {
@@ -182,7 +182,7 @@ impl Node {
             if !s.kernel.functions.is_tiling() {
                 return Err(ctxt(Error::new(ErrorKind::NotSupported, "only tiling nodes have an input neighborhood")));
             }
-            let nb = crate::kernel::check_neighborhood(nb).map_err(ctxt)?;
+            let nb = crate::kernel::signature::check_neighborhood(nb).map_err(ctxt)?;
             if s.neighborhood != nb {
                 s.neighborhood = nb;
                 s.dirty = true;

@@ -6,15 +6,15 @@
 use std::ffi::c_void;
 use vx_plugin_abi::{BorderMode, ImageFormat, Rect};
 
-use crate::array::{Array, ArrayItem};
+use crate::data::array::{Array, ArrayItem};
+use crate::data::image::Image;
+use crate::data::image::patch::{ImagePatch, ImagePatchMut, Pixel};
+use crate::data::object::Access;
+use crate::data::reference::Reference;
+use crate::data::scalar::Scalar;
+use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::Image;
-use crate::image_patch::{ImagePatch, ImagePatchMut, Pixel};
-use crate::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
-use crate::object::Access;
-use crate::reference::Reference;
-use crate::scalar::Scalar;
-use crate::user_data_object::UserDataObject;
+use crate::kernel::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
 
 fn param(params: &[Option<Reference>], i: u32) -> Result<&Reference> {
     match params.get(i as usize) {

@@ -4,9 +4,9 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use crate::buffer::RawBuf;
+use crate::data::buffer::RawBuf;
 use crate::error::{Error, ErrorKind, Result};
-use crate::resources::Resources;
+use crate::shared::Resources;
 
 /// Who provided the node's local data pointer.
 #[derive(Default)]

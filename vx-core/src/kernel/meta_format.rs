@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
-use crate::array::ArrayItemType;
-use crate::data_type::{DataType, ScalarType};
+use crate::data::array::ArrayItemType;
+use crate::data::reference::{ObjectMeta, Reference};
+use crate::data::types::{DataType, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
-use crate::reference::{ObjectMeta, Reference};
 
 /// `vx_kernel_image_valid_rectangle_f`: given the output parameter index and the valid rectangles
 /// of the node's input images (in parameter order), return the output's valid rectangle.

@@ -2,10 +2,12 @@
 //! only, and the user kernel id / library id pools of `vxAllocateUserKernelId` and
 //! `vxAllocateUserKernelLibraryId`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::KernelInner;
+use crate::kernel::handle::{Kernel, KernelInner};
+use crate::shared::ContextShared;
+use crate::support::sync::lock;
 
 /// `VX_ID_USER`: the vendor id of user kernels.
 pub const VX_ID_USER: u32 = 0xFFE;
@@ -17,6 +19,24 @@ pub const MAX_USER_LIBRARY_ID: u32 = 255;
 /// `VX_KERNEL_BASE(vendor, lib)`: `(vendor << 20) | (lib << 12)`, as a `vx_enum`.
 pub const fn kernel_base(vendor: u32, library: u32) -> i32 {
     ((vendor << 20) | (library << 12)) as i32
+}
+
+/// A context's kernels: the registry behind a lock, with the context's shared part (for the
+/// kernel resource count and for "same context" checks).
+pub(crate) struct KernelTable {
+    pub(crate) shared: Arc<ContextShared>,
+    registry: Mutex<KernelRegistry>,
+}
+
+impl KernelTable {
+    pub(crate) fn new(shared: Arc<ContextShared>) -> Arc<KernelTable> {
+        Arc::new(KernelTable { shared, registry: Mutex::new(KernelRegistry::default()) })
+    }
+
+    /// The registry, locked.
+    pub(crate) fn registry(&self) -> MutexGuard<'_, KernelRegistry> {
+        lock(&self.registry)
+    }
 }
 
 #[derive(Default)]
@@ -102,5 +122,23 @@ impl KernelRegistry {
         }
         self.next_library_id += 1;
         Ok(self.next_library_id as i32)
+    }
+}
+
+impl KernelTable {
+    /// `vxGetKernelByName`: a finalized kernel.
+    pub(crate) fn kernel_by_name(self: &Arc<Self>, name: &str) -> Result<Kernel> {
+        let inner = self.registry().by_name(name).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidReference, "no finalized kernel of that name in the context").in_kernel(name)
+        })?;
+        Ok(Kernel { inner, table: Arc::clone(self) })
+    }
+
+    /// `vxGetKernelByEnum`: a finalized kernel.
+    pub(crate) fn kernel_by_enum(self: &Arc<Self>, enumeration: i32) -> Result<Kernel> {
+        let inner = self.registry().by_enum(enumeration).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidReference, format!("no finalized kernel with enumeration {enumeration:#x}"))
+        })?;
+        Ok(Kernel { inner, table: Arc::clone(self) })
     }
 }

@@ -14,6 +14,7 @@ use vx_plugin_abi::abi_stable::library::{AbiHeaderRef, LibraryError, ROOT_MODULE
 use vx_plugin_abi::module_abi::{ABI_VERSION, VxModuleRef};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::support::sync::lock;
 
 /// Where a module is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -223,7 +224,7 @@ impl ModuleLibrary {
     }
 
     pub(crate) fn set_state(&self, s: ModuleState) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = s;
+        *lock(&self.state) = s;
     }
 }
 

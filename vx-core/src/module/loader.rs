@@ -2,7 +2,7 @@
 //! reference-counted per name, publishing transactionally, unloading (unpublish, then the module's
 //! kernels leave lookup), and the per-module state a service can query.
 //!
-//! Search order for `lib<name>.so`: directories added with [`Context::add_module_dir`] (in order),
+//! Search order for `lib<name>.so`: directories added with `Context::add_module_dir` (in order),
 //! then the colon-separated `VX_MODULE_PATH`, then the executable's directory. A library stays
 //! mapped as long as any kernel, node or graph from it is alive; then it is closed and checked.
 
@@ -10,12 +10,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::KernelInner;
-use crate::module_host::{PublishCtx, kernel_inner, run_entry};
-use crate::module_library::{ModuleLibrary, ModuleState};
-use crate::resources::{ResourceKind, ResourceSlot};
+use crate::kernel::handle::{Kernel, KernelInner};
+use crate::kernel::table::KernelTable;
+use crate::module::host::publish::{PublishCtx, run_entry, run_records};
+use crate::module::library::{ModuleLibrary, ModuleState};
+use crate::shared::{ContextShared, ResourceKind, ResourceSlot};
+use crate::support::sync::lock;
 
 /// The environment variable with extra module directories (colon-separated).
 pub const MODULE_PATH_VAR: &str = "VX_MODULE_PATH";
@@ -34,9 +35,26 @@ struct ModuleEntry {
     retired: Vec<(String, Arc<Mutex<ModuleState>>)>,
 }
 
-/// The context's modules and module directories.
+/// A context's modules: the table behind a lock, the kernel table they publish into, and the
+/// directory of this context's shadow copies.
+pub(crate) struct Modules {
+    shared: Arc<ContextShared>,
+    kernels: Arc<KernelTable>,
+    table: Mutex<ModuleTable>,
+    /// Where shadow copies of module libraries go.
+    shadow_dir: PathBuf,
+}
+
+impl Drop for Modules {
+    fn drop(&mut self) {
+        // Best effort: the directory is empty unless a module stayed mapped (zombie).
+        let _ = std::fs::remove_dir(&self.shadow_dir);
+    }
+}
+
+/// The modules by name and the module directories.
 #[derive(Default)]
-pub(crate) struct ModuleTable {
+struct ModuleTable {
     entries: HashMap<String, ModuleEntry>,
     dirs: Vec<PathBuf>,
 }
@@ -52,16 +70,29 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-impl Context {
+/// Remove from `kernels` every kernel a failed publish had added (its transaction's rollback).
+fn roll_back(kernels: &KernelTable, added: &[Kernel]) {
+    let mut registry = kernels.registry();
+    for k in added {
+        registry.remove(&k.inner);
+    }
+}
+
+impl Modules {
+    pub(crate) fn new(shared: Arc<ContextShared>, kernels: Arc<KernelTable>) -> Modules {
+        let shadow_dir = std::env::temp_dir().join(format!("vx-rs-modules-{}-ctx{}", std::process::id(), shared.id));
+        Modules { shared, kernels, table: Mutex::new(ModuleTable::default()), shadow_dir }
+    }
+
     fn modules(&self) -> MutexGuard<'_, ModuleTable> {
-        self.inner.modules.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.table)
     }
 
     /// Run the module's `publish`; returns its outcome and the kernels it added (registered, or
     /// staged for a reload).
-    fn run_publish(&self, library: &Arc<ModuleLibrary>, staged: bool) -> (Result<()>, Vec<crate::kernel::Kernel>) {
+    fn run_publish(&self, library: &Arc<ModuleLibrary>, staged: bool) -> (Result<()>, Vec<Kernel>) {
         let publish = PublishCtx {
-            ctx: self,
+            kernels: &self.kernels,
             library: Some(Arc::clone(library)),
             added: Default::default(),
             removed: Default::default(),
@@ -73,12 +104,12 @@ impl Context {
 
     /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
     /// executable's directory, in the order added).
-    pub fn add_module_dir(&self, dir: impl Into<PathBuf>) {
+    pub(crate) fn add_dir(&self, dir: impl Into<PathBuf>) {
         self.modules().dirs.push(dir.into());
     }
 
     /// The directories searched for modules, in order.
-    pub fn module_search_path(&self) -> Vec<PathBuf> {
+    pub(crate) fn search_path(&self) -> Vec<PathBuf> {
         let mut dirs = self.modules().dirs.clone();
         if let Some(p) = std::env::var_os(MODULE_PATH_VAR) {
             dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
@@ -90,10 +121,10 @@ impl Context {
     }
 
     /// The file `name` resolves to.
-    pub fn resolve_module(&self, name: &str) -> Result<PathBuf> {
+    pub(crate) fn resolve(&self, name: &str) -> Result<PathBuf> {
         check_name(name)?;
         let file = format!("lib{name}.so");
-        let dirs = self.module_search_path();
+        let dirs = self.search_path();
         dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()).ok_or_else(|| {
             let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
             Error::new(ErrorKind::InvalidModule, format!("module '{name}' not found"))
@@ -104,29 +135,25 @@ impl Context {
     /// `vxLoadKernels`: load module `name` and publish its kernels. Loading an already loaded
     /// module only counts it (no second publish). Publish is transactional: if it fails or panics,
     /// every kernel it added is removed, the library is closed, and the error says why.
-    pub fn load_module(&self, name: &str) -> Result<()> {
+    pub(crate) fn load(&self, name: &str) -> Result<()> {
         check_name(name)?;
         let mut table = self.modules();
         if let Some(entry) = table.entries.get_mut(name)
             && let Some(loaded) = &entry.loaded
         {
             entry.count += 1;
-            *entry.state.lock().unwrap_or_else(|p| p.into_inner()) =
+            *entry.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                 ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
             return Ok(());
         }
         drop(table);
-        let path = self.resolve_module(name)?;
-        let slot = self.inner.acquire(ResourceKind::Modules)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
+        let path = self.resolve(name)?;
+        let slot = self.shared.acquire(ResourceKind::Modules)?;
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shadow_dir)?);
         let (result, added) = self.run_publish(&library, false);
         if let Err(e) = result {
             let n = added.len();
-            let mut registry = self.inner.registry();
-            for k in &added {
-                registry.remove(&k.inner);
-            }
-            drop(registry);
+            roll_back(&self.kernels, &added);
             drop(added);
             drop(library);
             tracing::warn!(module = %name, "publish failed: {e}");
@@ -139,7 +166,7 @@ impl Context {
             )
             .on_object(&path.display().to_string()));
         }
-        let kernels: Vec<Arc<KernelInner>> = added.iter().map(kernel_inner).collect();
+        let kernels: Vec<Arc<KernelInner>> = added.iter().map(|k| Arc::clone(&k.inner)).collect();
         drop(added);
         tracing::info!(module = %name, version = %library.version, kernels = kernels.len(), "module loaded");
         let state = Arc::clone(&library.state);
@@ -155,7 +182,7 @@ impl Context {
     /// `vxUnloadKernels`: undo one load. At zero, the module's `unpublish` runs and all its kernels
     /// leave lookup (even those `unpublish` forgot); the library closes once no kernel, node or
     /// graph from it is alive.
-    pub fn unload_module(&self, name: &str) -> Result<()> {
+    pub(crate) fn unload(&self, name: &str) -> Result<()> {
         check_name(name)?;
         let mut table = self.modules();
         let not_loaded = || Error::new(ErrorKind::InvalidParameters, format!("module '{name}' is not loaded"));
@@ -163,7 +190,7 @@ impl Context {
         let Some(loaded) = &entry.loaded else { return Err(not_loaded()) };
         if entry.count > 1 {
             entry.count -= 1;
-            *entry.state.lock().unwrap_or_else(|p| p.into_inner()) =
+            *entry.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                 ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
             return Ok(());
         }
@@ -171,7 +198,7 @@ impl Context {
         let loaded = entry.loaded.take().expect("checked");
         drop(table);
         let unpublish = PublishCtx {
-            ctx: self,
+            kernels: &self.kernels,
             library: Some(Arc::clone(&loaded.library)),
             added: Default::default(),
             removed: Default::default(),
@@ -182,7 +209,7 @@ impl Context {
         let stray = unpublish.added.take();
         drop(unpublish);
         {
-            let mut registry = self.inner.registry();
+            let mut registry = self.kernels.registry();
             for k in loaded.kernels.iter().chain(stray.iter().map(|k| &k.inner)) {
                 if !removed.iter().any(|n| *n == k.name) {
                     tracing::warn!(module = %name, kernel = %k.name, "unpublish did not remove the kernel; removed by the host");
@@ -212,13 +239,13 @@ impl Context {
     /// kernels swapped in, atomically. Graphs using the old kernels rebind to the new ones at their
     /// next process (the old instances are deinitialized first, with the old code). A failed reload
     /// leaves the old version serving and says why. Loads the module if it is not loaded.
-    pub fn reload_module(&self, name: &str) -> Result<()> {
+    pub(crate) fn reload(&self, name: &str) -> Result<()> {
         check_name(name)?;
         if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
-            return self.load_module(name);
+            return self.load(name);
         }
-        let path = self.resolve_module(name)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.inner.shadow_dir)?);
+        let path = self.resolve(name)?;
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shadow_dir)?);
         let (result, staged) = self.run_publish(&library, true);
         if let Err(e) = result {
             drop(staged);
@@ -238,13 +265,13 @@ impl Context {
                 ),
             ));
         }
-        let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(kernel_inner).collect();
+        let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(|k| Arc::clone(&k.inner)).collect();
         drop(staged);
         let mut table = self.modules();
         let entry = table.entries.get_mut(name).expect("checked loaded");
         let old = entry.loaded.take().expect("checked loaded");
         {
-            let mut registry = self.inner.registry();
+            let mut registry = self.kernels.registry();
             for new in &new_kernels {
                 match old.kernels.iter().find(|o| o.name == new.name) {
                     Some(o) => {
@@ -272,7 +299,7 @@ impl Context {
 
     /// Load every module (`lib*.so`) of `dir`, going on past failures. Returns one result per
     /// module found, by name, in file-name order. `dir` is added to the search path first.
-    pub fn load_module_dir(&self, dir: impl Into<PathBuf>) -> Result<Vec<(String, Result<()>)>> {
+    pub(crate) fn load_dir(&self, dir: impl Into<PathBuf>) -> Result<Vec<(String, Result<()>)>> {
         let dir = dir.into();
         let entries = std::fs::read_dir(&dir).map_err(|e| {
             Error::new(ErrorKind::InvalidParameters, format!("cannot read the plugin directory: {e}"))
@@ -287,12 +314,12 @@ impl Context {
             .collect();
         names.sort();
         if !self.modules().dirs.contains(&dir) {
-            self.add_module_dir(&dir);
+            self.add_dir(&dir);
         }
         Ok(names
             .into_iter()
             .map(|n| {
-                let r = self.load_module(&n);
+                let r = self.load(&n);
                 if let Err(e) = &r {
                     tracing::warn!(module = %n, "loading from {} failed: {e}", dir.display());
                 }
@@ -302,14 +329,14 @@ impl Context {
     }
 
     /// States of the versions of module `name` that reloads replaced (version, state), oldest first.
-    pub fn module_history(&self, name: &str) -> Vec<(String, ModuleState)> {
+    pub(crate) fn history(&self, name: &str) -> Vec<(String, ModuleState)> {
         self.modules()
             .entries
             .get(name)
             .map(|e| {
                 e.retired
                     .iter()
-                    .map(|(v, s)| (v.clone(), s.lock().unwrap_or_else(|p| p.into_inner()).clone()))
+                    .map(|(v, s)| (v.clone(), s.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()))
                     .collect()
             })
             .unwrap_or_default()
@@ -318,38 +345,33 @@ impl Context {
     /// Publish the kernels defined in this binary with `#[tiling_kernel]` / `#[user_kernel]` (their
     /// registration records), through the same host interface modules use — no cdylib needed.
     /// Transactional: if one fails, the ones added are removed. Returns the names published.
-    pub fn publish_in_process(&self) -> Result<Vec<String>> {
+    pub(crate) fn publish_in_process(&self) -> Result<Vec<String>> {
         let publish = PublishCtx {
-            ctx: self,
+            kernels: &self.kernels,
             library: None,
             added: Default::default(),
             removed: Default::default(),
             staged: false,
         };
-        let host = vx_plugin_abi::module_abi::Host {
-            vtable: crate::module_host::host_vtable(),
-            ctx: &publish as *const PublishCtx<'_> as usize,
-        };
-        let result =
-            vx_plugin_abi::kernel_record::publish_records(&host).into_result().map_err(crate::module_host::to_error);
+        let result = run_records(&publish);
         let added = publish.added.take();
         if let Err(e) = result {
-            let mut registry = self.inner.registry();
-            for k in &added {
-                registry.remove(&k.inner);
-            }
+            roll_back(&self.kernels, &added);
             return Err(Error::new(e.kind(), format!("publishing the in-process kernels failed: {}", e.message())));
         }
         Ok(added.iter().map(|k| k.name().to_owned()).collect())
     }
 
     /// The state of module `name`, if it was ever loaded in this context.
-    pub fn module_state(&self, name: &str) -> Option<ModuleState> {
-        self.modules().entries.get(name).map(|e| e.state.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    pub(crate) fn state(&self, name: &str) -> Option<ModuleState> {
+        self.modules()
+            .entries
+            .get(name)
+            .map(|e| e.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
     }
 
     /// Names of the kernels module `name` published (while loaded).
-    pub fn module_kernels(&self, name: &str) -> Vec<String> {
+    pub(crate) fn kernel_names(&self, name: &str) -> Vec<String> {
         self.modules()
             .entries
             .get(name)

@@ -3,7 +3,7 @@
 
 use vx_plugin_abi::ImageFormat;
 
-use crate::buffer::BUFFER_ALIGN;
+use crate::data::buffer::BUFFER_ALIGN;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The layout of one plane inside the image buffer.

@@ -10,13 +10,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
-use crate::buffer::SharedBuffer;
-use crate::context::Context;
+pub(crate) mod layout;
+pub(crate) mod patch;
+
+use crate::data::buffer::SharedBuffer;
+use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
-use crate::image_layout::ImageLayout;
-use crate::image_patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
-use crate::object::{Access, ObjectHeader};
+use crate::shared::{AsContext, VirtualScope};
+use crate::support::sync::lock;
+use layout::ImageLayout;
+use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 
 /// The memory an image and all its ROIs share.
 pub(crate) struct ImageStorage {
@@ -27,7 +30,7 @@ pub(crate) struct ImageStorage {
 
 impl ImageStorage {
     fn layout(&self) -> MutexGuard<'_, Option<ImageLayout>> {
-        self.layout.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.layout)
     }
 }
 
@@ -67,7 +70,7 @@ impl std::fmt::Debug for Image {
 
 impl Image {
     /// `vxCreateImage`: a `width × height` image of a concrete `format`. Allocates nothing yet.
-    pub fn new(ctx: &Context, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+    pub fn new(ctx: &impl AsContext, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
         let layout = ImageLayout::new(format, width, height)?;
         let header = ObjectHeader::new(ctx, "image", None)?;
         Ok(Image::from_parts(header, Some(layout), format, width, height))
@@ -76,9 +79,8 @@ impl Image {
     /// `vxCreateVirtualImage`: an image owned by `graph`, whose width, height (0 = unknown) and
     /// format ([`ImageFormat::Virtual`] = unknown) are completed at verify from the producing
     /// node's meta format. The application cannot map or copy it.
-    pub fn new_virtual(graph: &Graph, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
-        let ctx = graph.context();
-        let header = ObjectHeader::new(&ctx, "virtual-image", Some(graph.id()))?;
+    pub fn new_virtual(graph: &impl VirtualScope, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+        let header = ObjectHeader::new(graph, "virtual-image", Some(graph.scope_id()))?;
         Ok(Image::from_parts(header, None, format, width, height))
     }
 
@@ -117,8 +119,7 @@ impl Image {
                 .on_object(&self.name())
                 .found(rect));
         }
-        let ctx = Context { inner: Arc::clone(&self.obj.header.ctx) };
-        let header = ObjectHeader::new(&ctx, "roi", None)?;
+        let header = ObjectHeader::new(&self.obj.header.ctx, "roi", None)?;
         let (w, h) = (rect.width(), rect.height());
         Ok(Image {
             obj: Arc::new(ImageObj {
@@ -133,7 +134,7 @@ impl Image {
     }
 
     pub(crate) fn meta(&self) -> ImageMeta {
-        *self.obj.meta.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.obj.meta)
     }
 
     /// `VX_IMAGE_FORMAT` ([`ImageFormat::Virtual`] for a virtual image before verify).
@@ -181,7 +182,7 @@ impl Image {
     }
     /// `vxSetImageValidRectangle`: set the valid rectangle (`None` = the whole image).
     pub fn set_valid_rectangle(&self, rect: Option<Rect>) -> Result<()> {
-        let mut m = self.obj.meta.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = lock(&self.obj.meta);
         let full = Rect::full(m.width, m.height);
         let r = rect.unwrap_or(full);
         if !full.contains(&r) {
@@ -194,13 +195,13 @@ impl Image {
     }
 
     pub(crate) fn set_valid_unchecked(&self, r: Rect) {
-        self.obj.meta.lock().unwrap_or_else(|p| p.into_inner()).valid = r;
+        lock(&self.obj.meta).valid = r;
     }
 
     /// Complete (or re-complete) a virtual image from a producer's meta. Returns true when the
     /// meta data changed. The caller checked compatibility with the declared partial meta.
     pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
-        let mut m = self.obj.meta.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = lock(&self.obj.meta);
         let mut layout = self.obj.storage.layout();
         let changed = layout.as_ref().is_none_or(|l| l.format != format || l.width != width || l.height != height);
         if changed {

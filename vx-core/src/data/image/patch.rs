@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
-use crate::buffer::SharedBuffer;
+use crate::data::buffer::SharedBuffer;
 
 /// `vx_imagepatch_addressing_t`: how to walk a mapped patch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

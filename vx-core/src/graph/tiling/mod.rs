@@ -1,5 +1,5 @@
 //! Tiling nodes: at verify, the checks of the tiling extension (single-plane images of one size,
-//! `Self_` needs a flexible function), the [`TilePlan`](crate::tile_plan::TilePlan) and the
+//! `Self_` needs a flexible function), the [`TilePlan`](crate::graph::tiling::plan::TilePlan) and the
 //! per-worker tile-memory arenas; at process, the tiles shared out between the calling thread and the
 //! context's pool workers (in order on the calling thread for small nodes or a one-thread pool), each
 //! with its `repr(C)` descriptors built on the stack.
@@ -13,16 +13,20 @@ use vx_plugin_abi::{
     TileParamKind,
 };
 
-use crate::buffer::RawBuf;
-use crate::data_type::Direction;
+use crate::data::buffer::RawBuf;
+use crate::data::image::PlaneLease;
+use crate::data::reference::Reference;
+use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::NodeSlot;
-use crate::image::PlaneLease;
-use crate::kernel::{FinalKernel, TilingFn};
-use crate::reference::Reference;
-use crate::resources::Resources;
-use crate::tile_plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
-use crate::verify::overlaps;
+use crate::kernel::callbacks::TilingFn;
+use crate::kernel::handle::FinalKernel;
+use crate::shared::Resources;
+pub mod plan;
+
+use crate::graph::verify::overlaps;
+use crate::support::sync::lock;
+use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
 /// What a verified tiling node keeps for process.
 pub(crate) struct TilingState {
@@ -227,7 +231,7 @@ pub(crate) fn run(
             while let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) {
                 if let Err(e) = run_tile(&run, tile) {
                     next.store(usize::MAX / 2, Ordering::Relaxed);
-                    failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    lock(&failure).get_or_insert(e);
                 }
             }
         };
@@ -319,7 +323,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
         0 => None,
         _ => {
             let idx = rayon::current_thread_index().unwrap_or(0) % st.arenas.len();
-            Some(st.arenas[idx].lock().unwrap_or_else(|p| p.into_inner()))
+            Some(lock(&st.arenas[idx]))
         }
     };
     let mem_ptr = arena.as_mut().map_or(std::ptr::null_mut(), |a| a.as_mut_slice().as_mut_ptr());
@@ -346,7 +350,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
             format!(
                 "the {which} function panicked on tile {}: {}",
                 tile.rect,
-                crate::process::panic_message(&*payload)
+                crate::support::unwind::panic_message(&*payload)
             ),
         )),
     }

@@ -22,6 +22,8 @@
 
 use vx_plugin_abi::{BorderMode, Neighborhood, Rect, TileBlockSize};
 
+pub use crate::shared::TilingPolicy;
+
 /// Which user function a tile goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileFunction {
@@ -38,32 +40,6 @@ pub struct PlannedTile {
     pub function: TileFunction,
     /// Tile blocks in the tile: `⌈w/bw⌉ · ⌈h/bh⌉` (tile memory = this × the kernel's tile memory size).
     pub blocks: u64,
-}
-
-/// How the runtime sizes tiles. Part of [`crate::ContextConfig`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TilingPolicy {
-    /// Bytes of input and output rows a tile may touch: aim at a share of a core's L2.
-    pub cache_budget_bytes: usize,
-    /// Aim for at least this many tiles per pool thread (load balance), image size permitting.
-    pub min_tiles_per_thread: usize,
-    /// Never cut tiles smaller than this many pixels for parallelism's sake (call overhead).
-    pub min_tile_pixels: usize,
-    /// Nodes with fewer output pixels run their tiles in order on the calling thread: waking pool
-    /// workers costs more than the parallelism saves (on the 2-vCPU VM a VGA 3×3 filter, ~100 µs on
-    /// one core, gained nothing; 720p, ~300 µs, gained 1.4×).
-    pub min_parallel_pixels: usize,
-}
-
-impl Default for TilingPolicy {
-    fn default() -> Self {
-        TilingPolicy {
-            cache_budget_bytes: 256 * 1024,
-            min_tiles_per_thread: 4,
-            min_tile_pixels: 16 * 1024,
-            min_parallel_pixels: 512 * 1024,
-        }
-    }
 }
 
 /// What the planner needs to know about a node.

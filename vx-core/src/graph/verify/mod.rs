@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
-use crate::data_type::{Direction, ParamState};
+use crate::data::reference::{ObjectMeta, Reference};
+use crate::data::types::{Direction, ParamState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphInner, GraphState, NodeSlot};
-use crate::kernel::KernelFunctions;
-use crate::kernel_context::{LifecycleContext, ValidateContext};
-use crate::local_data::Phase;
-use crate::meta_format::{MetaFormat, MetaFormats};
-use crate::process::call_guarded;
-use crate::reference::{ObjectMeta, Reference};
+use crate::kernel::callbacks::KernelFunctions;
+use crate::kernel::contexts::{LifecycleContext, ValidateContext};
+use crate::kernel::local_data::Phase;
+use crate::kernel::meta_format::{MetaFormat, MetaFormats};
+use crate::support::sync::get_mut;
+use crate::support::unwind::call_guarded;
 
 /// True when writing `a` may change what reading `b` sees (same object, or images sharing pixels).
 pub(crate) fn overlaps(a: &Reference, b: &Reference) -> bool {
@@ -216,11 +217,11 @@ fn verify_node(cx: &Ctx<'_>, s: &mut NodeSlot, changed: &mut Vec<Reference>) -> 
     let kernel = Arc::clone(&s.kernel);
     let fin = kernel.final_().expect("finalized");
     let ks = fin.attrs.local_data_size;
-    let resources = Arc::clone(&cx.g.ctx.inner.resources);
+    let resources = Arc::clone(&cx.g.ctx.inner.shared.resources);
     if s.initialized {
         // Re-verification step 1: deinit; step 2: reset local data if the kernel size is 0.
         s.deinit().map_err(|e| e.in_graph(&cx.gname))?;
-        let run = s.run.get_mut().unwrap_or_else(|p| p.into_inner());
+        let run = get_mut(&mut s.run);
         if ks == 0 {
             run.local.reset();
         } else if !run.local.is_framework() {
@@ -228,7 +229,7 @@ fn verify_node(cx: &Ctx<'_>, s: &mut NodeSlot, changed: &mut Vec<Reference>) -> 
         }
     } else {
         // First verification step 1: initialize local data attributes.
-        let run = s.run.get_mut().unwrap_or_else(|p| p.into_inner());
+        let run = get_mut(&mut s.run);
         if ks == 0 {
             run.local.reset();
         } else {
@@ -263,7 +264,7 @@ fn verify_node(cx: &Ctx<'_>, s: &mut NodeSlot, changed: &mut Vec<Reference>) -> 
     // Tiling nodes: the extension's checks, the tile plan and the tile-memory arenas.
     if let KernelFunctions::Tiling { fast, flexible } = &kernel.functions {
         let ctx = &cx.g.ctx;
-        let state = crate::tiling::prepare(
+        let state = crate::graph::tiling::prepare(
             s,
             fin,
             fast.is_some(),
@@ -277,7 +278,7 @@ fn verify_node(cx: &Ctx<'_>, s: &mut NodeSlot, changed: &mut Vec<Reference>) -> 
     }
 
     // Init, then provide the buffer the node asked for.
-    let run = s.run.get_mut().unwrap_or_else(|p| p.into_inner());
+    let run = get_mut(&mut s.run);
     if let Some(init) = s.kernel.init.clone() {
         let mut lc = LifecycleContext {
             node_name: &s.name,

@@ -1,0 +1,197 @@
+//! `vxAddUserKernel` / `vxAddTilingKernel` as a builder: functions first, then `add` registers the
+//! kernel in its context's kernel table (or stages it, for a module reload).
+
+use std::any::Any;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use vx_plugin_abi::{MAX_TILING_PARAMS, TileArgs, TileError};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::callbacks::{KernelFunctions, LifecycleFn, ProcessFn, TilingFn, ValidateFn};
+use crate::kernel::contexts::{LifecycleContext, ProcessContext, ValidateContext};
+use crate::kernel::handle::{Kernel, KernelBuild, KernelInner};
+use crate::kernel::meta_format::MetaFormats;
+use crate::kernel::signature::{KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS};
+use crate::kernel::table::KernelTable;
+use crate::shared::ResourceKind;
+
+/// `vxAddUserKernel` / `vxAddTilingKernel` as a builder:
+/// `ctx.user_kernel(name, enumeration, num_params).process(..).validate(..).init(..).deinit(..).add()`
+/// or `ctx.tiling_kernel(name, enumeration, num_params).fast(..).flexible(..).validate(..).add()`.
+#[must_use = "call .add() to register the kernel"]
+pub struct KernelBuilder<'c> {
+    table: &'c Arc<KernelTable>,
+    name: String,
+    enumeration: i32,
+    num_params: u32,
+    tiling: bool,
+    process: Option<Arc<ProcessFn>>,
+    fast: Option<Arc<TilingFn>>,
+    flexible: Option<Arc<TilingFn>>,
+    validate: Option<Arc<ValidateFn>>,
+    init: Option<Arc<LifecycleFn>>,
+    deinit: Option<Arc<LifecycleFn>>,
+    keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    staged: bool,
+}
+
+impl<'c> KernelBuilder<'c> {
+    /// A builder for a kernel of `table` (user kernel, or tiling kernel when `tiling`).
+    pub(crate) fn new(
+        table: &'c Arc<KernelTable>,
+        name: &str,
+        enumeration: i32,
+        num_params: u32,
+        tiling: bool,
+    ) -> Self {
+        KernelBuilder {
+            table,
+            name: name.to_owned(),
+            enumeration,
+            num_params,
+            tiling,
+            process: None,
+            fast: None,
+            flexible: None,
+            validate: None,
+            init: None,
+            deinit: None,
+            keep_alive: None,
+            staged: false,
+        }
+    }
+
+    /// Build the kernel without registering it (module reload stages the new version first).
+    pub(crate) fn staged(mut self) -> Self {
+        self.staged = true;
+        self
+    }
+
+    /// The process function (required for user kernels).
+    pub fn process(mut self, f: impl Fn(&mut ProcessContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
+        self.process = Some(Arc::new(f));
+        self
+    }
+    /// The tiling kernel's fast function: called only on block-aligned tiles whose neighborhood
+    /// lies inside the image.
+    pub fn fast(
+        mut self,
+        f: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.fast = Some(Arc::new(f));
+        self
+    }
+    /// The tiling kernel's flexible function: any tile, including (with border `Self_`) tiles whose
+    /// neighborhood leaves the image.
+    pub fn flexible(
+        mut self,
+        f: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.flexible = Some(Arc::new(f));
+        self
+    }
+    /// The validator (required, as in OpenVX 1.1+).
+    pub fn validate(
+        mut self,
+        f: impl Fn(&ValidateContext<'_>, &mut MetaFormats) -> Result<()> + Send + Sync + 'static,
+    ) -> Self {
+        self.validate = Some(Arc::new(f));
+        self
+    }
+    /// The initializer, called at verify after validation.
+    pub fn init(mut self, f: impl Fn(&mut LifecycleContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
+        self.init = Some(Arc::new(f));
+        self
+    }
+    /// The deinitializer, called at re-verification and node destruction.
+    pub fn deinit(mut self, f: impl Fn(&mut LifecycleContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
+        self.deinit = Some(Arc::new(f));
+        self
+    }
+    /// Keep `owner` alive as long as the kernel (used for module libraries).
+    pub fn keep_alive(mut self, owner: Arc<dyn Any + Send + Sync>) -> Self {
+        self.keep_alive = Some(owner);
+        self
+    }
+
+    /// Register the kernel (not yet finalized: add parameters, set attributes, then
+    /// [`Kernel::finalize`]).
+    pub fn add(self) -> Result<Kernel> {
+        let name = self.name;
+        let fail = |kind, msg: &str| Error::new(kind, msg.to_owned()).in_kernel(&name);
+        if name.is_empty() || name.len() >= MAX_KERNEL_NAME {
+            return Err(fail(ErrorKind::InvalidParameters, "invalid kernel name")
+                .expected_found(format!("1..{MAX_KERNEL_NAME} bytes"), name.len()));
+        }
+        if self.num_params > MAX_KERNEL_PARAMETERS {
+            return Err(fail(ErrorKind::InvalidParameters, "too many parameters")
+                .expected_found(format!("at most {MAX_KERNEL_PARAMETERS}"), self.num_params));
+        }
+        let functions = if self.tiling {
+            if self.process.is_some() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "a tiling kernel has fast/flexible functions, not a process function",
+                ));
+            }
+            if self.fast.is_none() && self.flexible.is_none() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "a tiling kernel needs a fast or a flexible function (or both)",
+                ));
+            }
+            if self.num_params as usize > MAX_TILING_PARAMS {
+                return Err(fail(ErrorKind::InvalidParameters, "too many parameters for a tiling kernel")
+                    .expected_found(format!("at most {MAX_TILING_PARAMS}"), self.num_params));
+            }
+            KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible }
+        } else {
+            if self.fast.is_some() || self.flexible.is_some() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "fast/flexible functions belong to tiling kernels (use Context::tiling_kernel)",
+                ));
+            }
+            let Some(process) = self.process else {
+                return Err(fail(ErrorKind::InvalidParameters, "a user kernel needs a process function"));
+            };
+            KernelFunctions::User { process }
+        };
+        let Some(validate) = self.validate else {
+            return Err(fail(ErrorKind::InvalidParameters, "a kernel needs a validate function"));
+        };
+        let table = self.table;
+        let mut registry = table.registry();
+        if !self.staged {
+            registry.check_new(&name, self.enumeration)?;
+        }
+        let slot = table.shared.acquire(ResourceKind::Kernels).map_err(|e| e.in_kernel(&name))?;
+        let inner = Arc::new(KernelInner {
+            name: name.clone(),
+            enumeration: self.enumeration,
+            num_params: self.num_params,
+            functions,
+            validate,
+            init: self.init,
+            deinit: self.deinit,
+            build: Mutex::new(KernelBuild {
+                params: vec![None; self.num_params as usize],
+                attrs: KernelAttributes::default(),
+                alias_hints: Vec::new(),
+            }),
+            finalized: OnceLock::new(),
+            keep_alive: self.keep_alive,
+            removed: AtomicBool::new(false),
+            replaced: AtomicBool::new(false),
+            replacement: Mutex::new(None),
+            _slot: slot,
+        });
+        if !self.staged {
+            registry.insert(Arc::clone(&inner));
+        }
+        drop(registry);
+        tracing::debug!(kernel = %name, enumeration = self.enumeration, "kernel added");
+        Ok(Kernel { inner, table: Arc::clone(table) })
+    }
+}

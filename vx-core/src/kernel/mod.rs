@@ -1,0 +1,13 @@
+//! Kernels: the handle and its signature and attributes, the builder (`vxAddUserKernel`,
+//! `vxAddTilingKernel`), the contexts callbacks see, meta formats, node local data, and the
+//! context's kernel table with its id pools. Kernels hold the kernel table (and through it the
+//! context's shared part), never the context.
+
+pub(crate) mod builder;
+pub(crate) mod callbacks;
+pub(crate) mod contexts;
+pub(crate) mod handle;
+pub(crate) mod local_data;
+pub(crate) mod meta_format;
+pub(crate) mod signature;
+pub(crate) mod table;

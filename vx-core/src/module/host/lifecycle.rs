@@ -1,0 +1,55 @@
+//! The lifecycle vtable: what a module's init and deinit may call (node local data under the spec's
+//! rules, alias decisions).
+
+use std::sync::OnceLock;
+
+use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData};
+
+use crate::error::Result;
+use crate::kernel::contexts::LifecycleContext;
+use crate::module::host::{abi, to_error};
+
+fn lifecycle_call<'a, 'b>(l: &Lifecycle) -> &'a mut LifecycleContext<'b> {
+    // SAFETY: `call_lifecycle` built this Lifecycle with `ctx` = the address of the
+    // LifecycleContext it was given, borrowed by nobody else for the whole callback.
+    unsafe { &mut *(l.ctx as *mut LifecycleContext<'b>) }
+}
+
+extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
+    let c = lifecycle_call(l);
+    LocalData { ptr: c.local_data_ptr() as usize, size: c.local_data_size() as u64 }
+}
+
+extern "C" fn life_set_size(l: &Lifecycle, size: u64) -> AbiResult<()> {
+    abi(lifecycle_call(l).set_local_data_size(size as usize))
+}
+
+extern "C" fn life_set_ptr(l: &Lifecycle, ptr: usize) -> AbiResult<()> {
+    abi(lifecycle_call(l).set_local_data_ptr(ptr as *mut std::ffi::c_void))
+}
+
+extern "C" fn life_is_aliased(l: &Lifecycle, a: u32, b: u32) -> bool {
+    lifecycle_call(l).is_parameter_aliased(a, b)
+}
+
+fn lifecycle_vtable() -> LifecycleVtableRef {
+    static V: OnceLock<LifecycleVtableRef> = OnceLock::new();
+    *V.get_or_init(|| {
+        LifecycleVtable {
+            local_data: life_local_data,
+            set_local_data_size: life_set_size,
+            set_local_data_ptr: life_set_ptr,
+            is_aliased: life_is_aliased,
+        }
+        .leak_into_prefix()
+    })
+}
+
+pub(crate) fn call_lifecycle(
+    f: extern "C" fn(&Lifecycle) -> AbiResult<()>,
+    lc: &mut LifecycleContext<'_>,
+) -> Result<()> {
+    let handle = Lifecycle { vtable: lifecycle_vtable(), ctx: lc as *mut LifecycleContext<'_> as usize };
+    f(&handle).into_result().map_err(to_error)
+}

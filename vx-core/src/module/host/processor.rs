@@ -1,0 +1,166 @@
+//! The processor vtable: what a module's user-kernel `process` may call to reach its parameters
+//! (image patches, scalars, arrays, local data, alias decisions).
+
+use std::sync::OnceLock;
+
+use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::module_abi::{
+    AbiResult, ArrayInfo, LocalData, MappedImage, Processor, ProcessorVtable, ProcessorVtableRef, ScalarBits,
+};
+
+use crate::data::image::PlaneLease;
+use crate::data::types::{ScalarType, ScalarValue};
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::contexts::ProcessContext;
+use crate::module::host::{abi, to_error};
+
+const MAX_MAPS: usize = 16;
+
+struct ProcessCall<'a, 'b> {
+    p: &'a mut ProcessContext<'b>,
+    maps: [Option<PlaneLease<'b>>; MAX_MAPS],
+}
+
+fn process_call<'a, 'b>(p: &Processor) -> &'a mut ProcessCall<'a, 'b> {
+    // SAFETY: `call_process` built this Processor with `ctx` = the address of a ProcessCall that
+    // lives (and is borrowed by nobody else) for the whole process call.
+    unsafe { &mut *(p.ctx as *mut ProcessCall<'a, 'b>) }
+}
+
+extern "C" fn proc_map_image(
+    p: &Processor,
+    index: u32,
+    rect: vx_plugin_abi::Rect,
+    write: bool,
+) -> AbiResult<MappedImage> {
+    let c = process_call(p);
+    abi((|| {
+        let img = c.p.image(index)?.image();
+        let full = vx_plugin_abi::Rect::full(img.width(), img.height());
+        let rect = if rect.is_empty() { full } else { rect };
+        if !full.contains(&rect) {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must lie inside the image")
+                .at_parameter(index)
+                .expected_found(format!("inside {full}"), rect));
+        }
+        let slot =
+            c.maps.iter().position(Option::is_none).ok_or_else(|| {
+                Error::new(ErrorKind::NoResources, "too many images mapped at once").expected(MAX_MAPS)
+            })?;
+        let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(index))?;
+        let offset = rect.start_y as usize * lease.stride_y + rect.start_x as usize * lease.stride_x;
+        let m = MappedImage {
+            // SAFETY: rect lies inside the image, so the offset stays inside the leased plane.
+            base: unsafe { lease.base.add(offset) },
+            dim_x: rect.width(),
+            dim_y: rect.height(),
+            stride_x: lease.stride_x as i32,
+            stride_y: lease.stride_y as i32,
+            token: slot as u64,
+        };
+        c.maps[slot] = Some(lease);
+        Ok(m)
+    })())
+}
+
+extern "C" fn proc_unmap_image(p: &Processor, token: u64) {
+    if let Some(slot) = process_call(p).maps.get_mut(token as usize) {
+        *slot = None;
+    }
+}
+
+extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
+    let c = process_call(p);
+    abi(c.p.scalar(index).map(|s| {
+        let v = s.value();
+        ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
+    }))
+}
+
+extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()> {
+    let c = process_call(p);
+    abi((|| {
+        let s = c.p.scalar(index)?;
+        let ty = ScalarType::ALL
+            .into_iter()
+            .find(|t| t.code() as u32 == value.type_code)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(value.type_code))?;
+        s.set_value(ScalarValue::from_ne_bytes(ty, value.bytes))
+    })())
+}
+
+extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
+    let c = process_call(p);
+    abi(c.p.array(index).map(|a| ArrayInfo {
+        item_size: a.item_size() as u64,
+        capacity: a.capacity() as u64,
+        num_items: a.num_items() as u64,
+    }))
+}
+
+extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
+    let c = process_call(p);
+    abi((|| {
+        let a = c.p.array(index)?;
+        let len = (count as usize)
+            .checked_mul(a.item_size())
+            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "item count overflows"))?;
+        // SAFETY: the module passes `count` items of the array's item size at `items` (ABI contract).
+        let bytes = unsafe { std::slice::from_raw_parts(items, len) };
+        a.add_raw(bytes)
+    })())
+}
+
+extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
+    let c = process_call(p);
+    abi((|| {
+        let a = c.p.array(index)?;
+        let len = (capacity as usize)
+            .checked_mul(a.item_size())
+            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "capacity overflows"))?;
+        // SAFETY: the module passes room for `capacity` items of the array's item size at `out`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out, len) };
+        a.read_raw(dst).map(|n| n as u64)
+    })())
+}
+
+extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
+    let c = process_call(p);
+    abi(c.p.array(index).and_then(|a| a.truncate(count as usize)))
+}
+
+extern "C" fn proc_local_data(p: &Processor) -> LocalData {
+    let c = process_call(p);
+    LocalData { ptr: c.p.local_data_ptr() as usize, size: c.p.local_data_size() as u64 }
+}
+
+extern "C" fn proc_is_aliased(p: &Processor, a: u32, b: u32) -> bool {
+    process_call(p).p.is_parameter_aliased(a, b)
+}
+
+fn processor_vtable() -> ProcessorVtableRef {
+    static V: OnceLock<ProcessorVtableRef> = OnceLock::new();
+    *V.get_or_init(|| {
+        ProcessorVtable {
+            map_image: proc_map_image,
+            unmap_image: proc_unmap_image,
+            read_scalar: proc_read_scalar,
+            write_scalar: proc_write_scalar,
+            array_info: proc_array_info,
+            array_add: proc_array_add,
+            array_read: proc_array_read,
+            array_truncate: proc_array_truncate,
+            local_data: proc_local_data,
+            is_aliased: proc_is_aliased,
+        }
+        .leak_into_prefix()
+    })
+}
+
+pub(crate) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
+    let mut call = ProcessCall { p: pc, maps: Default::default() };
+    let handle = Processor { vtable: processor_vtable(), ctx: &mut call as *mut ProcessCall<'_, '_> as usize };
+    let r = f(&handle).into_result().map_err(to_error);
+    drop(call); // unmaps whatever the module left mapped
+    r
+}

@@ -1,0 +1,7 @@
+//! Kernel modules: one opened library ([`library`]), the host side of the module ABI ([`host`]) and
+//! the loader ([`loader`]: search path, ref-counted loads, publish as one transaction, reload with
+//! an atomic swap). Modules publish into the context's kernel table; nothing here names `Context`.
+
+pub(crate) mod host;
+pub(crate) mod library;
+pub(crate) mod loader;

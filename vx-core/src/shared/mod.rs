@@ -1,0 +1,105 @@
+//! What every object needs of its context, and nothing more: the configuration, the thread pool and
+//! the resource counters ([`ContextShared`]). Data objects, kernels and modules hold an
+//! `Arc<ContextShared>`, never the [`Context`](crate::Context) itself, so the layers below the
+//! context never name it; constructors take `&impl AsContext` (wasmtime's `AsContext` pattern), which
+//! a `Context` and a `Graph` both are.
+
+mod config;
+mod resources;
+
+use std::sync::Arc;
+
+pub use config::{ContextConfig, TilingPolicy};
+pub use resources::{ResourceKind, ResourceUsage};
+pub(crate) use resources::{ResourceSlot, Resources};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::support::ids::next_id;
+
+/// The part of a context that every object of it holds: id, configuration, thread pool, resource
+/// counters. Opaque outside the runtime; reach it through [`AsContext`].
+pub struct ContextShared {
+    pub(crate) id: u64,
+    pub(crate) config: ContextConfig,
+    pub(crate) pool: rayon::ThreadPool,
+    pub(crate) resources: Arc<Resources>,
+}
+
+impl std::fmt::Debug for ContextShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextShared").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl ContextShared {
+    /// Start the pool (every worker running before this returns) and the counters of `config`.
+    pub(crate) fn new(config: ContextConfig) -> Result<Arc<ContextShared>> {
+        let threads = match config.threads {
+            Some(0) => {
+                return Err(Error::new(ErrorKind::InvalidValue, "a context needs at least one thread")
+                    .expected_found("threads >= 1", 0));
+            }
+            Some(n) => n,
+            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        };
+        let id = next_id();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(move |i| format!("vx-ctx{id}-worker{i}"))
+            .build()
+            .map_err(|e| {
+                Error::new(ErrorKind::NoResources, format!("could not start the context's thread pool: {e}"))
+            })?;
+        // Wait until every worker runs, so no thread start-up (and its allocations) happens later,
+        // during the first frames of a real-time service.
+        pool.broadcast(|_| ());
+        let resources = Resources::new([
+            config.max_kernels,
+            config.max_modules,
+            config.max_graphs,
+            config.max_nodes,
+            config.max_data_objects,
+        ]);
+        tracing::debug!(context = id, threads, "context created");
+        Ok(Arc::new(ContextShared { id, config, pool, resources }))
+    }
+
+    /// Take one unit of `kind` from the context's limits.
+    pub(crate) fn acquire(&self, kind: ResourceKind) -> Result<ResourceSlot> {
+        self.resources.acquire(kind)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+pub(crate) use sealed::Sealed;
+
+/// Anything that belongs to a context and can stand for it when creating objects:
+/// `Image::new(&ctx, ..)` and `Image::new(&graph, ..)` both work. Sealed.
+pub trait AsContext: Sealed {
+    /// The context's shared part.
+    #[doc(hidden)]
+    fn as_context(&self) -> &Arc<ContextShared>;
+}
+
+/// What owns virtual objects (a graph): `Image::new_virtual(&graph, ..)`. Sealed.
+pub trait VirtualScope: AsContext {
+    /// The id of the scope virtual objects are created in.
+    #[doc(hidden)]
+    fn scope_id(&self) -> u64;
+}
+
+impl<T: Sealed + ?Sized> Sealed for &T {}
+impl<T: AsContext + ?Sized> AsContext for &T {
+    fn as_context(&self) -> &Arc<ContextShared> {
+        (**self).as_context()
+    }
+}
+
+impl Sealed for Arc<ContextShared> {}
+impl AsContext for Arc<ContextShared> {
+    fn as_context(&self) -> &Arc<ContextShared> {
+        self
+    }
+}

@@ -1,0 +1,5 @@
+//! Leaf helpers every layer may use. Nothing here imports anything of vx-core but `error`.
+
+pub(crate) mod ids;
+pub(crate) mod sync;
+pub(crate) mod unwind;
