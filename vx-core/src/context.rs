@@ -167,12 +167,12 @@ impl Context {
 
     /// `vxGetKernelByName`: a finalized kernel.
     pub fn kernel_by_name(&self, name: &str) -> Result<Kernel> {
-        self.inner.kernels.kernel_by_name(name)
+        Kernel::by_name(&self.inner.kernels, name)
     }
 
     /// `vxGetKernelByEnum`: a finalized kernel.
     pub fn kernel_by_enum(&self, enumeration: i32) -> Result<Kernel> {
-        self.inner.kernels.kernel_by_enum(enumeration)
+        Kernel::by_enum(&self.inner.kernels, enumeration)
     }
 
     /// `vxAllocateUserKernelId`: the next of 4096 enumerations from `VX_KERNEL_BASE(VX_ID_USER, 0)`.

@@ -152,7 +152,9 @@ fn watch_loop(
                 p.last_event = now;
                 continue;
             }
-            let reload = ctx.module_state(&name).is_some_and(|s| matches!(s, crate::ModuleState::Loaded { .. }));
+            let reload = ctx
+                .module_state(&name)
+                .is_some_and(|s| matches!(s, crate::module::library::ModuleState::Loaded { .. }));
             if !reload && !options.load_new {
                 pending.remove(&name);
                 continue;

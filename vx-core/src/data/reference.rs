@@ -95,6 +95,21 @@ impl Reference {
         }
     }
 
+    /// True when writing `self` may change what reading `other` sees (same object, or images
+    /// sharing pixels).
+    pub(crate) fn overlaps(&self, other: &Reference) -> bool {
+        if self.same_object(other) {
+            // Checked first: a virtual image of unknown size covers an empty rectangle.
+            return true;
+        }
+        match (self, other) {
+            (Reference::Image(x), Reference::Image(y)) => {
+                x.storage_key() == y.storage_key() && x.rect_in_storage().overlaps(&y.rect_in_storage())
+            }
+            _ => false,
+        }
+    }
+
     /// True when both refer to the same object.
     pub fn same_object(&self, other: &Reference) -> bool {
         self.header().id == other.header().id

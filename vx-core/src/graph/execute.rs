@@ -71,7 +71,7 @@ impl Graph {
     }
 }
 
-fn run_levels(ctx: &crate::Context, graph: u64, body: &GraphBody) -> Result<()> {
+fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Result<()> {
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}

@@ -18,9 +18,10 @@ use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::node::{Node, Perf};
 use crate::kernel::contexts::LifecycleContext;
-use crate::kernel::handle::{Kernel, KernelInner};
+use crate::kernel::handle::Kernel;
 use crate::kernel::local_data::{LocalData, Phase};
 use crate::kernel::meta_format::ValidRectFn;
+use crate::kernel::record::KernelInner;
 use crate::kernel::signature::ParamSpec;
 use crate::shared::{AsContext, ContextShared, Sealed, VirtualScope};
 use crate::shared::{ResourceKind, ResourceSlot};
@@ -107,6 +108,14 @@ pub(crate) struct GraphBody {
     pub(crate) reloads: u64,
 }
 
+impl GraphBody {
+    /// The graph changed (or is being verified): it must be verified again before it runs.
+    pub(crate) fn invalidate(&mut self) {
+        self.verified = false;
+        self.state = GraphState::Unverified;
+    }
+}
+
 pub(crate) struct GraphInner {
     pub(crate) id: u64,
     pub(crate) ctx: Context,
@@ -136,8 +145,7 @@ pub(crate) fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
         s.dirty = true;
         body.reloads += 1;
     }
-    body.verified = false;
-    body.state = GraphState::Unverified;
+    body.invalidate();
     first_error.map_or(Ok(()), Err)
 }
 
@@ -360,8 +368,7 @@ impl Graph {
             run: Mutex::new(NodeRun { local: LocalData::default(), perf: Perf::default(), status: Status::Success }),
             _slot: slot,
         }));
-        body.verified = false;
-        body.state = GraphState::Unverified;
+        body.invalidate();
         Ok(Node { graph: Arc::downgrade(&self.inner), index })
     }
 
@@ -377,8 +384,7 @@ impl Graph {
         let Some(mut slot) = body.nodes.get_mut(node.index).and_then(Option::take) else {
             return Err(Error::new(ErrorKind::InvalidReference, "the node was already removed").in_graph(&g.name()));
         };
-        body.verified = false;
-        body.state = GraphState::Unverified;
+        body.invalidate();
         drop(body);
         slot.deinit().map_err(|e| e.in_graph(&g.name()))
     }

@@ -10,7 +10,7 @@ use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 
 use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{GraphBody, GraphInner, GraphState, NodeSlot};
+use crate::graph::{GraphBody, GraphInner, NodeSlot};
 
 /// `VX_NODE_PERFORMANCE` / `VX_GRAPH_PERFORMANCE`: execution time statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -140,8 +140,7 @@ impl Node {
             };
             s.params[index as usize] = value;
             s.dirty |= trigger;
-            body.verified = false;
-            body.state = GraphState::Unverified;
+            body.invalidate();
             Ok(())
         })
     }
@@ -162,8 +161,7 @@ impl Node {
             if s.border != border {
                 s.border = border;
                 s.dirty = true;
-                body.verified = false;
-                body.state = GraphState::Unverified;
+                body.invalidate();
             }
             Ok(())
         })
@@ -186,8 +184,7 @@ impl Node {
             if s.neighborhood != nb {
                 s.neighborhood = nb;
                 s.dirty = true;
-                body.verified = false;
-                body.state = GraphState::Unverified;
+                body.invalidate();
             }
             Ok(())
         })

@@ -3,82 +3,18 @@
 //! record (name, functions, signature while building, then frozen at finalize) and its chain of
 //! replacements across module reloads. A kernel from a module keeps the module's library alive.
 
-use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use crate::data::types::{DataType, Direction, ParamState};
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::callbacks::{KernelFunctions, LifecycleFn, ValidateFn};
+use crate::kernel::record::{FinalKernel, KernelInner};
 use crate::kernel::signature::{
     AliasHint, AliasKind, KernelAttribute, KernelAttributes, ParamDirection, ParamSpec, check_neighborhood,
     check_tiling_border,
 };
 use crate::kernel::table::KernelTable;
-use crate::shared::ResourceSlot;
-use crate::support::sync::lock;
-
-pub(super) struct KernelBuild {
-    pub(super) params: Vec<Option<ParamSpec>>,
-    pub(crate) attrs: KernelAttributes,
-    pub(crate) alias_hints: Vec<AliasHint>,
-}
-
-/// What a finalized kernel is: immutable from then on.
-pub(crate) struct FinalKernel {
-    pub(crate) params: Vec<ParamSpec>,
-    pub(crate) attrs: KernelAttributes,
-    pub(crate) alias_hints: Vec<AliasHint>,
-}
-
-pub(crate) struct KernelInner {
-    pub(crate) name: String,
-    pub(crate) enumeration: i32,
-    pub(crate) num_params: u32,
-    pub(crate) functions: KernelFunctions,
-    pub(crate) validate: Arc<ValidateFn>,
-    pub(crate) init: Option<Arc<LifecycleFn>>,
-    pub(crate) deinit: Option<Arc<LifecycleFn>>,
-    pub(super) build: Mutex<KernelBuild>,
-    pub(crate) finalized: OnceLock<FinalKernel>,
-    /// Keeps whatever the kernel's code lives in (a module's library) alive as long as the kernel.
-    #[allow(dead_code)]
-    pub(crate) keep_alive: Option<Arc<dyn Any + Send + Sync>>,
-    /// Set when the registry dropped the kernel (removed, unloaded or replaced).
-    pub(crate) removed: AtomicBool,
-    /// Set when a module reload replaced this kernel: nodes rebind to the successor.
-    pub(crate) replaced: AtomicBool,
-    pub(super) replacement: Mutex<Option<Arc<KernelInner>>>,
-    pub(super) _slot: ResourceSlot,
-}
-
-impl KernelInner {
-    /// Record that `next` replaces this kernel (module reload).
-    pub(crate) fn replace_with(&self, next: Arc<KernelInner>) {
-        *lock(&self.replacement) = Some(next);
-        self.replaced.store(true, Ordering::Release);
-    }
-
-    /// The newest kernel in this kernel's chain of replacements.
-    pub(crate) fn latest(self: &Arc<Self>) -> Arc<KernelInner> {
-        let mut k = Arc::clone(self);
-        loop {
-            let next = lock(&k.replacement).clone();
-            match next {
-                Some(n) => k = n,
-                None => return k,
-            }
-        }
-    }
-
-    fn build(&self) -> MutexGuard<'_, KernelBuild> {
-        lock(&self.build)
-    }
-    pub(crate) fn final_(&self) -> Option<&FinalKernel> {
-        self.finalized.get()
-    }
-}
 
 /// A kernel handle. Clones share the kernel.
 #[derive(Clone)]
@@ -325,5 +261,23 @@ impl Kernel {
     /// replaced by a module reload).
     pub fn is_removed(&self) -> bool {
         self.inner.removed.load(Ordering::Acquire)
+    }
+}
+
+impl Kernel {
+    /// `vxGetKernelByName`: a finalized kernel.
+    pub(crate) fn by_name(table: &Arc<KernelTable>, name: &str) -> Result<Kernel> {
+        let inner = table.registry().by_name(name).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidReference, "no finalized kernel of that name in the context").in_kernel(name)
+        })?;
+        Ok(Kernel { inner, table: Arc::clone(table) })
+    }
+
+    /// `vxGetKernelByEnum`: a finalized kernel.
+    pub(crate) fn by_enum(table: &Arc<KernelTable>, enumeration: i32) -> Result<Kernel> {
+        let inner = table.registry().by_enum(enumeration).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidReference, format!("no finalized kernel with enumeration {enumeration:#x}"))
+        })?;
+        Ok(Kernel { inner, table: Arc::clone(table) })
     }
 }

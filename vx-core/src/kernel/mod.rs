@@ -9,5 +9,6 @@ pub(crate) mod contexts;
 pub(crate) mod handle;
 pub(crate) mod local_data;
 pub(crate) mod meta_format;
+pub(crate) mod record;
 pub(crate) mod signature;
 pub(crate) mod table;

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::handle::{Kernel, KernelInner};
+use crate::kernel::record::KernelInner;
 use crate::shared::ContextShared;
 use crate::support::sync::lock;
 
@@ -122,23 +122,5 @@ impl KernelRegistry {
         }
         self.next_library_id += 1;
         Ok(self.next_library_id as i32)
-    }
-}
-
-impl KernelTable {
-    /// `vxGetKernelByName`: a finalized kernel.
-    pub(crate) fn kernel_by_name(self: &Arc<Self>, name: &str) -> Result<Kernel> {
-        let inner = self.registry().by_name(name).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidReference, "no finalized kernel of that name in the context").in_kernel(name)
-        })?;
-        Ok(Kernel { inner, table: Arc::clone(self) })
-    }
-
-    /// `vxGetKernelByEnum`: a finalized kernel.
-    pub(crate) fn kernel_by_enum(self: &Arc<Self>, enumeration: i32) -> Result<Kernel> {
-        let inner = self.registry().by_enum(enumeration).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidReference, format!("no finalized kernel with enumeration {enumeration:#x}"))
-        })?;
-        Ok(Kernel { inner, table: Arc::clone(self) })
     }
 }

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::handle::{Kernel, KernelInner};
+use crate::kernel::handle::Kernel;
+use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
 use crate::module::host::publish::{PublishCtx, run_entry, run_records};
 use crate::module::library::{ModuleLibrary, ModuleState};

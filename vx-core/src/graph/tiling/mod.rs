@@ -20,11 +20,10 @@ use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::NodeSlot;
 use crate::kernel::callbacks::TilingFn;
-use crate::kernel::handle::FinalKernel;
+use crate::kernel::record::FinalKernel;
 use crate::shared::Resources;
 pub mod plan;
 
-use crate::graph::verify::overlaps;
 use crate::support::sync::lock;
 use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
@@ -125,7 +124,7 @@ pub(crate) fn prepare(
     let aliased = s.params.iter().enumerate().any(|(i, a)| {
         fin.params[i].direction == Direction::Input
             && s.params.iter().enumerate().any(|(j, b)| {
-                fin.params[j].direction == Direction::Output && matches!((a, b), (Some(a), Some(b)) if overlaps(a, b))
+                fin.params[j].direction == Direction::Output && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b))
             })
     });
     let parallel = threads > 1 && width as usize * height as usize >= policy.min_parallel_pixels;

@@ -1,0 +1,111 @@
+//! Node pass `meta`: the meta formats the validator filled are applied to the node's outputs — a
+//! virtual output is completed from its meta (and recorded as changed, so its readers are
+//! re-verified), a real one is checked against it; each output's valid-rectangle callback is kept.
+
+use vx_plugin_abi::ImageFormat;
+
+use crate::data::reference::{ObjectMeta, Reference};
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::NodeSlot;
+use crate::graph::verify::{NodeVerification, Verification};
+
+pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
+    let Some(metas) = nv.metas.take() else { return Ok(()) };
+    s.valid_rect_fns = vec![None; s.params.len()];
+    for (p, m) in metas.metas.iter().enumerate() {
+        let (Some(m), Some(r)) = (m, &s.params[p]) else { continue };
+        let meta = m.resolve().map_err(|e| v.at(s, e))?;
+        apply_meta(r, meta, &mut v.changed).map_err(|e| v.at(s, e.at_parameter(p as u32).on_object(&r.name())))?;
+        s.valid_rect_fns[p] = m.valid_rect.clone();
+    }
+    Ok(())
+}
+
+fn mismatch(kind: ErrorKind, want: ObjectMeta, have: ObjectMeta) -> Error {
+    Error::new(kind, "the output object does not match the validator's meta format").expected_found(want, have)
+}
+
+/// Complete a virtual output from `meta`, or check a real one against it.
+fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> Result<()> {
+    let have = r.meta();
+    match (r, meta) {
+        (Reference::Image(img), ObjectMeta::Image { format, width, height }) => {
+            let (df, dw, dh) = if img.is_virtual() {
+                img.obj.declared
+            } else {
+                match have {
+                    ObjectMeta::Image { format, width, height } => (format, width, height),
+                    _ => unreachable!("an image has image meta"),
+                }
+            };
+            if df != ImageFormat::Virtual && df != format {
+                return Err(mismatch(ErrorKind::InvalidFormat, meta, have));
+            }
+            if (dw != 0 && dw != width) || (dh != 0 && dh != height) {
+                return Err(mismatch(ErrorKind::InvalidDimension, meta, have));
+            }
+            if img.is_virtual() && img.complete_virtual(format, width, height)? {
+                changed.push(r.clone());
+            }
+        }
+        (Reference::Array(a), ObjectMeta::Array { item_type, capacity }) => {
+            let (dt, dc) = a.obj.declared;
+            if a.is_virtual() {
+                if dt.is_some_and(|t| Some(t) != item_type) || (dc != 0 && dc < capacity) {
+                    return Err(mismatch(ErrorKind::NotCompatible, meta, have));
+                }
+                let item = item_type.expect("resolved meta has an item type");
+                if a.complete_virtual(item, if dc != 0 { dc } else { capacity })? {
+                    changed.push(r.clone());
+                }
+            } else if dt != item_type {
+                return Err(mismatch(ErrorKind::InvalidType, meta, have));
+            } else if dc < capacity {
+                return Err(mismatch(ErrorKind::InvalidDimension, meta, have));
+            }
+        }
+        (Reference::Scalar(_), m @ ObjectMeta::Scalar { .. }) if m == have => {}
+        (Reference::Scalar(_), m) => return Err(mismatch(ErrorKind::InvalidType, m, have)),
+        (Reference::UserDataObject(_), m @ ObjectMeta::UserDataObject { .. }) if m == have => {}
+        (Reference::UserDataObject(_), m) => return Err(mismatch(ErrorKind::InvalidDimension, m, have)),
+        (_, m) => return Err(mismatch(ErrorKind::InvalidType, m, have)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::verify::testkit::{copy_kernel, image, run_until};
+    use crate::{ErrorKind, Graph, Image, ImageFormat};
+
+    #[test]
+    fn a_virtual_output_is_completed() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        g.add_node(&k, [&image(&ctx), &v]).unwrap();
+        g.add_node(&k, [&v, &image(&ctx)]).unwrap();
+        run_until(&g, "nodes").unwrap();
+        assert_eq!((v.format(), v.width(), v.height()), (ImageFormat::U8, 8, 8));
+    }
+
+    #[test]
+    fn a_real_output_of_another_format_is_refused() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let out = Image::new(&ctx, 8, 8, ImageFormat::S16).unwrap();
+        g.add_node(&k, [&image(&ctx), &out]).unwrap();
+        let e = run_until(&g, "nodes").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidFormat);
+        assert_eq!(e.context().parameter, Some(1));
+    }
+
+    #[test]
+    fn a_real_output_of_another_size_is_refused() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let out = Image::new(&ctx, 4, 8, ImageFormat::U8).unwrap();
+        g.add_node(&k, [&image(&ctx), &out]).unwrap();
+        assert_eq!(run_until(&g, "nodes").unwrap_err().kind(), ErrorKind::InvalidDimension);
+    }
+}

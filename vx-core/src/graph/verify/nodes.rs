@@ -1,0 +1,191 @@
+//! Pass `nodes` and the node passes `validate`, `tiling` and `init`: the spec's action sequence for
+//! one node — (re-verification: deinit, reset local data) or (first: initialize local data), then
+//! the validator, [meta formats applied by `meta`], the tiling plan, init, and the local data init
+//! asked for.
+
+use std::sync::Arc;
+
+use crate::data::types::Direction;
+use crate::error::Result;
+use crate::graph::verify::{NODE_PASSES, NodeVerification, Verification};
+use crate::graph::{GraphBody, NodeSlot};
+use crate::kernel::callbacks::KernelFunctions;
+use crate::kernel::contexts::{LifecycleContext, ValidateContext};
+use crate::kernel::local_data::Phase;
+use crate::kernel::meta_format::{MetaFormat, MetaFormats};
+use crate::support::sync::get_mut;
+use crate::support::unwind::call_guarded;
+
+/// Graph pass `nodes`: the node passes, in order, on each node in schedule order — on every node
+/// in a full verification, else on the nodes never verified, with a trigger, or whose inputs' meta
+/// data changed in this verification (passes marked `always` run on every node).
+pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    for n in v.order() {
+        let s = body.nodes[n].as_mut().expect("scheduled nodes are live");
+        let inputs_changed = s.params.iter().enumerate().any(|(p, r)| {
+            s.spec(p).direction == Direction::Input
+                && r.as_ref().is_some_and(|r| v.changed.iter().any(|c| c.overlaps(r)))
+        });
+        let reverify = v.full || !s.initialized || s.dirty || inputs_changed;
+        let mut nv = NodeVerification::default();
+        for pass in NODE_PASSES.iter().filter(|p| reverify || p.always) {
+            tracing::trace!(graph = %v.gname, node = %s.name, pass = pass.name, "node pass");
+            (pass.run)(v, s, &mut nv)?;
+        }
+    }
+    Ok(())
+}
+
+/// Node pass `validate`: the spec's local-data steps before validation, then the validator.
+pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
+    let kernel = Arc::clone(&s.kernel);
+    let fin = kernel.final_().expect("nodes are created from finalized kernels");
+    let ks = fin.attrs.local_data_size;
+    let resources = &v.graph.ctx.inner.shared.resources;
+    if s.initialized {
+        // Re-verification step 1: deinit; step 2: reset local data if the kernel size is 0.
+        s.deinit().map_err(|e| e.in_graph(&v.gname))?;
+        let run = get_mut(&mut s.run);
+        if ks == 0 {
+            run.local.reset();
+        } else if !run.local.is_framework() {
+            run.local.allocate(ks, resources).map_err(|e| v.at(s, e))?;
+        }
+    } else {
+        // First verification step 1: initialize local data attributes.
+        let run = get_mut(&mut s.run);
+        if ks == 0 {
+            run.local.reset();
+        } else {
+            run.local.allocate(ks, resources).map_err(|e| v.at(s, e))?;
+        }
+    }
+    let mut metas = MetaFormats {
+        metas: fin
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.direction == Direction::Output).then(|| MetaFormat::new(i as u32, p.data_type)))
+            .collect(),
+    };
+    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border };
+    call_guarded("validate", || (kernel.validate)(&vc, &mut metas)).map_err(|e| v.at(s, e))?;
+    nv.metas = Some(metas);
+    Ok(())
+}
+
+/// Node pass `tiling`: tiling nodes get the extension's checks, the tile plan and the tile-memory
+/// arenas; other nodes nothing.
+pub(super) fn tiling(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
+    let kernel = Arc::clone(&s.kernel);
+    let KernelFunctions::Tiling { fast, flexible } = &kernel.functions else { return Ok(()) };
+    let fin = kernel.final_().expect("nodes are created from finalized kernels");
+    let ctx = &v.graph.ctx;
+    let state = crate::graph::tiling::prepare(
+        s,
+        fin,
+        fast.is_some(),
+        flexible.is_some(),
+        &ctx.config().tiling,
+        ctx.threads(),
+        &ctx.inner.shared.resources,
+    )
+    .map_err(|e| v.at(s, e))?;
+    s.tiling = Some(state);
+    Ok(())
+}
+
+/// Node pass `init`: the kernel's init, then the local data it asked for (size set, no pointer).
+pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
+    let ks = s.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
+    let run = get_mut(&mut s.run);
+    if let Some(init) = s.kernel.init.clone() {
+        let mut lc = LifecycleContext {
+            node_name: &s.name,
+            params: &s.params,
+            border: s.border,
+            phase: Phase::Init,
+            kernel_local_size: ks,
+            local: &mut run.local,
+        };
+        call_guarded("init", || init(&mut lc))
+            .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name).in_graph(&v.gname))?;
+    }
+    if ks == 0 && run.local.size != 0 && run.local.ptr().is_null() {
+        let size = run.local.size;
+        run.local
+            .allocate(size, &v.graph.ctx.inner.shared.resources)
+            .map_err(|e| e.in_node(&s.name).in_graph(&v.gname))?;
+    }
+    s.initialized = true;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use crate::graph::verify::testkit::image;
+    use crate::{Context, DataType, ErrorKind, Graph, ImageFormat, ParamDirection, ParamState};
+
+    /// A copy kernel counting validate, init and deinit calls.
+    fn counted(ctx: &Context, fail_validate: bool) -> (crate::Kernel, Arc<[AtomicUsize; 3]>) {
+        let calls: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+        let (c0, c1, c2) = (Arc::clone(&calls), Arc::clone(&calls), Arc::clone(&calls));
+        let k = ctx
+            .user_kernel("test.counted", ctx.allocate_user_kernel_id().unwrap(), 2)
+            .validate(move |v, metas| {
+                c0[0].fetch_add(1, Ordering::SeqCst);
+                if fail_validate {
+                    return Err(crate::Error::new(ErrorKind::InvalidFormat, "no"));
+                }
+                let i = v.expect_image_format(0, ImageFormat::U8)?;
+                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+                Ok(())
+            })
+            .init(move |_| {
+                c1[1].fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .deinit(move |_| {
+                c2[2].fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .process(|_| Ok(()))
+            .add()
+            .unwrap();
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+        k.finalize().unwrap();
+        (k, calls)
+    }
+
+    fn counts(c: &[AtomicUsize; 3]) -> [usize; 3] {
+        [c[0].load(Ordering::SeqCst), c[1].load(Ordering::SeqCst), c[2].load(Ordering::SeqCst)]
+    }
+
+    #[test]
+    fn first_verification_validates_then_inits_and_reverification_deinits_first() {
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let (k, calls) = counted(&ctx, false);
+        let g = Graph::new(&ctx).unwrap();
+        g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
+        crate::graph::verify::testkit::run_until(&g, "nodes").unwrap();
+        assert_eq!(counts(&calls), [1, 1, 0]);
+        crate::graph::verify::testkit::run_until(&g, "nodes").unwrap();
+        assert_eq!(counts(&calls), [2, 2, 1]);
+    }
+
+    #[test]
+    fn a_refusing_validator_stops_before_init() {
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let (k, calls) = counted(&ctx, true);
+        let g = Graph::new(&ctx).unwrap();
+        g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
+        let e = crate::graph::verify::testkit::run_until(&g, "nodes").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidFormat);
+        assert_eq!(e.context().kernel.as_deref(), Some("test.counted"));
+        assert_eq!(counts(&calls), [1, 0, 0]);
+    }
+}

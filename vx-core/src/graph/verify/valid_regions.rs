@@ -1,0 +1,117 @@
+//! Node pass `valid regions` (runs on every node): each output image's valid rectangle is the
+//! kernel's callback over the input images' valid rectangles (in parameter order), or the whole
+//! image when there is no callback; a rectangle outside the output is refused.
+
+use std::sync::Arc;
+
+use vx_plugin_abi::Rect;
+
+use crate::data::reference::Reference;
+use crate::data::types::Direction;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::NodeSlot;
+use crate::graph::verify::{NodeVerification, Verification};
+use crate::support::unwind::call_guarded;
+
+pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
+    let mut inputs: Vec<Rect> = Vec::new();
+    for (p, r) in s.params.iter().enumerate() {
+        if let (Direction::Input, Some(Reference::Image(img))) = (s.spec(p).direction, r) {
+            inputs.push(img.valid_region());
+        }
+    }
+    for (p, r) in s.params.iter().enumerate() {
+        let (Direction::Output, Some(Reference::Image(img))) = (s.spec(p).direction, r) else { continue };
+        let full = Rect::full(img.width(), img.height());
+        let rect = match &s.valid_rect_fns[p] {
+            Some(f) => {
+                let f = Arc::clone(f);
+                let rect = call_guarded("valid rectangle callback", || f(p as u32, &inputs))
+                    .map_err(|e| v.at(s, e.at_parameter(p as u32)))?;
+                if !full.contains(&rect) {
+                    return Err(v.at(
+                        s,
+                        Error::new(
+                            ErrorKind::InvalidValue,
+                            "the valid rectangle callback returned a rectangle outside the output",
+                        )
+                        .at_parameter(p as u32)
+                        .expected_found(format!("inside {full}"), rect),
+                    ));
+                }
+                rect
+            }
+            None => full,
+        };
+        img.set_valid_unchecked(rect);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::verify::testkit::{image, run_until};
+    use crate::{Context, DataType, ErrorKind, Graph, ImageFormat, ParamDirection, ParamState, Rect};
+
+    /// A copy kernel whose output's valid rectangle is its input's shrunk by `shrink` on each side.
+    fn shrinking(ctx: &Context, shrink: u32) -> crate::Kernel {
+        let k = ctx
+            .user_kernel("test.shrink", ctx.allocate_user_kernel_id().unwrap(), 2)
+            .validate(move |v, metas| {
+                let i = v.expect_image_format(0, ImageFormat::U8)?;
+                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?.set_valid_rect_callback(
+                    move |_, inputs| {
+                        let r = inputs[0];
+                        Ok(Rect::new(r.start_x + shrink, r.start_y + shrink, r.end_x - shrink, r.end_y - shrink))
+                    },
+                )?;
+                Ok(())
+            })
+            .process(|_| Ok(()))
+            .add()
+            .unwrap();
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+        k.finalize().unwrap();
+        k
+    }
+
+    #[test]
+    fn valid_rectangles_propagate_along_a_chain() {
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let k = shrinking(&ctx, 1);
+        let g = Graph::new(&ctx).unwrap();
+        let (a, b, c) = (image(&ctx), image(&ctx), image(&ctx));
+        g.add_node(&k, [&a, &b]).unwrap();
+        g.add_node(&k, [&b, &c]).unwrap();
+        run_until(&g, "nodes").unwrap();
+        assert_eq!(b.valid_region(), Rect::new(1, 1, 7, 7));
+        assert_eq!(c.valid_region(), Rect::new(2, 2, 6, 6));
+    }
+
+    #[test]
+    fn a_rectangle_outside_the_output_is_refused() {
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let k = ctx
+            .user_kernel("test.outside", ctx.allocate_user_kernel_id().unwrap(), 2)
+            .validate(|v, metas| {
+                let i = v.expect_image_format(0, ImageFormat::U8)?;
+                metas
+                    .get(1)?
+                    .set_image(ImageFormat::U8, i.width(), i.height())?
+                    .set_valid_rect_callback(|_, _| Ok(Rect::new(0, 0, 9, 9)))?;
+                Ok(())
+            })
+            .process(|_| Ok(()))
+            .add()
+            .unwrap();
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+        k.finalize().unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
+        let e = run_until(&g, "nodes").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert_eq!(e.context().parameter, Some(1));
+    }
+}
