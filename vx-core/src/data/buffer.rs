@@ -68,7 +68,7 @@ impl Drop for RawBuf {
 }
 
 /// Most mappings of one buffer at a time.
-pub(crate) const MAX_LEASES: usize = 32;
+pub(super) const MAX_LEASES: usize = 32;
 
 struct BufState {
     buf: Option<RawBuf>,
@@ -92,7 +92,7 @@ pub(crate) struct Lease {
 }
 
 /// The region standing for "the whole object" (arrays, user data objects).
-pub(crate) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
+pub(super) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
 
 impl SharedBuffer {
     pub(crate) fn new() -> SharedBuffer {
@@ -107,7 +107,7 @@ impl SharedBuffer {
 
     /// Make sure a buffer of exactly `len` bytes exists; reallocates (zeroed) when the size changed,
     /// which is refused while the buffer is mapped.
-    pub(crate) fn ensure(&self, len: usize, resources: &Arc<Resources>) -> Result<()> {
+    pub(super) fn ensure(&self, len: usize, resources: &Arc<Resources>) -> Result<()> {
         let mut st = self.lock();
         if st.buf.as_ref().is_some_and(|b| b.len() == len) {
             return Ok(());
@@ -121,7 +121,7 @@ impl SharedBuffer {
     }
 
     /// True once the buffer exists.
-    pub(crate) fn is_allocated(&self) -> bool {
+    pub(super) fn is_allocated(&self) -> bool {
         self.lock().buf.is_some()
     }
 

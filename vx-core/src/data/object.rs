@@ -43,7 +43,7 @@ impl ObjectHeader {
     }
 
     /// Refuse application access to a virtual object.
-    pub(crate) fn check_access(&self, access: Access) -> Result<()> {
+    pub(super) fn check_access(&self, access: Access) -> Result<()> {
         if self.scope.is_some() && access == Access::Application {
             return Err(Error::new(
                 ErrorKind::OptimizedAway,

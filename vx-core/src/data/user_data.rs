@@ -13,7 +13,7 @@ pub const MAX_TYPE_NAME: usize = 64;
 
 pub(crate) struct UserDataObj {
     pub(crate) header: ObjectHeader,
-    pub(crate) type_name: String,
+    pub(super) type_name: String,
     pub(crate) size: usize,
     pub(crate) buffer: SharedBuffer,
 }

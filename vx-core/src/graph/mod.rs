@@ -2,7 +2,7 @@
 //! graph object and node creation/removal; [`crate::graph::verify`] and [`crate::graph::execute`] hold the two
 //! phases.
 
-pub(crate) mod execute;
+mod execute;
 pub(crate) mod node;
 pub mod tiling;
 pub(crate) mod verify;
@@ -44,7 +44,7 @@ pub enum GraphState {
 
 pub(crate) struct NodeRun {
     pub(crate) local: LocalData,
-    pub(crate) perf: Perf,
+    perf: Perf,
     pub(crate) status: Status,
 }
 
@@ -58,10 +58,10 @@ pub(crate) struct NodeSlot {
     /// The tile plan and arenas of a verified tiling node.
     pub(crate) tiling: Option<crate::graph::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
-    pub(crate) dirty: bool,
+    dirty: bool,
     /// Validate and init ran (so deinit is due at re-verification or destruction).
     pub(crate) initialized: bool,
-    pub(crate) valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,
+    valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,
     pub(crate) run: Mutex<NodeRun>,
     _slot: ResourceSlot,
 }
@@ -102,15 +102,15 @@ pub(crate) struct GraphBody {
     pub(crate) verified: bool,
     pub(crate) state: GraphState,
     /// Node indices by level: every node's producers are in earlier levels.
-    pub(crate) schedule: Vec<Vec<usize>>,
-    pub(crate) perf: Perf,
+    schedule: Vec<Vec<usize>>,
+    perf: Perf,
     /// Nodes rebound to reloaded kernels so far.
     pub(crate) reloads: u64,
 }
 
 impl GraphBody {
     /// The graph changed (or is being verified): it must be verified again before it runs.
-    pub(crate) fn invalidate(&mut self) {
+    fn invalidate(&mut self) {
         self.verified = false;
         self.state = GraphState::Unverified;
     }
@@ -120,13 +120,13 @@ pub(crate) struct GraphInner {
     pub(crate) id: u64,
     pub(crate) ctx: Context,
     pub(crate) name: Mutex<String>,
-    pub(crate) body: Mutex<GraphBody>,
+    body: Mutex<GraphBody>,
     _slot: ResourceSlot,
 }
 
 /// Rebind nodes whose kernel was replaced by a module reload: the old instance is deinitialized
 /// (with the old code, still mapped), the node takes the newest kernel and is re-verified.
-pub(crate) fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
+fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
     let mut first_error = None;
     for s in body.nodes.iter_mut().flatten() {
         if !s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire) {
@@ -151,14 +151,14 @@ pub(crate) fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
 
 thread_local! {
     /// The graph whose verify/process runs on this thread (0 = none): callbacks must not re-enter it.
-    pub(crate) static ACTIVE_GRAPH: Cell<u64> = const { Cell::new(0) };
+    static ACTIVE_GRAPH: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Marks `id` active on this thread until dropped.
-pub(crate) struct ActiveGuard(u64);
+struct ActiveGuard(u64);
 
 impl ActiveGuard {
-    pub(crate) fn enter(id: u64) -> ActiveGuard {
+    fn enter(id: u64) -> ActiveGuard {
         ActiveGuard(ACTIVE_GRAPH.with(|c| c.replace(id)))
     }
 }
@@ -224,7 +224,7 @@ impl fmt::Debug for Graph {
     }
 }
 
-pub(crate) fn check_param(
+fn check_param(
     graph: &GraphInner,
     kernel: &KernelInner,
     index: usize,

@@ -39,7 +39,7 @@ impl LocalData {
     }
 
     /// The framework-owned buffer, if any.
-    pub(crate) fn framework_bytes(&mut self) -> Option<&mut [u8]> {
+    pub(super) fn framework_bytes(&mut self) -> Option<&mut [u8]> {
         match &mut self.ptr {
             LocalPtr::Framework(b) => Some(&mut b.as_mut_slice()[..self.size]),
             _ => None,
@@ -66,7 +66,7 @@ pub(crate) enum Phase {
 }
 
 /// May `phase` set the node's local data size?
-pub(crate) fn check_set_size(phase: Phase, kernel_size: usize, local: &LocalData) -> Result<()> {
+pub(super) fn check_set_size(phase: Phase, kernel_size: usize, local: &LocalData) -> Result<()> {
     if kernel_size != 0 {
         return Err(Error::new(
             ErrorKind::NotSupported,
@@ -86,7 +86,7 @@ pub(crate) fn check_set_size(phase: Phase, kernel_size: usize, local: &LocalData
 }
 
 /// May `phase` set the node's local data pointer?
-pub(crate) fn check_set_ptr(phase: Phase, kernel_size: usize, local: &LocalData) -> Result<()> {
+pub(super) fn check_set_ptr(phase: Phase, kernel_size: usize, local: &LocalData) -> Result<()> {
     match phase {
         Phase::Init => check_set_size(phase, kernel_size, local),
         Phase::Deinit if local.is_framework() => Err(Error::new(

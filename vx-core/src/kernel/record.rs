@@ -15,19 +15,19 @@ use crate::support::sync::lock;
 pub(super) struct KernelBuild {
     pub(super) params: Vec<Option<ParamSpec>>,
     pub(crate) attrs: KernelAttributes,
-    pub(crate) alias_hints: Vec<AliasHint>,
+    pub(super) alias_hints: Vec<AliasHint>,
 }
 
 /// What a finalized kernel is: immutable from then on.
 pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
-    pub(crate) alias_hints: Vec<AliasHint>,
+    pub(super) alias_hints: Vec<AliasHint>,
 }
 
 pub(crate) struct KernelInner {
     pub(crate) name: String,
-    pub(crate) enumeration: i32,
+    pub(super) enumeration: i32,
     pub(crate) num_params: u32,
     pub(crate) functions: KernelFunctions,
     pub(crate) validate: Arc<ValidateFn>,

@@ -55,7 +55,7 @@ impl KernelRegistry {
         self.kernels.iter().filter(|k| k.final_().is_some()).count()
     }
 
-    pub(crate) fn check_new(&self, name: &str, enumeration: i32) -> Result<()> {
+    pub(super) fn check_new(&self, name: &str, enumeration: i32) -> Result<()> {
         if let Some(k) = self.kernels.iter().find(|k| k.name == name) {
             return Err(Error::new(
                 ErrorKind::InvalidParameters,

@@ -47,7 +47,7 @@ static SHADOW_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Check that `bytes` is a complete 64-bit little-endian ELF file: every loadable segment and the
 /// section header table lie inside it. `dlopen` of a truncated file (one still being written) can
 /// map segments past its end and fault on first touch instead of failing, so this runs first.
-pub(crate) fn check_elf(bytes: &[u8]) -> std::result::Result<(), String> {
+pub(super) fn check_elf(bytes: &[u8]) -> std::result::Result<(), String> {
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
     let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64);
     let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
@@ -83,7 +83,7 @@ pub(crate) fn check_elf(bytes: &[u8]) -> std::result::Result<(), String> {
 
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
 pub(crate) struct ModuleLibrary {
-    pub(crate) module: VxModuleRef,
+    pub(super) module: VxModuleRef,
     pub(crate) name: String,
     pub(crate) version: String,
     shadow: PathBuf,
@@ -167,7 +167,7 @@ fn layout_difference(report: &str) -> Option<LayoutDifference> {
 impl ModuleLibrary {
     /// Copy `path` to a unique shadow file, open it and check it (header, abi_stable version,
     /// layout, vx-rs ABI version) before calling anything in it.
-    pub(crate) fn open(name: &str, path: &Path, shadow_dir: &Path) -> Result<ModuleLibrary> {
+    pub(super) fn open(name: &str, path: &Path, shadow_dir: &Path) -> Result<ModuleLibrary> {
         let invalid = |msg: String| Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string());
         std::fs::create_dir_all(shadow_dir)
             .map_err(|e| invalid(format!("cannot create the shadow directory {}: {e}", shadow_dir.display())))?;
@@ -223,7 +223,7 @@ impl ModuleLibrary {
         })
     }
 
-    pub(crate) fn set_state(&self, s: ModuleState) {
+    pub(super) fn set_state(&self, s: ModuleState) {
         *lock(&self.state) = s;
     }
 }

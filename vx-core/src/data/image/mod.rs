@@ -46,7 +46,7 @@ pub(crate) struct ImageObj {
     pub(crate) header: ObjectHeader,
     pub(crate) storage: Arc<ImageStorage>,
     /// Offset of this image inside the root image (non-zero for ROIs).
-    pub(crate) origin: (u32, u32),
+    origin: (u32, u32),
     pub(crate) meta: Mutex<ImageMeta>,
     /// Meta data as given at creation (partial for virtual images: 0 / `Virtual` = unknown).
     pub(crate) declared: (ImageFormat, u32, u32),

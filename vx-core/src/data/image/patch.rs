@@ -60,9 +60,9 @@ pub struct ImagePatch<'a, T: Pixel> {
     pub(crate) buffer: &'a SharedBuffer,
     pub(crate) slot: usize,
     pub(crate) base: *const u8,
-    pub(crate) addressing: PatchAddressing,
+    pub(super) addressing: PatchAddressing,
     pub(crate) rect: Rect,
-    pub(crate) _t: PhantomData<&'a [T]>,
+    pub(super) _t: PhantomData<&'a [T]>,
 }
 
 /// A patch mapped for writing (and reading). Exclusive: no other patch of the same storage exists.
@@ -70,9 +70,9 @@ pub struct ImagePatchMut<'a, T: Pixel> {
     pub(crate) buffer: &'a SharedBuffer,
     pub(crate) slot: usize,
     pub(crate) base: *mut u8,
-    pub(crate) addressing: PatchAddressing,
+    pub(super) addressing: PatchAddressing,
     pub(crate) rect: Rect,
-    pub(crate) _t: PhantomData<&'a mut [T]>,
+    pub(super) _t: PhantomData<&'a mut [T]>,
 }
 
 // SAFETY: a read patch only hands out shared slices of plain-old-data pixels; the mapping count it

@@ -46,7 +46,7 @@ fn lifecycle_vtable() -> LifecycleVtableRef {
     })
 }
 
-pub(crate) fn call_lifecycle(
+pub(super) fn call_lifecycle(
     f: extern "C" fn(&Lifecycle) -> AbiResult<()>,
     lc: &mut LifecycleContext<'_>,
 ) -> Result<()> {

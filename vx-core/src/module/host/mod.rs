@@ -4,8 +4,8 @@
 //! ordinary kernel callback, copies every string it receives, and turns an `AbiError` into an
 //! `Error`; the kernel it is stored in keeps the module's library alive.
 
-pub(crate) mod lifecycle;
-pub(crate) mod processor;
+mod lifecycle;
+mod processor;
 pub(crate) mod publish;
 pub(crate) mod tiling;
 pub(crate) mod validator;
@@ -16,7 +16,7 @@ use vx_plugin_abi::module_abi::{AbiError, AbiResult};
 
 use crate::error::{Error, ErrorKind, Result};
 
-pub(crate) fn to_error(e: AbiError) -> Error {
+fn to_error(e: AbiError) -> Error {
     let status = Status::from_code(e.status).unwrap_or(Status::Failure);
     Error::new(ErrorKind::from_status(status), e.message.into_string())
 }

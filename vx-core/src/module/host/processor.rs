@@ -157,7 +157,7 @@ fn processor_vtable() -> ProcessorVtableRef {
     })
 }
 
-pub(crate) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
+pub(super) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
     let mut call = ProcessCall { p: pc, maps: Default::default() };
     let handle = Processor { vtable: processor_vtable(), ctx: &mut call as *mut ProcessCall<'_, '_> as usize };
     let r = f(&handle).into_result().map_err(to_error);

@@ -153,7 +153,7 @@ extern "C" fn host_remove_kernel(host: &Host, name: RStr<'_>) -> AbiResult<()> {
     RResult::ROk(())
 }
 
-pub(crate) fn host_vtable() -> HostVtableRef {
+pub(super) fn host_vtable() -> HostVtableRef {
     static V: OnceLock<HostVtableRef> = OnceLock::new();
     *V.get_or_init(|| {
         HostVtable {

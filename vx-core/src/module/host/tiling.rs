@@ -5,7 +5,7 @@ use vx_plugin_abi::abi_stable::std_types::RResult;
 use vx_plugin_abi::module_abi::AbiResult;
 use vx_plugin_abi::{Status, TileError};
 
-pub(crate) fn call_tiling(
+pub(super) fn call_tiling(
     f: extern "C" fn(*const vx_plugin_abi::TileParam, u32, *mut u8, usize) -> AbiResult<()>,
     args: &mut vx_plugin_abi::TileArgs<'_>,
 ) -> std::result::Result<(), TileError> {

@@ -93,7 +93,7 @@ fn validator_vtable() -> ValidatorVtableRef {
     })
 }
 
-pub(crate) fn call_validate(
+pub(super) fn call_validate(
     f: extern "C" fn(&Validator) -> AbiResult<()>,
     v: &ValidateContext<'_>,
     metas: &mut MetaFormats,
