@@ -126,12 +126,19 @@ impl ErrorKind {
 /// graph adds the graph and node names).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ErrorContext {
+    /// The graph it happened in.
     pub graph: Option<String>,
+    /// The node it happened in.
     pub node: Option<String>,
+    /// The kernel involved.
     pub kernel: Option<String>,
+    /// The parameter index involved.
     pub parameter: Option<u32>,
+    /// The data object involved (its name).
     pub object: Option<String>,
+    /// What was expected.
     pub expected: Option<String>,
+    /// What was found instead.
     pub found: Option<String>,
 }
 

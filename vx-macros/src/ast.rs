@@ -6,7 +6,7 @@ use syn::{FnArg, GenericArgument, ItemFn, PathArguments, Type, TypePath, TypeRef
 use crate::ctxt::Ctxt;
 
 #[derive(Clone)]
-pub enum ParamKind {
+pub(crate) enum ParamKind {
     /// `&Tile<T>`
     Input(Type),
     /// `&mut TileMut<T>`
@@ -16,12 +16,12 @@ pub enum ParamKind {
 }
 
 #[derive(Clone)]
-pub struct Param {
+pub(crate) struct Param {
     pub kind: ParamKind,
     pub optional: bool,
 }
 
-pub enum Arg {
+pub(crate) enum Arg {
     Param(Box<Param>),
     /// `&mut [u8]`: this tile's memory.
     TileMemory,
@@ -30,7 +30,7 @@ pub enum Arg {
 }
 
 /// The kernel parameters among `args`, in order.
-pub fn params(args: &[Arg]) -> Vec<&Param> {
+pub(crate) fn params(args: &[Arg]) -> Vec<&Param> {
     args.iter().filter_map(|a| if let Arg::Param(p) = a { Some(&**p) } else { None }).collect()
 }
 
@@ -90,7 +90,7 @@ fn is_context(ty: &Type) -> bool {
 }
 
 /// Classify every argument of `f`.
-pub fn args(cx: &Ctxt, f: &ItemFn) -> Vec<Arg> {
+pub(crate) fn args(cx: &Ctxt, f: &ItemFn) -> Vec<Arg> {
     if let Some(a) = &f.sig.asyncness {
         cx.error_spanned_by(a, "a kernel function cannot be async");
     }

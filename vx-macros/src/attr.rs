@@ -11,19 +11,19 @@ use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Path, Token, UnO
 use crate::ctxt::Ctxt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Border {
+pub(crate) enum Border {
     Undefined,
     SelfBorder,
 }
 
-pub struct Alias {
+pub(crate) struct Alias {
     pub a: u32,
     pub b: u32,
     pub sparse: bool,
     pub tokens: TokenStream,
 }
 
-pub enum Flexible {
+pub(crate) enum Flexible {
     /// `flexible = path`: the annotated function is fast, `path` the flexible one.
     Path(Path),
     /// `flexible`: the annotated function is the (only) flexible function.
@@ -31,7 +31,7 @@ pub enum Flexible {
 }
 
 #[derive(Default)]
-pub struct Attrs {
+pub(crate) struct Attrs {
     pub name: Option<LitStr>,
     pub enumeration: Option<LitInt>,
     pub block: Option<(u32, u32)>,
@@ -154,7 +154,7 @@ fn parse_alias(cx: &Ctxt, input: ParseStream<'_>) -> syn::Result<Option<Alias>> 
 
 impl Attrs {
     /// Parse the attribute's arguments.
-    pub fn parse(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
+    pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
         let mut attrs = Attrs::default();
         let mut seen: Vec<String> = Vec::new();
         let parser = syn::meta::parser(|meta| {

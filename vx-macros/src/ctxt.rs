@@ -7,17 +7,17 @@ use std::fmt::Display;
 use quote::ToTokens;
 
 #[derive(Default)]
-pub struct Ctxt {
+pub(crate) struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
 }
 
 impl Ctxt {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Ctxt { errors: RefCell::new(Some(Vec::new())) }
     }
 
     /// Record an error pointing at `obj`.
-    pub fn error_spanned_by<A: ToTokens, T: Display>(&self, obj: A, msg: T) {
+    pub(crate) fn error_spanned_by<A: ToTokens, T: Display>(&self, obj: A, msg: T) {
         self.errors
             .borrow_mut()
             .as_mut()
@@ -26,12 +26,12 @@ impl Ctxt {
     }
 
     /// Record an error at a span.
-    pub fn syn_error_at<T: Display>(&self, span: proc_macro2::Span, msg: T) {
+    pub(crate) fn syn_error_at<T: Display>(&self, span: proc_macro2::Span, msg: T) {
         self.errors.borrow_mut().as_mut().expect("Ctxt checked twice").push(syn::Error::new(span, msg));
     }
 
     /// All errors combined, or Ok.
-    pub fn check(self) -> syn::Result<()> {
+    pub(crate) fn check(self) -> syn::Result<()> {
         let mut errors = self.errors.borrow_mut().take().expect("Ctxt checked twice").into_iter();
         let Some(mut combined) = errors.next() else { return Ok(()) };
         for e in errors {

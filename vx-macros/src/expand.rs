@@ -78,7 +78,7 @@ fn trampoline(
     }
 }
 
-pub fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
+pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
     let name = match &attrs.name {
         Some(n) => quote!(#n),

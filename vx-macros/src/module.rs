@@ -12,7 +12,7 @@ use syn::{Expr, Ident, Token};
 use crate::ctxt::Ctxt;
 
 /// `name = "...", version = "..."` (version defaults to the crate's).
-pub struct ModuleArgs {
+pub(crate) struct ModuleArgs {
     name: Option<Expr>,
     version: Option<Expr>,
 }
@@ -56,7 +56,7 @@ impl Parse for ModuleArgs {
     }
 }
 
-pub fn expand(args: ModuleArgs) -> TokenStream {
+pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
     let name = args.name.expect("checked in parse");
     let version = args.version.map(|v| quote!(#v)).unwrap_or_else(|| quote!(::core::env!("CARGO_PKG_VERSION")));
     let export_name = Ident::new(&abi_stable_shared::mangled_root_module_loader_name(), Span::call_site());

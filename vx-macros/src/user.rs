@@ -229,7 +229,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
-pub fn user_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
+pub(crate) fn user_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
     let cx = Ctxt::new();
     let attrs = parse_attrs(&cx, args);
     let local = attrs.as_ref().ok().and_then(|a| a.local.clone());

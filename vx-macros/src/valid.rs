@@ -6,7 +6,7 @@ use crate::ast::{Arg, ParamKind};
 use crate::attr::{Attrs, Border, Flexible};
 use crate::ctxt::Ctxt;
 
-pub fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
+pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
     let params = crate::ast::params(args);
     if !params.iter().any(|p| matches!(p.kind, ParamKind::Output(_))) && !args.is_empty() {
         cx.error_spanned_by(&f.sig.ident, "a tiling kernel needs at least one output image (`&mut TileMut<T>`)");

@@ -9,9 +9,13 @@ use abi_stable::StableAbi;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, StableAbi)]
 pub struct Rect {
+    /// First column.
     pub start_x: u32,
+    /// First row.
     pub start_y: u32,
+    /// One past the last column.
     pub end_x: u32,
+    /// One past the last row.
     pub end_y: u32,
 }
 
@@ -97,7 +101,9 @@ pub enum BorderMode {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, StableAbi)]
 pub struct TileBlockSize {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
 }
 
@@ -112,9 +118,13 @@ impl Default for TileBlockSize {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, StableAbi)]
 pub struct Neighborhood {
+    /// Pixels to the left (≤ 0).
     pub left: i32,
+    /// Pixels to the right (≥ 0).
     pub right: i32,
+    /// Pixels above (≤ 0).
     pub top: i32,
+    /// Pixels below (≥ 0).
     pub bottom: i32,
 }
 

@@ -43,9 +43,11 @@ pub struct TileDesc {
     pub format: u32,
     /// Top-left pixel of the tile, in image coordinates.
     pub tile_x: u32,
+    /// First output row of the tile.
     pub tile_y: u32,
     /// Tile size in pixels.
     pub width: u32,
+    /// Height of the tile in pixels.
     pub height: u32,
     /// Bytes per pixel.
     pub stride_x: i32,
@@ -57,6 +59,7 @@ pub struct TileDesc {
     pub neighborhood: Neighborhood,
     /// Image size.
     pub image_width: u32,
+    /// Height of the whole image.
     pub image_height: u32,
     /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
     pub readable: Rect,
@@ -82,9 +85,11 @@ pub enum TileParamKind {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, StableAbi)]
 pub struct TileParam {
+    /// What the parameter is.
     pub kind: TileParamKind,
     /// Image FourCC or scalar `vx_type_e`.
     pub type_code: u32,
+    /// The parameter's descriptor or value (see `kind`).
     pub ptr: *mut c_void,
 }
 
@@ -96,7 +101,9 @@ impl TileParam {
 /// Why a tiling function failed: a status and a message the runtime copies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TileError {
+    /// The status the node reports.
     pub status: Status,
+    /// What went wrong.
     pub message: Cow<'static, str>,
 }
 

@@ -1,5 +1,5 @@
 //! `vx_testmod`: the kernel module of the loader tests, written by hand against the module ABI
-//! (the macros of issue 5 will generate all of this).
+//! (on purpose: the macros would not let it build broken descriptors).
 //!
 //! Kernels: `testmod.invert` (tiling, flexible; v1: 255 - p, v2: 255 - p + 1), `testmod.panicky`
 //! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar, saturating),

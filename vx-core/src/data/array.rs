@@ -17,7 +17,9 @@ use crate::support::sync::lock;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Coordinates2d {
+    /// Column.
     pub x: u32,
+    /// Row.
     pub y: u32,
 }
 
@@ -31,7 +33,10 @@ pub enum ArrayItemType {
     /// `VX_TYPE_COORDINATES2D`
     Coordinates2d,
     /// A user struct of the given size (`vxRegisterUserStruct`).
-    User { size: usize },
+    User {
+        /// Bytes per item.
+        size: usize,
+    },
 }
 
 impl ArrayItemType {

@@ -17,9 +17,13 @@ use crate::shared::ContextShared;
 /// Any data object.
 #[derive(Clone, Debug)]
 pub enum Reference {
+    /// An image.
     Image(Image),
+    /// A scalar.
     Scalar(Scalar),
+    /// An array.
     Array(Array),
+    /// A user data object.
     UserDataObject(UserDataObject),
 }
 
@@ -27,10 +31,32 @@ pub enum Reference {
 /// compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectMeta {
-    Image { format: ImageFormat, width: u32, height: u32 },
-    Scalar { scalar_type: ScalarType },
-    Array { item_type: Option<ArrayItemType>, capacity: usize },
-    UserDataObject { size: usize },
+    /// An image.
+    Image {
+        /// Its format.
+        format: ImageFormat,
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+    },
+    /// A scalar.
+    Scalar {
+        /// Its type.
+        scalar_type: ScalarType,
+    },
+    /// An array.
+    Array {
+        /// Item type (`None`: a virtual array not yet completed).
+        item_type: Option<ArrayItemType>,
+        /// Most items it holds.
+        capacity: usize,
+    },
+    /// A user data object.
+    UserDataObject {
+        /// Bytes.
+        size: usize,
+    },
 }
 
 impl fmt::Display for ObjectMeta {

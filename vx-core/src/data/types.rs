@@ -43,7 +43,9 @@ impl fmt::Display for DataType {
 /// variant here (the spec: "This must be either VX_INPUT or VX_OUTPUT").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
+    /// `VX_INPUT`.
     Input,
+    /// `VX_OUTPUT`.
     Output,
 }
 
@@ -59,27 +61,44 @@ impl fmt::Display for Direction {
 /// Whether a parameter must be given (`vx_parameter_state_e`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamState {
+    /// `VX_PARAMETER_STATE_REQUIRED`: the node must set it.
     Required,
+    /// `VX_PARAMETER_STATE_OPTIONAL`: the node may leave it unset.
     Optional,
 }
 
 /// The types a scalar can hold (`vx_type_e` scalar subset).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarType {
+    /// `VX_TYPE_CHAR`.
     Char,
+    /// `VX_TYPE_INT8`.
     Int8,
+    /// `VX_TYPE_UINT8`.
     Uint8,
+    /// `VX_TYPE_INT16`.
     Int16,
+    /// `VX_TYPE_UINT16`.
     Uint16,
+    /// `VX_TYPE_INT32`.
     Int32,
+    /// `VX_TYPE_UINT32`.
     Uint32,
+    /// `VX_TYPE_INT64`.
     Int64,
+    /// `VX_TYPE_UINT64`.
     Uint64,
+    /// `VX_TYPE_FLOAT32`.
     Float32,
+    /// `VX_TYPE_FLOAT64`.
     Float64,
+    /// `VX_TYPE_ENUM`.
     Enum,
+    /// `VX_TYPE_SIZE`.
     Size,
+    /// `VX_TYPE_DF_IMAGE` (a FourCC).
     DfImage,
+    /// `VX_TYPE_BOOL`.
     Bool,
 }
 
@@ -144,20 +163,35 @@ impl fmt::Display for ScalarType {
 /// A scalar value with its type.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarValue {
+    /// `VX_TYPE_CHAR` value.
     Char(u8),
+    /// `VX_TYPE_INT8` value.
     Int8(i8),
+    /// `VX_TYPE_UINT8` value.
     Uint8(u8),
+    /// `VX_TYPE_INT16` value.
     Int16(i16),
+    /// `VX_TYPE_UINT16` value.
     Uint16(u16),
+    /// `VX_TYPE_INT32` value.
     Int32(i32),
+    /// `VX_TYPE_UINT32` value.
     Uint32(u32),
+    /// `VX_TYPE_INT64` value.
     Int64(i64),
+    /// `VX_TYPE_UINT64` value.
     Uint64(u64),
+    /// `VX_TYPE_FLOAT32` value.
     Float32(f32),
+    /// `VX_TYPE_FLOAT64` value.
     Float64(f64),
+    /// `VX_TYPE_ENUM` value.
     Enum(i32),
+    /// `VX_TYPE_SIZE` value.
     Size(usize),
+    /// `VX_TYPE_DF_IMAGE` (a FourCC) value.
     DfImage(u32),
+    /// `VX_TYPE_BOOL` value.
     Bool(bool),
 }
 

@@ -4,7 +4,7 @@
 
 mod execute;
 pub(crate) mod node;
-pub mod tiling;
+pub(crate) mod tiling;
 pub(crate) mod verify;
 
 use std::cell::Cell;

@@ -14,8 +14,11 @@ pub const MAX_KERNEL_PARAMETERS: u32 = 64;
 /// A parameter of a kernel's signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamSpec {
+    /// Input or output.
     pub direction: Direction,
+    /// The data object type the parameter takes.
     pub data_type: DataType,
+    /// Required or optional.
     pub state: ParamState,
 }
 
@@ -46,18 +49,26 @@ pub enum AliasKind {
 /// A `vxAliasParameterIndexHint` recorded on a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AliasHint {
+    /// One parameter of the pair.
     pub a: u32,
+    /// The other parameter of the pair.
     pub b: u32,
+    /// How the kernel would touch the shared buffer.
     pub kind: AliasKind,
 }
 
 /// The attribute values of a kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelAttributes {
+    /// `VX_KERNEL_LOCAL_DATA_SIZE`.
     pub local_data_size: usize,
+    /// `VX_KERNEL_INPUT_NEIGHBORHOOD`.
     pub neighborhood: Neighborhood,
+    /// `VX_KERNEL_OUTPUT_TILE_BLOCK_SIZE`.
     pub block_size: TileBlockSize,
+    /// `VX_KERNEL_BORDER`.
     pub border: BorderMode,
+    /// `VX_KERNEL_TILE_MEMORY_SIZE`.
     pub tile_memory_size: usize,
 }
 
@@ -88,7 +99,10 @@ pub(crate) fn check_tiling_border(bm: BorderMode) -> Result<BorderMode> {
 /// `Input` and `Output` are allowed for user kernels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamDirection {
+    /// `VX_INPUT`.
     Input,
+    /// `VX_OUTPUT`.
     Output,
+    /// `VX_BIDIRECTIONAL` (refused for user kernels).
     Bidirectional,
 }

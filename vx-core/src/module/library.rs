@@ -20,13 +20,24 @@ use crate::support::sync::lock;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModuleState {
     /// Loaded `count` times (`vxLoadKernels` calls not yet matched by unloads).
-    Loaded { count: usize, version: String },
+    Loaded {
+        /// Loads not yet matched by unloads.
+        count: usize,
+        /// The module's version string.
+        version: String,
+    },
     /// Unloaded, but kernels, nodes or graphs from it still hold the library mapped.
-    Draining { version: String },
+    Draining {
+        /// The module's version string.
+        version: String,
+    },
     /// The library was closed and is gone from the process.
     Unloaded,
     /// The library was closed but the dynamic loader kept it mapped.
-    Zombie { reason: String },
+    Zombie {
+        /// Why the loader thinks it stayed (e.g. a pending thread-local destructor).
+        reason: String,
+    },
 }
 
 impl fmt::Display for ModuleState {

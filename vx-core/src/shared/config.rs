@@ -6,10 +6,15 @@
 pub struct ContextConfig {
     /// Threads of the context's pool; `None` = the machine's available parallelism.
     pub threads: Option<usize>,
+    /// Most kernels (added, not yet removed) at once.
     pub max_kernels: usize,
+    /// Most loaded modules at once.
     pub max_modules: usize,
+    /// Most live graphs at once.
     pub max_graphs: usize,
+    /// Most live nodes (over all graphs) at once.
     pub max_nodes: usize,
+    /// Most live data objects at once.
     pub max_data_objects: usize,
     /// How tiling nodes are cut into tiles.
     pub tiling: TilingPolicy,

@@ -11,10 +11,15 @@ use crate::error::{Error, ErrorKind, Result};
 /// The kinds of counted resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ResourceKind {
+    /// Kernels added and not removed.
     Kernels,
+    /// Loaded modules.
     Modules,
+    /// Live graphs.
     Graphs,
+    /// Live nodes over all graphs.
     Nodes,
+    /// Live data objects (images, scalars, arrays, user data objects).
     DataObjects,
 }
 
@@ -48,8 +53,11 @@ impl fmt::Display for ResourceKind {
 /// A snapshot of one resource's usage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResourceUsage {
+    /// In use now.
     pub current: usize,
+    /// The most ever in use at once.
     pub peak: usize,
+    /// The configured maximum.
     pub max: usize,
 }
 

@@ -8,7 +8,7 @@ use vx_core::*;
 
 /// Counts of callback invocations.
 #[derive(Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     pub validate: AtomicU32,
     pub init: AtomicU32,
     pub deinit: AtomicU32,
@@ -16,18 +16,18 @@ pub struct Calls {
 }
 
 impl Calls {
-    pub fn counts(&self) -> (u32, u32, u32, u32) {
+    pub(crate) fn counts(&self) -> (u32, u32, u32, u32) {
         (self.validate.load(SeqCst), self.init.load(SeqCst), self.deinit.load(SeqCst), self.process.load(SeqCst))
     }
 }
 
-pub fn ctx() -> Context {
+pub(crate) fn ctx() -> Context {
     Context::builder().threads(2).build().unwrap()
 }
 
 /// A finalized kernel `in: image(fmt_in) → out: image(fmt_out)` of the same size whose process
 /// applies `f` per pixel (u8 → u8) and counts its callbacks.
-pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8) -> Kernel {
+pub(crate) fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8) -> Kernel {
     let (cv, ci, cd, cp) = (calls.clone(), calls.clone(), calls.clone(), calls);
     let k = ctx
         .user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
@@ -62,15 +62,15 @@ pub fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8)
     k
 }
 
-pub mod spec_kernels;
+pub(crate) mod spec_kernels;
 
 /// The usual two-parameter signature: image in (0), image out (1), both required.
-pub fn image_in_out(k: &Kernel) {
+pub(crate) fn image_in_out(k: &Kernel) {
     k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
     k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
 }
 
-pub fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
+pub(crate) fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
     let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
     let px: Vec<u8> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| f(x, y)).collect();
     img.copy_from(Rect::full(w, h), 0, &px).unwrap();

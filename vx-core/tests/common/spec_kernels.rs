@@ -8,7 +8,7 @@ use vx_core::*;
 /// One output row of the spec's Gaussian 3×3 (`sum >> 4`, no rounding) from three input rows that
 /// each extend one pixel left and right of the output row.
 #[inline]
-pub fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
+pub(crate) fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
     let n = out.len();
     let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
     for x in 0..n {
@@ -20,7 +20,7 @@ pub fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
 }
 
 /// Gaussian 3×3 as a fast function over row slices.
-pub fn gaussian3x3_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+pub(crate) fn gaussian3x3_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
     let mut out = args.output::<u8>(1)?;
     let missing = || TileError::new(Status::Failure, "fast tile without its neighborhood rows");
@@ -37,7 +37,7 @@ pub fn gaussian3x3_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
 }
 
 /// Gaussian 3×3 written exactly like the spec's C example: `vxImagePixel` per neighbor.
-pub fn gaussian3x3_pixelwise(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+pub(crate) fn gaussian3x3_pixelwise(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
     let mut out = args.output::<u8>(1)?;
     let mut y = 0;
@@ -57,7 +57,7 @@ pub fn gaussian3x3_pixelwise(args: &mut TileArgs<'_>) -> Result<(), TileError> {
 }
 
 /// Add u8 + u8 → s16, fast function for 16×16 tile blocks.
-pub fn add_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+pub(crate) fn add_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let (a, b) = (args.input::<u8>(0)?, args.input::<u8>(1)?);
     let mut out = args.output::<i16>(2)?;
     let missing = || TileError::new(Status::Failure, "fast tile without rows");
@@ -71,7 +71,7 @@ pub fn add_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
 }
 
 /// Add u8 + u8 → s16, flexible function: one pixel at a time, any tile.
-pub fn add_flexible(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+pub(crate) fn add_flexible(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let (a, b) = (args.input::<u8>(0)?, args.input::<u8>(1)?);
     let mut out = args.output::<i16>(2)?;
     for y in 0..out.height() {
@@ -84,7 +84,7 @@ pub fn add_flexible(args: &mut TileArgs<'_>) -> Result<(), TileError> {
 }
 
 /// Posterize `(p & 0xF0) | (p >> 4)`, fast function for a 4×1 block: four pixels as one `u32`.
-pub fn posterize_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+pub(crate) fn posterize_fast(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
     let mut out = args.output::<u8>(1)?;
     let missing = || TileError::new(Status::Failure, "fast tile without rows");
@@ -107,7 +107,7 @@ fn signature(k: &Kernel, images: &[(u32, ParamDirection)]) {
 }
 
 /// The Gaussian kernel: U8 → U8, neighborhood (-1,1,-1,1), block 1×1, fast only.
-pub fn gaussian_kernel(ctx: &Context, name: &str, pixelwise: bool) -> Kernel {
+pub(crate) fn gaussian_kernel(ctx: &Context, name: &str, pixelwise: bool) -> Kernel {
     let b = ctx.tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2).validate(|v, metas| {
         let i = v.expect_image_format(0, ImageFormat::U8)?;
         metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
@@ -121,7 +121,7 @@ pub fn gaussian_kernel(ctx: &Context, name: &str, pixelwise: bool) -> Kernel {
 }
 
 /// The add kernel: U8, U8 → S16, block 16×16, fast + flexible.
-pub fn add_kernel(ctx: &Context) -> Kernel {
+pub(crate) fn add_kernel(ctx: &Context) -> Kernel {
     let k = ctx
         .tiling_kernel("spec.add", ctx.allocate_user_kernel_id().unwrap(), 3)
         .validate(|v, metas| {
@@ -141,7 +141,7 @@ pub fn add_kernel(ctx: &Context) -> Kernel {
 }
 
 /// The posterize kernel: U8 → U8, block 4×1, fast only.
-pub fn posterize_kernel(ctx: &Context) -> Kernel {
+pub(crate) fn posterize_kernel(ctx: &Context) -> Kernel {
     let k = ctx
         .tiling_kernel("spec.posterize", ctx.allocate_user_kernel_id().unwrap(), 2)
         .validate(|v, metas| {

@@ -28,9 +28,13 @@ pub struct PlaneLayout {
 /// The layout of a whole image buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImageLayout {
+    /// The image format.
     pub format: ImageFormat,
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// One entry per plane, in plane order.
     pub planes: Vec<PlaneLayout>,
     /// Total bytes of the buffer.
     pub size: usize,

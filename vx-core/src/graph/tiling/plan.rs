@@ -27,7 +27,9 @@ pub use crate::shared::TilingPolicy;
 /// Which user function a tile goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileFunction {
+    /// The fast function: block-aligned tiles whose neighborhood is inside the image.
     Fast,
+    /// The flexible function: any tile, border pixels included under `Self_`.
     Flexible,
 }
 
@@ -45,13 +47,19 @@ pub struct PlannedTile {
 /// What the planner needs to know about a node.
 #[derive(Clone, Copy, Debug)]
 pub struct TileRequest {
+    /// Output width in pixels.
     pub width: u32,
+    /// Output height in pixels.
     pub height: u32,
+    /// The kernel's output tile block size.
     pub block: TileBlockSize,
+    /// The node's input neighborhood.
     pub neighborhood: Neighborhood,
     /// `Undefined` or `Self_`.
     pub border: BorderMode,
+    /// The kernel has a fast function.
     pub has_fast: bool,
+    /// The kernel has a flexible function.
     pub has_flexible: bool,
     /// Bytes per pixel summed over the node's input images.
     pub input_bytes_per_pixel: usize,
@@ -75,7 +83,9 @@ pub struct TileRegions {
 /// A node's tiles, disjoint, covering exactly the pixels some function processes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TilePlan {
+    /// The spec's regions the tiles were cut from.
     pub regions: TileRegions,
+    /// The tiles, each with its function.
     pub tiles: Vec<PlannedTile>,
 }
 
