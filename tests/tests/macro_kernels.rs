@@ -63,6 +63,22 @@ fn scale(input: &ImageIn<u8>, factor: u8, output: &mut ImageOut<u8>, state: &mut
     }
 }
 
+/// A user kernel with optional parameters (the shared signature model): a second input image and
+/// an offset, each used only when the node sets it.
+#[user_kernel(name = "macro.blend")]
+fn blend(a: &ImageIn<u8>, b: Option<&ImageIn<u8>>, offset: Option<u8>, out: &mut ImageOut<u8>) {
+    for y in 0..a.height() {
+        let other = b.map(|b| b.row(y));
+        for (x, (o, &p)) in out.row_mut(y).iter_mut().zip(a.row(y)).enumerate() {
+            let mixed = match other {
+                Some(r) => ((p as u16 + r[x] as u16) / 2) as u8,
+                None => p,
+            };
+            *o = mixed.saturating_add(offset.unwrap_or(0));
+        }
+    }
+}
+
 fn golden(name: &str) -> Vec<u8> {
     std::fs::read(workspace_root().join("vx-core/tests/golden").join(name)).unwrap()
 }
@@ -77,7 +93,10 @@ fn u8_image(ctx: &Context, w: u32, h: u32, px: &[u8]) -> Image {
 fn macro_kernels_publish_in_process_and_match_the_goldens() {
     let ctx = Context::builder().threads(2).build().unwrap();
     let names = ctx.publish_in_process().unwrap();
-    assert_eq!(names, ["macro.scale", "macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]);
+    assert_eq!(
+        names,
+        ["macro.blend", "macro.scale", "macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]
+    );
     check_spec_kernels(&ctx);
 }
 
@@ -202,4 +221,30 @@ fn a_user_kernel_with_typed_local_data() {
     let wrong = Scalar::new(&ctx, ScalarValue::Int32(3)).unwrap();
     g.add_node(&k, [Reference::from(&a), Reference::from(&wrong), Reference::from(&out)]).unwrap();
     assert_eq!(g.verify().unwrap_err().kind(), ErrorKind::InvalidType);
+}
+
+#[test]
+fn a_user_kernel_with_optional_parameters_runs_with_and_without_them() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.blend").unwrap();
+    let states: Vec<ParamState> = (0..4).map(|i| k.parameter(i).unwrap().state).collect();
+    assert_eq!(states, [ParamState::Required, ParamState::Optional, ParamState::Optional, ParamState::Required]);
+    let a = u8_image(&ctx, 3, 1, &[10, 20, 250]);
+    let b = u8_image(&ctx, 3, 1, &[30, 40, 50]);
+    let offset = Scalar::new(&ctx, ScalarValue::Uint8(10)).unwrap();
+    let out = Image::new(&ctx, 3, 1, ImageFormat::U8).unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let node = g.add_node(&k, [Some(Reference::from(&a)), None, None, Some(Reference::from(&out))]).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [10, 20, 250], "neither optional parameter set");
+    node.set_parameter(1, Reference::from(&b)).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [20, 30, 150], "second image set: the mean");
+    node.set_parameter(2, Reference::from(&offset)).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [30, 40, 160], "offset set too");
+    node.set_parameter(1, None).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [20, 30, 255], "image cleared, offset kept (saturating)");
 }

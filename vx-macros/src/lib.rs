@@ -1,19 +1,18 @@
 //! # vx-macros — `#[tiling_kernel]`, `#[user_kernel]` and `vx_module!`
 //!
 //! Procedural macros that turn annotated Rust functions into registered kernels, and a crate into
-//! a kernel module. Layout (after thiserror-impl): `lib.rs` entry points → `attr.rs` / `ast.rs`
-//! build a model → `valid.rs` checks it → `expand.rs` emits code; every error is collected
-//! (`ctxt.rs`, serde's `Ctxt`) and reported at once, each pointing at its token.
+//! a kernel module. Layout (after thiserror-impl and serde_derive): `lib.rs` entry points →
+//! `tiling/` and `user/` (each: attribute model → checks → expansion) over one shared model in
+//! `internals/` (the signature model `ast.rs`, the expansion pieces `expand.rs`, serde's `Ctxt`, and
+//! `run`, the entry wrapper with its fallback); `module.rs` for `vx_module!`. Every error is
+//! collected and reported at once, each pointing at its token.
 //!
 //! Use them through `vx_plugin_abi` (the kernel SDK), which re-exports them.
 
-mod ast;
-mod attr;
-mod ctxt;
-mod expand;
+mod internals;
 mod module;
+mod tiling;
 mod user;
-mod valid;
 
 use proc_macro::TokenStream;
 
@@ -36,36 +35,15 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
 /// (images need not share a size).
 #[proc_macro_attribute]
 pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    let f = match syn::parse::<syn::ItemFn>(item) {
-        Ok(f) => f,
-        Err(e) => return e.to_compile_error().into(),
-    };
-    let cx = ctxt::Ctxt::new();
-    let attrs = attr::Attrs::parse(&cx, args.into());
-    let fn_args = ast::args(&cx, &f);
-    if let Ok(attrs) = &attrs {
-        valid::check(&cx, &f, attrs, &fn_args);
-    }
-    let mut errors = cx.check().err();
-    if let Err(e) = &attrs {
-        match &mut errors {
-            Some(all) => all.combine(e.clone()),
-            None => errors = Some(e.clone()),
-        }
-    }
-    match (errors, attrs) {
-        (None, Ok(attrs)) => expand::tiling_kernel(&f, &attrs, &fn_args).into(),
-        // Fallback: keep the function so its body is still checked and no "unused" noise follows.
-        (Some(e), _) | (None, Err(e)) => {
-            let err = e.to_compile_error();
-            quote::quote!(#[allow(dead_code)] #f #err).into()
-        }
+    match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => tiling::tiling_kernel(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
     }
 }
 
 /// Turn a function into a user (non-tiling) kernel. Its signature is the parameter list:
-/// `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), scalars by value, and
-/// `&mut L` for typed local data. Keys: `name = "..."`, `enumeration = N`, `validate = path`
+/// `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), scalars by value, `Option<…>` of
+/// those (optional parameters), and `&mut L` for typed local data. Keys: `name = "..."`, `enumeration = N`, `validate = path`
 /// (`fn(&Validator) -> Result<(), AbiError>`, replaces the generated validator), `local = L`
 /// (`L: Default`, created at init and dropped at deinit), `init = path` / `deinit = path`
 /// (`fn(&mut L) -> Result<(), AbiError>`), `any_size`.

@@ -9,7 +9,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Token};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 
 /// `name = "...", version = "..."` (version defaults to the crate's).
 pub(crate) struct ModuleArgs {
@@ -65,23 +65,20 @@ pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
             use ::vx_plugin_abi::abi_stable::library as __lib;
             use ::vx_plugin_abi::module_abi as __abi;
 
-            extern "C" fn __vx_publish(host: &__abi::Host) -> __abi::AbiResult<()> {
-                ::vx_plugin_abi::kernel_record::publish_records(host)
-            }
-            extern "C" fn __vx_unpublish(host: &__abi::Host) -> __abi::AbiResult<()> {
-                ::vx_plugin_abi::kernel_record::unpublish_records(host)
-            }
             fn __vx_module_root() -> __abi::VxModuleRef {
                 use ::vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
                 __abi::VxModule {
                     abi_version: __abi::ABI_VERSION.into(),
                     name: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#name),
                     version: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#version),
-                    publish: __vx_publish,
-                    unpublish: __vx_unpublish,
+                    publish: ::vx_plugin_abi::kernel_record::publish_records,
+                    unpublish: ::vx_plugin_abi::kernel_record::unpublish_records,
                 }
                 .leak_into_prefix()
             }
+
+            #[unsafe(export_name = "vx_rs_module_abi_version")]
+            pub static __VX_MODULE_ABI_VERSION: u32 = __abi::ABI_VERSION;
 
             #[unsafe(no_mangle)]
             pub static #export_name: __lib::LibHeader = {

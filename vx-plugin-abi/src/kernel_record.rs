@@ -1,10 +1,11 @@
 //! Registration records: each kernel a crate defines with `#[tiling_kernel]` or `#[user_kernel]`
 //! leaves one [`KernelRecord`] in the binary (through `inventory`), holding a function that adds
-//! the kernel through a [`HostApi`]. A module's generated `publish` walks the records of *its own*
+//! the kernel through a [`Host`]. A module's generated `publish` walks the records of *its own*
 //! binary (inventory is per binary); an application publishes the records compiled into it with
 //! `vx_core::Context::publish_in_process`.
 
-use crate::module_abi::{AbiError, AbiResult, Host, HostApi, guard};
+use crate::module_abi::{AbiError, AbiResult, Host};
+use crate::module_api::guard;
 use crate::status::Status;
 
 pub use inventory;
@@ -14,7 +15,7 @@ pub struct KernelRecord {
     /// The kernel's name (also used by `unpublish` to remove it).
     pub name: &'static str,
     /// Adds, describes and finalizes the kernel through the host.
-    pub register: fn(&HostApi<'_>) -> Result<(), AbiError>,
+    pub register: fn(&Host) -> Result<(), AbiError>,
 }
 
 inventory::collect!(KernelRecord);
@@ -26,16 +27,16 @@ pub fn records() -> Vec<&'static KernelRecord> {
     v
 }
 
-/// Register every record of this binary through `host` (the body of a generated `publish`).
-pub fn publish_records(host: &Host) -> AbiResult<()> {
+/// Register every record of this binary through `host`: a module's `publish` (what `vx_module!`
+/// exports).
+pub extern "C" fn publish_records(host: &Host) -> AbiResult<()> {
     guard("publish", || {
-        let api = HostApi::new(host);
         let records = records();
         if records.is_empty() {
             return Err(AbiError::new(Status::InvalidModule, "the module defines no kernels"));
         }
         for r in records {
-            (r.register)(&api).map_err(|e| {
+            (r.register)(host).map_err(|e| {
                 AbiError::new(
                     Status::from_code(e.status).unwrap_or(Status::Failure),
                     format!("kernel '{}': {}", r.name, e.message),
@@ -46,10 +47,7 @@ pub fn publish_records(host: &Host) -> AbiResult<()> {
     })
 }
 
-/// Remove every record's kernel through `host` (the body of a generated `unpublish`).
-pub fn unpublish_records(host: &Host) -> AbiResult<()> {
-    guard("unpublish", || {
-        let api = HostApi::new(host);
-        records().into_iter().try_for_each(|r| api.remove_kernel(r.name))
-    })
+/// Remove every record's kernel through `host`: a module's `unpublish` (what `vx_module!` exports).
+pub extern "C" fn unpublish_records(host: &Host) -> AbiResult<()> {
+    guard("unpublish", || records().into_iter().try_for_each(|r| host.remove_kernel(r.name)))
 }

@@ -6,9 +6,9 @@
 //! and views of tiling kernels ([`tile`]).
 //!
 //! It depends on nothing of ours except `vx-macros`, so a kernel module can depend on it without
-//! ever linking the runtime (`vx-core`). [`module_abi`] holds what a module exports (the versioned
-//! root descriptor) and the host vtable it registers kernels through; [`kernel_record`] the
-//! per-binary registration records.
+//! ever linking the runtime (`vx-core`). [`module_abi`] holds the wire contract (the versioned root
+//! descriptor, the handles and their vtables), [`wire`] the codes that cross it, [`module_api`] the
+//! module-side glue (generic trampolines, panic guard), [`kernel_record`] the per-binary records.
 //!
 //! It is also the kernel SDK: it re-exports [`tiling_kernel`], [`user_kernel`] and [`vx_module!`]
 //! (see the README's "Write a kernel"), whose generated code uses the hidden `macro_support`.
@@ -22,9 +22,11 @@ pub mod kernel_record;
 #[doc(hidden)]
 pub mod macro_support;
 pub mod module_abi;
+pub mod module_api;
 pub mod status;
 pub mod tile;
 mod unwind;
+pub mod wire;
 
 pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};

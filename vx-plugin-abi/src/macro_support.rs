@@ -1,10 +1,12 @@
-//! Runtime support for the code `#[tiling_kernel]` generates (not a public API; the macros' output
-//! calls these so that it stays small and readable).
+//! Runtime support for the code `#[tiling_kernel]` and `#[user_kernel]` generate (not a public API;
+//! the macros' output calls these so that it stays small and readable): the generated validator over
+//! a parameter signature, the typed image views of user kernels, scalar reads.
 
 use crate::image_format::ImageFormat;
-use crate::module_abi::{AbiError, Validator, data_type};
+use crate::module_abi::{AbiError, Validator};
 use crate::status::Status;
 use crate::tile::TileError;
+use crate::wire::data_type;
 
 /// What one parameter of a generated kernel is.
 #[derive(Clone, Copy, Debug)]
@@ -115,7 +117,7 @@ impl IntoTileResult for Result<(), TileError> {
 
 use std::marker::PhantomData;
 
-use crate::module_abi::{AbiResult, Lifecycle, MappedImage, Processor};
+use crate::module_abi::{MappedImage, Processor};
 use crate::tile::{TilePixel, TileScalar};
 
 /// An input image of a `#[user_kernel]`, mapped whole for reading; unmapped when dropped.
@@ -133,9 +135,9 @@ pub struct ImageOut<'a, T: TilePixel> {
 }
 
 fn map<T: TilePixel>(p: &Processor, index: u32, write: bool) -> Result<MappedImage, AbiError> {
-    let m = (p.vtable.map_image())(p, index, crate::Rect::default(), write).into_result()?;
+    let m = p.map_image(index, crate::Rect::default(), write)?;
     if m.stride_x as usize != std::mem::size_of::<T>() {
-        (p.vtable.unmap_image())(p, m.token);
+        p.unmap_image(m.token);
         return Err(AbiError::new(
             Status::InvalidFormat,
             format!(
@@ -175,7 +177,7 @@ macro_rules! image_view {
         }
         impl<T: TilePixel> Drop for $ty<'_, T> {
             fn drop(&mut self) {
-                (self.p.vtable.unmap_image())(self.p, self.m.token);
+                self.p.unmap_image(self.m.token);
             }
         }
     };
@@ -212,7 +214,7 @@ impl<'a, T: TilePixel> ImageOut<'a, T> {
 
 /// Read input scalar `index` of a user kernel.
 pub fn read_scalar<T: TileScalar>(p: &Processor, index: u32) -> Result<T, AbiError> {
-    let bits = (p.vtable.read_scalar())(p, index).into_result()?;
+    let bits = p.read_scalar(index)?;
     if bits.type_code != T::TYPE_CODE {
         return Err(AbiError::new(
             Status::InvalidType,
@@ -221,64 +223,6 @@ pub fn read_scalar<T: TileScalar>(p: &Processor, index: u32) -> Result<T, AbiErr
     }
     // SAFETY: the bytes hold a value of T's scalar type (type code checked) at their start.
     Ok(unsafe { (bits.bytes.as_ptr() as *const T).read_unaligned() })
-}
-
-/// The typed local data a generated init placed behind the node's local-data pointer.
-///
-/// # Safety
-///
-/// Call at most once per process call (the generated code does): the returned reference is the
-/// only one to the node's state for the call's duration.
-#[allow(clippy::mut_from_ref)]
-pub unsafe fn local<L: 'static>(p: &Processor) -> Result<&mut L, AbiError> {
-    let d = (p.vtable.local_data())(p);
-    if d.ptr == 0 || d.size as usize != std::mem::size_of::<L>() {
-        return Err(AbiError::new(
-            Status::NotAllocated,
-            "the node's local data is not this kernel's state (was init run?)",
-        ));
-    }
-    // SAFETY: the generated init stored a Box<L> (size checked) here; the node runs one process at
-    // a time and the caller takes this reference once per call, so it is unique.
-    Ok(unsafe { &mut *(d.ptr as *mut L) })
-}
-
-/// A kernel's own init or deinit over its typed local data.
-pub type StateHook<L> = fn(&mut L) -> Result<(), AbiError>;
-
-/// Generated init: box a default `L` as the node's local data, then run the kernel's own init.
-pub fn init_local<L: Default + 'static>(l: &Lifecycle, user: Option<StateHook<L>>) -> AbiResult<()> {
-    crate::module_abi::guard("init", || {
-        let mut state = Box::new(L::default());
-        if let Some(f) = user {
-            f(&mut state)?;
-        }
-        (l.vtable.set_local_data_size())(l, std::mem::size_of::<L>() as u64).into_result()?;
-        let ptr = Box::into_raw(state);
-        if let Err(e) = (l.vtable.set_local_data_ptr())(l, ptr as usize).into_result() {
-            // SAFETY: ptr came from Box::into_raw just above and was not handed out.
-            drop(unsafe { Box::from_raw(ptr) });
-            return Err(e);
-        }
-        Ok(())
-    })
-}
-
-/// Generated deinit: run the kernel's own deinit, then drop the boxed `L` and clear the pointer.
-pub fn deinit_local<L: 'static>(l: &Lifecycle, user: Option<StateHook<L>>) -> AbiResult<()> {
-    crate::module_abi::guard("deinit", || {
-        let d = (l.vtable.local_data())(l);
-        if d.ptr == 0 {
-            return Ok(());
-        }
-        // SAFETY: the generated init stored Box::into_raw(Box<L>) here and nothing else owns it;
-        // it is reclaimed exactly once (the pointer is cleared below).
-        let mut state = unsafe { Box::from_raw(d.ptr as *mut L) };
-        let r = user.map_or(Ok(()), |f| f(&mut state));
-        drop(state);
-        (l.vtable.set_local_data_ptr())(l, 0).into_result()?;
-        r
-    })
 }
 
 /// What a user kernel's process may return: `()` or `Result<(), AbiError>`.

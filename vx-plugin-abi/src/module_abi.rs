@@ -1,37 +1,57 @@
-//! The module ABI: what a kernel module exports and what the host passes it.
+//! The module ABI (version 2): what a kernel module exports and what the host passes it — the wire
+//! contract only; the module-side glue is in [`crate::module_api`].
 //!
 //! A module exports one root descriptor ([`VxModule`], an abi_stable prefix type with an explicit
-//! [`ABI_VERSION`]) whose `publish` / `unpublish` entry points receive a [`Host`]: an opaque context
-//! plus a forward-compatible vtable ([`HostVtable`]) through which the module adds kernels,
-//! parameters and attributes, finalizes and removes kernels. Kernel functions cross the boundary as
-//! `extern "C"` pointers: tiling functions with the `vx_tiling_kernel_f` shape ([`TilingFnPtr`]),
-//! validators through a [`Validator`] handle, user-kernel process functions through a [`Processor`]
-//! handle. Every entry point returns an [`AbiResult`]: a status plus a message the receiver copies.
+//! [`ABI_VERSION`]) whose `publish` / `unpublish` entry points receive a [`Host`] handle through
+//! which the module adds kernels, parameters and attributes, finalizes and removes kernels. Kernel
+//! functions cross the boundary as `extern "C"` pointers: tiling functions with the
+//! `vx_tiling_kernel_f` shape ([`TilingFnPtr`]), validators through a [`Validator`] handle,
+//! user-kernel process functions through a [`Processor`] handle, init/deinit through a
+//! [`Lifecycle`] handle. Every call returns an [`AbiResult`]: a status plus a message the receiver
+//! copies. Codes cross as the integers of [`crate::wire`].
 //!
-//! Modules never let a panic cross the boundary: the helpers [`guard`] and [`run_tiling`] catch it
-//! inside the module and turn it into an error.
+//! **Soundness by construction.** A handle is a vtable plus an opaque pointer to host state, valid
+//! for one call on one thread: handles are neither `Send` nor `Sync` (abi_stable's
+//! [`UnsyncUnsend`]), their fields are private, and only the host makes them
+//! ([`Host::from_raw`] and friends are `unsafe`, with the contract that the pointer is what the
+//! vtable expects). The vtable functions trust that pointer, so their types are
+//! `unsafe extern "C" fn`; the handles' safe methods call them, relying on that contract. Entry
+//! points that trust raw pointers from their caller ([`TilingFnPtr`], array items) are
+//! `unsafe extern "C" fn` too. Neither side lets a panic cross: the module's generated entry points
+//! catch it inside the module, and every host-side `extern "C"` function catches it inside the host.
 //!
 //! The host keeps nothing from module memory beyond the module's lifetime: it copies names and
 //! messages, and keeps function pointers only next to a handle that keeps the library mapped.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::c_void;
 
 use abi_stable::library::RootModule;
+use abi_stable::marker_type::UnsyncUnsend;
 use abi_stable::sabi_types::VersionStrings;
 use abi_stable::std_types::{RResult, RStr, RString};
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings};
 
+use crate::geometry::Rect;
+use crate::image_format::ImageFormat;
 use crate::status::Status;
-use crate::tile::{TileArgs, TileError, TileParam};
+use crate::tile::TileParam;
 
-/// The module ABI version. A host refuses modules built for another one.
-pub const ABI_VERSION: u32 = 1;
+/// The module ABI version. A host refuses modules built for another one. Version 2: handles with a
+/// private host pointer, `!Send`/`!Sync`; `unsafe extern "C" fn` where raw pointers are trusted.
+pub const ABI_VERSION: u32 = 2;
+
+/// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
+/// reads it before abi_stable's layout check, so a module of another ABI version is refused with
+/// that reason (a layout report would hide it); modules built against ABI version 1 lack it.
+pub const ABI_VERSION_SYMBOL: &str = "vx_rs_module_abi_version";
 
 /// An error crossing the module boundary: an OpenVX status code and a message.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone)]
 pub struct AbiError {
+    /// The `vx_status` code.
     pub status: i32,
+    /// What went wrong, for the host's error message.
     pub message: RString,
 }
 
@@ -40,6 +60,11 @@ impl AbiError {
     pub fn new(status: Status, message: impl Into<String>) -> AbiError {
         AbiError { status: status.code(), message: RString::from(message.into()) }
     }
+
+    /// The status (an unknown code reads as `Failure`).
+    pub fn status(&self) -> Status {
+        Status::from_code(self.status).unwrap_or(Status::Failure)
+    }
 }
 
 /// The result of every call across the boundary.
@@ -47,8 +72,13 @@ pub type AbiResult<T> = RResult<T, AbiError>;
 
 /// `vx_tiling_kernel_f` across the boundary: the parameters array, its length, the tile memory and
 /// its size.
+///
+/// # Safety
+///
+/// The caller passes `num` parameters valid for the call and tile memory of `size` bytes (or null
+/// and 0), upholding [`crate::TileArgs::new`]'s contract.
 pub type TilingFnPtr =
-    extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>;
+    unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>;
 
 /// A validator across the boundary.
 pub type ValidateFnPtr = extern "C" fn(v: &Validator) -> AbiResult<()>;
@@ -56,38 +86,25 @@ pub type ValidateFnPtr = extern "C" fn(v: &Validator) -> AbiResult<()>;
 /// A user kernel's process function across the boundary.
 pub type ProcessFnPtr = extern "C" fn(p: &Processor) -> AbiResult<()>;
 
-/// Data types of parameters (`vx_type_e` codes).
-pub mod data_type {
-    pub const SCALAR: u32 = 0x80D;
-    pub const ARRAY: u32 = 0x80E;
-    pub const IMAGE: u32 = 0x80F;
-    pub const USER_DATA_OBJECT: u32 = 0x816;
-}
+/// Init or deinit across the boundary.
+pub type LifecycleFnPtr = extern "C" fn(l: &Lifecycle) -> AbiResult<()>;
 
-/// Parameter directions (`vx_direction_e` order).
-pub mod direction {
-    pub const INPUT: u32 = 0;
-    pub const OUTPUT: u32 = 1;
-    pub const BIDIRECTIONAL: u32 = 2;
-}
-
-/// Parameter states.
-pub mod param_state {
-    pub const REQUIRED: u32 = 0;
-    pub const OPTIONAL: u32 = 1;
-}
+/// A module's `publish` / `unpublish`.
+pub type EntryFnPtr = extern "C" fn(host: &Host) -> AbiResult<()>;
 
 /// A kernel attribute across the boundary.
 #[repr(C, u8)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelAttr {
+    /// `VX_KERNEL_LOCAL_DATA_SIZE`.
     LocalDataSize(u64),
-    /// left, right, top, bottom
+    /// `VX_KERNEL_INPUT_NEIGHBORHOOD`: left, right, top, bottom.
     InputNeighborhood(i32, i32, i32, i32),
-    /// width, height
+    /// `VX_KERNEL_OUTPUT_TILE_BLOCK_SIZE`: width, height.
     OutputTileBlockSize(u32, u32),
-    /// 0 = Undefined, 1 = Self_
+    /// `VX_KERNEL_BORDER`: a [`crate::wire::border`] code.
     Border(u32),
+    /// `VX_KERNEL_TILE_MEMORY_SIZE`.
     TileMemorySize(u64),
 }
 
@@ -95,15 +112,24 @@ pub enum KernelAttr {
 #[repr(C)]
 #[derive(StableAbi)]
 pub struct KernelDesc<'a> {
+    /// The kernel's name.
     pub name: RStr<'a>,
+    /// Its enumeration; 0 lets the host allocate one.
     pub enumeration: i32,
+    /// Its parameter count.
     pub num_params: u32,
+    /// The validator.
     pub validate: extern "C" fn(v: &Validator) -> AbiResult<()>,
+    /// The process function (user kernels).
     pub process: Option<extern "C" fn(p: &Processor) -> AbiResult<()>>,
-    pub fast:
-        Option<extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>>,
-    pub flexible:
-        Option<extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>>,
+    /// The fast function (tiling kernels).
+    pub fast: Option<
+        unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>,
+    >,
+    /// The flexible function (tiling kernels).
+    pub flexible: Option<
+        unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>,
+    >,
     /// `vx_kernel_initialize_f` (user kernels).
     pub init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
     /// `vx_kernel_deinitialize_f` (user kernels).
@@ -155,36 +181,79 @@ impl<'a> KernelDesc<'a> {
     }
 
     /// Add init and deinit callbacks (user kernels).
-    pub fn with_lifecycle(
-        mut self,
-        init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
-        deinit: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
-    ) -> Self {
+    pub fn with_lifecycle(mut self, init: Option<LifecycleFnPtr>, deinit: Option<LifecycleFnPtr>) -> Self {
         self.init = init;
         self.deinit = deinit;
         self
     }
 }
 
-/// The host as a module sees it during `publish` / `unpublish`.
-#[repr(C)]
-#[derive(StableAbi)]
-pub struct Host {
-    pub vtable: HostVtableRef,
-    /// Opaque to the module.
-    pub ctx: usize,
+macro_rules! handle {
+    ($(#[$doc:meta])* $name:ident, $vtable:ident, $ptr:ty) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(StableAbi)]
+        pub struct $name {
+            vtable: $vtable,
+            ctx: $ptr,
+            _not_thread_safe: UnsyncUnsend,
+        }
+
+        impl $name {
+            /// Make a handle (host side).
+            ///
+            /// # Safety
+            ///
+            /// `ctx` must be the state `vtable`'s functions expect, valid (and used by nobody else)
+            /// for as long as the handle is used; the handle is lent to a module for one call only.
+            pub unsafe fn from_raw(vtable: $vtable, ctx: $ptr) -> Self {
+                $name { vtable, ctx, _not_thread_safe: UnsyncUnsend::NEW }
+            }
+
+            /// The host state behind the handle (host side: what [`Self::from_raw`] was given).
+            pub fn ctx(&self) -> $ptr {
+                self.ctx
+            }
+        }
+    };
 }
 
+handle!(
+    /// The host as a module sees it during `publish` / `unpublish`.
+    Host,
+    HostVtableRef,
+    *const c_void
+);
+handle!(
+    /// The host's side of one validator call.
+    Validator,
+    ValidatorVtableRef,
+    *mut c_void
+);
+handle!(
+    /// The host's side of one user-kernel process call.
+    Processor,
+    ProcessorVtableRef,
+    *mut c_void
+);
+handle!(
+    /// The host's side of one init or deinit call.
+    Lifecycle,
+    LifecycleVtableRef,
+    *mut c_void
+);
+
 /// The host's functions (forward-compatible: new ones are added after the last prefix field).
+/// Each trusts the handle's host pointer; call them through the [`Host`] methods.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = HostVtableRef)))]
 #[sabi(missing_field(panic))]
 pub struct HostVtable {
     /// Add a kernel; returns a handle for the calls below.
-    pub add_kernel: extern "C" fn(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u64>,
-    /// `vxAddParameterToKernel` (direction, data type and state codes of the modules above).
-    pub add_parameter: extern "C" fn(
+    pub add_kernel: unsafe extern "C" fn(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u64>,
+    /// `vxAddParameterToKernel` ([`crate::wire`] direction, data type and state codes).
+    pub add_parameter: unsafe extern "C" fn(
         host: &Host,
         kernel: u64,
         index: u32,
@@ -193,14 +262,54 @@ pub struct HostVtable {
         state: u32,
     ) -> AbiResult<()>,
     /// `vxSetKernelAttribute`.
-    pub set_attribute: extern "C" fn(host: &Host, kernel: u64, attribute: KernelAttr) -> AbiResult<()>,
-    /// `vxAliasParameterIndexHint` (kind: 0 = dense, 1 = sparse).
-    pub alias_hint: extern "C" fn(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()>,
+    pub set_attribute: unsafe extern "C" fn(host: &Host, kernel: u64, attribute: KernelAttr) -> AbiResult<()>,
+    /// `vxAliasParameterIndexHint` (kind: a [`crate::wire::alias_kind`] code).
+    pub alias_hint: unsafe extern "C" fn(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()>,
     /// `vxFinalizeKernel`.
-    pub finalize: extern "C" fn(host: &Host, kernel: u64) -> AbiResult<()>,
+    pub finalize: unsafe extern "C" fn(host: &Host, kernel: u64) -> AbiResult<()>,
     /// `vxRemoveKernel` by name (from `unpublish`).
     #[sabi(last_prefix_field)]
-    pub remove_kernel: extern "C" fn(host: &Host, name: RStr<'_>) -> AbiResult<()>,
+    pub remove_kernel: unsafe extern "C" fn(host: &Host, name: RStr<'_>) -> AbiResult<()>,
+}
+
+impl Host {
+    /// Add a kernel; then add its parameters and attributes and finalize it.
+    pub fn add_kernel(&self, desc: &KernelDesc<'_>) -> Result<u64, AbiError> {
+        // SAFETY: only the host makes a Host (`from_raw`'s contract: ctx is what the vtable expects).
+        unsafe { (self.vtable.add_kernel())(self, desc) }.into_result()
+    }
+    /// `vxAddParameterToKernel` with [`crate::wire`] codes.
+    pub fn add_parameter(
+        &self,
+        kernel: u64,
+        index: u32,
+        direction: u32,
+        data_type: u32,
+        state: u32,
+    ) -> Result<(), AbiError> {
+        // SAFETY: as in `add_kernel`.
+        unsafe { (self.vtable.add_parameter())(self, kernel, index, direction, data_type, state) }.into_result()
+    }
+    /// `vxSetKernelAttribute`.
+    pub fn set_attribute(&self, kernel: u64, attribute: KernelAttr) -> Result<(), AbiError> {
+        // SAFETY: as in `add_kernel`.
+        unsafe { (self.vtable.set_attribute())(self, kernel, attribute) }.into_result()
+    }
+    /// `vxAliasParameterIndexHint` with a [`crate::wire::alias_kind`] code.
+    pub fn alias_hint(&self, kernel: u64, a: u32, b: u32, kind: u32) -> Result<(), AbiError> {
+        // SAFETY: as in `add_kernel`.
+        unsafe { (self.vtable.alias_hint())(self, kernel, a, b, kind) }.into_result()
+    }
+    /// `vxFinalizeKernel`.
+    pub fn finalize(&self, kernel: u64) -> Result<(), AbiError> {
+        // SAFETY: as in `add_kernel`.
+        unsafe { (self.vtable.finalize())(self, kernel) }.into_result()
+    }
+    /// `vxRemoveKernel` by name.
+    pub fn remove_kernel(&self, name: &str) -> Result<(), AbiError> {
+        // SAFETY: as in `add_kernel`.
+        unsafe { (self.vtable.remove_kernel())(self, RStr::from_str(name)) }.into_result()
+    }
 }
 
 /// What a validator learns about one parameter.
@@ -209,58 +318,58 @@ pub struct HostVtable {
 pub struct ParamMeta {
     /// False for an unset optional parameter.
     pub present: bool,
-    /// `data_type::*`.
+    /// A [`crate::wire::data_type`] code.
     pub data_type: u32,
     /// Image FourCC (0 otherwise).
     pub format: u32,
+    /// Image width (0 otherwise).
     pub width: u32,
+    /// Image height (0 otherwise).
     pub height: u32,
-    /// Scalar `vx_type_e` (0 otherwise).
+    /// A [`crate::wire::scalar_type`] code (0 otherwise).
     pub scalar_type: u32,
 }
 
-/// The host's side of one validator call.
-#[repr(C)]
-#[derive(StableAbi)]
-pub struct Validator {
-    pub vtable: ValidatorVtableRef,
-    pub ctx: usize,
-}
-
-/// Functions a validator may call.
+/// Functions a validator may call. Each trusts the handle's host pointer; call them through the
+/// [`Validator`] methods.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = ValidatorVtableRef)))]
 #[sabi(missing_field(panic))]
 pub struct ValidatorVtable {
-    pub num_params: extern "C" fn(v: &Validator) -> u32,
-    pub param_meta: extern "C" fn(v: &Validator, index: u32) -> AbiResult<ParamMeta>,
+    /// The node's parameter count.
+    pub num_params: unsafe extern "C" fn(v: &Validator) -> u32,
+    /// What parameter `index` is.
+    pub param_meta: unsafe extern "C" fn(v: &Validator, index: u32) -> AbiResult<ParamMeta>,
     /// Set an output image's meta format.
     pub set_output_image:
-        extern "C" fn(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()>,
-    /// Set an output array's meta format: items of a scalar type (`vx_type_e`), capacity.
+        unsafe extern "C" fn(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()>,
+    /// Set an output array's meta format: items of a scalar type, capacity.
     #[sabi(last_prefix_field)]
-    pub set_output_array: extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
+    pub set_output_array:
+        unsafe extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
 }
 
 impl Validator {
+    /// The node's parameter count.
+    pub fn num_params(&self) -> u32 {
+        // SAFETY: only the host makes a Validator (`from_raw`'s contract).
+        unsafe { (self.vtable.num_params())(self) }
+    }
     /// Meta data of parameter `index`.
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
-        (self.vtable.param_meta())(self, index).into_result()
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.param_meta())(self, index) }.into_result()
     }
-    /// Set output array `index` to `capacity` items of the scalar type `scalar_type` (`vx_type_e`).
+    /// Set output array `index` to `capacity` items of the scalar type `scalar_type`.
     pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
-        (self.vtable.set_output_array())(self, index, scalar_type, capacity).into_result()
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_array())(self, index, scalar_type, capacity) }.into_result()
     }
     /// Set output image `index` to `format`, `width × height`.
-    pub fn set_output_image(
-        &self,
-        index: u32,
-        format: crate::ImageFormat,
-        width: u32,
-        height: u32,
-    ) -> Result<(), AbiError> {
-        (self.vtable.set_output_image())(self, index, format.fourcc(), width, height).into_result()
+    pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_image())(self, index, format.fourcc(), width, height) }.into_result()
     }
 }
 
@@ -270,23 +379,20 @@ impl Validator {
 pub struct MappedImage {
     /// First pixel of the patch.
     pub base: *mut u8,
+    /// Pixels per row.
     pub dim_x: u32,
+    /// Rows.
     pub dim_y: u32,
+    /// Bytes from one pixel to the next.
     pub stride_x: i32,
+    /// Bytes from one row to the next.
     pub stride_y: i32,
     /// Pass back to `unmap_image`.
     pub token: u64,
 }
 
-/// The host's side of one user-kernel process call.
-#[repr(C)]
-#[derive(StableAbi)]
-pub struct Processor {
-    pub vtable: ProcessorVtableRef,
-    pub ctx: usize,
-}
-
-/// Functions a user kernel's process may call to reach its parameters.
+/// Functions a user kernel's process may call to reach its parameters. Each trusts the handle's
+/// host pointer; call them through the [`Processor`] methods.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = ProcessorVtableRef)))]
@@ -294,31 +400,106 @@ pub struct Processor {
 pub struct ProcessorVtable {
     /// Map `rect` (image coordinates; an empty rectangle means the whole image) of plane 0 of image
     /// parameter `index` for reading or writing.
-    pub map_image: extern "C" fn(p: &Processor, index: u32, rect: crate::Rect, write: bool) -> AbiResult<MappedImage>,
-    pub unmap_image: extern "C" fn(p: &Processor, token: u64),
-    /// A scalar's value bytes (native order, at the start) and its `vx_type_e`.
-    pub read_scalar: extern "C" fn(p: &Processor, index: u32) -> AbiResult<ScalarBits>,
-    pub write_scalar: extern "C" fn(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()>,
+    pub map_image: unsafe extern "C" fn(p: &Processor, index: u32, rect: Rect, write: bool) -> AbiResult<MappedImage>,
+    /// Unmap what `map_image` mapped.
+    pub unmap_image: unsafe extern "C" fn(p: &Processor, token: u64),
+    /// A scalar's value bytes (native order, at the start) and its type code.
+    pub read_scalar: unsafe extern "C" fn(p: &Processor, index: u32) -> AbiResult<ScalarBits>,
+    /// Write a scalar.
+    pub write_scalar: unsafe extern "C" fn(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()>,
     /// Item size, capacity and item count of array parameter `index`.
-    pub array_info: extern "C" fn(p: &Processor, index: u32) -> AbiResult<ArrayInfo>,
+    pub array_info: unsafe extern "C" fn(p: &Processor, index: u32) -> AbiResult<ArrayInfo>,
     /// Append `count` items (item-size bytes each) from `items`.
-    pub array_add: extern "C" fn(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()>,
+    pub array_add: unsafe extern "C" fn(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()>,
     /// Copy up to `capacity` items into `out`; returns how many were copied.
-    pub array_read: extern "C" fn(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64>,
-    pub array_truncate: extern "C" fn(p: &Processor, index: u32, count: u64) -> AbiResult<()>,
+    pub array_read: unsafe extern "C" fn(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64>,
+    /// Keep the first `count` items.
+    pub array_truncate: unsafe extern "C" fn(p: &Processor, index: u32, count: u64) -> AbiResult<()>,
     /// The node's local data (`VX_NODE_LOCAL_DATA_PTR` / `_SIZE`).
-    pub local_data: extern "C" fn(p: &Processor) -> LocalData,
+    pub local_data: unsafe extern "C" fn(p: &Processor) -> LocalData,
+    /// Whether parameter `index` is set (an optional one may be unset).
+    pub param_present: unsafe extern "C" fn(p: &Processor, index: u32) -> bool,
     /// `vxIsParameterAliased`.
     #[sabi(last_prefix_field)]
-    pub is_aliased: extern "C" fn(p: &Processor, a: u32, b: u32) -> bool,
+    pub is_aliased: unsafe extern "C" fn(p: &Processor, a: u32, b: u32) -> bool,
+}
+
+impl Processor {
+    /// Map `rect` (empty: the whole image) of plane 0 of image parameter `index`; unmap with
+    /// [`Self::unmap_image`] (the host unmaps whatever is left when process returns).
+    pub fn map_image(&self, index: u32, rect: Rect, write: bool) -> Result<MappedImage, AbiError> {
+        // SAFETY: only the host makes a Processor (`from_raw`'s contract).
+        unsafe { (self.vtable.map_image())(self, index, rect, write) }.into_result()
+    }
+    /// Unmap a patch by its token.
+    pub fn unmap_image(&self, token: u64) {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.unmap_image())(self, token) }
+    }
+    /// Read input scalar `index`.
+    pub fn read_scalar(&self, index: u32) -> Result<ScalarBits, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.read_scalar())(self, index) }.into_result()
+    }
+    /// Write scalar `index`.
+    pub fn write_scalar(&self, index: u32, value: ScalarBits) -> Result<(), AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.write_scalar())(self, index, value) }.into_result()
+    }
+    /// Shape of array parameter `index`.
+    pub fn array_info(&self, index: u32) -> Result<ArrayInfo, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.array_info())(self, index) }.into_result()
+    }
+    /// Append the items in `bytes` (a whole number of items of the array's item size).
+    pub fn array_add(&self, index: u32, bytes: &[u8]) -> Result<(), AbiError> {
+        let item = self.array_info(index)?.item_size.max(1) as usize;
+        if !bytes.len().is_multiple_of(item) {
+            return Err(AbiError::new(
+                Status::InvalidParameters,
+                format!("{} bytes are not a whole number of {item}-byte items", bytes.len()),
+            ));
+        }
+        // SAFETY: as in `map_image`; `bytes` holds `len / item` items of the array's item size.
+        unsafe { (self.vtable.array_add())(self, index, bytes.as_ptr(), (bytes.len() / item) as u64) }.into_result()
+    }
+    /// Copy items into `out` (as many whole items as fit); returns how many were copied.
+    pub fn array_read(&self, index: u32, out: &mut [u8]) -> Result<u64, AbiError> {
+        let item = self.array_info(index)?.item_size.max(1) as usize;
+        // SAFETY: as in `map_image`; `out` has room for `len / item` items of the item size.
+        unsafe { (self.vtable.array_read())(self, index, out.as_mut_ptr(), (out.len() / item) as u64) }.into_result()
+    }
+    /// Keep the first `count` items of array `index`.
+    pub fn array_truncate(&self, index: u32, count: u64) -> Result<(), AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.array_truncate())(self, index, count) }.into_result()
+    }
+    /// Whether parameter `index` is set (an optional one may be unset).
+    pub fn is_present(&self, index: u32) -> bool {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.param_present())(self, index) }
+    }
+    /// The node's local data.
+    pub fn local_data(&self) -> LocalData {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.local_data())(self) }
+    }
+    /// `vxIsParameterAliased`.
+    pub fn is_aliased(&self, a: u32, b: u32) -> bool {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.is_aliased())(self, a, b) }
+    }
 }
 
 /// An array's shape.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrayInfo {
+    /// Bytes per item.
     pub item_size: u64,
+    /// Most items.
     pub capacity: u64,
+    /// Items now.
     pub num_items: u64,
 }
 
@@ -326,38 +507,60 @@ pub struct ArrayInfo {
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalData {
+    /// The address (0: none).
     pub ptr: usize,
+    /// Bytes.
     pub size: u64,
 }
 
-/// The host's side of one init or deinit call.
-#[repr(C)]
-#[derive(StableAbi)]
-pub struct Lifecycle {
-    pub vtable: LifecycleVtableRef,
-    pub ctx: usize,
-}
-
-/// Functions init and deinit may call (the spec's local-data rules apply).
+/// Functions init and deinit may call (the spec's local-data rules apply). Each trusts the handle's
+/// host pointer; call them through the [`Lifecycle`] methods.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = LifecycleVtableRef)))]
 #[sabi(missing_field(panic))]
 pub struct LifecycleVtable {
-    pub local_data: extern "C" fn(l: &Lifecycle) -> LocalData,
+    /// The node's local data.
+    pub local_data: unsafe extern "C" fn(l: &Lifecycle) -> LocalData,
     /// `VX_NODE_LOCAL_DATA_SIZE` (allowed when the kernel's local data size is 0).
-    pub set_local_data_size: extern "C" fn(l: &Lifecycle, size: u64) -> AbiResult<()>,
+    pub set_local_data_size: unsafe extern "C" fn(l: &Lifecycle, size: u64) -> AbiResult<()>,
     /// `VX_NODE_LOCAL_DATA_PTR` (memory the module owns and frees in deinit).
-    pub set_local_data_ptr: extern "C" fn(l: &Lifecycle, ptr: usize) -> AbiResult<()>,
+    pub set_local_data_ptr: unsafe extern "C" fn(l: &Lifecycle, ptr: usize) -> AbiResult<()>,
+    /// `vxIsParameterAliased`.
     #[sabi(last_prefix_field)]
-    pub is_aliased: extern "C" fn(l: &Lifecycle, a: u32, b: u32) -> bool,
+    pub is_aliased: unsafe extern "C" fn(l: &Lifecycle, a: u32, b: u32) -> bool,
+}
+
+impl Lifecycle {
+    /// The node's local data.
+    pub fn local_data(&self) -> LocalData {
+        // SAFETY: only the host makes a Lifecycle (`from_raw`'s contract).
+        unsafe { (self.vtable.local_data())(self) }
+    }
+    /// Set `VX_NODE_LOCAL_DATA_SIZE`.
+    pub fn set_local_data_size(&self, size: u64) -> Result<(), AbiError> {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.set_local_data_size())(self, size) }.into_result()
+    }
+    /// Set `VX_NODE_LOCAL_DATA_PTR` (0 clears it).
+    pub fn set_local_data_ptr(&self, ptr: usize) -> Result<(), AbiError> {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.set_local_data_ptr())(self, ptr) }.into_result()
+    }
+    /// `vxIsParameterAliased`.
+    pub fn is_aliased(&self, a: u32, b: u32) -> bool {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.is_aliased())(self, a, b) }
+    }
 }
 
 /// A scalar value across the boundary.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScalarBits {
+    /// A [`crate::wire::scalar_type`] code.
     pub type_code: u32,
+    /// The value's bytes in native order, at the start.
     pub bytes: [u8; 8],
 }
 
@@ -377,7 +580,9 @@ pub struct VxModule {
     pub name: RStr<'static>,
     /// The module's own version.
     pub version: RStr<'static>,
+    /// Registers the module's kernels.
     pub publish: extern "C" fn(host: &Host) -> AbiResult<()>,
+    /// Removes them.
     #[sabi(last_prefix_field)]
     pub unpublish: extern "C" fn(host: &Host) -> AbiResult<()>,
 }
@@ -387,81 +592,4 @@ impl RootModule for VxModuleRef {
     const BASE_NAME: &'static str = "vx_module";
     const NAME: &'static str = "vx_module";
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
-}
-
-/// Module side: run `f`, turning a panic into an error (never let it cross the boundary).
-pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r.into(),
-        Err(payload) => {
-            let msg = crate::unwind::panic_message(&*payload);
-            RResult::RErr(AbiError::new(Status::Failure, format!("{what} panicked in the module: {msg}")))
-        }
-    }
-}
-
-/// Module side: the body of an exported tiling function.
-///
-/// # Safety
-///
-/// The arguments must be the ones the host passed to the `extern "C"` function (the contract of
-/// [`TileArgs::new`] holds for them).
-pub unsafe fn run_tiling(
-    params: *const TileParam,
-    num: u32,
-    tile_memory: *mut u8,
-    size: usize,
-    f: fn(&mut TileArgs<'_>) -> Result<(), TileError>,
-) -> AbiResult<()> {
-    guard("a tiling function", || {
-        // SAFETY: the host passes a parameters array of `num` entries valid for this call (caller's
-        // contract).
-        let params = unsafe { std::slice::from_raw_parts(params, num as usize) };
-        // SAFETY: forwarded unchanged from the host, which upholds TileArgs::new's contract.
-        let mut args = unsafe { TileArgs::new(params, tile_memory, size) };
-        f(&mut args).map_err(|e| AbiError { status: e.status.code(), message: RString::from(e.message.into_owned()) })
-    })
-}
-
-/// Module side: a typed wrapper over the [`Host`] handle for `publish` / `unpublish`.
-pub struct HostApi<'h> {
-    host: &'h Host,
-}
-
-impl<'h> HostApi<'h> {
-    /// Wrap the handle the host passed.
-    pub fn new(host: &'h Host) -> Self {
-        HostApi { host }
-    }
-    /// Add a kernel; then add its parameters and attributes and finalize it.
-    pub fn add_kernel(&self, desc: &KernelDesc<'_>) -> Result<u64, AbiError> {
-        (self.host.vtable.add_kernel())(self.host, desc).into_result()
-    }
-    /// `vxAddParameterToKernel`.
-    pub fn add_parameter(
-        &self,
-        kernel: u64,
-        index: u32,
-        direction: u32,
-        data_type: u32,
-        state: u32,
-    ) -> Result<(), AbiError> {
-        (self.host.vtable.add_parameter())(self.host, kernel, index, direction, data_type, state).into_result()
-    }
-    /// `vxSetKernelAttribute`.
-    pub fn set_attribute(&self, kernel: u64, attribute: KernelAttr) -> Result<(), AbiError> {
-        (self.host.vtable.set_attribute())(self.host, kernel, attribute).into_result()
-    }
-    /// `vxAliasParameterIndexHint`: `sparse` selects the sparse processing type, else dense.
-    pub fn alias_hint(&self, kernel: u64, a: u32, b: u32, sparse: bool) -> Result<(), AbiError> {
-        (self.host.vtable.alias_hint())(self.host, kernel, a, b, sparse as u32).into_result()
-    }
-    /// `vxFinalizeKernel`.
-    pub fn finalize(&self, kernel: u64) -> Result<(), AbiError> {
-        (self.host.vtable.finalize())(self.host, kernel).into_result()
-    }
-    /// `vxRemoveKernel` by name.
-    pub fn remove_kernel(&self, name: &str) -> Result<(), AbiError> {
-        (self.host.vtable.remove_kernel())(self.host, RStr::from_str(name)).into_result()
-    }
 }

@@ -158,8 +158,9 @@ impl sealed::Sealed for i64 {}
 impl sealed::Sealed for f32 {}
 impl sealed::Sealed for f64 {}
 impl sealed::Sealed for bool {}
-tile_scalar!(i8 => 0x002, u8 => 0x003, i16 => 0x004, u16 => 0x005, i32 => 0x006, u32 => 0x007,
-    i64 => 0x008, u64 => 0x009, f32 => 0x00A, f64 => 0x00B, bool => 0x010);
+use crate::wire::scalar_type as st;
+tile_scalar!(i8 => st::INT8, u8 => st::UINT8, i16 => st::INT16, u16 => st::UINT16, i32 => st::INT32, u32 => st::UINT32,
+    i64 => st::INT64, u64 => st::UINT64, f32 => st::FLOAT32, f64 => st::FLOAT64, bool => st::BOOL);
 
 /// The arguments of one tiling-function call: parameters and tile memory.
 pub struct TileArgs<'a> {

@@ -1,5 +1,6 @@
-//! Pinned diagnostics of `#[tiling_kernel]`: each file under `ui/` must fail to compile with exactly
-//! the recorded message, pointing at the offending token. Regenerate after an intended change with
+//! Pinned diagnostics of `#[tiling_kernel]` and `#[user_kernel]`, and the ABI's compile-time
+//! guarantees (handles neither `Send` nor `Sync`, raw-pointer entry points `unsafe`): each file under
+//! `ui/` must fail to compile with exactly the recorded message, pointing at the offending token. Regenerate after an intended change with
 //! `TRYBUILD=overwrite cargo test -p vx-plugin-abi --test compile_fail` and review the diff.
 
 #[test]

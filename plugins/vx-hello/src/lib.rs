@@ -1,3 +1,5 @@
+//! vx_hello: a kernel module with one tiling kernel, `hello.brighten`.
+
 use vx_plugin_abi::{Tile, TileMut, tiling_kernel, vx_module};
 
 vx_module!(name = "vx_hello");

@@ -1,5 +1,6 @@
-//! `vx_sample`: a small kernel module written against the module ABI by hand (validators, trampolines
-//! and registration records; `#[tiling_kernel]` generates all of these), exported with `vx_module!`.
+//! `vx_sample`: a small kernel module written against the module ABI by hand (validators, tiling
+//! functions through the SDK's generic trampoline, registration records; `#[tiling_kernel]` generates
+//! all of these), exported with `vx_module!`.
 //!
 //! Used by `examples/hot_reload_service`: edit `LEVELS` or the threshold rule, `cargo build -p vx-sample`, and the running service picks the new build up.
 //!
@@ -8,11 +9,10 @@
 //! - `sample.threshold`: U8, scalar u8 → U8, 255 above the threshold, 0 otherwise (flexible).
 
 use vx_plugin_abi::kernel_record::inventory;
-use vx_plugin_abi::module_abi::{
-    AbiError, AbiResult, HostApi, KernelAttr, KernelDesc, Validator, data_type, direction, guard, param_state,
-    run_tiling,
-};
-use vx_plugin_abi::{ImageFormat, KernelRecord, Status, TileArgs, TileError, TileParam, vx_module};
+use vx_plugin_abi::module_abi::{AbiError, AbiResult, Host, KernelAttr, KernelDesc, Validator};
+use vx_plugin_abi::module_api::{TilingFunction, guard, tiling_trampoline};
+use vx_plugin_abi::wire::{data_type, direction, param_state};
+use vx_plugin_abi::{ImageFormat, KernelRecord, Status, TileArgs, TileError, vx_module};
 
 vx_module!(name = "vx_sample");
 
@@ -56,17 +56,23 @@ fn threshold(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     Ok(())
 }
 
-extern "C" fn posterize_fast_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
-    // SAFETY: forwarded unchanged from the host's call.
-    unsafe { run_tiling(p, n, m, s, posterize_fast) }
+struct PosterizeFast;
+impl TilingFunction for PosterizeFast {
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+        posterize_fast(args)
+    }
 }
-extern "C" fn posterize_flexible_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
-    // SAFETY: forwarded unchanged from the host's call.
-    unsafe { run_tiling(p, n, m, s, posterize_flexible) }
+struct PosterizeFlexible;
+impl TilingFunction for PosterizeFlexible {
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+        posterize_flexible(args)
+    }
 }
-extern "C" fn threshold_c(p: *const TileParam, n: u32, m: *mut u8, s: usize) -> AbiResult<()> {
-    // SAFETY: forwarded unchanged from the host's call.
-    unsafe { run_tiling(p, n, m, s, threshold) }
+struct Threshold;
+impl TilingFunction for Threshold {
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+        threshold(args)
+    }
 }
 
 /// Input 0 is a U8 image; the last parameter gets its size and format.
@@ -76,19 +82,19 @@ extern "C" fn validate_u8(v: &Validator) -> AbiResult<()> {
         if input.format != ImageFormat::U8.fourcc() {
             return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
         }
-        let last = (v.vtable.num_params())(v) - 1;
+        let last = v.num_params() - 1;
         v.set_output_image(last, ImageFormat::U8, input.width, input.height)
     })
 }
 
-fn register_posterize(api: &HostApi<'_>) -> Result<(), AbiError> {
+fn register_posterize(api: &Host) -> Result<(), AbiError> {
     let k = api.add_kernel(&KernelDesc::tiling(
         "sample.posterize",
         0x5A3_0001,
         2,
         validate_u8,
-        Some(posterize_fast_c),
-        Some(posterize_flexible_c),
+        Some(tiling_trampoline::<PosterizeFast>),
+        Some(tiling_trampoline::<PosterizeFlexible>),
     ))?;
     api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
     api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
@@ -96,9 +102,9 @@ fn register_posterize(api: &HostApi<'_>) -> Result<(), AbiError> {
     api.finalize(k)
 }
 
-fn register_threshold(api: &HostApi<'_>) -> Result<(), AbiError> {
-    let k =
-        api.add_kernel(&KernelDesc::tiling("sample.threshold", 0x5A3_0002, 3, validate_u8, None, Some(threshold_c)))?;
+fn register_threshold(api: &Host) -> Result<(), AbiError> {
+    let threshold = Some(tiling_trampoline::<Threshold> as _);
+    let k = api.add_kernel(&KernelDesc::tiling("sample.threshold", 0x5A3_0002, 3, validate_u8, None, threshold))?;
     api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
     api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
     api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;

@@ -6,14 +6,19 @@
 //! `testmod.histogram` (user kernel with init/deinit, host-allocated local data and an array output).
 //! Features select broken variants for the failure tests (see Cargo.toml).
 
+// The loader static that `#[export_root_module]` generates carries no doc comment.
+#![allow(missing_docs)]
+
 use abi_stable::export_root_module;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::abi_stable::std_types::RStr;
 use vx_plugin_abi::module_abi::{
-    ABI_VERSION, AbiError, AbiResult, Host, HostApi, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
-    VxModuleRef, data_type, direction, guard, param_state, run_tiling,
+    ABI_VERSION, AbiError, AbiResult, Host, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
+    VxModuleRef,
 };
-use vx_plugin_abi::{ImageFormat, Rect, Status, TileArgs, TileError, TileParam};
+use vx_plugin_abi::module_api::{TilingFunction, guard, tiling_trampoline};
+use vx_plugin_abi::wire::{alias_kind, data_type, direction, param_state, scalar_type};
+use vx_plugin_abi::{ImageFormat, Rect, Status, TileArgs, TileError};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
 const KERNELS: [&str; 4] = ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"];
@@ -30,9 +35,11 @@ fn invert(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     Ok(())
 }
 
-extern "C" fn invert_tiles(p: *const TileParam, n: u32, mem: *mut u8, size: usize) -> AbiResult<()> {
-    // SAFETY: forwarded unchanged from the host's call.
-    unsafe { run_tiling(p, n, mem, size, invert) }
+struct Invert;
+impl TilingFunction for Invert {
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+        invert(args)
+    }
 }
 
 fn panicky(args: &mut TileArgs<'_>) -> Result<(), TileError> {
@@ -49,9 +56,11 @@ fn panicky(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     Ok(())
 }
 
-extern "C" fn panicky_tiles(p: *const TileParam, n: u32, mem: *mut u8, size: usize) -> AbiResult<()> {
-    // SAFETY: forwarded unchanged from the host's call.
-    unsafe { run_tiling(p, n, mem, size, panicky) }
+struct Panicky;
+impl TilingFunction for Panicky {
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError> {
+        panicky(args)
+    }
 }
 
 /// U8 image in (0) → U8 image of the same size out (the last parameter).
@@ -61,16 +70,16 @@ extern "C" fn validate_u8_same_size(v: &Validator) -> AbiResult<()> {
         if input.format != ImageFormat::U8.fourcc() {
             return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
         }
-        let last = (v.vtable.num_params())(v) - 1;
+        let last = v.num_params() - 1;
         v.set_output_image(last, ImageFormat::U8, input.width, input.height)
     })
 }
 
 extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
     guard("process", || {
-        let factor = (p.vtable.read_scalar())(p, 1).into_result()?.bytes[0];
-        let src = (p.vtable.map_image())(p, 0, Rect::default(), false).into_result()?;
-        let dst = (p.vtable.map_image())(p, 2, Rect::default(), true).into_result()?;
+        let factor = p.read_scalar(1)?.bytes[0];
+        let src = p.map_image(0, Rect::default(), false)?;
+        let dst = p.map_image(2, Rect::default(), true)?;
         for y in 0..src.dim_y as usize {
             // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
             // unmap; rows of distinct images do not overlap.
@@ -84,14 +93,11 @@ extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
                 *o = i.saturating_mul(factor);
             }
         }
-        (p.vtable.unmap_image())(p, src.token);
-        (p.vtable.unmap_image())(p, dst.token);
+        p.unmap_image(src.token);
+        p.unmap_image(dst.token);
         Ok(())
     })
 }
-
-/// `vx_type_e` of u32.
-const UINT32: u32 = 0x007;
 
 /// Histogram: U8 image in → array of 4 u32 bucket counts (pixel >> 6).
 extern "C" fn histogram_validate(v: &Validator) -> AbiResult<()> {
@@ -99,18 +105,18 @@ extern "C" fn histogram_validate(v: &Validator) -> AbiResult<()> {
         if v.param(0)?.format != ImageFormat::U8.fourcc() {
             return Err(AbiError::new(Status::InvalidFormat, "parameter 0 must be a U8 image"));
         }
-        v.set_output_array(1, UINT32, 4)
+        v.set_output_array(1, scalar_type::UINT32, 4)
     })
 }
 
 /// Ask for 16 bytes of node local data (the host allocates them after init).
 extern "C" fn histogram_init(l: &Lifecycle) -> AbiResult<()> {
-    guard("init", || (l.vtable.set_local_data_size())(l, 16).into_result())
+    guard("init", || l.set_local_data_size(16))
 }
 
 /// The local data was the host's: deinit must not be able to replace the pointer.
 extern "C" fn histogram_deinit(l: &Lifecycle) -> AbiResult<()> {
-    guard("deinit", || match (l.vtable.set_local_data_ptr())(l, 0).into_result() {
+    guard("deinit", || match l.set_local_data_ptr(0) {
         Ok(()) => Err(AbiError::new(Status::Failure, "deinit could replace a host-allocated local data pointer")),
         Err(_) => Ok(()),
     })
@@ -118,10 +124,10 @@ extern "C" fn histogram_deinit(l: &Lifecycle) -> AbiResult<()> {
 
 extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
     guard("process", || {
-        if (p.vtable.is_aliased())(p, 0, 1) {
+        if p.is_aliased(0, 1) {
             return Err(AbiError::new(Status::Failure, "the host aliased an image with an array"));
         }
-        let local = (p.vtable.local_data())(p);
+        let local = p.local_data();
         if local.ptr == 0 || local.size != 16 {
             return Err(AbiError::new(Status::Failure, "expected 16 bytes of host-allocated local data"));
         }
@@ -129,12 +135,12 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
         // (host buffers are 64-byte aligned), used by this node's process only.
         let counts = unsafe { std::slice::from_raw_parts_mut(local.ptr as *mut u32, 4) };
         counts.fill(0);
-        let whole = (p.vtable.map_image())(p, 0, Rect::default(), false).into_result()?;
+        let whole = p.map_image(0, Rect::default(), false)?;
         let (w, h) = (whole.dim_x, whole.dim_y);
-        (p.vtable.unmap_image())(p, whole.token);
+        p.unmap_image(whole.token);
         // Map it again as an explicit patch: the left half, then the right half.
         for part in [Rect::new(0, 0, w / 2, h), Rect::new(w / 2, 0, w, h)] {
-            let img = (p.vtable.map_image())(p, 0, part, false).into_result()?;
+            let img = p.map_image(0, part, false)?;
             for y in 0..img.dim_y as usize {
                 // SAFETY: the patch is mapped until unmap; its row y holds dim_x pixels at base + y*stride_y.
                 let row =
@@ -143,16 +149,18 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
                     counts[(px >> 6) as usize] += 1;
                 }
             }
-            (p.vtable.unmap_image())(p, img.token);
+            p.unmap_image(img.token);
         }
-        let info = (p.vtable.array_info())(p, 1).into_result()?;
+        let info = p.array_info(1)?;
         if info.item_size != 4 || info.capacity < 4 {
             return Err(AbiError::new(Status::InvalidDimension, "the histogram array holds 4 u32 items"));
         }
-        (p.vtable.array_truncate())(p, 1, 0).into_result()?;
-        (p.vtable.array_add())(p, 1, counts.as_ptr() as *const u8, 4).into_result()?;
-        let mut back = [0u32; 4];
-        let n = (p.vtable.array_read())(p, 1, back.as_mut_ptr() as *mut u8, 4).into_result()?;
+        p.array_truncate(1, 0)?;
+        let bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_ne_bytes()).collect();
+        p.array_add(1, &bytes)?;
+        let mut back = [0u8; 16];
+        let n = p.array_read(1, &mut back)?;
+        let back: Vec<u32> = back.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().expect("4 bytes"))).collect();
         if n != 4 || back != *counts {
             return Err(AbiError::new(Status::Failure, "the array did not read back what was written"));
         }
@@ -160,25 +168,25 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
     })
 }
 
-fn image_in_out(api: &HostApi<'_>, k: u64) -> Result<(), AbiError> {
+fn image_in_out(api: &Host, k: u64) -> Result<(), AbiError> {
     api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
     api.add_parameter(k, 1, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)
 }
 
 extern "C" fn publish(host: &Host) -> AbiResult<()> {
     guard("publish", || {
-        let api = HostApi::new(host);
+        let api = host;
         let k = api.add_kernel(&KernelDesc::tiling(
             KERNELS[0],
             0x7E57_0001,
             2,
             validate_u8_same_size,
             None,
-            Some(invert_tiles),
+            Some(tiling_trampoline::<Invert>),
         ))?;
-        image_in_out(&api, k)?;
+        image_in_out(api, k)?;
         api.set_attribute(k, KernelAttr::OutputTileBlockSize(1, 1))?;
-        api.alias_hint(k, 0, 1, false)?;
+        api.alias_hint(k, 0, 1, alias_kind::DENSE)?;
         api.finalize(k)?;
         if cfg!(feature = "publish-fails") {
             // Index 7 of a 2-parameter kernel: the host refuses, and publish reports it.
@@ -188,7 +196,7 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
                 2,
                 validate_u8_same_size,
                 None,
-                Some(panicky_tiles),
+                Some(tiling_trampoline::<Panicky>),
             ))?;
             api.add_parameter(k2, 7, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
         }
@@ -201,9 +209,9 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
             2,
             validate_u8_same_size,
             None,
-            Some(panicky_tiles),
+            Some(tiling_trampoline::<Panicky>),
         ))?;
-        image_in_out(&api, k)?;
+        image_in_out(api, k)?;
         api.finalize(k)?;
         let k = api.add_kernel(&KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process))?;
         api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
@@ -220,11 +228,14 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
 }
 
 extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
-    guard("unpublish", || {
-        let api = HostApi::new(host);
-        KERNELS.iter().try_for_each(|k| api.remove_kernel(k))
-    })
+    guard("unpublish", || KERNELS.iter().try_for_each(|k| host.remove_kernel(k)))
 }
+
+/// The ABI version the host reads before anything else (`ABI_VERSION_SYMBOL`); absent in the
+/// `abi-v1` variant, like in every module built against ABI version 1.
+#[cfg(not(feature = "abi-v1"))]
+#[unsafe(export_name = "vx_rs_module_abi_version")]
+pub static MODULE_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION };
 
 /// The module's root descriptor.
 #[export_root_module]

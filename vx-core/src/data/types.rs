@@ -2,6 +2,7 @@
 //! and scalar types with their values.
 
 use std::fmt;
+use vx_plugin_abi::wire::{data_type, scalar_type};
 
 /// The type of a kernel parameter / data object (`vx_type_e`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,10 +21,10 @@ impl DataType {
     /// The `vx_type_e` value.
     pub const fn code(self) -> i32 {
         match self {
-            DataType::Scalar => 0x80D,
-            DataType::Array => 0x80E,
-            DataType::Image => 0x80F,
-            DataType::UserDataObject => 0x816,
+            DataType::Scalar => data_type::SCALAR as i32,
+            DataType::Array => data_type::ARRAY as i32,
+            DataType::Image => data_type::IMAGE as i32,
+            DataType::UserDataObject => data_type::USER_DATA_OBJECT as i32,
         }
     }
 }
@@ -125,21 +126,21 @@ impl ScalarType {
     /// The `vx_type_e` value.
     pub const fn code(self) -> i32 {
         match self {
-            ScalarType::Char => 0x001,
-            ScalarType::Int8 => 0x002,
-            ScalarType::Uint8 => 0x003,
-            ScalarType::Int16 => 0x004,
-            ScalarType::Uint16 => 0x005,
-            ScalarType::Int32 => 0x006,
-            ScalarType::Uint32 => 0x007,
-            ScalarType::Int64 => 0x008,
-            ScalarType::Uint64 => 0x009,
-            ScalarType::Float32 => 0x00A,
-            ScalarType::Float64 => 0x00B,
-            ScalarType::Enum => 0x00C,
-            ScalarType::Size => 0x00D,
-            ScalarType::DfImage => 0x00E,
-            ScalarType::Bool => 0x010,
+            ScalarType::Char => scalar_type::CHAR as i32,
+            ScalarType::Int8 => scalar_type::INT8 as i32,
+            ScalarType::Uint8 => scalar_type::UINT8 as i32,
+            ScalarType::Int16 => scalar_type::INT16 as i32,
+            ScalarType::Uint16 => scalar_type::UINT16 as i32,
+            ScalarType::Int32 => scalar_type::INT32 as i32,
+            ScalarType::Uint32 => scalar_type::UINT32 as i32,
+            ScalarType::Int64 => scalar_type::INT64 as i32,
+            ScalarType::Uint64 => scalar_type::UINT64 as i32,
+            ScalarType::Float32 => scalar_type::FLOAT32 as i32,
+            ScalarType::Float64 => scalar_type::FLOAT64 as i32,
+            ScalarType::Enum => scalar_type::ENUM as i32,
+            ScalarType::Size => scalar_type::SIZE as i32,
+            ScalarType::DfImage => scalar_type::DF_IMAGE as i32,
+            ScalarType::Bool => scalar_type::BOOL as i32,
         }
     }
 

@@ -224,13 +224,7 @@ impl fmt::Debug for Graph {
     }
 }
 
-fn check_param(
-    graph: &GraphInner,
-    kernel: &KernelInner,
-    index: usize,
-    spec: ParamSpec,
-    r: &Reference,
-) -> Result<()> {
+fn check_param(graph: &GraphInner, kernel: &KernelInner, index: usize, spec: ParamSpec, r: &Reference) -> Result<()> {
     let ctxt = |e: Error| e.at_parameter(index as u32).in_kernel(&kernel.name).in_graph(&graph.name());
     if r.data_type() != spec.data_type {
         return Err(ctxt(

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use vx_plugin_abi::abi_stable::library::{AbiHeaderRef, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
-use vx_plugin_abi::module_abi::{ABI_VERSION, VxModuleRef};
+use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, VxModuleRef};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::support::sync::lock;
@@ -210,6 +210,19 @@ impl ModuleLibrary {
                  module export?"
             ))));
         };
+        // The ABI version first: a module of another version is refused for that reason, before
+        // abi_stable's layout check would report the layouts that version changed.
+        let symbol = format!("{ABI_VERSION_SYMBOL}\0");
+        // SAFETY: the symbol, when present, is the `u32` static `vx_module!` exports under this name
+        // (libloading hands out its address); it is read once, while the library is open.
+        let abi = unsafe { library.get::<*const u32>(symbol.as_bytes()).ok().map(|p| **p) };
+        let abi = abi.unwrap_or(1); // ABI version 1 had no such symbol
+        if abi != ABI_VERSION {
+            drop(library);
+            return Err(cleanup(invalid(format!(
+                "module '{name}' speaks vx-rs module ABI version {abi}, this host speaks version {ABI_VERSION}"
+            ))));
+        }
         let module = header
             .upgrade()
             .and_then(|h| h.init_root_module::<VxModuleRef>())

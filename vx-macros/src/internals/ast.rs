@@ -1,32 +1,83 @@
-//! The annotated function as a model: each argument classified as a kernel parameter (in argument
-//! order) or an extra (tile memory, tile context).
+//! The annotated function as a model, shared by `#[tiling_kernel]` and `#[user_kernel]`: each
+//! argument is a kernel parameter (in argument order: input image, output image or scalar, each
+//! possibly `Option<…>` = an optional parameter) or an extra that is not a parameter (tile memory and
+//! tile context for tiling kernels, the typed state for user kernels). The two attributes differ only
+//! in their image view types ([`Flavor`]).
 
+use quote::ToTokens;
 use syn::{FnArg, GenericArgument, ItemFn, PathArguments, Type, TypePath, TypeReference};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 
+/// Which attribute: its image view types and extras.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `&Tile<T>` / `&mut TileMut<T>`; extras `&mut [u8]` (tile memory) and `TileContext`.
+    Tiling,
+    /// `&ImageIn<T>` / `&mut ImageOut<T>`; extra `&mut L` (the `local = L` state).
+    User,
+}
+
+impl Flavor {
+    fn views(self) -> (&'static str, &'static str) {
+        match self {
+            Flavor::Tiling => ("Tile", "TileMut"),
+            Flavor::User => ("ImageIn", "ImageOut"),
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            Flavor::Tiling => {
+                "unsupported parameter type: expected `&Tile<T>` (input image), `&mut TileMut<T>` (output image), a \
+                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut [u8]` \
+                 (tile memory) or `TileContext`"
+            }
+            Flavor::User => {
+                "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a \
+                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, or `&mut L` for \
+                 the `local = L` state"
+            }
+        }
+    }
+}
+
+/// What a parameter is.
 #[derive(Clone)]
 pub(crate) enum ParamKind {
-    /// `&Tile<T>`
+    /// An input image of pixel type `T`.
     Input(Type),
-    /// `&mut TileMut<T>`
+    /// An output image of pixel type `T`.
     Output(Type),
-    /// a scalar by value
+    /// An input scalar by value.
     Scalar(Type),
 }
 
+/// One kernel parameter.
 #[derive(Clone)]
 pub(crate) struct Param {
-    pub kind: ParamKind,
-    pub optional: bool,
+    pub(crate) kind: ParamKind,
+    /// `Option<…>`: the parameter is optional (`VX_PARAMETER_STATE_OPTIONAL`).
+    pub(crate) optional: bool,
 }
 
-pub(crate) enum Arg {
-    Param(Box<Param>),
-    /// `&mut [u8]`: this tile's memory.
+/// An argument that is not a kernel parameter.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extra {
+    /// `&mut [u8]`: this tile's memory (tiling).
     TileMemory,
-    /// `TileContext`: answers is-parameter-aliased.
+    /// `TileContext`: answers is-parameter-aliased (tiling).
     Context,
+    /// `&mut L`: the node's typed state (user, with `local = L`).
+    Local,
+}
+
+/// One argument of the annotated function.
+pub(crate) enum Arg {
+    /// A kernel parameter.
+    Param(Box<Param>),
+    /// Something else the SDK passes.
+    Extra(Extra),
 }
 
 /// The kernel parameters among `args`, in order.
@@ -54,21 +105,22 @@ fn single_generic(args: &PathArguments) -> Option<&Type> {
     }
 }
 
-fn classify(ty: &Type) -> Option<(ParamKind, bool)> {
+fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool)> {
     if let Some((id, args)) = last_segment(ty)
         && id == "Option"
     {
         let inner = single_generic(args)?;
-        let (k, opt) = classify(inner)?;
+        let (k, opt) = classify(flavor, inner)?;
         return (!opt).then_some((k, true));
     }
+    let (input, output) = flavor.views();
     match ty {
         Type::Reference(TypeReference { mutability, elem, .. }) => {
             let (id, args) = last_segment(elem)?;
             let t = single_generic(args)?.clone();
-            match (mutability.is_some(), id.to_string().as_str()) {
-                (false, "Tile") => Some((ParamKind::Input(t), false)),
-                (true, "TileMut") => Some((ParamKind::Output(t), false)),
+            match (mutability.is_some(), id.to_string()) {
+                (false, v) if v == input => Some((ParamKind::Input(t), false)),
+                (true, v) if v == output => Some((ParamKind::Output(t), false)),
                 _ => None,
             }
         }
@@ -80,17 +132,29 @@ fn classify(ty: &Type) -> Option<(ParamKind, bool)> {
     }
 }
 
-fn is_tile_memory(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(TypeReference { mutability: Some(_), elem, .. })
-        if matches!(&**elem, Type::Slice(s) if last_segment(&s.elem).is_some_and(|(i, _)| i == "u8")))
+fn extra(flavor: Flavor, ty: &Type, local: Option<&Type>) -> Option<Extra> {
+    let same = |a: &Type, b: &Type| a.to_token_stream().to_string() == b.to_token_stream().to_string();
+    match flavor {
+        Flavor::Tiling => {
+            let tile_memory = matches!(ty, Type::Reference(TypeReference { mutability: Some(_), elem, .. })
+                if matches!(&**elem, Type::Slice(s) if last_segment(&s.elem).is_some_and(|(i, _)| i == "u8")));
+            if tile_memory {
+                Some(Extra::TileMemory)
+            } else {
+                last_segment(ty).is_some_and(|(i, _)| i == "TileContext").then_some(Extra::Context)
+            }
+        }
+        Flavor::User => match (ty, local) {
+            (Type::Reference(TypeReference { mutability: Some(_), elem, .. }), Some(l)) if same(l, elem) => {
+                Some(Extra::Local)
+            }
+            _ => None,
+        },
+    }
 }
 
-fn is_context(ty: &Type) -> bool {
-    last_segment(ty).is_some_and(|(i, _)| i == "TileContext")
-}
-
-/// Classify every argument of `f`.
-pub(crate) fn args(cx: &Ctxt, f: &ItemFn) -> Vec<Arg> {
+/// Classify every argument of `f`, collecting every error.
+pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) -> Vec<Arg> {
     if let Some(a) = &f.sig.asyncness {
         cx.error_spanned_by(a, "a kernel function cannot be async");
     }
@@ -103,22 +167,18 @@ pub(crate) fn args(cx: &Ctxt, f: &ItemFn) -> Vec<Arg> {
             FnArg::Receiver(r) => cx.error_spanned_by(r, "a kernel function cannot take `self`"),
             FnArg::Typed(pt) => {
                 let ty = &*pt.ty;
-                if is_tile_memory(ty) {
-                    out.push(Arg::TileMemory);
-                } else if is_context(ty) {
-                    out.push(Arg::Context);
-                } else if let Some((kind, optional)) = classify(ty) {
+                if let Some(e) = extra(flavor, ty, local) {
+                    out.push(Arg::Extra(e));
+                } else if let Some((kind, optional)) = classify(flavor, ty) {
                     out.push(Arg::Param(Box::new(Param { kind, optional })));
                 } else {
-                    cx.error_spanned_by(
-                        ty,
-                        "unsupported parameter type: expected `&Tile<T>` (input image), `&mut TileMut<T>` (output image), a \
-                         scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut [u8]` \
-                         (tile memory) or `TileContext`",
-                    );
+                    cx.error_spanned_by(ty, flavor.expected());
                 }
             }
         }
+    }
+    if local.is_some() && !out.iter().any(|a| matches!(a, Arg::Extra(Extra::Local))) {
+        cx.error_spanned_by(&f.sig.ident, "`local = Type` is declared, so the function takes `&mut Type`");
     }
     out
 }

@@ -8,7 +8,7 @@ use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Path, Token, UnOp, parenthesized};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Border {

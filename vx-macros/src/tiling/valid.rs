@@ -2,12 +2,12 @@
 
 use syn::ItemFn;
 
-use crate::ast::{Arg, ParamKind};
-use crate::attr::{Attrs, Border, Flexible};
-use crate::ctxt::Ctxt;
+use crate::internals::ast::{Arg, ParamKind, params};
+use crate::internals::ctxt::Ctxt;
+use crate::tiling::attr::{Attrs, Border, Flexible};
 
 pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
-    let params = crate::ast::params(args);
+    let params = params(args);
     if !params.iter().any(|p| matches!(p.kind, ParamKind::Output(_))) && !args.is_empty() {
         cx.error_spanned_by(&f.sig.ident, "a tiling kernel needs at least one output image (`&mut TileMut<T>`)");
     }

@@ -1,14 +1,21 @@
-//! `#[user_kernel(...)]`: a non-tiling kernel. The function's signature is its parameter list —
-//! `&ImageIn<T>` (input image, mapped whole), `&mut ImageOut<T>` (output image), scalars by value —
+//! `#[user_kernel(...)]`: a non-tiling kernel. The function's signature is its parameter list, in
+//! the shared model (`internals::ast`) — `&ImageIn<T>` (input image, mapped whole), `&mut
+//! ImageOut<T>` (output image), scalars by value, `Option<…>` of those for optional parameters —
 //! plus `&mut L` for typed local data when `local = L` is given: a boxed `L::default()` behind the
 //! node's local-data pointer, created at init (then the kernel's `init = path`, if any, runs on it)
 //! and dropped at deinit (after `deinit = path`). `validate = path` replaces the generated validator.
+//!
+//! The output implements the SDK's `ValidateFunction` and `ProcessFunction` (or `StateHooks` and
+//! `StatefulProcess` with `local = L`) on a unit type; the SDK's generic trampolines are the
+//! `extern "C"` glue. No `extern "C"` and no `unsafe` in the output.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
-use syn::{FnArg, GenericArgument, ItemFn, LitInt, LitStr, Path, PathArguments, Token, Type, TypePath, TypeReference};
+use quote::{ToTokens, quote};
+use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ast::{self, Arg, Flavor, params};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, signature};
 
 #[derive(Default)]
 struct Attrs {
@@ -61,140 +68,56 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
     Ok(a)
 }
 
-enum Arg {
-    Input(Type),
-    Output(Type),
-    Scalar(Type),
-    Local,
-}
-
-const SCALARS: [&str; 11] = ["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "bool"];
-
-fn generic_of<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
-    let Type::Path(TypePath { qself: None, path }) = ty else { return None };
-    let seg = path.segments.last()?;
-    if seg.ident != name {
-        return None;
-    }
-    match &seg.arguments {
-        PathArguments::AngleBracketed(a) => {
-            a.args.iter().find_map(|g| if let GenericArgument::Type(t) = g { Some(t) } else { None })
-        }
-        _ => None,
-    }
-}
-
-fn classify(cx: &Ctxt, f: &ItemFn, local: Option<&Type>) -> Vec<Arg> {
-    let same = |a: &Type, b: &Type| a.to_token_stream().to_string() == b.to_token_stream().to_string();
-    let mut out = Vec::new();
-    for input in &f.sig.inputs {
-        let FnArg::Typed(pt) = input else {
-            cx.error_spanned_by(input, "a kernel function cannot take `self`");
-            continue;
-        };
-        let ty = &*pt.ty;
-        let arg = match ty {
-            Type::Reference(TypeReference { mutability: None, elem, .. }) => {
-                generic_of(elem, "ImageIn").map(|t| Arg::Input(t.clone()))
-            }
-            Type::Reference(TypeReference { mutability: Some(_), elem, .. }) => {
-                if local.is_some_and(|l| same(l, elem)) {
-                    Some(Arg::Local)
-                } else {
-                    generic_of(elem, "ImageOut").map(|t| Arg::Output(t.clone()))
-                }
-            }
-            Type::Path(TypePath { qself: None, path })
-                if path.get_ident().is_some_and(|i| SCALARS.contains(&i.to_string().as_str())) =>
-            {
-                Some(Arg::Scalar(ty.clone()))
-            }
-            _ => None,
-        };
-        match arg {
-            Some(a) => out.push(a),
-            None => cx.error_spanned_by(
-                ty,
-                "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a scalar \
-                 (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), or `&mut L` for the `local = L` state",
-            ),
-        }
-    }
-    if local.is_some() && !out.iter().any(|a| matches!(a, Arg::Local)) {
-        cx.error_spanned_by(&f.sig.ident, "`local = Type` is declared, so the function takes `&mut Type`");
-    }
-    out
-}
-
 fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
-    let name = match &a.name {
-        Some(n) => quote!(#n),
-        None => quote!(::core::concat!(::core::env!("CARGO_CRATE_NAME"), ".", ::core::stringify!(#ident))),
-    };
-    let enumeration = a.enumeration.as_ref().map_or(quote!(0), |e| quote!(#e));
-    let (mut bind, mut call, mut sig, mut add) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut index = 0u32;
-    for arg in args {
-        let v = format_ident!("__p{}", index);
-        let (dir, ty) = match arg {
-            Arg::Input(t) => {
-                bind.push(quote!(let #v = __vx::ImageIn::<#t>::map(p, #index)?;));
-                call.push(quote!(&#v));
-                sig.push(quote!(__vx::macro_support::ParamSig::InputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: false }));
-                (quote!(INPUT), quote!(IMAGE))
-            }
-            Arg::Output(t) => {
-                bind.push(quote!(let mut #v = __vx::ImageOut::<#t>::map(p, #index)?;));
-                call.push(quote!(&mut #v));
-                sig.push(quote!(__vx::macro_support::ParamSig::OutputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: false }));
-                (quote!(OUTPUT), quote!(IMAGE))
-            }
-            Arg::Scalar(t) => {
-                bind.push(quote!(let #v: #t = __vx::macro_support::read_scalar::<#t>(p, #index)?;));
-                call.push(quote!(#v));
-                sig.push(quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: false }));
-                (quote!(INPUT), quote!(SCALAR))
-            }
-            Arg::Local => {
-                let l = a.local.as_ref().expect("checked");
-                bind.push(quote! {
-                    // SAFETY: taken once for this process call.
-                    let __local = unsafe { __vx::macro_support::local::<#l>(p)? };
-                });
-                call.push(quote!(__local));
-                continue;
-            }
-        };
-        add.push(quote!(api.add_parameter(k, #index, __vx::module_abi::direction::#dir, __vx::module_abi::data_type::#ty, __vx::module_abi::param_state::REQUIRED)?;));
-        index += 1;
-    }
-    let n = index;
+    let name = kernel_name(f, a.name.as_ref());
+    let enumeration = enumeration(a.enumeration.as_ref());
+    let (bind, call) = bindings(Flavor::User, args);
+    let n = params(args).len() as u32;
+    let sig = signature(args);
+    let add = add_parameters(args);
     let same_size = !a.any_size;
     let validate_body = match &a.validate {
         Some(p) => quote!(#p(v)),
         None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, #same_size)),
     };
-    let (lifecycle_fns, lifecycle) = match &a.local {
-        None => (quote!(), quote!(::core::option::Option::None, ::core::option::Option::None)),
-        Some(l) => {
-            let user = |p: &Option<Path>| match p {
-                Some(p) => {
-                    quote!(::core::option::Option::Some(#p as fn(&mut #l) -> ::core::result::Result<(), __vx::module_abi::AbiError>))
+    let result = quote!(::core::result::Result<(), __vx::module_abi::AbiError>);
+    let call_kernel = quote! {
+        #(#bind)*
+        __vx::macro_support::IntoAbiResult::into_abi_result(#ident(#(#call),*))
+    };
+    let (process_impl, process, lifecycle) = match &a.local {
+        None => (
+            quote! {
+                impl __vx::module_api::ProcessFunction for __VxKernel {
+                    fn process(p: &__vx::module_abi::Processor) -> #result { #call_kernel }
                 }
-                None => quote!(::core::option::Option::None),
+            },
+            quote!(__vx::module_api::process_trampoline::<__VxKernel>),
+            quote!(::core::option::Option::None, ::core::option::Option::None),
+        ),
+        Some(l) => {
+            let hook = |name: &str, p: &Option<Path>| {
+                let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+                p.as_ref().map(|p| quote!(fn #name(state: &mut #l) -> #result { #p(state) }))
             };
-            let (ui, ud) = (user(&a.init), user(&a.deinit));
+            let (init, deinit) = (hook("init", &a.init), hook("deinit", &a.deinit));
             (
                 quote! {
-                    extern "C" fn __vx_init(l: &__vx::module_abi::Lifecycle) -> __vx::module_abi::AbiResult<()> {
-                        __vx::macro_support::init_local::<#l>(l, #ui)
+                    impl __vx::module_api::StateHooks for __VxKernel {
+                        type State = #l;
+                        #init
+                        #deinit
                     }
-                    extern "C" fn __vx_deinit(l: &__vx::module_abi::Lifecycle) -> __vx::module_abi::AbiResult<()> {
-                        __vx::macro_support::deinit_local::<#l>(l, #ud)
+                    impl __vx::module_api::StatefulProcess for __VxKernel {
+                        fn process(p: &__vx::module_abi::Processor, __local: &mut #l) -> #result { #call_kernel }
                     }
                 },
-                quote!(::core::option::Option::Some(__vx_init), ::core::option::Option::Some(__vx_deinit)),
+                quote!(__vx::module_api::stateful_process_trampoline::<__VxKernel>),
+                quote! {
+                    ::core::option::Option::Some(__vx::module_api::init_trampoline::<__VxKernel>),
+                    ::core::option::Option::Some(__vx::module_api::deinit_trampoline::<__VxKernel>)
+                },
             )
         }
     };
@@ -205,19 +128,18 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
             use ::vx_plugin_abi as __vx;
             #[allow(dead_code)]
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
-            extern "C" fn __vx_validate(v: &__vx::module_abi::Validator) -> __vx::module_abi::AbiResult<()> {
-                __vx::module_abi::guard("validate", || #validate_body)
+            struct __VxKernel;
+            impl __vx::module_api::ValidateFunction for __VxKernel {
+                fn validate(v: &__vx::module_abi::Validator) -> #result { #validate_body }
             }
-            extern "C" fn __vx_process(p: &__vx::module_abi::Processor) -> __vx::module_abi::AbiResult<()> {
-                __vx::module_abi::guard("process", || {
-                    #(#bind)*
-                    __vx::macro_support::IntoAbiResult::into_abi_result(#ident(#(#call),*))
-                })
-            }
-            #lifecycle_fns
-            fn __vx_register(api: &__vx::module_abi::HostApi<'_>) -> ::core::result::Result<(), __vx::module_abi::AbiError> {
-                let desc = __vx::module_abi::KernelDesc::user(#name, #enumeration, #n, __vx_validate, __vx_process)
-                    .with_lifecycle(#lifecycle);
+            #process_impl
+            fn __vx_register(api: &__vx::module_abi::Host) -> #result {
+                let desc = __vx::module_abi::KernelDesc::user(
+                    #name, #enumeration, #n,
+                    __vx::module_api::validate_trampoline::<__VxKernel>,
+                    #process,
+                )
+                .with_lifecycle(#lifecycle);
                 let k = api.add_kernel(&desc)?;
                 #(#add)*
                 api.finalize(k)
@@ -229,23 +151,16 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
+/// Expand `#[user_kernel(args)]` on `f` (or the fallback with every error).
 pub(crate) fn user_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
-    let cx = Ctxt::new();
-    let attrs = parse_attrs(&cx, args);
-    let local = attrs.as_ref().ok().and_then(|a| a.local.clone());
-    let fn_args = classify(&cx, &f, local.as_ref());
-    let mut errors = cx.check().err();
-    if let Err(e) = &attrs {
-        match &mut errors {
-            Some(all) => all.combine(e.clone()),
-            None => errors = Some(e.clone()),
-        }
-    }
-    match (errors, attrs) {
-        (None, Ok(attrs)) => expand(&f, &attrs, &fn_args),
-        (Some(e), _) | (None, Err(e)) => {
-            let err = e.to_compile_error();
-            quote!(#[allow(dead_code)] #f #err)
-        }
-    }
+    crate::internals::run(
+        &f,
+        |cx| {
+            let attrs = parse_attrs(cx, args);
+            let local = attrs.as_ref().ok().and_then(|a| a.local.clone());
+            let fn_args = ast::args(cx, Flavor::User, &f, local.as_ref());
+            Ok((attrs?, fn_args))
+        },
+        |(attrs, fn_args)| expand(&f, attrs, fn_args),
+    )
 }

@@ -1,6 +1,7 @@
 //! The lifecycle vtable: what a module's init and deinit may call (node local data under the spec's
 //! rules, alias decisions).
 
+use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
@@ -8,29 +9,31 @@ use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, Lifecycle
 
 use crate::error::Result;
 use crate::kernel::contexts::LifecycleContext;
-use crate::module::host::{abi, to_error};
+use crate::module::host::{abi, catch, catch_or, to_error};
 
 fn lifecycle_call<'a, 'b>(l: &Lifecycle) -> &'a mut LifecycleContext<'b> {
     // SAFETY: `call_lifecycle` built this Lifecycle with `ctx` = the address of the
     // LifecycleContext it was given, borrowed by nobody else for the whole callback.
-    unsafe { &mut *(l.ctx as *mut LifecycleContext<'b>) }
+    unsafe { &mut *(l.ctx() as *mut LifecycleContext<'b>) }
 }
 
-extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
-    let c = lifecycle_call(l);
-    LocalData { ptr: c.local_data_ptr() as usize, size: c.local_data_size() as u64 }
+unsafe extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
+    catch_or("local data", LocalData { ptr: 0, size: 0 }, || {
+        let c = lifecycle_call(l);
+        LocalData { ptr: c.local_data_ptr() as usize, size: c.local_data_size() as u64 }
+    })
 }
 
-extern "C" fn life_set_size(l: &Lifecycle, size: u64) -> AbiResult<()> {
-    abi(lifecycle_call(l).set_local_data_size(size as usize))
+unsafe extern "C" fn life_set_size(l: &Lifecycle, size: u64) -> AbiResult<()> {
+    catch("set size", || abi(lifecycle_call(l).set_local_data_size(size as usize)))
 }
 
-extern "C" fn life_set_ptr(l: &Lifecycle, ptr: usize) -> AbiResult<()> {
-    abi(lifecycle_call(l).set_local_data_ptr(ptr as *mut std::ffi::c_void))
+unsafe extern "C" fn life_set_ptr(l: &Lifecycle, ptr: usize) -> AbiResult<()> {
+    catch("set ptr", || abi(lifecycle_call(l).set_local_data_ptr(ptr as *mut std::ffi::c_void)))
 }
 
-extern "C" fn life_is_aliased(l: &Lifecycle, a: u32, b: u32) -> bool {
-    lifecycle_call(l).is_parameter_aliased(a, b)
+unsafe extern "C" fn life_is_aliased(l: &Lifecycle, a: u32, b: u32) -> bool {
+    catch_or("is aliased", false, || lifecycle_call(l).is_parameter_aliased(a, b))
 }
 
 fn lifecycle_vtable() -> LifecycleVtableRef {
@@ -50,6 +53,8 @@ pub(super) fn call_lifecycle(
     f: extern "C" fn(&Lifecycle) -> AbiResult<()>,
     lc: &mut LifecycleContext<'_>,
 ) -> Result<()> {
-    let handle = Lifecycle { vtable: lifecycle_vtable(), ctx: lc as *mut LifecycleContext<'_> as usize };
+    // SAFETY: `lc` is the LifecycleContext the lifecycle vtable's functions expect, borrowed by
+    // nobody else for the whole callback; the module receives the handle for this call only.
+    let handle = unsafe { Lifecycle::from_raw(lifecycle_vtable(), lc as *mut LifecycleContext<'_> as *mut c_void) };
     f(&handle).into_result().map_err(to_error)
 }

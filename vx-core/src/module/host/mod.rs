@@ -2,7 +2,9 @@
 //! registers kernels through), [`validator`], [`processor`] (user-kernel process), [`lifecycle`]
 //! (init/deinit) and [`tiling`]. Each wrapper turns a module's `extern "C"` function into an
 //! ordinary kernel callback, copies every string it receives, and turns an `AbiError` into an
-//! `Error`; the kernel it is stored in keeps the module's library alive.
+//! `Error`; the kernel it is stored in keeps the module's library alive. Every host-side
+//! `extern "C"` function catches panics ([`catch`]); the handles it lends a module are built with
+//! `from_raw` over state that lives for the call.
 
 mod lifecycle;
 mod processor;
@@ -10,15 +12,17 @@ pub(crate) mod publish;
 pub(crate) mod tiling;
 pub(crate) mod validator;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use vx_plugin_abi::Status;
 use vx_plugin_abi::abi_stable::std_types::RResult;
 use vx_plugin_abi::module_abi::{AbiError, AbiResult};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::support::unwind::panic_message;
 
 fn to_error(e: AbiError) -> Error {
-    let status = Status::from_code(e.status).unwrap_or(Status::Failure);
-    Error::new(ErrorKind::from_status(status), e.message.into_string())
+    Error::new(ErrorKind::from_status(e.status()), e.message.into_string())
 }
 
 fn to_abi(e: Error) -> AbiError {
@@ -30,4 +34,25 @@ fn abi<T>(r: Result<T>) -> AbiResult<T> {
         Ok(v) => RResult::ROk(v),
         Err(e) => RResult::RErr(to_abi(e)),
     }
+}
+
+/// Run the body of a host-side `extern "C"` function: a panic (a bug in the host, or in a
+/// kernel callback the host runs) is caught here and becomes an error, never unwinding into the
+/// module's frames.
+fn catch<T>(what: &str, f: impl FnOnce() -> AbiResult<T>) -> AbiResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => RResult::RErr(AbiError::new(
+            Status::Failure,
+            format!("the host's {what} panicked: {}", panic_message(&*payload)),
+        )),
+    }
+}
+
+/// [`catch`] for functions without an error channel: a panic yields `fallback` (and is logged).
+fn catch_or<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        tracing::error!("the host's {what} panicked: {}", panic_message(&*payload));
+        fallback
+    })
 }

@@ -1,6 +1,7 @@
 //! The processor vtable: what a module's user-kernel `process` may call to reach its parameters
 //! (image patches, scalars, arrays, local data, alias decisions).
 
+use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
@@ -12,7 +13,7 @@ use crate::data::image::PlaneLease;
 use crate::data::types::{ScalarType, ScalarValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ProcessContext;
-use crate::module::host::{abi, to_error};
+use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
 
@@ -24,118 +25,139 @@ struct ProcessCall<'a, 'b> {
 fn process_call<'a, 'b>(p: &Processor) -> &'a mut ProcessCall<'a, 'b> {
     // SAFETY: `call_process` built this Processor with `ctx` = the address of a ProcessCall that
     // lives (and is borrowed by nobody else) for the whole process call.
-    unsafe { &mut *(p.ctx as *mut ProcessCall<'a, 'b>) }
+    unsafe { &mut *(p.ctx() as *mut ProcessCall<'a, 'b>) }
 }
 
-extern "C" fn proc_map_image(
+unsafe extern "C" fn proc_map_image(
     p: &Processor,
     index: u32,
     rect: vx_plugin_abi::Rect,
     write: bool,
 ) -> AbiResult<MappedImage> {
-    let c = process_call(p);
-    abi((|| {
-        let img = c.p.image(index)?.image();
-        let full = vx_plugin_abi::Rect::full(img.width(), img.height());
-        let rect = if rect.is_empty() { full } else { rect };
-        if !full.contains(&rect) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must lie inside the image")
-                .at_parameter(index)
-                .expected_found(format!("inside {full}"), rect));
-        }
-        let slot =
-            c.maps.iter().position(Option::is_none).ok_or_else(|| {
+    catch("map image", || {
+        let c = process_call(p);
+        abi((|| {
+            let img = c.p.image(index)?.image();
+            let full = vx_plugin_abi::Rect::full(img.width(), img.height());
+            let rect = if rect.is_empty() { full } else { rect };
+            if !full.contains(&rect) {
+                return Err(Error::new(ErrorKind::InvalidParameters, "the patch must lie inside the image")
+                    .at_parameter(index)
+                    .expected_found(format!("inside {full}"), rect));
+            }
+            let slot = c.maps.iter().position(Option::is_none).ok_or_else(|| {
                 Error::new(ErrorKind::NoResources, "too many images mapped at once").expected(MAX_MAPS)
             })?;
-        let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(index))?;
-        let offset = rect.start_y as usize * lease.stride_y + rect.start_x as usize * lease.stride_x;
-        let m = MappedImage {
-            // SAFETY: rect lies inside the image, so the offset stays inside the leased plane.
-            base: unsafe { lease.base.add(offset) },
-            dim_x: rect.width(),
-            dim_y: rect.height(),
-            stride_x: lease.stride_x as i32,
-            stride_y: lease.stride_y as i32,
-            token: slot as u64,
-        };
-        c.maps[slot] = Some(lease);
-        Ok(m)
-    })())
+            let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(index))?;
+            let offset = rect.start_y as usize * lease.stride_y + rect.start_x as usize * lease.stride_x;
+            let m = MappedImage {
+                // SAFETY: rect lies inside the image, so the offset stays inside the leased plane.
+                base: unsafe { lease.base.add(offset) },
+                dim_x: rect.width(),
+                dim_y: rect.height(),
+                stride_x: lease.stride_x as i32,
+                stride_y: lease.stride_y as i32,
+                token: slot as u64,
+            };
+            c.maps[slot] = Some(lease);
+            Ok(m)
+        })())
+    })
 }
 
-extern "C" fn proc_unmap_image(p: &Processor, token: u64) {
-    if let Some(slot) = process_call(p).maps.get_mut(token as usize) {
-        *slot = None;
-    }
+unsafe extern "C" fn proc_unmap_image(p: &Processor, token: u64) {
+    catch_or("unmap image", (), || {
+        if let Some(slot) = process_call(p).maps.get_mut(token as usize) {
+            *slot = None;
+        }
+    })
 }
 
-extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
-    let c = process_call(p);
-    abi(c.p.scalar(index).map(|s| {
-        let v = s.value();
-        ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
-    }))
+unsafe extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
+    catch("read scalar", || {
+        let c = process_call(p);
+        abi(c.p.scalar(index).map(|s| {
+            let v = s.value();
+            ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
+        }))
+    })
 }
 
-extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()> {
-    let c = process_call(p);
-    abi((|| {
-        let s = c.p.scalar(index)?;
-        let ty = ScalarType::ALL
-            .into_iter()
-            .find(|t| t.code() as u32 == value.type_code)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(value.type_code))?;
-        s.set_value(ScalarValue::from_ne_bytes(ty, value.bytes))
-    })())
+unsafe extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()> {
+    catch("write scalar", || {
+        let c = process_call(p);
+        abi((|| {
+            let s = c.p.scalar(index)?;
+            let ty = ScalarType::ALL
+                .into_iter()
+                .find(|t| t.code() as u32 == value.type_code)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(value.type_code))?;
+            s.set_value(ScalarValue::from_ne_bytes(ty, value.bytes))
+        })())
+    })
 }
 
-extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
-    let c = process_call(p);
-    abi(c.p.array(index).map(|a| ArrayInfo {
-        item_size: a.item_size() as u64,
-        capacity: a.capacity() as u64,
-        num_items: a.num_items() as u64,
-    }))
+unsafe extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
+    catch("array info", || {
+        let c = process_call(p);
+        abi(c.p.array(index).map(|a| ArrayInfo {
+            item_size: a.item_size() as u64,
+            capacity: a.capacity() as u64,
+            num_items: a.num_items() as u64,
+        }))
+    })
 }
 
-extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
-    let c = process_call(p);
-    abi((|| {
-        let a = c.p.array(index)?;
-        let len = (count as usize)
-            .checked_mul(a.item_size())
-            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "item count overflows"))?;
-        // SAFETY: the module passes `count` items of the array's item size at `items` (ABI contract).
-        let bytes = unsafe { std::slice::from_raw_parts(items, len) };
-        a.add_raw(bytes)
-    })())
+unsafe extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
+    catch("array add", || {
+        let c = process_call(p);
+        abi((|| {
+            let a = c.p.array(index)?;
+            let len = (count as usize)
+                .checked_mul(a.item_size())
+                .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "item count overflows"))?;
+            // SAFETY: the module passes `count` items of the array's item size at `items` (ABI contract).
+            let bytes = unsafe { std::slice::from_raw_parts(items, len) };
+            a.add_raw(bytes)
+        })())
+    })
 }
 
-extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
-    let c = process_call(p);
-    abi((|| {
-        let a = c.p.array(index)?;
-        let len = (capacity as usize)
-            .checked_mul(a.item_size())
-            .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "capacity overflows"))?;
-        // SAFETY: the module passes room for `capacity` items of the array's item size at `out`.
-        let dst = unsafe { std::slice::from_raw_parts_mut(out, len) };
-        a.read_raw(dst).map(|n| n as u64)
-    })())
+unsafe extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
+    catch("array read", || {
+        let c = process_call(p);
+        abi((|| {
+            let a = c.p.array(index)?;
+            let len = (capacity as usize)
+                .checked_mul(a.item_size())
+                .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "capacity overflows"))?;
+            // SAFETY: the module passes room for `capacity` items of the array's item size at `out`.
+            let dst = unsafe { std::slice::from_raw_parts_mut(out, len) };
+            a.read_raw(dst).map(|n| n as u64)
+        })())
+    })
 }
 
-extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
-    let c = process_call(p);
-    abi(c.p.array(index).and_then(|a| a.truncate(count as usize)))
+unsafe extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
+    catch("array truncate", || {
+        let c = process_call(p);
+        abi(c.p.array(index).and_then(|a| a.truncate(count as usize)))
+    })
 }
 
-extern "C" fn proc_local_data(p: &Processor) -> LocalData {
-    let c = process_call(p);
-    LocalData { ptr: c.p.local_data_ptr() as usize, size: c.p.local_data_size() as u64 }
+unsafe extern "C" fn proc_local_data(p: &Processor) -> LocalData {
+    catch_or("local data", LocalData { ptr: 0, size: 0 }, || {
+        let c = process_call(p);
+        LocalData { ptr: c.p.local_data_ptr() as usize, size: c.p.local_data_size() as u64 }
+    })
 }
 
-extern "C" fn proc_is_aliased(p: &Processor, a: u32, b: u32) -> bool {
-    process_call(p).p.is_parameter_aliased(a, b)
+unsafe extern "C" fn proc_param_present(p: &Processor, index: u32) -> bool {
+    catch_or("param present", false, || process_call(p).p.params().get(index as usize).is_some_and(Option::is_some))
+}
+
+unsafe extern "C" fn proc_is_aliased(p: &Processor, a: u32, b: u32) -> bool {
+    catch_or("is aliased", false, || process_call(p).p.is_parameter_aliased(a, b))
 }
 
 fn processor_vtable() -> ProcessorVtableRef {
@@ -151,6 +173,7 @@ fn processor_vtable() -> ProcessorVtableRef {
             array_read: proc_array_read,
             array_truncate: proc_array_truncate,
             local_data: proc_local_data,
+            param_present: proc_param_present,
             is_aliased: proc_is_aliased,
         }
         .leak_into_prefix()
@@ -159,7 +182,10 @@ fn processor_vtable() -> ProcessorVtableRef {
 
 pub(super) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
     let mut call = ProcessCall { p: pc, maps: Default::default() };
-    let handle = Processor { vtable: processor_vtable(), ctx: &mut call as *mut ProcessCall<'_, '_> as usize };
+    // SAFETY: `call` is the ProcessCall the processor vtable's functions expect, borrowed by nobody
+    // else for the whole call; the module receives the handle for this call only.
+    let handle =
+        unsafe { Processor::from_raw(processor_vtable(), &mut call as *mut ProcessCall<'_, '_> as *mut c_void) };
     let r = f(&handle).into_result().map_err(to_error);
     drop(call); // unmaps whatever the module left mapped
     r

@@ -2,14 +2,13 @@
 //! and remove kernels, and the runs of those entry points.
 
 use std::cell::RefCell;
+use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::abi_stable::std_types::{RResult, RStr};
-use vx_plugin_abi::module_abi::{
-    AbiResult, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc, data_type, direction, param_state,
-};
-use vx_plugin_abi::{BorderMode, Neighborhood, TileBlockSize};
+use vx_plugin_abi::module_abi::{AbiResult, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc};
+use vx_plugin_abi::{BorderMode, Neighborhood, TileBlockSize, wire};
 
 use crate::data::types::{DataType, ParamState};
 use crate::error::{Error, ErrorKind, Result};
@@ -21,7 +20,7 @@ use crate::module::host::lifecycle::call_lifecycle;
 use crate::module::host::processor::call_process;
 use crate::module::host::tiling::call_tiling;
 use crate::module::host::validator::call_validate;
-use crate::module::host::{abi, to_error};
+use crate::module::host::{abi, catch, to_error};
 use crate::module::library::ModuleLibrary;
 
 /// What `publish` / `unpublish` operate on.
@@ -40,7 +39,7 @@ pub(crate) struct PublishCtx<'a> {
 fn publish_ctx<'a>(host: &'a Host) -> &'a PublishCtx<'a> {
     // SAFETY: the host built this Host with `ctx` = the address of a PublishCtx that lives for the
     // whole publish/unpublish call, and modules only receive it during that call.
-    unsafe { &*(host.ctx as *const PublishCtx<'a>) }
+    unsafe { &*(host.ctx() as *const PublishCtx<'a>) }
 }
 
 fn kernel_of(p: &PublishCtx<'_>, id: u64) -> Result<Kernel> {
@@ -49,108 +48,134 @@ fn kernel_of(p: &PublishCtx<'_>, id: u64) -> Result<Kernel> {
     })
 }
 
-extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u64> {
-    let p = publish_ctx(host);
-    abi((|| {
-        let name = desc.name.as_str().to_owned();
-        let validate = desc.validate;
-        let tiling = desc.fast.is_some() || desc.flexible.is_some();
-        // Enumeration 0: let the host allocate one (what the kernel macros ask for by default).
-        let enumeration =
-            if desc.enumeration == 0 { p.kernels.registry().allocate_kernel_id()? } else { desc.enumeration };
-        let mut b = KernelBuilder::new(p.kernels, &name, enumeration, desc.num_params, tiling);
-        if let Some(lib) = &p.library {
-            let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
-            b = b.keep_alive(lib);
-        }
-        b = b.validate(move |v, metas| call_validate(validate, v, metas));
-        if p.staged {
-            b = b.staged();
-        }
-        if let Some(f) = desc.fast {
-            b = b.fast(move |args| call_tiling(f, args));
-        }
-        if let Some(f) = desc.flexible {
-            b = b.flexible(move |args| call_tiling(f, args));
-        }
-        if let Some(f) = desc.process {
-            b = b.process(move |pc| call_process(f, pc));
-        }
-        if let Some(f) = desc.init {
-            b = b.init(move |lc| call_lifecycle(f, lc));
-        }
-        if let Some(f) = desc.deinit {
-            b = b.deinit(move |lc| call_lifecycle(f, lc));
-        }
-        let k = b.add()?;
-        let mut added = p.added.borrow_mut();
-        added.push(k);
-        Ok(added.len() as u64 - 1)
-    })())
-}
-
-extern "C" fn host_add_parameter(host: &Host, kernel: u64, index: u32, dir: u32, ty: u32, state: u32) -> AbiResult<()> {
-    let p = publish_ctx(host);
-    abi((|| {
-        let k = kernel_of(p, kernel)?;
-        let direction = match dir {
-            direction::INPUT => ParamDirection::Input,
-            direction::OUTPUT => ParamDirection::Output,
-            direction::BIDIRECTIONAL => ParamDirection::Bidirectional,
-            other => return Err(Error::new(ErrorKind::InvalidParameters, "unknown parameter direction").found(other)),
-        };
-        let data_type = match ty {
-            data_type::IMAGE => DataType::Image,
-            data_type::SCALAR => DataType::Scalar,
-            data_type::ARRAY => DataType::Array,
-            data_type::USER_DATA_OBJECT => DataType::UserDataObject,
-            other => {
-                return Err(Error::new(ErrorKind::InvalidType, "unknown parameter type").found(format!("{other:#x}")));
+unsafe extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiResult<u64> {
+    catch("add kernel", || {
+        let p = publish_ctx(host);
+        abi((|| {
+            let name = desc.name.as_str().to_owned();
+            let validate = desc.validate;
+            let tiling = desc.fast.is_some() || desc.flexible.is_some();
+            // Enumeration 0: let the host allocate one (what the kernel macros ask for by default).
+            let enumeration =
+                if desc.enumeration == 0 { p.kernels.registry().allocate_kernel_id()? } else { desc.enumeration };
+            let mut b = KernelBuilder::new(p.kernels, &name, enumeration, desc.num_params, tiling);
+            if let Some(lib) = &p.library {
+                let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
+                b = b.keep_alive(lib);
             }
-        };
-        let state = if state == param_state::OPTIONAL { ParamState::Optional } else { ParamState::Required };
-        k.add_parameter(index, direction, data_type, state)
-    })())
-}
-
-extern "C" fn host_set_attribute(host: &Host, kernel: u64, attribute: KernelAttr) -> AbiResult<()> {
-    let p = publish_ctx(host);
-    abi((|| {
-        let k = kernel_of(p, kernel)?;
-        let a = match attribute {
-            KernelAttr::LocalDataSize(n) => KernelAttribute::LocalDataSize(n as usize),
-            KernelAttr::InputNeighborhood(l, r, t, b) => {
-                KernelAttribute::InputNeighborhood(Neighborhood::new(l, r, t, b))
+            b = b.validate(move |v, metas| call_validate(validate, v, metas));
+            if p.staged {
+                b = b.staged();
             }
-            KernelAttr::OutputTileBlockSize(w, h) => {
-                KernelAttribute::OutputTileBlockSize(TileBlockSize { width: w, height: h })
+            if let Some(f) = desc.fast {
+                b = b.fast(move |args| call_tiling(f, args));
             }
-            KernelAttr::Border(0) => KernelAttribute::Border(BorderMode::Undefined),
-            KernelAttr::Border(1) => KernelAttribute::Border(BorderMode::Self_),
-            KernelAttr::Border(other) => {
-                return Err(Error::new(ErrorKind::NotSupported, "unknown border code").expected_found("0 or 1", other));
+            if let Some(f) = desc.flexible {
+                b = b.flexible(move |args| call_tiling(f, args));
             }
-            KernelAttr::TileMemorySize(n) => KernelAttribute::TileMemorySize(n as usize),
-        };
-        k.set_attribute(a)
-    })())
+            if let Some(f) = desc.process {
+                b = b.process(move |pc| call_process(f, pc));
+            }
+            if let Some(f) = desc.init {
+                b = b.init(move |lc| call_lifecycle(f, lc));
+            }
+            if let Some(f) = desc.deinit {
+                b = b.deinit(move |lc| call_lifecycle(f, lc));
+            }
+            let k = b.add()?;
+            let mut added = p.added.borrow_mut();
+            added.push(k);
+            Ok(added.len() as u64 - 1)
+        })())
+    })
 }
 
-extern "C" fn host_alias_hint(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()> {
-    let p = publish_ctx(host);
-    let kind = if kind == 1 { AliasKind::Sparse } else { AliasKind::Dense };
-    abi(kernel_of(p, kernel).and_then(|k| k.alias_parameter_index_hint(a, b, kind)))
+unsafe extern "C" fn host_add_parameter(
+    host: &Host,
+    kernel: u64,
+    index: u32,
+    dir: u32,
+    ty: u32,
+    state: u32,
+) -> AbiResult<()> {
+    catch("add parameter", || {
+        let p = publish_ctx(host);
+        abi((|| {
+            let k = kernel_of(p, kernel)?;
+            let direction = match dir {
+                wire::direction::INPUT => ParamDirection::Input,
+                wire::direction::OUTPUT => ParamDirection::Output,
+                wire::direction::BIDIRECTIONAL => ParamDirection::Bidirectional,
+                other => {
+                    return Err(Error::new(ErrorKind::InvalidParameters, "unknown parameter direction").found(other));
+                }
+            };
+            let data_type = match ty {
+                wire::data_type::IMAGE => DataType::Image,
+                wire::data_type::SCALAR => DataType::Scalar,
+                wire::data_type::ARRAY => DataType::Array,
+                wire::data_type::USER_DATA_OBJECT => DataType::UserDataObject,
+                other => {
+                    return Err(
+                        Error::new(ErrorKind::InvalidType, "unknown parameter type").found(format!("{other:#x}"))
+                    );
+                }
+            };
+            let state = if state == wire::param_state::OPTIONAL { ParamState::Optional } else { ParamState::Required };
+            k.add_parameter(index, direction, data_type, state)
+        })())
+    })
 }
 
-extern "C" fn host_finalize(host: &Host, kernel: u64) -> AbiResult<()> {
-    let p = publish_ctx(host);
-    abi(kernel_of(p, kernel).and_then(|k| k.finalize()))
+unsafe extern "C" fn host_set_attribute(host: &Host, kernel: u64, attribute: KernelAttr) -> AbiResult<()> {
+    catch("set attribute", || {
+        let p = publish_ctx(host);
+        abi((|| {
+            let k = kernel_of(p, kernel)?;
+            let a = match attribute {
+                KernelAttr::LocalDataSize(n) => KernelAttribute::LocalDataSize(n as usize),
+                KernelAttr::InputNeighborhood(l, r, t, b) => {
+                    KernelAttribute::InputNeighborhood(Neighborhood::new(l, r, t, b))
+                }
+                KernelAttr::OutputTileBlockSize(w, h) => {
+                    KernelAttribute::OutputTileBlockSize(TileBlockSize { width: w, height: h })
+                }
+                KernelAttr::Border(wire::border::UNDEFINED) => KernelAttribute::Border(BorderMode::Undefined),
+                KernelAttr::Border(wire::border::SELF) => KernelAttribute::Border(BorderMode::Self_),
+                KernelAttr::Border(other) => {
+                    return Err(Error::new(ErrorKind::NotSupported, "unknown border code").expected_found(
+                        format!("{} (Undefined) or {} (Self_)", wire::border::UNDEFINED, wire::border::SELF),
+                        other,
+                    ));
+                }
+                KernelAttr::TileMemorySize(n) => KernelAttribute::TileMemorySize(n as usize),
+            };
+            k.set_attribute(a)
+        })())
+    })
 }
 
-extern "C" fn host_remove_kernel(host: &Host, name: RStr<'_>) -> AbiResult<()> {
-    let p = publish_ctx(host);
-    p.removed.borrow_mut().push(name.as_str().to_owned());
-    RResult::ROk(())
+unsafe extern "C" fn host_alias_hint(host: &Host, kernel: u64, a: u32, b: u32, kind: u32) -> AbiResult<()> {
+    catch("alias hint", || {
+        let p = publish_ctx(host);
+        let kind = if kind == 1 { AliasKind::Sparse } else { AliasKind::Dense };
+        abi(kernel_of(p, kernel).and_then(|k| k.alias_parameter_index_hint(a, b, kind)))
+    })
+}
+
+unsafe extern "C" fn host_finalize(host: &Host, kernel: u64) -> AbiResult<()> {
+    catch("finalize", || {
+        let p = publish_ctx(host);
+        abi(kernel_of(p, kernel).and_then(|k| k.finalize()))
+    })
+}
+
+unsafe extern "C" fn host_remove_kernel(host: &Host, name: RStr<'_>) -> AbiResult<()> {
+    catch("remove kernel", || {
+        let p = publish_ctx(host);
+        p.removed.borrow_mut().push(name.as_str().to_owned());
+        RResult::ROk(())
+    })
 }
 
 pub(super) fn host_vtable() -> HostVtableRef {
@@ -170,12 +195,15 @@ pub(super) fn host_vtable() -> HostVtableRef {
 
 /// Run a module's `publish` with a host handle over `p`.
 pub(crate) fn run_entry(p: &PublishCtx<'_>, entry: extern "C" fn(&Host) -> AbiResult<()>) -> Result<()> {
-    let host = Host { vtable: host_vtable(), ctx: p as *const PublishCtx<'_> as usize };
+    // SAFETY: `p` is the PublishCtx the host vtable's functions expect, alive and used by nobody
+    // else for the whole call; the module receives the handle for this call only.
+    let host = unsafe { Host::from_raw(host_vtable(), p as *const PublishCtx<'_> as *const c_void) };
     entry(&host).into_result().map_err(to_error)
 }
 
 /// Run this binary's own kernel records (`publish_in_process`) with a host handle over `p`.
 pub(crate) fn run_records(p: &PublishCtx<'_>) -> Result<()> {
-    let host = Host { vtable: host_vtable(), ctx: p as *const PublishCtx<'_> as usize };
+    // SAFETY: as in `run_entry`.
+    let host = unsafe { Host::from_raw(host_vtable(), p as *const PublishCtx<'_> as *const c_void) };
     vx_plugin_abi::kernel_record::publish_records(&host).into_result().map_err(to_error)
 }

@@ -1,11 +1,13 @@
 //! The validator vtable: what a module's validator may ask about the node's parameters and how it
 //! sets its outputs' meta formats.
 
+use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::ImageFormat;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-use vx_plugin_abi::module_abi::{AbiResult, ParamMeta, Validator, ValidatorVtable, ValidatorVtableRef, data_type};
+use vx_plugin_abi::module_abi::{AbiResult, ParamMeta, Validator, ValidatorVtable, ValidatorVtableRef};
+use vx_plugin_abi::wire::data_type;
 
 use crate::data::array::ArrayItemType;
 use crate::data::reference::Reference;
@@ -13,7 +15,7 @@ use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ValidateContext;
 use crate::kernel::meta_format::MetaFormats;
-use crate::module::host::{abi, to_error};
+use crate::module::host::{abi, catch, catch_or, to_error};
 
 struct ValidateCall<'a, 'b> {
     v: &'a ValidateContext<'b>,
@@ -23,61 +25,74 @@ struct ValidateCall<'a, 'b> {
 fn validate_call<'a, 'b>(v: &Validator) -> &'a mut ValidateCall<'a, 'b> {
     // SAFETY: `call_validate` built this Validator with `ctx` = the address of a ValidateCall that
     // lives (and is borrowed by nobody else) for the whole validator call.
-    unsafe { &mut *(v.ctx as *mut ValidateCall<'a, 'b>) }
+    unsafe { &mut *(v.ctx() as *mut ValidateCall<'a, 'b>) }
 }
 
-extern "C" fn val_num_params(v: &Validator) -> u32 {
-    validate_call(v).v.params().len() as u32
+unsafe extern "C" fn val_num_params(v: &Validator) -> u32 {
+    catch_or("num params", 0, || validate_call(v).v.params().len() as u32)
 }
 
-extern "C" fn val_param_meta(v: &Validator, index: u32) -> AbiResult<ParamMeta> {
-    let c = validate_call(v);
-    abi((|| {
-        let params = c.v.params();
-        let slot = params.get(index as usize).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidParameters, "no such parameter")
-                .expected_found(format!("index < {}", params.len()), index)
-        })?;
-        let mut m = ParamMeta { present: slot.is_some(), data_type: 0, format: 0, width: 0, height: 0, scalar_type: 0 };
-        match slot {
-            None => {}
-            Some(Reference::Image(i)) => {
-                m.data_type = data_type::IMAGE;
-                m.format = i.format().fourcc();
-                m.width = i.width();
-                m.height = i.height();
+unsafe extern "C" fn val_param_meta(v: &Validator, index: u32) -> AbiResult<ParamMeta> {
+    catch("param meta", || {
+        let c = validate_call(v);
+        abi((|| {
+            let params = c.v.params();
+            let slot = params.get(index as usize).ok_or_else(|| {
+                Error::new(ErrorKind::InvalidParameters, "no such parameter")
+                    .expected_found(format!("index < {}", params.len()), index)
+            })?;
+            let mut m =
+                ParamMeta { present: slot.is_some(), data_type: 0, format: 0, width: 0, height: 0, scalar_type: 0 };
+            match slot {
+                None => {}
+                Some(Reference::Image(i)) => {
+                    m.data_type = data_type::IMAGE;
+                    m.format = i.format().fourcc();
+                    m.width = i.width();
+                    m.height = i.height();
+                }
+                Some(Reference::Scalar(s)) => {
+                    m.data_type = data_type::SCALAR;
+                    m.scalar_type = s.scalar_type().code() as u32;
+                }
+                Some(Reference::Array(_)) => m.data_type = data_type::ARRAY,
+                Some(Reference::UserDataObject(_)) => m.data_type = data_type::USER_DATA_OBJECT,
             }
-            Some(Reference::Scalar(s)) => {
-                m.data_type = data_type::SCALAR;
-                m.scalar_type = s.scalar_type().code() as u32;
-            }
-            Some(Reference::Array(_)) => m.data_type = data_type::ARRAY,
-            Some(Reference::UserDataObject(_)) => m.data_type = data_type::USER_DATA_OBJECT,
-        }
-        Ok(m)
-    })())
+            Ok(m)
+        })())
+    })
 }
 
-extern "C" fn val_set_output_image(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()> {
-    let c = validate_call(v);
-    abi((|| {
-        let f = ImageFormat::from_fourcc(format).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidFormat, "unknown image format code").found(format!("{format:#x}"))
-        })?;
-        c.metas.get(index)?.set_image(f, width, height)?;
-        Ok(())
-    })())
+unsafe extern "C" fn val_set_output_image(
+    v: &Validator,
+    index: u32,
+    format: u32,
+    width: u32,
+    height: u32,
+) -> AbiResult<()> {
+    catch("set output image", || {
+        let c = validate_call(v);
+        abi((|| {
+            let f = ImageFormat::from_fourcc(format).ok_or_else(|| {
+                Error::new(ErrorKind::InvalidFormat, "unknown image format code").found(format!("{format:#x}"))
+            })?;
+            c.metas.get(index)?.set_image(f, width, height)?;
+            Ok(())
+        })())
+    })
 }
 
-extern "C" fn val_set_output_array(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()> {
-    let c = validate_call(v);
-    abi((|| {
-        let t = ScalarType::ALL.into_iter().find(|t| t.code() as u32 == scalar_type).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(format!("{scalar_type:#x}"))
-        })?;
-        c.metas.get(index)?.set_array_item_type(ArrayItemType::Scalar(t))?.set_array_capacity(capacity as usize)?;
-        Ok(())
-    })())
+unsafe extern "C" fn val_set_output_array(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()> {
+    catch("set output array", || {
+        let c = validate_call(v);
+        abi((|| {
+            let t = ScalarType::ALL.into_iter().find(|t| t.code() as u32 == scalar_type).ok_or_else(|| {
+                Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(format!("{scalar_type:#x}"))
+            })?;
+            c.metas.get(index)?.set_array_item_type(ArrayItemType::Scalar(t))?.set_array_capacity(capacity as usize)?;
+            Ok(())
+        })())
+    })
 }
 
 fn validator_vtable() -> ValidatorVtableRef {
@@ -99,6 +114,9 @@ pub(super) fn call_validate(
     metas: &mut MetaFormats,
 ) -> Result<()> {
     let mut call = ValidateCall { v, metas };
-    let handle = Validator { vtable: validator_vtable(), ctx: &mut call as *mut ValidateCall<'_, '_> as usize };
+    // SAFETY: `call` is the ValidateCall the validator vtable's functions expect, borrowed by nobody
+    // else for the whole call; the module receives the handle for this call only.
+    let handle =
+        unsafe { Validator::from_raw(validator_vtable(), &mut call as *mut ValidateCall<'_, '_> as *mut c_void) };
     f(&handle).into_result().map_err(to_error)
 }

@@ -1,0 +1,108 @@
+//! Expansion pieces both kernel attributes use, built from the shared model: how each parameter is
+//! bound for the call (required or optional, per flavor), the parameter signature the generated
+//! validator checks, the `add_parameter` calls of registration, and the kernel's name and
+//! enumeration. Generated code names the SDK as `__vx` (`use ::vx_plugin_abi as __vx;`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{ItemFn, LitInt, LitStr};
+
+use crate::internals::ast::{Arg, Extra, Flavor, Param, ParamKind, params};
+
+/// The kernel's name: the given one, or `crate_name.function_name`.
+pub(crate) fn kernel_name(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
+    let ident = &f.sig.ident;
+    match name {
+        Some(n) => quote!(#n),
+        None => quote!(::core::concat!(::core::env!("CARGO_CRATE_NAME"), ".", ::core::stringify!(#ident))),
+    }
+}
+
+/// The kernel's enumeration: the given one, or 0 (the host allocates one).
+pub(crate) fn enumeration(e: Option<&LitInt>) -> TokenStream {
+    e.map_or(quote!(0), |e| quote!(#e))
+}
+
+/// Bindings (statements) and call arguments that adapt the SDK's view of a call to the user's
+/// signature. Tiling: from `args: &mut TileArgs`; user: from `p: &Processor` (and `__local`, the
+/// state the trampoline passes).
+pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let (mut bind, mut call, mut late) = (Vec::new(), Vec::new(), Vec::new());
+    let mut index = 0u32;
+    for a in args {
+        match a {
+            Arg::Param(p) => {
+                let v = format_ident!("__p{}", index);
+                let i = index;
+                let get = match (flavor, &p.kind) {
+                    (Flavor::Tiling, ParamKind::Input(t)) => quote!(args.input::<#t>(#i as usize)?),
+                    (Flavor::Tiling, ParamKind::Output(t)) => quote!(args.output::<#t>(#i as usize)?),
+                    (Flavor::Tiling, ParamKind::Scalar(t)) => quote!(args.scalar::<#t>(#i as usize)?),
+                    (Flavor::User, ParamKind::Input(t)) => quote!(__vx::ImageIn::<#t>::map(p, #i)?),
+                    (Flavor::User, ParamKind::Output(t)) => quote!(__vx::ImageOut::<#t>::map(p, #i)?),
+                    (Flavor::User, ParamKind::Scalar(t)) => quote!(__vx::macro_support::read_scalar::<#t>(p, #i)?),
+                };
+                let present = match flavor {
+                    Flavor::Tiling => quote!(args.is_present(#i as usize)),
+                    Flavor::User => quote!(p.is_present(#i)),
+                };
+                let value = if p.optional {
+                    quote!(if #present { ::core::option::Option::Some(#get) } else { ::core::option::Option::None })
+                } else {
+                    get
+                };
+                bind.push(quote!(#[allow(unused_mut)] let mut #v = #value;));
+                call.push(match (&p.kind, p.optional) {
+                    (ParamKind::Input(_), false) => quote!(&#v),
+                    (ParamKind::Output(_), false) => quote!(&mut #v),
+                    (ParamKind::Input(_), true) => quote!(#v.as_ref()),
+                    (ParamKind::Output(_), true) => quote!(#v.as_mut()),
+                    (ParamKind::Scalar(_), _) => quote!(#v),
+                });
+                index += 1;
+            }
+            Arg::Extra(Extra::TileMemory) => {
+                // Last: it borrows `args` mutably.
+                late.push(quote!(let __mem = args.tile_memory();));
+                call.push(quote!(__mem));
+            }
+            Arg::Extra(Extra::Context) => {
+                bind.push(quote!(let __ctx = args.context();));
+                call.push(quote!(__ctx));
+            }
+            Arg::Extra(Extra::Local) => call.push(quote!(__local)),
+        }
+    }
+    bind.extend(late);
+    (bind, call)
+}
+
+/// The `ParamSig` entries the generated validator checks, one per parameter.
+pub(crate) fn signature(args: &[Arg]) -> Vec<TokenStream> {
+    params(args)
+        .into_iter()
+        .map(|Param { kind, optional }| match kind {
+            ParamKind::Input(t) => quote!(__vx::macro_support::ParamSig::InputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
+            ParamKind::Output(t) => quote!(__vx::macro_support::ParamSig::OutputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
+            ParamKind::Scalar(t) => quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: #optional }),
+        })
+        .collect()
+}
+
+/// `api.add_parameter(k, index, direction, type, state)?;` for every parameter, with wire codes.
+pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
+    params(args)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let i = i as u32;
+            let (dir, ty) = match &p.kind {
+                ParamKind::Input(_) => (quote!(INPUT), quote!(IMAGE)),
+                ParamKind::Output(_) => (quote!(OUTPUT), quote!(IMAGE)),
+                ParamKind::Scalar(_) => (quote!(INPUT), quote!(SCALAR)),
+            };
+            let state = if p.optional { quote!(OPTIONAL) } else { quote!(REQUIRED) };
+            quote!(api.add_parameter(k, #i, __vx::wire::direction::#dir, __vx::wire::data_type::#ty, __vx::wire::param_state::#state)?;)
+        })
+        .collect()
+}

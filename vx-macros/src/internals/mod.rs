@@ -1,0 +1,41 @@
+//! What both kernel attributes share (serde_derive's `internals/` idea): the error collector
+//! ([`ctxt`]), the signature model with its classification ([`ast`]) and the expansion pieces built
+//! from it ([`expand`]: parameter bindings, the signature constant, `add_parameter` calls, name and
+//! enumeration), and the entry-point wrapper with its fallback ([`run`]).
+
+pub(crate) mod ast;
+pub(crate) mod ctxt;
+pub(crate) mod expand;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use ctxt::Ctxt;
+
+/// Run an attribute macro on `f`: `model` collects every error into the context (and returns the
+/// model when the attribute parsed at all); with no error, `expand` emits the code. On errors the
+/// fallback keeps the function (so its body is still checked and no "unused" noise follows) and
+/// reports every error at once.
+pub(crate) fn run<M>(
+    f: &ItemFn,
+    model: impl FnOnce(&Ctxt) -> syn::Result<M>,
+    expand: impl FnOnce(&M) -> TokenStream,
+) -> TokenStream {
+    let cx = Ctxt::new();
+    let m = model(&cx);
+    let mut errors = cx.check().err();
+    if let Err(e) = &m {
+        match &mut errors {
+            Some(all) => all.combine(e.clone()),
+            None => errors = Some(e.clone()),
+        }
+    }
+    match (errors, m) {
+        (None, Ok(m)) => expand(&m),
+        (Some(e), _) | (None, Err(e)) => {
+            let err = e.to_compile_error();
+            quote!(#[allow(dead_code)] #f #err)
+        }
+    }
+}

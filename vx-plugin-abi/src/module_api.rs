@@ -1,0 +1,170 @@
+//! The module side of the ABI, written once (the gstreamer-rs subclassing idea): generic
+//! `extern "C"` trampolines over small traits, each catching panics inside the module. The macros'
+//! output implements a trait on a unit type and passes `trampoline::<ThatType>` to the host; it never
+//! writes `extern "C"` or `unsafe` itself. Hand-written modules may use the same trampolines.
+//!
+//! | trait | trampoline | ABI slot |
+//! |---|---|---|
+//! | [`TilingFunction`] | [`tiling_trampoline`] | `KernelDesc::fast` / `flexible` |
+//! | [`ValidateFunction`] | [`validate_trampoline`] | `KernelDesc::validate` |
+//! | [`ProcessFunction`] | [`process_trampoline`] | `KernelDesc::process` |
+//! | [`StatefulProcess`] | [`stateful_process_trampoline`] | `KernelDesc::process` (with state) |
+//! | [`StateHooks`] | [`init_trampoline`], [`deinit_trampoline`] | `KernelDesc::init` / `deinit` |
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use abi_stable::std_types::{RResult, RString};
+
+use crate::module_abi::{AbiError, AbiResult, Lifecycle, Processor, Validator};
+use crate::status::Status;
+use crate::tile::{TileArgs, TileError, TileParam};
+
+/// Run `f`, turning a panic into an error (never let it cross the boundary).
+pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.into(),
+        Err(payload) => RResult::RErr(AbiError::new(
+            Status::Failure,
+            format!("{what} panicked in the module: {}", crate::unwind::panic_message(&*payload)),
+        )),
+    }
+}
+
+/// A tiling kernel's fast or flexible function.
+pub trait TilingFunction: 'static {
+    /// Process one tile.
+    fn call(args: &mut TileArgs<'_>) -> Result<(), TileError>;
+}
+
+/// `vx_tiling_kernel_f` for `F`: builds the tile views, calls `F`, catches panics.
+///
+/// # Safety
+///
+/// Called by the host with a parameters array of `num` entries and tile memory of `size` bytes
+/// valid for the call ([`TileArgs::new`]'s contract).
+pub unsafe extern "C" fn tiling_trampoline<F: TilingFunction>(
+    params: *const TileParam,
+    num: u32,
+    tile_memory: *mut u8,
+    size: usize,
+) -> AbiResult<()> {
+    guard("a tiling function", || {
+        let params = if num == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
+            unsafe { std::slice::from_raw_parts(params, num as usize) }
+        };
+        // SAFETY: forwarded unchanged from the host, which upholds TileArgs::new's contract.
+        let mut args = unsafe { TileArgs::new(params, tile_memory, size) };
+        F::call(&mut args)
+            .map_err(|e| AbiError { status: e.status.code(), message: RString::from(e.message.into_owned()) })
+    })
+}
+
+/// A kernel's validator.
+pub trait ValidateFunction: 'static {
+    /// Check the node's parameters and set its outputs' meta formats.
+    fn validate(v: &Validator) -> Result<(), AbiError>;
+}
+
+/// The validator entry point for `V`, panics caught.
+pub extern "C" fn validate_trampoline<V: ValidateFunction>(v: &Validator) -> AbiResult<()> {
+    guard("validate", || V::validate(v))
+}
+
+/// A user kernel's process function.
+pub trait ProcessFunction: 'static {
+    /// Run the node once.
+    fn process(p: &Processor) -> Result<(), AbiError>;
+}
+
+/// The process entry point for `P`, panics caught.
+pub extern "C" fn process_trampoline<P: ProcessFunction>(p: &Processor) -> AbiResult<()> {
+    guard("process", || P::process(p))
+}
+
+/// A user kernel's typed node state: created at init (boxed behind the node's local data), dropped
+/// at deinit, with the kernel's own hooks run on it.
+pub trait StateHooks: 'static {
+    /// The state.
+    type State: Default + 'static;
+    /// The kernel's own init, run on the fresh state.
+    fn init(_state: &mut Self::State) -> Result<(), AbiError> {
+        Ok(())
+    }
+    /// The kernel's own deinit, run before the state is dropped.
+    fn deinit(_state: &mut Self::State) -> Result<(), AbiError> {
+        Ok(())
+    }
+}
+
+/// Init for `H`: box a default state as the node's local data, then run `H::init` on it.
+pub extern "C" fn init_trampoline<H: StateHooks>(l: &Lifecycle) -> AbiResult<()> {
+    guard("init", || {
+        let mut state = Box::new(H::State::default());
+        H::init(&mut state)?;
+        l.set_local_data_size(std::mem::size_of::<H::State>() as u64)?;
+        let ptr = Box::into_raw(state);
+        if let Err(e) = l.set_local_data_ptr(ptr as usize) {
+            // SAFETY: ptr came from Box::into_raw just above and was not handed out.
+            drop(unsafe { Box::from_raw(ptr) });
+            return Err(e);
+        }
+        Ok(())
+    })
+}
+
+/// Deinit for `H`: run `H::deinit`, then drop the boxed state and clear the pointer.
+pub extern "C" fn deinit_trampoline<H: StateHooks>(l: &Lifecycle) -> AbiResult<()> {
+    guard("deinit", || {
+        let d = l.local_data();
+        if d.ptr == 0 {
+            return Ok(());
+        }
+        // SAFETY: init_trampoline::<H> stored Box::into_raw(Box<H::State>) here and nothing else
+        // owns it; it is reclaimed exactly once (the pointer is cleared below).
+        let mut state = unsafe { Box::from_raw(d.ptr as *mut H::State) };
+        let r = H::deinit(&mut state);
+        drop(state);
+        l.set_local_data_ptr(0)?;
+        r
+    })
+}
+
+/// A user kernel's process function over its typed node state (see [`StateHooks`]).
+pub trait StatefulProcess: StateHooks {
+    /// Run the node once, with its state.
+    fn process(p: &Processor, state: &mut Self::State) -> Result<(), AbiError>;
+}
+
+/// The process entry point for `P`: the node's state (made by [`init_trampoline::<P>`]) is passed
+/// to `P::process`, panics caught.
+pub extern "C" fn stateful_process_trampoline<P: StatefulProcess>(p: &Processor) -> AbiResult<()> {
+    guard("process", || {
+        // SAFETY: taken once for this process call; the host runs a node's process one call at a
+        // time, so this is the only reference to the state while it lives.
+        let state = unsafe { state::<P>(p)? };
+        P::process(p, state)
+    })
+}
+
+/// The typed state `init_trampoline::<H>` placed behind the node's local data.
+///
+/// # Safety
+///
+/// Call at most once per process call: the returned reference is the only one to the node's state
+/// for the call's duration.
+#[allow(clippy::mut_from_ref)]
+unsafe fn state<H: StateHooks>(p: &Processor) -> Result<&mut H::State, AbiError> {
+    let d = p.local_data();
+    if d.ptr == 0 || d.size as usize != std::mem::size_of::<H::State>() {
+        return Err(AbiError::new(
+            Status::NotAllocated,
+            "the node's local data is not this kernel's state (was init run?)",
+        ));
+    }
+    // SAFETY: init_trampoline::<H> stored a Box<H::State> (size checked) here; the node runs one
+    // process at a time and the caller takes this reference once per call, so it is unique.
+    Ok(unsafe { &mut *(d.ptr as *mut H::State) })
+}

@@ -1,0 +1,84 @@
+//! The wire codes of the module ABI, named once: the macros, the host and hand-written modules all
+//! use these (OpenVX's own `vx_type_e` / `vx_direction_e` values where OpenVX has one). Codes cross
+//! the boundary as plain integers, never as Rust enums, so a value a newer module sends is refused
+//! with an error instead of being undefined behaviour.
+
+/// Parameter data types (`vx_type_e`).
+pub mod data_type {
+    /// `VX_TYPE_SCALAR`.
+    pub const SCALAR: u32 = 0x80D;
+    /// `VX_TYPE_ARRAY`.
+    pub const ARRAY: u32 = 0x80E;
+    /// `VX_TYPE_IMAGE`.
+    pub const IMAGE: u32 = 0x80F;
+    /// `VX_TYPE_USER_DATA_OBJECT`.
+    pub const USER_DATA_OBJECT: u32 = 0x816;
+}
+
+/// Scalar types (`vx_type_e`).
+pub mod scalar_type {
+    /// `VX_TYPE_CHAR`.
+    pub const CHAR: u32 = 0x001;
+    /// `VX_TYPE_INT8`.
+    pub const INT8: u32 = 0x002;
+    /// `VX_TYPE_UINT8`.
+    pub const UINT8: u32 = 0x003;
+    /// `VX_TYPE_INT16`.
+    pub const INT16: u32 = 0x004;
+    /// `VX_TYPE_UINT16`.
+    pub const UINT16: u32 = 0x005;
+    /// `VX_TYPE_INT32`.
+    pub const INT32: u32 = 0x006;
+    /// `VX_TYPE_UINT32`.
+    pub const UINT32: u32 = 0x007;
+    /// `VX_TYPE_INT64`.
+    pub const INT64: u32 = 0x008;
+    /// `VX_TYPE_UINT64`.
+    pub const UINT64: u32 = 0x009;
+    /// `VX_TYPE_FLOAT32`.
+    pub const FLOAT32: u32 = 0x00A;
+    /// `VX_TYPE_FLOAT64`.
+    pub const FLOAT64: u32 = 0x00B;
+    /// `VX_TYPE_ENUM`.
+    pub const ENUM: u32 = 0x00C;
+    /// `VX_TYPE_SIZE`.
+    pub const SIZE: u32 = 0x00D;
+    /// `VX_TYPE_DF_IMAGE`.
+    pub const DF_IMAGE: u32 = 0x00E;
+    /// `VX_TYPE_BOOL`.
+    pub const BOOL: u32 = 0x010;
+}
+
+/// Parameter directions (`vx_direction_e` order).
+pub mod direction {
+    /// `VX_INPUT`.
+    pub const INPUT: u32 = 0;
+    /// `VX_OUTPUT`.
+    pub const OUTPUT: u32 = 1;
+    /// `VX_BIDIRECTIONAL` (refused for user kernels).
+    pub const BIDIRECTIONAL: u32 = 2;
+}
+
+/// Parameter states.
+pub mod param_state {
+    /// `VX_PARAMETER_STATE_REQUIRED`.
+    pub const REQUIRED: u32 = 0;
+    /// `VX_PARAMETER_STATE_OPTIONAL`.
+    pub const OPTIONAL: u32 = 1;
+}
+
+/// Border modes of tiling kernels (`VX_KERNEL_BORDER`).
+pub mod border {
+    /// `VX_BORDER_UNDEFINED`.
+    pub const UNDEFINED: u32 = 0;
+    /// `VX_BORDER_MODE_SELF`: the kernel handles pixels outside the image itself.
+    pub const SELF: u32 = 1;
+}
+
+/// Processing types of alias hints (`vx_buffer_aliasing_processing_type_e`).
+pub mod alias_kind {
+    /// Every element is read and written.
+    pub const DENSE: u32 = 0;
+    /// Only some elements are written.
+    pub const SPARSE: u32 = 1;
+}
