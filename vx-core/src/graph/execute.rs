@@ -8,36 +8,16 @@
 //! (crossbeam) then allocates one small block per 63 entries, amortised — the only allocation, and
 //! pinned by `tests/zero_alloc.rs`.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use vx_plugin_abi::Status;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ProcessContext;
-
-/// Run a user callback, turning a panic into an error (the host stays alive).
-pub(crate) fn call_guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => Err(Error::new(
-            ErrorKind::Failure,
-            format!("the kernel's {what} callback panicked: {}", panic_message(&*payload)),
-        )),
-    }
-}
-
-/// The message of a caught panic.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_string())
-}
+use crate::support::unwind::call_guarded;
 
 impl Graph {
     /// `vxProcessGraph`: verify first if the graph changed since its last verification (the

@@ -19,16 +19,14 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::verify::testkit::{copy_kernel, image, run_until};
-    use crate::{Graph, Image, ImageFormat};
+    use crate::Graph;
+    use crate::graph::verify::testkit::{copy_kernel, run_until, virtual_chain};
 
     #[test]
     fn every_buffer_is_allocated_and_nothing_before() {
         let (ctx, k) = copy_kernel();
         let g = Graph::new(&ctx).unwrap();
-        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
-        g.add_node(&k, [&image(&ctx), &v]).unwrap();
-        g.add_node(&k, [&v, &image(&ctx)]).unwrap();
+        virtual_chain(&ctx, &g, &k);
         run_until(&g, "nodes").unwrap();
         assert_eq!(ctx.buffer_bytes().current, 0, "nothing is allocated before the buffers pass");
         run_until(&g, "buffers").unwrap();

@@ -75,16 +75,14 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::verify::testkit::{copy_kernel, image, run_until};
+    use crate::graph::verify::testkit::{copy_kernel, image, run_until, virtual_chain};
     use crate::{ErrorKind, Graph, Image, ImageFormat};
 
     #[test]
     fn a_virtual_output_is_completed() {
         let (ctx, k) = copy_kernel();
         let g = Graph::new(&ctx).unwrap();
-        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
-        g.add_node(&k, [&image(&ctx), &v]).unwrap();
-        g.add_node(&k, [&v, &image(&ctx)]).unwrap();
+        let v = virtual_chain(&ctx, &g, &k);
         run_until(&g, "nodes").unwrap();
         assert_eq!((v.format(), v.width(), v.height()), (ImageFormat::U8, 8, 8));
     }

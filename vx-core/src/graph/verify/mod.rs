@@ -151,27 +151,48 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
 
 #[cfg(test)]
 pub(super) mod testkit {
-    //! Small graphs for the passes' unit tests: a copy kernel (U8 in → U8 out of the same size).
+    //! Small graphs for the passes' unit tests: kernels with a U8 input and a U8 output image.
 
-    use crate::{Context, DataType, Graph, Image, ImageFormat, Kernel, ParamDirection, ParamState, Result};
+    use crate::{
+        Context, DataType, Graph, Image, ImageFormat, Kernel, KernelBuilder, MetaFormat, MetaFormats, ParamDirection,
+        ParamState, Result, ValidateContext,
+    };
 
-    /// A context with a finalized `test.copy` kernel.
-    pub(crate) fn copy_kernel() -> (Context, Kernel) {
-        let ctx = Context::builder().threads(1).build().expect("context");
-        let k = ctx
-            .user_kernel("test.copy", ctx.allocate_user_kernel_id().expect("id"), 2)
-            .validate(|v, metas| {
-                let i = v.expect_image_format(0, ImageFormat::U8)?;
-                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-                Ok(())
-            })
-            .process(|_| Ok(()))
-            .add()
-            .expect("kernel");
+    /// The usual validator: input 0 is U8; output 1 is U8 of its size. Returns the output's meta
+    /// format, for callers that add to it.
+    pub(crate) fn same_size_u8<'m>(v: &ValidateContext<'_>, metas: &'m mut MetaFormats) -> Result<&'m mut MetaFormat> {
+        let i = v.expect_image_format(0, ImageFormat::U8)?;
+        metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())
+    }
+
+    /// A finalized kernel `name` (U8 image in at 0, out at 1) with what `build` adds (a validator,
+    /// init, …) and a process that does nothing.
+    pub(crate) fn u8_kernel(
+        ctx: &Context,
+        name: &str,
+        build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
+    ) -> Kernel {
+        let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().expect("id"), 2).process(|_| Ok(()));
+        let k = build(b).add().expect("kernel");
         k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).expect("p0");
         k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).expect("p1");
         k.finalize().expect("finalize");
+        k
+    }
+
+    /// A one-thread context with a finalized `test.copy` kernel.
+    pub(crate) fn copy_kernel() -> (Context, Kernel) {
+        let ctx = Context::builder().threads(1).build().expect("context");
+        let k = u8_kernel(&ctx, "test.copy", |b| b.validate(|v, metas| same_size_u8(v, metas).map(|_| ())));
         (ctx, k)
+    }
+
+    /// `image → k → virtual → k → image` in `g`; returns the virtual image.
+    pub(crate) fn virtual_chain(ctx: &Context, g: &Graph, k: &Kernel) -> Image {
+        let v = Image::new_virtual(g, 0, 0, ImageFormat::Virtual).expect("virtual");
+        g.add_node(k, [&image(ctx), &v]).expect("node 0");
+        g.add_node(k, [&v, &image(ctx)]).expect("node 1");
+        v
     }
 
     /// Run the graph passes of `graph` up to and including `last`.

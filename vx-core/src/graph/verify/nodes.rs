@@ -126,23 +126,20 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use crate::graph::verify::testkit::image;
-    use crate::{Context, DataType, ErrorKind, Graph, ImageFormat, ParamDirection, ParamState};
+    use crate::graph::verify::testkit::{image, run_until, same_size_u8, u8_kernel};
+    use crate::{Context, ErrorKind, Graph};
 
-    /// A copy kernel counting validate, init and deinit calls.
-    fn counted(ctx: &Context, fail_validate: bool) -> (crate::Kernel, Arc<[AtomicUsize; 3]>) {
+    /// A copy kernel counting validate, init and deinit calls; its validator refuses when `refuse`.
+    fn counted(ctx: &Context, refuse: bool) -> (crate::Kernel, Arc<[AtomicUsize; 3]>) {
         let calls: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
         let (c0, c1, c2) = (Arc::clone(&calls), Arc::clone(&calls), Arc::clone(&calls));
-        let k = ctx
-            .user_kernel("test.counted", ctx.allocate_user_kernel_id().unwrap(), 2)
-            .validate(move |v, metas| {
+        let k = u8_kernel(ctx, "test.counted", move |b| {
+            b.validate(move |v, metas| {
                 c0[0].fetch_add(1, Ordering::SeqCst);
-                if fail_validate {
+                if refuse {
                     return Err(crate::Error::new(ErrorKind::InvalidFormat, "no"));
                 }
-                let i = v.expect_image_format(0, ImageFormat::U8)?;
-                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-                Ok(())
+                same_size_u8(v, metas).map(|_| ())
             })
             .init(move |_| {
                 c1[1].fetch_add(1, Ordering::SeqCst);
@@ -152,12 +149,7 @@ mod tests {
                 c2[2].fetch_add(1, Ordering::SeqCst);
                 Ok(())
             })
-            .process(|_| Ok(()))
-            .add()
-            .unwrap();
-        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-        k.finalize().unwrap();
+        });
         (k, calls)
     }
 
@@ -171,9 +163,9 @@ mod tests {
         let (k, calls) = counted(&ctx, false);
         let g = Graph::new(&ctx).unwrap();
         g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
-        crate::graph::verify::testkit::run_until(&g, "nodes").unwrap();
+        run_until(&g, "nodes").unwrap();
         assert_eq!(counts(&calls), [1, 1, 0]);
-        crate::graph::verify::testkit::run_until(&g, "nodes").unwrap();
+        run_until(&g, "nodes").unwrap();
         assert_eq!(counts(&calls), [2, 2, 1]);
     }
 
@@ -183,7 +175,7 @@ mod tests {
         let (k, calls) = counted(&ctx, true);
         let g = Graph::new(&ctx).unwrap();
         g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
-        let e = crate::graph::verify::testkit::run_until(&g, "nodes").unwrap_err();
+        let e = run_until(&g, "nodes").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidFormat);
         assert_eq!(e.context().kernel.as_deref(), Some("test.counted"));
         assert_eq!(counts(&calls), [1, 0, 0]);

@@ -50,36 +50,22 @@ pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerifi
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::verify::testkit::{image, run_until};
-    use crate::{Context, DataType, ErrorKind, Graph, ImageFormat, ParamDirection, ParamState, Rect};
-
-    /// A copy kernel whose output's valid rectangle is its input's shrunk by `shrink` on each side.
-    fn shrinking(ctx: &Context, shrink: u32) -> crate::Kernel {
-        let k = ctx
-            .user_kernel("test.shrink", ctx.allocate_user_kernel_id().unwrap(), 2)
-            .validate(move |v, metas| {
-                let i = v.expect_image_format(0, ImageFormat::U8)?;
-                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?.set_valid_rect_callback(
-                    move |_, inputs| {
-                        let r = inputs[0];
-                        Ok(Rect::new(r.start_x + shrink, r.start_y + shrink, r.end_x - shrink, r.end_y - shrink))
-                    },
-                )?;
-                Ok(())
-            })
-            .process(|_| Ok(()))
-            .add()
-            .unwrap();
-        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-        k.finalize().unwrap();
-        k
-    }
+    use crate::graph::verify::testkit::{image, run_until, same_size_u8, u8_kernel};
+    use crate::{Context, ErrorKind, Graph, Rect};
 
     #[test]
     fn valid_rectangles_propagate_along_a_chain() {
         let ctx = Context::builder().threads(1).build().unwrap();
-        let k = shrinking(&ctx, 1);
+        // Output valid = input valid shrunk by one pixel on each side.
+        let k = u8_kernel(&ctx, "test.shrink", |b| {
+            b.validate(|v, metas| {
+                same_size_u8(v, metas)?.set_valid_rect_callback(|_, inputs| {
+                    let r = inputs[0];
+                    Ok(Rect::new(r.start_x + 1, r.start_y + 1, r.end_x - 1, r.end_y - 1))
+                })?;
+                Ok(())
+            })
+        });
         let g = Graph::new(&ctx).unwrap();
         let (a, b, c) = (image(&ctx), image(&ctx), image(&ctx));
         g.add_node(&k, [&a, &b]).unwrap();
@@ -92,22 +78,12 @@ mod tests {
     #[test]
     fn a_rectangle_outside_the_output_is_refused() {
         let ctx = Context::builder().threads(1).build().unwrap();
-        let k = ctx
-            .user_kernel("test.outside", ctx.allocate_user_kernel_id().unwrap(), 2)
-            .validate(|v, metas| {
-                let i = v.expect_image_format(0, ImageFormat::U8)?;
-                metas
-                    .get(1)?
-                    .set_image(ImageFormat::U8, i.width(), i.height())?
-                    .set_valid_rect_callback(|_, _| Ok(Rect::new(0, 0, 9, 9)))?;
+        let k = u8_kernel(&ctx, "test.outside", |b| {
+            b.validate(|v, metas| {
+                same_size_u8(v, metas)?.set_valid_rect_callback(|_, _| Ok(Rect::new(0, 0, 9, 9)))?;
                 Ok(())
             })
-            .process(|_| Ok(()))
-            .add()
-            .unwrap();
-        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-        k.finalize().unwrap();
+        });
         let g = Graph::new(&ctx).unwrap();
         g.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
         let e = run_until(&g, "nodes").unwrap_err();
