@@ -2,6 +2,25 @@
 //! resource counters — what every object holds), its kernel table and its modules; every public
 //! method lives here and delegates to the layer that owns the concept. Nothing below this file
 //! names `Context`.
+//!
+//! # Invariants
+//!
+//! - **One shared part per context.** `ContextShared` is created once, in [`Context::with_config`];
+//!   the kernel table, the modules and every data object, kernel, graph and node hold an `Arc` of
+//!   that one value, so "same context" is `Arc::ptr_eq` on it, and the pool and counters outlive
+//!   every object that uses them, whatever the order of drops.
+//! - **Counted while alive.** Every kernel, module, graph, node and data object holds a
+//!   `ResourceSlot` from the shared counters and gives it back on drop; limits are enforced when the
+//!   slot is taken, never later.
+//! - **Kernels belong to one table.** A kernel handle holds the `KernelTable` it was added to;
+//!   lookups return only finalized kernels; a removed or replaced kernel stays usable by the nodes
+//!   that hold it (its code stays mapped through its keep-alive) but is never found again.
+//! - **Modules publish into that table, transactionally.** `Modules` owns the loaded libraries and
+//!   the shadow-copy directory; a failed publish removes every kernel it added; a reload swaps the
+//!   new kernels in under the table's lock, so a lookup sees one version or the other.
+//! - **One lock order.** The modules lock before the kernel table's (a reload's swap holds both);
+//!   no path takes them the other way, and a module's `publish` runs with the modules lock released,
+//!   taking the table's lock per call. Graph locks are taken by graph operations only, never here.
 
 use std::path::PathBuf;
 use std::sync::Arc;
