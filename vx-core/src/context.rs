@@ -75,6 +75,11 @@ impl ContextBuilder {
         self.config.tiling = policy;
         self
     }
+    /// How many replaced versions' states each module keeps (default 16).
+    pub fn module_history(mut self, n: usize) -> Self {
+        self.config.module_history = n;
+        self
+    }
     /// Create the context and its thread pool.
     pub fn build(self) -> Result<Context> {
         Context::with_config(self.config)
@@ -202,6 +207,12 @@ impl Context {
     /// `vxAllocateUserKernelLibraryId`: the next library id of 1..=255.
     pub fn allocate_user_kernel_library_id(&self) -> Result<i32> {
         self.inner.kernels.registry().allocate_library_id()
+    }
+
+    /// Ids of the user kernel id pool in use (allocated by the application, or by the host for
+    /// module kernels without an explicit enumeration, which give them back when they leave).
+    pub fn user_kernel_ids_in_use(&self) -> usize {
+        self.inner.kernels.registry().kernel_ids_in_use()
     }
 
     /// Kernels in the context, finalized or not (not yet removed).

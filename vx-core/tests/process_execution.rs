@@ -222,3 +222,101 @@ fn a_callback_cannot_reenter_its_own_graph_on_any_thread() {
     assert_eq!(g.state().unwrap(), GraphState::Completed);
     assert_eq!(node.status().unwrap(), Status::Success);
 }
+
+#[test]
+fn a_tile_function_on_a_pool_worker_cannot_reenter_its_graph() {
+    let ctx = Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy {
+            cache_budget_bytes: 1024,
+            min_tiles_per_thread: 4,
+            min_tile_pixels: 1,
+            min_parallel_pixels: 0,
+        })
+        .build()
+        .unwrap();
+    let slot: Arc<Mutex<Option<Graph>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<(bool, ErrorKind)>>> = Arc::default();
+    let (s2, seen2) = (slot.clone(), seen.clone());
+    let k = ctx
+        .tiling_kernel("t.reenter", 1, 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .fast(move |_| {
+            if let Some(g) = s2.lock().unwrap().as_ref() {
+                let on_worker = std::thread::current().name().is_some_and(|n| n.starts_with("vx-ctx"));
+                seen2.lock().unwrap().push((on_worker, g.process().unwrap_err().kind()));
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    image_in_out(&k);
+    k.finalize().unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let (a, b) =
+        (Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap());
+    g.add_node(&k, [&a, &b]).unwrap();
+    *slot.lock().unwrap() = Some(g.clone());
+    // Before the fix a worker's call blocked on the graph's lock held by the caller, forever.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let g2 = g.clone();
+    std::thread::spawn(move || done_tx.send(g2.process()).unwrap());
+    let result = done_rx.recv_timeout(Duration::from_secs(60)).expect("process returned (no deadlock)");
+    result.unwrap();
+    slot.lock().unwrap().take();
+    let seen = seen.lock().unwrap();
+    assert!(seen.iter().all(|(_, k)| *k == ErrorKind::NotSupported), "{seen:?}");
+    assert!(seen.iter().any(|(worker, _)| *worker), "a pool worker ran a tile and was refused too: {seen:?}");
+}
+
+#[test]
+fn two_graphs_whose_kernels_process_each_other_do_not_deadlock() {
+    let ctx = ctx();
+    let others: Arc<Mutex<[Option<Graph>; 2]>> = Arc::default();
+    let inside = Arc::new(AtomicU32::new(0));
+    let outcomes: Arc<Mutex<Vec<std::result::Result<(), ErrorKind>>>> = Arc::default();
+    let mut kernels = Vec::new();
+    for i in 0..2 {
+        let (others, inside, outcomes) = (others.clone(), inside.clone(), outcomes.clone());
+        kernels.push(kernel_with(&ctx, &format!("test.cross{i}"), move || {
+            let other = others.lock().unwrap()[1 - i].clone();
+            if let Some(other) = other {
+                // Both kernels are running (each holds its own graph) before either asks for the other.
+                assert!(rendezvous(&inside, 2), "both graphs run at once");
+                let outcome = other.process().map_err(|e| e.kind());
+                outcomes.lock().unwrap().push(outcome);
+            }
+            Ok(())
+        }));
+    }
+    let graphs: Vec<Graph> = (0..2)
+        .map(|i| {
+            let g = Graph::with_name(&ctx, &format!("g{i}")).unwrap();
+            let src = u8_image(&ctx, 2, 2, |_, _| 1);
+            g.add_node(&kernels[i], [&src, &Image::new(&ctx, 2, 2, ImageFormat::U8).unwrap()]).unwrap();
+            g.verify().unwrap();
+            g
+        })
+        .collect();
+    *others.lock().unwrap() = [Some(graphs[0].clone()), Some(graphs[1].clone())];
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    for g in &graphs {
+        let (g, done_tx) = (g.clone(), done_tx.clone());
+        std::thread::spawn(move || done_tx.send(g.process()).unwrap());
+    }
+    for _ in 0..2 {
+        done_rx.recv_timeout(Duration::from_secs(60)).expect("both processes return (no deadlock)").unwrap();
+    }
+    others.lock().unwrap().iter_mut().for_each(|g| *g = None);
+    // Whichever way the threads interleave, every call returned: a graph busy on the other thread
+    // (or held further up this thread's own stack) is refused with NotSupported, not waited for;
+    // a free one is processed (nested), and its kernel then meets the first case.
+    let outcomes = outcomes.lock().unwrap();
+    assert!(outcomes.len() >= 2, "{outcomes:?}");
+    assert!(outcomes.contains(&Err(ErrorKind::NotSupported)), "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| matches!(o, Ok(()) | Err(ErrorKind::NotSupported))), "{outcomes:?}");
+}

@@ -296,3 +296,47 @@ fn tiles_run_in_parallel_on_the_caller_and_the_context_pool() {
     assert_eq!(names.len(), 2, "two threads ran tiles: {names:?}");
     assert!(names.iter().any(|n| n.starts_with("vx-ctx")), "{names:?}");
 }
+
+#[test]
+fn tiles_with_tile_memory_run_in_parallel_too() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let ctx = Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy {
+            cache_budget_bytes: 1024,
+            min_tiles_per_thread: 4,
+            min_tile_pixels: 1,
+            min_parallel_pixels: 0,
+        })
+        .build()
+        .unwrap();
+    // How many tile calls are inside the function at once, and the most seen.
+    let inside: &'static AtomicUsize = Box::leak(Box::default());
+    let most: &'static AtomicUsize = Box::leak(Box::default());
+    let k = ctx
+        .tiling_kernel("t.memory", 1, 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .fast(move |args| {
+            let now = inside.fetch_add(1, SeqCst) + 1;
+            most.fetch_max(now, SeqCst);
+            args.tile_memory().fill(7); // each call has the arena to itself
+            std::thread::sleep(std::time::Duration::from_millis(3));
+            inside.fetch_sub(1, SeqCst);
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    image_in_out(&k);
+    k.set_attribute(KernelAttribute::TileMemorySize(16)).unwrap();
+    k.finalize().unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let (a, b) =
+        (Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap());
+    g.add_node(&k, [&a, &b]).unwrap();
+    g.process().unwrap();
+    assert_eq!(most.load(SeqCst), 2, "the caller and the pool worker used arenas of their own, at once");
+}

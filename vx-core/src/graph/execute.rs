@@ -27,7 +27,7 @@ impl Graph {
         let mut body = g.lock()?;
         // A module reload replaced a kernel some node uses: rebind (one atomic load per node).
         if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
-            crate::graph::rebind_replaced(&mut body).map_err(|e| e.in_graph(&g.name()))?;
+            crate::graph::rebind_replaced(&mut body, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
         }
         if !body.verified {
             let never = body.nodes.iter().flatten().all(|n| !n.initialized);
@@ -89,7 +89,7 @@ fn run_node(pool: &rayon::ThreadPool, graph: u64, s: &NodeSlot) -> Result<()> {
         }
         KernelFunctions::Tiling { fast, flexible } => {
             let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
-            crate::graph::tiling::run(pool, s, fin, fast.as_deref(), flexible.as_deref())
+            crate::graph::tiling::run(pool, graph, s, fin, fast.as_deref(), flexible.as_deref())
         }
     };
     run.perf.record(t0.elapsed());

@@ -23,6 +23,7 @@ use crate::kernel::local_data::{LocalData, Phase};
 use crate::kernel::meta_format::ValidRectFn;
 use crate::kernel::record::KernelInner;
 use crate::kernel::signature::ParamSpec;
+use crate::kernel::table::KernelTable;
 use crate::shared::{AsContext, ContextShared, Sealed, VirtualScope};
 use crate::shared::{ResourceKind, ResourceSlot};
 use crate::support::ids::next_id;
@@ -126,16 +127,27 @@ pub(crate) struct GraphInner {
 
 /// Rebind nodes whose kernel was replaced by a module reload: the old instance is deinitialized
 /// (with the old code, still mapped), the node takes the newest kernel and is re-verified.
-fn rebind_replaced(body: &mut GraphBody) -> Result<()> {
+///
+/// Which nodes move, and to which kernel, is decided in one step under the kernel table's
+/// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
+/// version, never some on the old and some on the new. The deinits run after the lock is released.
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<()> {
+    let moves: Vec<(usize, Arc<KernelInner>)> = {
+        let _consistent = kernels.rebinding();
+        body.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+            .map(|(i, s)| (i, s.kernel.latest()))
+            .collect()
+    };
     let mut first_error = None;
-    for s in body.nodes.iter_mut().flatten() {
-        if !s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire) {
-            continue;
-        }
+    for (i, next) in moves {
+        let Some(s) = body.nodes[i].as_mut() else { continue };
         if let Err(e) = s.deinit() {
             first_error.get_or_insert(e);
         }
-        let next = s.kernel.latest();
         tracing::debug!(node = %s.name, kernel = %next.name, "node rebound to the reloaded kernel");
         let n = next.num_params as usize;
         s.params.resize(n, None);
@@ -175,15 +187,31 @@ impl GraphInner {
     }
 
     /// Lock the graph, refusing re-entry from one of its own callbacks (which would deadlock).
+    ///
+    /// From inside a kernel callback (this thread verifies or processes some graph), another graph is
+    /// only locked if it is free: waiting could deadlock (graph A's kernel processing B while B's
+    /// kernel processes A on another thread), so a busy graph is refused with `NotSupported`.
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
-        if ACTIVE_GRAPH.with(|c| c.get()) == self.id {
+        let active = ACTIVE_GRAPH.with(|c| c.get());
+        if active == self.id {
             return Err(Error::new(
                 ErrorKind::NotSupported,
                 "a kernel callback cannot modify, verify or process the graph it is running in",
             )
             .in_graph(&self.name()));
         }
-        Ok(lock(&self.body))
+        if active == 0 {
+            return Ok(lock(&self.body));
+        }
+        match self.body.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Err(Error::new(
+                ErrorKind::NotSupported,
+                "a kernel callback cannot wait for another graph that is busy on another thread (it could deadlock)",
+            )
+            .in_graph(&self.name())),
+        }
     }
 }
 
@@ -322,7 +350,9 @@ impl Graph {
     {
         let g = &self.inner;
         let mut body = g.lock()?;
-        let k = &kernel.inner;
+        // A handle from before a module reload stands for the kernel's newest version.
+        let latest = kernel.inner.latest();
+        let k = &latest;
         let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
         if !g.ctx.same(&kernel.table.shared) {
             return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel belongs to another context")));
@@ -330,8 +360,11 @@ impl Graph {
         let Some(fin) = k.final_() else {
             return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel is not finalized")));
         };
-        if kernel.is_removed() {
-            return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel was removed")));
+        if k.removed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(ctxt(Error::new(
+                ErrorKind::InvalidReference,
+                "the kernel was removed (its module was unloaded, or the kernel removed)",
+            )));
         }
         let mut given: Vec<Option<Reference>> = params.into_iter().map(Into::into).collect();
         if given.len() > fin.params.len() {

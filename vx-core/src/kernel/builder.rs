@@ -35,6 +35,7 @@ pub struct KernelBuilder<'c> {
     deinit: Option<Arc<LifecycleFn>>,
     keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     staged: bool,
+    owns_enumeration: bool,
 }
 
 impl<'c> KernelBuilder<'c> {
@@ -60,7 +61,14 @@ impl<'c> KernelBuilder<'c> {
             deinit: None,
             keep_alive: None,
             staged: false,
+            owns_enumeration: false,
         }
+    }
+
+    /// The enumeration was allocated from the id pool for this kernel (returned when it leaves).
+    pub(crate) fn owns_enumeration(mut self) -> Self {
+        self.owns_enumeration = true;
+        self
     }
 
     /// Build the kernel without registering it (module reload stages the new version first).
@@ -183,6 +191,7 @@ impl<'c> KernelBuilder<'c> {
             }),
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,
+            owns_enumeration: self.owns_enumeration,
             removed: AtomicBool::new(false),
             replaced: AtomicBool::new(false),
             replacement: Mutex::new(None),

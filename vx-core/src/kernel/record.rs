@@ -27,7 +27,11 @@ pub(crate) struct FinalKernel {
 
 pub(crate) struct KernelInner {
     pub(crate) name: String,
-    pub(super) enumeration: i32,
+    pub(crate) enumeration: i32,
+    /// The enumeration came from the context's user kernel id pool on the kernel's behalf (a module
+    /// kernel without an explicit one): it returns to the pool when the kernel leaves the table, and
+    /// a reload's successor inherits it.
+    pub(crate) owns_enumeration: bool,
     pub(crate) num_params: u32,
     pub(crate) functions: KernelFunctions,
     pub(crate) validate: Arc<ValidateFn>,

@@ -2,7 +2,7 @@
 //! only, and the user kernel id / library id pools of `vxAllocateUserKernelId` and
 //! `vxAllocateUserKernelLibraryId`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::record::KernelInner;
@@ -26,11 +26,25 @@ pub const fn kernel_base(vendor: u32, library: u32) -> i32 {
 pub(crate) struct KernelTable {
     pub(crate) shared: Arc<ContextShared>,
     registry: Mutex<KernelRegistry>,
+    /// Held for writing while a module reload swaps its kernels in (and marks the old ones
+    /// replaced), for reading while a graph rebinds its nodes: a graph sees every kernel of a reload
+    /// replaced, or none, so one frame never mixes two versions of a module.
+    swap: RwLock<()>,
 }
 
 impl KernelTable {
     pub(crate) fn new(shared: Arc<ContextShared>) -> Arc<KernelTable> {
-        Arc::new(KernelTable { shared, registry: Mutex::new(KernelRegistry::default()) })
+        Arc::new(KernelTable { shared, registry: Mutex::new(KernelRegistry::default()), swap: RwLock::new(()) })
+    }
+
+    /// Exclusive: a reload swapping kernels.
+    pub(crate) fn swap(&self) -> RwLockWriteGuard<'_, ()> {
+        self.swap.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Shared: a graph deciding which nodes to rebind, and rebinding them.
+    pub(crate) fn rebinding(&self) -> RwLockReadGuard<'_, ()> {
+        self.swap.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The registry, locked.
@@ -39,11 +53,17 @@ impl KernelTable {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct KernelRegistry {
     kernels: Vec<Arc<KernelInner>>,
-    next_kernel_id: u32,
+    /// One bit per id of the user kernel id pool: set while allocated.
+    kernel_ids: [u64; (USER_KERNEL_ID_POOL / 64) as usize],
     next_library_id: u32,
+}
+
+impl Default for KernelRegistry {
+    fn default() -> Self {
+        KernelRegistry { kernels: Vec::new(), kernel_ids: [0; (USER_KERNEL_ID_POOL / 64) as usize], next_library_id: 0 }
+    }
 }
 
 impl KernelRegistry {
@@ -83,18 +103,34 @@ impl KernelRegistry {
         self.kernels.iter().any(|x| Arc::ptr_eq(x, k))
     }
 
+    /// Take `k` out of the table (removed or unloaded); an enumeration it owns returns to the pool.
     pub(crate) fn remove(&mut self, k: &Arc<KernelInner>) {
+        let before = self.kernels.len();
         self.kernels.retain(|x| !Arc::ptr_eq(x, k));
-        k.removed.store(true, std::sync::atomic::Ordering::Release);
+        let was_registered = self.kernels.len() < before;
+        if !k.removed.swap(true, std::sync::atomic::Ordering::AcqRel) && k.owns_enumeration && was_registered {
+            self.release_kernel_id(k.enumeration);
+        }
+    }
+
+    /// Give back the pool ids a staged (never registered) kernel owns: a failed reload.
+    pub(crate) fn discard_staged(&mut self, k: &KernelInner) {
+        if k.owns_enumeration && !self.kernels.iter().any(|x| x.enumeration == k.enumeration) {
+            self.release_kernel_id(k.enumeration);
+        }
     }
 
     /// Swap `old` for `new` in place (module reload).
     pub(crate) fn replace(&mut self, old: &Arc<KernelInner>, new: Arc<KernelInner>) {
+        let new_enumeration = new.enumeration;
         match self.kernels.iter_mut().find(|x| Arc::ptr_eq(x, old)) {
             Some(slot) => *slot = new,
             None => self.kernels.push(new),
         }
         old.removed.store(true, std::sync::atomic::Ordering::Release);
+        if old.owns_enumeration && old.enumeration != new_enumeration {
+            self.release_kernel_id(old.enumeration);
+        }
     }
 
     pub(crate) fn by_name(&self, name: &str) -> Option<Arc<KernelInner>> {
@@ -105,14 +141,30 @@ impl KernelRegistry {
         self.kernels.iter().find(|k| k.enumeration == e && k.final_().is_some()).cloned()
     }
 
+    /// The lowest free id of the user kernel id pool.
     pub(crate) fn allocate_kernel_id(&mut self) -> Result<i32> {
-        if self.next_kernel_id >= USER_KERNEL_ID_POOL {
-            return Err(Error::new(ErrorKind::NoResources, "the user kernel id pool is exhausted")
-                .expected_found(format!("at most {USER_KERNEL_ID_POOL} ids per context"), USER_KERNEL_ID_POOL + 1));
+        let Some((word, bits)) = self.kernel_ids.iter_mut().enumerate().find(|(_, b)| **b != u64::MAX) else {
+            return Err(Error::new(ErrorKind::NoResources, "the user kernel id pool is exhausted").expected_found(
+                format!("at most {USER_KERNEL_ID_POOL} ids in use per context"),
+                USER_KERNEL_ID_POOL + 1,
+            ));
+        };
+        let bit = bits.trailing_ones();
+        *bits |= 1 << bit;
+        Ok(kernel_base(VX_ID_USER, 0) + (word as u32 * 64 + bit) as i32)
+    }
+
+    /// Return `id` to the user kernel id pool (ids outside the pool are ignored).
+    fn release_kernel_id(&mut self, id: i32) {
+        let index = id.wrapping_sub(kernel_base(VX_ID_USER, 0));
+        if (0..USER_KERNEL_ID_POOL as i32).contains(&index) {
+            self.kernel_ids[index as usize / 64] &= !(1 << (index % 64));
         }
-        let id = kernel_base(VX_ID_USER, 0) + self.next_kernel_id as i32;
-        self.next_kernel_id += 1;
-        Ok(id)
+    }
+
+    /// Ids of the user kernel id pool in use.
+    pub(crate) fn kernel_ids_in_use(&self) -> usize {
+        self.kernel_ids.iter().map(|b| b.count_ones() as usize).sum()
     }
 
     pub(crate) fn allocate_library_id(&mut self) -> Result<i32> {

@@ -55,39 +55,73 @@ impl fmt::Display for ModuleState {
 
 static SHADOW_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Check that `bytes` is a complete 64-bit little-endian ELF file: every loadable segment and the
-/// section header table lie inside it. `dlopen` of a truncated file (one still being written) can
-/// map segments past its end and fault on first touch instead of failing, so this runs first.
-pub(super) fn check_elf(bytes: &[u8]) -> std::result::Result<(), String> {
-    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64);
-    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64);
-    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
+/// The ELF machine of this host (`e_machine`).
+const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
+    62
+} else if cfg!(target_arch = "aarch64") {
+    183
+} else if cfg!(target_arch = "riscv64") {
+    243
+} else {
+    0 // unknown: not checked
+};
+
+/// Most program headers a module may have (a real one has about ten).
+const MAX_PROGRAM_HEADERS: u64 = 256;
+
+/// Check that the file at `path` is a complete 64-bit little-endian ELF shared object for this
+/// machine, reading only its header and program headers (a few KiB, whatever the file's size):
+/// type `ET_DYN`, a dynamic segment, every loadable segment and the section header table inside the
+/// file. `dlopen` of a truncated file (one still being written) can map segments past its end and
+/// fault on first touch instead of failing, and a huge file that is no library must be refused
+/// before it is copied; so this runs on the original and again on the shadow copy.
+pub(super) fn check_elf(path: &Path) -> std::result::Result<(), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let len = f.metadata().map_err(|e| format!("cannot stat it: {e}"))?.len();
+    let mut head = [0u8; 64];
+    if len < 64 || f.read_exact(&mut head).is_err() || &head[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }
-    if bytes[4] != 2 || bytes[5] != 1 {
+    if head[4] != 2 || head[5] != 1 {
         return Err("not a 64-bit little-endian ELF file".into());
     }
-    let len = bytes.len() as u64;
+    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    if u16_at(&head, 0x10) != 3 {
+        return Err("not a shared library (ELF type is not ET_DYN)".into());
+    }
+    let machine = u16_at(&head, 0x12);
+    if HOST_MACHINE != 0 && machine != HOST_MACHINE {
+        return Err(format!("built for another machine (ELF machine {machine}, this host is {HOST_MACHINE})"));
+    }
     let truncated = || "truncated (still being written?)".to_string();
-    let (phoff, phentsize, phnum) =
-        (u64_at(0x20).ok_or_else(truncated)?, u16_at(0x36).ok_or_else(truncated)?, u16_at(0x38).ok_or_else(truncated)?);
-    let (shoff, shentsize, shnum) =
-        (u64_at(0x28).ok_or_else(truncated)?, u16_at(0x3A).ok_or_else(truncated)?, u16_at(0x3C).ok_or_else(truncated)?);
+    let (phoff, phentsize, phnum) = (u64_at(&head, 0x20), u16_at(&head, 0x36) as u64, u16_at(&head, 0x38) as u64);
+    let (shoff, shentsize, shnum) = (u64_at(&head, 0x28), u16_at(&head, 0x3A) as u64, u16_at(&head, 0x3C) as u64);
+    if phnum == 0 || phnum > MAX_PROGRAM_HEADERS || phentsize < 56 {
+        return Err(format!("no usable program headers ({phnum} of {phentsize} bytes)"));
+    }
     let end = |off: u64, size: u64, n: u64| off.checked_add(size.checked_mul(n)?);
     if end(phoff, phentsize, phnum).is_none_or(|e| e > len) || end(shoff, shentsize, shnum).is_none_or(|e| e > len) {
         return Err(truncated());
     }
-    for i in 0..phnum {
-        let ph = (phoff + i * phentsize) as usize;
-        let (p_type, p_offset, p_filesz) = (
-            u32_at(ph).ok_or_else(truncated)?,
-            u64_at(ph + 8).ok_or_else(truncated)?,
-            u64_at(ph + 32).ok_or_else(truncated)?,
-        );
+    let mut table = vec![0u8; (phentsize * phnum) as usize];
+    f.seek(SeekFrom::Start(phoff)).and_then(|_| f.read_exact(&mut table)).map_err(|_| truncated())?;
+    let (mut loads, mut dynamic) = (0, false);
+    for ph in table.chunks_exact(phentsize as usize) {
+        let (p_type, p_offset, p_filesz) = (u32_at(ph, 0), u64_at(ph, 8), u64_at(ph, 32));
+        match p_type {
+            1 => loads += 1,
+            2 => dynamic = true,
+            _ => {}
+        }
         if p_type != 0 && p_offset.checked_add(p_filesz).is_none_or(|e| e > len) {
             return Err(truncated());
         }
+    }
+    if loads == 0 || !dynamic {
+        return Err("no loadable or dynamic segment (not a shared library)".into());
     }
     Ok(())
 }
@@ -180,25 +214,30 @@ impl ModuleLibrary {
     /// layout, vx-rs ABI version) before calling anything in it.
     pub(super) fn open(name: &str, path: &Path, shadow_dir: &Path) -> Result<ModuleLibrary> {
         let invalid = |msg: String| Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string());
+        let not_loadable = |why: String| invalid(format!("module '{name}' is not a loadable library: {why}"));
+        check_elf(path).map_err(not_loadable)?;
         std::fs::create_dir_all(shadow_dir)
             .map_err(|e| invalid(format!("cannot create the shadow directory {}: {e}", shadow_dir.display())))?;
         let n = SHADOW_COUNTER.fetch_add(1, Ordering::Relaxed);
         let shadow = shadow_dir.join(format!("lib{name}.{}.{n}.so", std::process::id()));
         std::fs::copy(path, &shadow)
             .map_err(|e| invalid(format!("cannot copy the module to {}: {e}", shadow.display())))?;
-        let cleanup = |e: Error| {
+        let unlink = || {
             let _ = std::fs::remove_file(&shadow);
+            let _ = std::fs::remove_dir(shadow_dir); // only when empty
+        };
+        let cleanup = |e: Error| {
+            unlink();
             e
         };
-        let bytes =
-            std::fs::read(&shadow).map_err(|e| cleanup(invalid(format!("cannot read the module copy: {e}"))))?;
-        check_elf(&bytes)
-            .map_err(|why| cleanup(invalid(format!("module '{name}' is not a loadable library: {why}"))))?;
-        drop(bytes);
+        // Again on the copy: the file may have changed between the check and the copy.
+        check_elf(&shadow).map_err(|why| cleanup(not_loadable(why)))?;
         // SAFETY: opening a library runs its initializers; a vx-rs module's only link its kernel
         // records into the module's own static list (inventory). The path is our private shadow copy.
-        let library = unsafe { libloading::Library::new(&shadow) }
-            .map_err(|e| cleanup(invalid(format!("module '{name}' is not a loadable library: {e}"))))?;
+        let library = unsafe { libloading::Library::new(&shadow) }.map_err(|e| cleanup(not_loadable(e.to_string())))?;
+        // Mapped now: the copy's name is no longer needed (the loader keeps it as the library's name
+        // and `RTLD_NOLOAD` matches on it), so nothing is left on disk, even if the process dies.
+        unlink();
         // SAFETY: ROOT_MODULE_LOADER_NAME is the abi_stable header static; reading its address as an
         // AbiHeaderRef is how abi_stable's own loader does it. It is checked (`upgrade`) before use.
         let header: Option<AbiHeaderRef> =
@@ -235,6 +274,13 @@ impl ModuleLibrary {
             ))));
         }
         let declared = module.name().as_str().to_owned();
+        if declared != name {
+            drop(library);
+            return Err(cleanup(invalid(format!(
+                "the file lib{name}.so holds module '{declared}', not '{name}': a module's file is lib<its name>.so; \
+                 load it as '{declared}' (or rename the file)"
+            ))));
+        }
         let version = module.version().as_str().to_owned();
         tracing::debug!(module = %name, declared = %declared, version = %version, shadow = %shadow.display(), "module library opened");
         Ok(ModuleLibrary {
@@ -252,11 +298,11 @@ impl ModuleLibrary {
     }
 }
 
-/// True when the dynamic loader still knows `path` (`RTLD_NOLOAD`) or its pages are still mapped
-/// (`/proc/self/maps`). Both are needed: glibc keeps a library with pending thread-local destructors
-/// mapped while `RTLD_NOLOAD` no longer finds it (observed after a module panicked on a pool thread).
-fn still_mapped(path: &Path) -> bool {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return false };
+/// Why the library copy at `path` is still in the process after `dlclose`, or `None` when it is
+/// gone. Evidence, not a guess: whether the dynamic loader still knows the copy (`RTLD_NOLOAD`), and
+/// how its file is still mapped (`/proc/self/maps`: as code, or read-only by something else).
+fn still_mapped(path: &Path) -> Option<String> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: RTLD_NOLOAD only looks the library up; it maps nothing new. A non-null handle bumps
     // the reference count, so it is closed again right away.
     let known = unsafe {
@@ -266,31 +312,46 @@ fn still_mapped(path: &Path) -> bool {
         }
         !h.is_null()
     };
-    known
-        || std::fs::read_to_string("/proc/self/maps")
-            .map(|maps| maps.lines().any(|l| l.ends_with(&*path.to_string_lossy())))
-            .unwrap_or(false)
+    let file = path.to_string_lossy();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mappings: Vec<&str> = maps
+        .lines()
+        .filter(|l| l.trim_end().trim_end_matches(" (deleted)").ends_with(&*file))
+        .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
+        .collect();
+    let executable = mappings.iter().any(|perms| perms.contains('x'));
+    let shown = path.display();
+    if known {
+        Some(format!(
+            "the dynamic loader still holds {shown} after dlclose: its reference count is not zero (code of the module \
+             registered a thread-local destructor on a thread that is still alive, or something else opened the same copy)"
+        ))
+    } else if executable {
+        Some(format!(
+            "{shown} is still mapped as code after dlclose although the dynamic loader let it go: glibc keeps the \
+             segments of a library with pending thread-local destructors until the threads that registered them end"
+        ))
+    } else if !mappings.is_empty() {
+        Some(format!(
+            "the dynamic loader unloaded {shown}, but {} read-only mapping(s) of its file remain, made by something \
+             other than the loader (e.g. a backtrace symbolizer that cached the file)",
+            mappings.len()
+        ))
+    } else {
+        None
+    }
 }
 
 impl Drop for ModuleLibrary {
     fn drop(&mut self) {
         // The module descriptor points into the library: nothing of it is used past this point.
         let Some(library) = self.library.take() else { return };
-        let closed = library.close();
-        let state = match closed {
+        let state = match library.close() {
             Err(e) => ModuleState::Zombie { reason: format!("dlclose failed: {e}") },
-            Ok(()) if still_mapped(&self.shadow) => ModuleState::Zombie {
-                reason: format!(
-                    "{} is still mapped after dlclose: code of the module registered a thread-local destructor on \
-                     (or spawned) a thread that is still alive (a panic inside the module does this), so the dynamic \
-                     loader keeps it until that thread ends",
-                    self.shadow.display()
-                ),
+            Ok(()) => match still_mapped(&self.shadow) {
+                Some(reason) => ModuleState::Zombie { reason },
+                None => ModuleState::Unloaded,
             },
-            Ok(()) => {
-                let _ = std::fs::remove_file(&self.shadow);
-                ModuleState::Unloaded
-            }
         };
         match &state {
             ModuleState::Zombie { reason } => {
@@ -306,12 +367,45 @@ impl Drop for ModuleLibrary {
 mod tests {
     use super::check_elf;
 
+    /// A shared library of this machine to cut up: the C library the test binary links.
+    fn a_shared_library() -> std::path::PathBuf {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let path = maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.contains("libc.so")).unwrap();
+        std::path::PathBuf::from(path)
+    }
+
+    fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
     #[test]
-    fn elf_checks_refuse_junk_and_truncated_files() {
-        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-        assert_eq!(check_elf(&exe), Ok(()));
-        assert_eq!(check_elf(b"hello").unwrap_err(), "not an ELF file");
-        assert!(check_elf(&exe[..exe.len() / 2]).unwrap_err().contains("truncated"));
-        assert!(check_elf(&exe[..100]).unwrap_err().contains("truncated"));
+    fn elf_checks_refuse_junk_truncated_files_and_executables() {
+        let dir = std::env::temp_dir().join(format!("vx-rs-elf-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = std::fs::read(a_shared_library()).unwrap();
+        assert_eq!(check_elf(&write(&dir, "whole.so", &lib)), Ok(()));
+        assert_eq!(check_elf(&write(&dir, "hello.so", b"hello")).unwrap_err(), "not an ELF file");
+        assert!(check_elf(&write(&dir, "half.so", &lib[..lib.len() / 2])).unwrap_err().contains("truncated"));
+        assert!(check_elf(&write(&dir, "head.so", &lib[..100])).unwrap_err().contains("truncated"));
+        // The test binary is an executable (ET_DYN when PIE: then it has PT_INTERP but is still
+        // accepted by the type check; a non-PIE one is ET_EXEC): either way no panic, a clear answer.
+        let _ = check_elf(&std::env::current_exe().unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_huge_sparse_file_with_an_elf_header_is_refused_reading_only_its_header() {
+        let dir = std::env::temp_dir().join(format!("vx-rs-elf-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = std::fs::read(a_shared_library()).unwrap();
+        let path = dir.join("huge.so");
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, &lib[..64]).unwrap();
+        f.set_len(512 << 20).unwrap(); // 512 MiB, sparse: nothing else is written
+        let why = check_elf(&path).unwrap_err();
+        assert!(why.contains("truncated") || why.contains("program headers") || why.contains("segment"), "{why}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

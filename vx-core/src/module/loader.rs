@@ -6,7 +6,7 @@
 //! then the colon-separated `VX_MODULE_PATH`, then the executable's directory. A library stays
 //! mapped as long as any kernel, node or graph from it is alive; then it is closed and checked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -32,15 +32,21 @@ struct ModuleEntry {
     count: usize,
     loaded: Option<LoadedModule>,
     state: Arc<Mutex<ModuleState>>,
-    /// States of versions replaced by reloads, oldest first.
-    retired: Vec<(String, Arc<Mutex<ModuleState>>)>,
+    /// States of versions replaced by reloads, oldest first (at most `ContextConfig::module_history`).
+    retired: VecDeque<(String, Arc<Mutex<ModuleState>>)>,
 }
 
 /// A context's modules: the table behind a lock, the kernel table they publish into, and the
 /// directory of this context's shadow copies.
+///
+/// Module operations (load, unload, reload, in-process publish) are serialized by `ops`, held for
+/// the whole operation, whichever thread calls: a second load of a name is a reference count, an
+/// unload cannot slip into a reload, and the table lock (held only for short reads and updates)
+/// never spans a module's `publish`. Queries take only the table lock.
 pub(crate) struct Modules {
     shared: Arc<ContextShared>,
     kernels: Arc<KernelTable>,
+    ops: Mutex<()>,
     table: Mutex<ModuleTable>,
     /// Where shadow copies of module libraries go.
     shadow_dir: PathBuf,
@@ -48,8 +54,32 @@ pub(crate) struct Modules {
 
 impl Drop for Modules {
     fn drop(&mut self) {
-        // Best effort: the directory is empty unless a module stayed mapped (zombie).
+        // Shadow copies are unlinked as soon as they are mapped, so the directory is empty.
         let _ = std::fs::remove_dir(&self.shadow_dir);
+    }
+}
+
+/// The prefix of every context's shadow directory in the system temp directory.
+const SHADOW_PREFIX: &str = "vx-rs-modules-";
+
+/// Remove the shadow directories of processes that are gone (they exited with modules loaded, or
+/// crashed), so temp directories do not pile up over a machine's life.
+fn sweep_dead_shadow_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SHADOW_PREFIX)) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            match std::fs::remove_dir_all(e.path()) {
+                Ok(()) => {
+                    tracing::debug!(dir = %e.path().display(), "removed a dead process's module shadow directory")
+                }
+                Err(err) => {
+                    tracing::debug!(dir = %e.path().display(), "could not remove a stale shadow directory: {err}")
+                }
+            }
+        }
     }
 }
 
@@ -81,8 +111,23 @@ fn roll_back(kernels: &KernelTable, added: &[Kernel]) {
 
 impl Modules {
     pub(crate) fn new(shared: Arc<ContextShared>, kernels: Arc<KernelTable>) -> Modules {
-        let shadow_dir = std::env::temp_dir().join(format!("vx-rs-modules-{}-ctx{}", std::process::id(), shared.id));
-        Modules { shared, kernels, table: Mutex::new(ModuleTable::default()), shadow_dir }
+        sweep_dead_shadow_dirs();
+        let shadow_dir = std::env::temp_dir().join(format!("{SHADOW_PREFIX}{}-ctx{}", std::process::id(), shared.id));
+        Modules { shared, kernels, ops: Mutex::new(()), table: Mutex::new(ModuleTable::default()), shadow_dir }
+    }
+
+    /// Hold this for the whole of a module operation.
+    fn operation(&self) -> MutexGuard<'_, ()> {
+        lock(&self.ops)
+    }
+
+    /// Record a retired version's state, keeping the configured number of the newest.
+    fn retire(&self, entry: &mut ModuleEntry, version: String, state: Arc<Mutex<ModuleState>>) {
+        let keep = self.shared.config.module_history;
+        entry.retired.push_back((version, state));
+        while entry.retired.len() > keep {
+            entry.retired.pop_front();
+        }
     }
 
     fn modules(&self) -> MutexGuard<'_, ModuleTable> {
@@ -138,13 +183,18 @@ impl Modules {
     /// every kernel it added is removed, the library is closed, and the error says why.
     pub(crate) fn load(&self, name: &str) -> Result<()> {
         check_name(name)?;
+        let _op = self.operation();
+        self.load_locked(name)
+    }
+
+    /// `load` with the operation lock held.
+    fn load_locked(&self, name: &str) -> Result<()> {
         let mut table = self.modules();
         if let Some(entry) = table.entries.get_mut(name)
             && let Some(loaded) = &entry.loaded
         {
             entry.count += 1;
-            *entry.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
+            *lock(&entry.state) = ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
             return Ok(());
         }
         drop(table);
@@ -185,18 +235,18 @@ impl Modules {
     /// graph from it is alive.
     pub(crate) fn unload(&self, name: &str) -> Result<()> {
         check_name(name)?;
+        let _op = self.operation();
         let mut table = self.modules();
         let not_loaded = || Error::new(ErrorKind::InvalidParameters, format!("module '{name}' is not loaded"));
         let entry = table.entries.get_mut(name).ok_or_else(not_loaded)?;
         let Some(loaded) = &entry.loaded else { return Err(not_loaded()) };
         if entry.count > 1 {
             entry.count -= 1;
-            *entry.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
+            *lock(&entry.state) = ModuleState::Loaded { count: entry.count, version: loaded.library.version.clone() };
             return Ok(());
         }
         entry.count = 0;
-        let loaded = entry.loaded.take().expect("checked");
+        let Some(loaded) = entry.loaded.take() else { return Err(not_loaded()) };
         drop(table);
         let unpublish = PublishCtx {
             kernels: &self.kernels,
@@ -242,14 +292,21 @@ impl Modules {
     /// leaves the old version serving and says why. Loads the module if it is not loaded.
     pub(crate) fn reload(&self, name: &str) -> Result<()> {
         check_name(name)?;
+        let _op = self.operation();
         if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
-            return self.load(name);
+            return self.load_locked(name);
         }
         let path = self.resolve(name)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.shadow_dir)?);
         let (result, staged) = self.run_publish(&library, true);
+        let discard = |staged: Vec<Kernel>| {
+            let mut registry = self.kernels.registry();
+            for k in &staged {
+                registry.discard_staged(&k.inner);
+            }
+        };
         if let Err(e) = result {
-            drop(staged);
+            discard(staged);
             drop(library);
             return Err(Error::new(
                 e.kind(),
@@ -258,20 +315,28 @@ impl Modules {
             .on_object(&path.display().to_string()));
         }
         if let Some(k) = staged.iter().find(|k| !k.is_finalized()) {
+            let k = k.name().to_owned();
+            discard(staged);
             return Err(Error::new(
                 ErrorKind::InvalidModule,
                 format!(
-                    "reloading module '{name}' failed, the loaded version keeps serving: its publish left kernel '{}' unfinalized",
-                    k.name()
+                    "reloading module '{name}' failed, the loaded version keeps serving: its publish left kernel '{k}' unfinalized"
                 ),
             ));
         }
         let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(|k| Arc::clone(&k.inner)).collect();
         drop(staged);
         let mut table = self.modules();
-        let entry = table.entries.get_mut(name).expect("checked loaded");
-        let old = entry.loaded.take().expect("checked loaded");
+        // The operation lock is held, so the module is still loaded; say so if not, never panic.
+        let Some((entry, old)) = table.entries.get_mut(name).and_then(|e| e.loaded.take().map(|old| (e, old))) else {
+            return Err(Error::new(
+                ErrorKind::InvalidModule,
+                format!("module '{name}' was unloaded during the reload"),
+            ));
+        };
         {
+            // One swap: graphs see all of the old kernels replaced, or none (see `rebind_replaced`).
+            let _swap = self.kernels.swap();
             let mut registry = self.kernels.registry();
             for new in &new_kernels {
                 match old.kernels.iter().find(|o| o.name == new.name) {
@@ -288,7 +353,8 @@ impl Modules {
         }
         let (old_version, new_version) = (old.library.version.clone(), library.version.clone());
         old.library.set_state(ModuleState::Draining { version: old_version.clone() });
-        entry.retired.push((old_version.clone(), Arc::clone(&old.library.state)));
+        let retired_state = Arc::clone(&old.library.state);
+        self.retire(entry, old_version.clone(), retired_state);
         entry.state = Arc::clone(&library.state);
         library.set_state(ModuleState::Loaded { count: entry.count, version: new_version.clone() });
         entry.loaded = Some(LoadedModule { library, kernels: new_kernels, _slot: old._slot });
@@ -334,12 +400,7 @@ impl Modules {
         self.modules()
             .entries
             .get(name)
-            .map(|e| {
-                e.retired
-                    .iter()
-                    .map(|(v, s)| (v.clone(), s.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()))
-                    .collect()
-            })
+            .map(|e| e.retired.iter().map(|(v, s)| (v.clone(), lock(s).clone())).collect())
             .unwrap_or_default()
     }
 
@@ -347,6 +408,7 @@ impl Modules {
     /// registration records), through the same host interface modules use — no cdylib needed.
     /// Transactional: if one fails, the ones added are removed. Returns the names published.
     pub(crate) fn publish_in_process(&self) -> Result<Vec<String>> {
+        let _op = self.operation();
         let publish = PublishCtx {
             kernels: &self.kernels,
             library: None,
@@ -365,10 +427,7 @@ impl Modules {
 
     /// The state of module `name`, if it was ever loaded in this context.
     pub(crate) fn state(&self, name: &str) -> Option<ModuleState> {
-        self.modules()
-            .entries
-            .get(name)
-            .map(|e| e.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+        self.modules().entries.get(name).map(|e| lock(&e.state).clone())
     }
 
     /// Names of the kernels module `name` published (while loaded).

@@ -18,6 +18,9 @@ pub struct ContextConfig {
     pub max_data_objects: usize,
     /// How tiling nodes are cut into tiles.
     pub tiling: TilingPolicy,
+    /// States of versions replaced by reloads kept per module (`Context::module_history`); older
+    /// ones are forgotten, so a service reloading for months holds a bounded history.
+    pub module_history: usize,
 }
 
 impl Default for ContextConfig {
@@ -30,6 +33,7 @@ impl Default for ContextConfig {
             max_nodes: 16 * 1024,
             max_data_objects: 64 * 1024,
             tiling: TilingPolicy::default(),
+            module_history: 16,
         }
     }
 }

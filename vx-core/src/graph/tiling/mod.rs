@@ -18,7 +18,7 @@ use crate::data::image::PlaneLease;
 use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::NodeSlot;
+use crate::graph::{ActiveGuard, NodeSlot};
 use crate::kernel::callbacks::TilingFn;
 use crate::kernel::record::FinalKernel;
 use crate::shared::Resources;
@@ -30,7 +30,8 @@ use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 /// What a verified tiling node keeps for process.
 pub(crate) struct TilingState {
     pub(crate) tiles: Vec<PlannedTile>,
-    /// One tile-memory arena per pool thread, each as large as the largest tile needs.
+    /// One tile-memory arena per pool thread plus one for the calling thread, each as large as the
+    /// largest tile needs.
     arenas: Vec<Mutex<RawBuf>>,
     tile_memory_size: usize,
     block: TileBlockSize,
@@ -119,7 +120,9 @@ pub(crate) fn prepare(
     let arenas = if arena_bytes == 0 {
         Vec::new()
     } else {
-        (0..threads.max(1)).map(|_| RawBuf::new(arena_bytes, resources).map(Mutex::new)).collect::<Result<_>>()?
+        // One per pool worker (by worker index) and one for a calling thread outside the pool (the
+        // last), so the caller and worker 0 never share one and tiles with memory run in parallel.
+        (0..=threads.max(1)).map(|_| RawBuf::new(arena_bytes, resources).map(Mutex::new)).collect::<Result<_>>()?
     };
     let aliased = s.params.iter().enumerate().any(|(i, a)| {
         fin.params[i].direction == Direction::Input
@@ -170,6 +173,7 @@ unsafe impl Sync for TileRun<'_> {}
 /// Run every tile of a verified tiling node on `pool`.
 pub(crate) fn run(
     pool: &rayon::ThreadPool,
+    graph: u64,
     s: &NodeSlot,
     fin: &FinalKernel,
     fast: Option<&TilingFn>,
@@ -236,7 +240,12 @@ pub(crate) fn run(
         };
         pool.in_place_scope(|scope| {
             for _ in 1..pool.current_num_threads() {
-                scope.spawn(|_| work());
+                scope.spawn(|_| {
+                    // Workers run the graph's code too: a tile function re-entering its graph gets
+                    // an error there as well, not a deadlock.
+                    let _active = ActiveGuard::enter(graph);
+                    work()
+                });
             }
             work();
         });
@@ -321,7 +330,8 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
     let mut arena = match mem_size {
         0 => None,
         _ => {
-            let idx = rayon::current_thread_index().unwrap_or(0) % st.arenas.len();
+            let caller = st.arenas.len() - 1;
+            let idx = rayon::current_thread_index().map_or(caller, |w| w % caller);
             Some(lock(&st.arenas[idx]))
         }
     };

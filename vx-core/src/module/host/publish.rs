@@ -55,10 +55,22 @@ unsafe extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiR
             let name = desc.name.as_str().to_owned();
             let validate = desc.validate;
             let tiling = desc.fast.is_some() || desc.flexible.is_some();
-            // Enumeration 0: let the host allocate one (what the kernel macros ask for by default).
-            let enumeration =
-                if desc.enumeration == 0 { p.kernels.registry().allocate_kernel_id()? } else { desc.enumeration };
+            // Enumeration 0 (what the kernel macros ask for by default): the host allocates one from
+            // the id pool, owned by the kernel (back to the pool when it leaves); a reload's successor
+            // keeps its predecessor's, so clients that look kernels up by enumeration keep finding it.
+            let (enumeration, owned) = if desc.enumeration != 0 {
+                (desc.enumeration, false)
+            } else {
+                let mut registry = p.kernels.registry();
+                match registry.by_name(&name).filter(|old| p.staged && old.owns_enumeration) {
+                    Some(old) => (old.enumeration, true),
+                    None => (registry.allocate_kernel_id()?, true),
+                }
+            };
             let mut b = KernelBuilder::new(p.kernels, &name, enumeration, desc.num_params, tiling);
+            if owned {
+                b = b.owns_enumeration();
+            }
             if let Some(lib) = &p.library {
                 let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
                 b = b.keep_alive(lib);
