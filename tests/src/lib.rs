@@ -23,9 +23,20 @@ pub fn build_module(package: &str, features: &[&str]) -> PathBuf {
     build_module_profile(package, features, false)
 }
 
+/// Build `plugins/vx-testmod` with `features`, declaring the module name `name` (a module is loaded
+/// by its declared name, so each test that needs a module of its own builds one under that name).
+pub fn testmod(name: &str, features: &[&str]) -> PathBuf {
+    build(&[("VX_TESTMOD_NAME", name)], "vx-testmod", features, false)
+}
+
 /// Like [`build_module`], optionally with `--release` (for benchmarks).
 pub fn build_module_profile(package: &str, features: &[&str], release: bool) -> PathBuf {
-    let key = format!("{package}[{}]{}", features.join(","), if release { "release" } else { "" });
+    build(&[], package, features, release)
+}
+
+fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) -> PathBuf {
+    let tag: String = env.iter().map(|(_, v)| format!("-{v}")).collect();
+    let key = format!("{package}{tag}[{}]{}", features.join(","), if release { "release" } else { "" });
     let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
     let built = built.get_or_insert_with(HashMap::new);
     if let Some(p) = built.get(&key) {
@@ -35,6 +46,7 @@ pub fn build_module_profile(package: &str, features: &[&str], release: bool) -> 
     let target = root.join("target").join("test-modules");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(&root).args(["build", "--quiet", "-p", package, "--target-dir"]).arg(&target);
+    cmd.env_remove("VX_TESTMOD_NAME").envs(env.iter().copied());
     if release {
         cmd.arg("--release");
     }
@@ -48,7 +60,7 @@ pub fn build_module_profile(package: &str, features: &[&str], release: bool) -> 
     let store = target.join("variants");
     std::fs::create_dir_all(&store).expect("variants dir");
     let copy = store.join(format!(
-        "{}-{}.so",
+        "{}{tag}-{}.so",
         package,
         if features.is_empty() { "default".into() } else { features.join("+") }
     ));

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use vx_core::*;
-use vx_tests::{build_module, plugin_dir};
+use vx_tests::{build_module, plugin_dir, testmod};
 
 fn install(dir: &Path, name: &str, lib: &Path) {
     // Write next to it and rename: the loader never sees a half-written file.
@@ -30,7 +30,7 @@ fn invert_graph(ctx: &Context, pixels: &[u8]) -> (Graph, Image) {
 
 #[test]
 fn reload_swaps_kernels_and_graphs_pick_up_the_new_code() {
-    let (v1, v2) = (build_module("vx-testmod", &[]), build_module("vx-testmod", &["v2"]));
+    let (v1, v2) = (testmod("testmod_reload", &[]), testmod("testmod_reload", &["v2"]));
     let dir = plugin_dir("reload", &[("testmod_reload", &v1)]);
     let ctx = Context::builder().threads(2).build().unwrap();
     ctx.add_module_dir(&dir);
@@ -50,7 +50,7 @@ fn reload_swaps_kernels_and_graphs_pick_up_the_new_code() {
     assert_eq!(ctx.module_history("testmod_reload"), [("1.0.0".to_string(), ModuleState::Unloaded)]);
 
     // A reload that fails keeps the running version.
-    install(&dir, "testmod_reload", &build_module("vx-testmod", &["publish-fails"]));
+    install(&dir, "testmod_reload", &testmod("testmod_reload", &["publish-fails"]));
     let e = ctx.reload_module("testmod_reload").unwrap_err();
     assert!(
         e.message().starts_with("reloading module 'testmod_reload' failed, the loaded version keeps serving"),
@@ -72,7 +72,7 @@ fn reload_swaps_kernels_and_graphs_pick_up_the_new_code() {
 fn a_plugin_directory_loads_what_it_can() {
     let dir = plugin_dir(
         "dirload",
-        &[("testmod_dir", &build_module("vx-testmod", &[])), ("noentry_dir", &build_module("vx-noentry", &[]))],
+        &[("testmod_dir", &testmod("testmod_dir", &[])), ("noentry_dir", &build_module("vx-noentry", &[]))],
     );
     std::fs::write(dir.join("libjunk_dir.so"), b"not a library").unwrap();
     std::fs::write(dir.join("README.txt"), b"ignored").unwrap();
@@ -96,7 +96,7 @@ fn a_plugin_directory_loads_what_it_can() {
 #[test]
 fn reload_under_load() {
     const RELOADS: usize = 200;
-    let (v1, v2) = (build_module("vx-testmod", &[]), build_module("vx-testmod", &["v2"]));
+    let (v1, v2) = (testmod("testmod_load", &[]), testmod("testmod_load", &["v2"]));
     let dir = plugin_dir("underload", &[("testmod_load", &v1)]);
     let ctx = Context::builder().threads(2).build().unwrap();
     ctx.add_module_dir(&dir);

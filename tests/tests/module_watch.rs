@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use vx_core::*;
-use vx_tests::{build_module, plugin_dir};
+use vx_tests::{plugin_dir, testmod};
 
 /// (module, was a reload, outcome) of each watcher event.
 type EventLog = Arc<Mutex<Vec<(String, bool, std::result::Result<(), String>)>>>;
 
 #[test]
 fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
-    let (v1, v2) = (build_module("vx-testmod", &[]), build_module("vx-testmod", &["v2"]));
+    let (v1, v2) = (testmod("testmod_watch", &[]), testmod("testmod_watch", &["v2"]));
     let dir = plugin_dir("watch", &[("testmod_watch", &v1)]);
     let ctx = Context::builder().threads(2).build().unwrap();
     let events: EventLog = Arc::default();

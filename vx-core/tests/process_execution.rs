@@ -248,8 +248,11 @@ fn a_tile_function_on_a_pool_worker_cannot_reenter_its_graph() {
         .fast(move |_| {
             if let Some(g) = s2.lock().unwrap().as_ref() {
                 let on_worker = std::thread::current().name().is_some_and(|n| n.starts_with("vx-ctx"));
-                seen2.lock().unwrap().push((on_worker, g.process().unwrap_err().kind()));
+                let kind = g.process().unwrap_err().kind();
+                seen2.lock().unwrap().push((on_worker, kind));
             }
+            // Slow enough that the pool worker wakes and takes tiles too.
+            std::thread::sleep(Duration::from_millis(2));
             Ok(())
         })
         .add()

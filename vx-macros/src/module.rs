@@ -67,6 +67,7 @@ pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
 
             fn __vx_module_root() -> __abi::VxModuleRef {
                 use ::vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+                ::vx_plugin_abi::module_api::install_panic_hook();
                 __abi::VxModule {
                     abi_version: __abi::ABI_VERSION.into(),
                     name: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#name),

@@ -11,7 +11,9 @@
 //! | [`StatefulProcess`] | [`stateful_process_trampoline`] | `KernelDesc::process` (with state) |
 //! | [`StateHooks`] | [`init_trampoline`], [`deinit_trampoline`] | `KernelDesc::init` / `deinit` |
 
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use abi_stable::std_types::{RResult, RString};
 
@@ -19,14 +21,60 @@ use crate::module_abi::{AbiError, AbiResult, Lifecycle, Processor, Validator};
 use crate::status::Status;
 use crate::tile::{TileArgs, TileError, TileParam};
 
-/// Run `f`, turning a panic into an error (never let it cross the boundary).
+/// Where the last panic on this thread happened, as the module's panic hook recorded it: a plain
+/// `Copy` value in a const thread-local, so recording it registers no thread-local destructor (one
+/// would keep the module mapped after unload while the thread lives).
+#[derive(Clone, Copy)]
+struct PanicSite {
+    file: [u8; 128],
+    len: u8,
+    line: u32,
+    column: u32,
+}
+
+thread_local! {
+    static PANIC_SITE: Cell<Option<PanicSite>> = const { Cell::new(None) };
+}
+
+/// Install the module's panic hook (once per module; `vx_module!` calls this when the host opens the
+/// module). A module has a std of its own: its default hook would print to stderr, look up the
+/// current thread (a thread-local with a destructor, which keeps the module mapped after unload)
+/// and, under `RUST_BACKTRACE=1`, capture and symbolize a backtrace into a cache that is orphaned
+/// when the module is unloaded (tens of MB per version). This hook only records where the panic
+/// happened; [`guard`] turns it and the message into the error the host reports.
+///
+/// Only for modules: in an application, kernels share the application's std and its hook.
+pub fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let site = info.location().map(|l| {
+                let mut file = [0u8; 128];
+                let bytes = l.file().as_bytes();
+                let len = bytes.len().min(file.len());
+                file[..len].copy_from_slice(&bytes[..len]);
+                PanicSite { file, len: len as u8, line: l.line(), column: l.column() }
+            });
+            PANIC_SITE.with(|s| s.set(site));
+        }))
+    });
+}
+
+/// Run `f`, turning a panic into an error (never let it cross the boundary): the panic's message,
+/// and where it happened when the module's hook recorded it.
 pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResult<T> {
+    PANIC_SITE.with(|s| s.set(None));
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r.into(),
-        Err(payload) => RResult::RErr(AbiError::new(
-            Status::Failure,
-            format!("{what} panicked in the module: {}", crate::unwind::panic_message(&*payload)),
-        )),
+        Err(payload) => {
+            let at = PANIC_SITE.with(|s| s.take()).map_or(String::new(), |p| {
+                format!(" at {}:{}:{}", String::from_utf8_lossy(&p.file[..p.len as usize]), p.line, p.column)
+            });
+            RResult::RErr(AbiError::new(
+                Status::Failure,
+                format!("{what} panicked in the module{at}: {}", crate::unwind::panic_message(&*payload)),
+            ))
+        }
     }
 }
 

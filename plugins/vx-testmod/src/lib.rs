@@ -21,6 +21,12 @@ use vx_plugin_abi::wire::{alias_kind, data_type, direction, param_state, scalar_
 use vx_plugin_abi::{ImageFormat, Rect, Status, TileArgs, TileError};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
+/// The declared module name: `vx_testmod`, or the one the tests build it under (a module is loaded by
+/// its declared name; each test uses a module of its own).
+const NAME: &str = match option_env!("VX_TESTMOD_NAME") {
+    Some(n) => n,
+    None => "vx_testmod",
+};
 const KERNELS: [&str; 4] = ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"];
 
 fn invert(args: &mut TileArgs<'_>) -> Result<(), TileError> {
@@ -241,9 +247,10 @@ pub static MODULE_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") { ABI_VER
 #[export_root_module]
 #[allow(clippy::useless_conversion)] // u32 -> u64 under the layout-mismatch feature
 pub fn vx_module_root() -> VxModuleRef {
+    vx_plugin_abi::module_api::install_panic_hook();
     VxModule {
         abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }).into(),
-        name: RStr::from_str("vx_testmod"),
+        name: RStr::from_str(NAME),
         version: RStr::from_str(VERSION),
         publish,
         unpublish,
