@@ -3,6 +3,7 @@
 //! progress is not picked up half-written. A load that fails because the file is not (yet) a valid
 //! library is retried after the next quiet interval, up to a limit; every outcome is reported.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -141,7 +142,7 @@ fn watch_loop(
         for name in due {
             let file = dir.join(format!("lib{name}.so"));
             let size = std::fs::metadata(&file).map(|m| m.len()).ok();
-            let p = pending.get_mut(&name).expect("due names are pending");
+            let Some(p) = pending.get_mut(&name) else { continue };
             if size.is_none() {
                 pending.remove(&name); // deleted: nothing to load
                 continue;
@@ -159,14 +160,21 @@ fn watch_loop(
                 pending.remove(&name);
                 continue;
             }
-            let result = if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) };
+            // The watcher thread must outlive anything a load does: a panic (a bug anywhere below) is
+            // an outcome like any error, reported, never the end of the watcher.
+            let result = crate::support::unwind::guarded("picking up the module", || {
+                if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) }
+            });
             let failed = result.is_err();
             match &result {
                 Ok(()) => tracing::info!(module = %name, reload, "module picked up from {}", dir.display()),
                 Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
             }
-            on_event(&WatchEvent { module: name.clone(), reload, result });
-            let p = pending.get_mut(&name).expect("still pending");
+            let outcome = WatchEvent { module: name.clone(), reload, result };
+            if catch_unwind(AssertUnwindSafe(|| on_event(&outcome))).is_err() {
+                tracing::error!(module = %name, "the watcher's outcome callback panicked; the watcher goes on");
+            }
+            let Some(p) = pending.get_mut(&name) else { continue };
             if failed && p.failures < options.retries {
                 p.failures += 1;
                 p.last_event = Instant::now();
