@@ -178,3 +178,151 @@ fn reload_under_load() {
         eprintln!("zombie version {v}: {z}");
     }
 }
+
+#[test]
+fn a_reloaded_kernel_keeps_its_enumeration_and_ids_return_to_the_pool() {
+    let lib = build_module("vx-hello", &[]);
+    let dir = plugin_dir("ids", &[("vx_hello", &lib)]);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    assert_eq!(ctx.user_kernel_ids_in_use(), 0);
+    ctx.load_module("vx_hello").unwrap();
+    let e = ctx.kernel_by_name("hello.brighten").unwrap().enumeration();
+    assert_eq!(e, kernel_base(VX_ID_USER, 0), "the first id of the pool");
+    for _ in 0..5 {
+        ctx.reload_module("vx_hello").unwrap();
+        assert_eq!(ctx.kernel_by_name("hello.brighten").unwrap().enumeration(), e, "clients find it by enum");
+        assert_eq!(ctx.kernel_by_enum(e).unwrap().name(), "hello.brighten");
+        assert_eq!(ctx.user_kernel_ids_in_use(), 1, "no id taken per reload");
+    }
+    ctx.unload_module("vx_hello").unwrap();
+    assert_eq!(ctx.user_kernel_ids_in_use(), 0, "the unloaded module's id is back");
+    // Ids the application allocates are its own; a module loaded next takes the lowest free one.
+    let mine = ctx.allocate_user_kernel_id().unwrap();
+    assert_eq!(mine, e);
+    ctx.load_module("vx_hello").unwrap();
+    assert_eq!(ctx.kernel_by_name("hello.brighten").unwrap().enumeration(), e + 1);
+    assert_eq!(ctx.user_kernel_ids_in_use(), 2);
+}
+
+#[test]
+fn a_handle_looked_up_before_a_reload_follows_it() {
+    let (v1, v2) = (testmod("testmod_stale", &[]), testmod("testmod_stale", &["v2"]));
+    let dir = plugin_dir("stale", &[("testmod_stale", &v1)]);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("testmod_stale").unwrap();
+    let k = ctx.kernel_by_name("testmod.invert").unwrap();
+    install(&dir, "testmod_stale", &v2);
+    ctx.reload_module("testmod_stale").unwrap();
+    // The README's pattern: look up, (someone reloads), use.
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(1, 1), 0, &[10u8]).unwrap();
+    let dst = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &dst]).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [246], "the node runs version 2 (255 - 10 + 1)");
+    drop(g);
+    ctx.unload_module("testmod_stale").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let e = g.add_node(&k, [&src, &dst]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidReference);
+    assert!(e.message().contains("module was unloaded"), "{e}");
+}
+
+#[test]
+fn the_history_of_a_module_is_bounded() {
+    let (v1, v2) = (testmod("testmod_history", &[]), testmod("testmod_history", &["v2"]));
+    let dir = plugin_dir("history", &[("testmod_history", &v1)]);
+    let ctx = Context::builder().module_history(3).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("testmod_history").unwrap();
+    for i in 0..10 {
+        install(&dir, "testmod_history", if i % 2 == 0 { &v2 } else { &v1 });
+        ctx.reload_module("testmod_history").unwrap();
+    }
+    let history = ctx.module_history("testmod_history");
+    assert_eq!(history.len(), 3, "the newest three: {history:?}");
+    assert!(history.iter().all(|(_, s)| *s == ModuleState::Unloaded), "{history:?}");
+    assert_eq!(history.last().unwrap().0, "2.0.0", "newest last: {history:?}");
+}
+
+#[test]
+fn a_module_is_loaded_and_reloaded_under_its_declared_name_only() {
+    let other = testmod("testmod_other", &[]);
+    let mine = testmod("testmod_mine", &[]);
+    let dir = plugin_dir("declared", &[("testmod_renamed", &other), ("testmod_mine", &mine)]);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    let e = ctx.load_module("testmod_renamed").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert_eq!(
+        e.message(),
+        "the file libtestmod_renamed.so holds module 'testmod_other', not 'testmod_renamed': a module's file is \
+         lib<its name>.so; load it as 'testmod_other' (or rename the file)"
+    );
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+    // A reload over a file that is really another module is refused; the loaded one keeps serving.
+    ctx.load_module("testmod_mine").unwrap();
+    install(&dir, "testmod_mine", &other);
+    let e = ctx.reload_module("testmod_mine").unwrap_err();
+    assert!(e.message().contains("holds module 'testmod_other', not 'testmod_mine'"), "{e}");
+    assert_eq!(ctx.module_state("testmod_mine"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    assert!(ctx.kernel_by_name("testmod.invert").is_ok());
+}
+
+#[test]
+fn loading_one_module_from_many_threads_at_once_counts_the_loads() {
+    const THREADS: usize = 8;
+    let lib = testmod("testmod_race", &[]);
+    let dir = plugin_dir("race", &[("testmod_race", &lib)]);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    let barrier = Arc::new(std::sync::Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (ctx, barrier) = (ctx.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                ctx.load_module("testmod_race")
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+    assert_eq!(ctx.module_state("testmod_race"), Some(ModuleState::Loaded { count: THREADS, version: "1.0.0".into() }));
+    assert_eq!((ctx.module_count(), ctx.unique_kernel_count()), (1, 4));
+    for _ in 0..THREADS {
+        ctx.unload_module("testmod_race").unwrap();
+    }
+    assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
+}
+
+#[test]
+fn nothing_is_left_in_the_temp_directory() {
+    // A shadow directory of a process that is gone (pid far above pid_max) is swept by a new context.
+    let stale = std::env::temp_dir().join("vx-rs-modules-4194304999-ctx1");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("libleftover.1.so"), b"x").unwrap();
+    let lib = testmod("testmod_tmp", &[]);
+    let dir = plugin_dir("tmp", &[("testmod_tmp", &lib)]);
+    let ctx = Context::new().unwrap();
+    assert!(!stale.exists(), "the dead process's directory was swept");
+    ctx.add_module_dir(&dir);
+    ctx.load_module("testmod_tmp").unwrap();
+    // Loaded and mapped, yet nothing of it on disk: the shadow copy is unlinked once mapped.
+    let ours: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("vx-rs-modules-{}-", std::process::id())))
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("libtestmod_tmp."))
+        .collect();
+    assert!(ours.is_empty(), "{ours:?}");
+    assert!(vx_tests::is_mapped("libtestmod_tmp."), "mapped (as a deleted file)");
+    ctx.unload_module("testmod_tmp").unwrap();
+    assert_eq!(ctx.module_state("testmod_tmp"), Some(ModuleState::Unloaded));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -318,3 +318,28 @@ fn a_user_kernel_from_a_module_with_init_local_data_and_an_array() {
     assert_eq!(hist.read_items::<u32>().unwrap(), [3, 2, 1, 2]);
     drop((g, node));
 }
+
+#[test]
+fn a_huge_file_with_an_elf_header_is_refused_before_it_is_copied() {
+    let dir = plugin_dir("huge", &[]);
+    let head = std::fs::read(testmod("testmod_huge", &[])).unwrap();
+    let f = std::fs::File::create(dir.join("libhuge.so")).unwrap();
+    std::io::Write::write_all(&mut &f, &head[..64]).unwrap();
+    f.set_len(512 << 20).unwrap(); // 512 MiB, sparse
+    drop(f);
+    let ctx = Context::new().unwrap();
+    ctx.add_module_dir(&dir);
+    let e = ctx.load_module("huge").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert!(e.message().starts_with("module 'huge' is not a loadable library"), "{e}");
+    let shadow = std::env::temp_dir().join(format!("vx-rs-modules-{}-", std::process::id()));
+    let copies = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|d| d.path().to_string_lossy().starts_with(&*shadow.to_string_lossy()))
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .filter(|f| f.file_name().to_string_lossy().starts_with("libhuge."))
+        .count();
+    assert_eq!(copies, 0, "no shadow copy was made");
+    std::fs::remove_dir_all(dir).unwrap();
+}
