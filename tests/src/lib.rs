@@ -26,7 +26,12 @@ pub fn build_module(package: &str, features: &[&str]) -> PathBuf {
 /// Build `plugins/vx-testmod` with `features`, declaring the module name `name` (a module is loaded
 /// by its declared name, so each test that needs a module of its own builds one under that name).
 pub fn testmod(name: &str, features: &[&str]) -> PathBuf {
-    build(&[("VX_TESTMOD_NAME", name)], "vx-testmod", features, false)
+    testmod_profile(name, features, false)
+}
+
+/// Like [`testmod`], optionally with `--release`.
+pub fn testmod_profile(name: &str, features: &[&str], release: bool) -> PathBuf {
+    build(&[("VX_TESTMOD_NAME", name)], "vx-testmod", features, release)
 }
 
 /// Like [`build_module`], optionally with `--release` (for benchmarks).

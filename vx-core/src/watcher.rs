@@ -3,8 +3,8 @@
 //! progress is not picked up half-written. A load that fails because the file is not (yet) a valid
 //! library is retried after the next quiet interval, up to a limit; every outcome is reported.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;

@@ -65,17 +65,18 @@ pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
             use ::vx_plugin_abi::abi_stable::library as __lib;
             use ::vx_plugin_abi::module_abi as __abi;
 
-            fn __vx_module_root() -> __abi::VxModuleRef {
-                use ::vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-                ::vx_plugin_abi::module_api::install_panic_hook();
-                __abi::VxModule {
-                    abi_version: __abi::ABI_VERSION.into(),
+            // A static descriptor: nothing is allocated (or leaked) per load.
+            const __VX_ROOT: &::vx_plugin_abi::abi_stable::prefix_type::WithMetadata<__abi::VxModule> =
+                &::vx_plugin_abi::abi_stable::prefix_type::WithMetadata::new(__abi::VxModule {
+                    abi_version: __abi::ABI_VERSION as _,
                     name: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#name),
                     version: ::vx_plugin_abi::abi_stable::std_types::RStr::from_str(#version),
                     publish: ::vx_plugin_abi::kernel_record::publish_records,
                     unpublish: ::vx_plugin_abi::kernel_record::unpublish_records,
-                }
-                .leak_into_prefix()
+                });
+            fn __vx_module_root() -> __abi::VxModuleRef {
+                ::vx_plugin_abi::module_api::install_panic_hook();
+                __abi::VxModuleRef(__VX_ROOT.static_as_prefix())
             }
 
             #[unsafe(export_name = "vx_rs_module_abi_version")]

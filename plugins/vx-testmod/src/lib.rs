@@ -10,7 +10,7 @@
 #![allow(missing_docs)]
 
 use abi_stable::export_root_module;
-use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::abi_stable::prefix_type::WithMetadata;
 use vx_plugin_abi::abi_stable::std_types::RStr;
 use vx_plugin_abi::module_abi::{
     ABI_VERSION, AbiError, AbiResult, Host, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
@@ -243,17 +243,18 @@ extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
 #[unsafe(export_name = "vx_rs_module_abi_version")]
 pub static MODULE_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION };
 
+/// The root descriptor, static (nothing allocated per load).
+const ROOT: &WithMetadata<VxModule> = &WithMetadata::new(VxModule {
+    abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }) as _,
+    name: RStr::from_str(NAME),
+    version: RStr::from_str(VERSION),
+    publish,
+    unpublish,
+});
+
 /// The module's root descriptor.
 #[export_root_module]
-#[allow(clippy::useless_conversion)] // u32 -> u64 under the layout-mismatch feature
 pub fn vx_module_root() -> VxModuleRef {
     vx_plugin_abi::module_api::install_panic_hook();
-    VxModule {
-        abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }).into(),
-        name: RStr::from_str(NAME),
-        version: RStr::from_str(VERSION),
-        publish,
-        unpublish,
-    }
-    .leak_into_prefix()
+    VxModuleRef(ROOT.static_as_prefix())
 }

@@ -1,0 +1,383 @@
+//! Hot reload stressed the way a long-running service stresses it: threads processing graphs while
+//! modules are reloaded, loaded and unloaded from several threads at once, panicking modules under
+//! `RUST_BACKTRACE=1` — checking outputs frame by frame (exactly one version per frame), errors,
+//! mapped copies (`/proc/self/maps`), open file descriptors, resident memory, ids and leftover files.
+//!
+//! Short by default (it runs with `cargo test --workspace`, a few seconds each). The full version
+//! runs in release in CI: `VX_STRESS=full cargo test --release -p vx-tests --test stress -- --nocapture`
+//! (10,000 reloads of vx_filters under 4 processing threads, 30 s of concurrent module operations,
+//! 100 panicking versions), and prints its measurements.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use vx_core::*;
+use vx_tests::{build_module_profile, plugin_dir, testmod_profile};
+
+/// The tests measure the whole process (maps, fds, RSS): they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn full() -> bool {
+    std::env::var("VX_STRESS").is_ok_and(|v| v == "full")
+}
+
+fn release() -> bool {
+    !cfg!(debug_assertions)
+}
+
+/// What the process holds, read from /proc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    rss_kib: u64,
+    fds: usize,
+    /// Mappings of this process's module shadow copies.
+    copies: usize,
+}
+
+fn held() -> Held {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let fds = std::fs::read_dir("/proc/self/fd").unwrap().count();
+    let shadow = format!("vx-rs-modules-{}-", std::process::id());
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mut files: Vec<&str> =
+        maps.lines().filter(|l| l.contains(&shadow)).filter_map(|l| l.split_whitespace().nth(5)).collect();
+    files.dedup();
+    Held { rss_kib: pages * 4, fds, copies: files.len() }
+}
+
+fn install(dir: &Path, name: &str, lib: &Path) {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::copy(lib, &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join(format!("lib{name}.so"))).unwrap();
+}
+
+/// Join `handle`, failing the test instead of hanging when it does not finish in `limit`.
+fn join_within<T: Send + 'static>(handle: std::thread::JoinHandle<T>, limit: Duration, what: &str) -> T {
+    let deadline = Instant::now() + limit;
+    while !handle.is_finished() {
+        assert!(Instant::now() < deadline, "{what} did not finish within {limit:?} (a hang)");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    handle.join().unwrap_or_else(|_| panic!("{what} panicked"))
+}
+
+/// A chain of `n` `testmod.invert` nodes over 16 pixels: v1 computes 255 - p, v2 256 - p (mod 256),
+/// so the output tells which version each node ran.
+fn invert_chain(ctx: &Context, n: usize) -> (Graph, Image, Vec<u8>) {
+    let k = ctx.kernel_by_name("testmod.invert").unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let input: Vec<u8> = (0..16u8).map(|i| i * 13 + 7).collect();
+    let src = Image::new(ctx, 16, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(16, 1), 0, &input).unwrap();
+    let mut prev = src;
+    for i in 0..n {
+        let next = if i + 1 == n {
+            Image::new(ctx, 16, 1, ImageFormat::U8).unwrap()
+        } else {
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap()
+        };
+        g.add_node(&k, [&prev, &next]).unwrap();
+        prev = next;
+    }
+    (g, prev, input)
+}
+
+fn chain_output(input: &[u8], n: usize, v2: bool) -> Vec<u8> {
+    input.iter().map(|&p| (0..n).fold(p, |x, _| if v2 { 0u8.wrapping_sub(x) } else { 255 - x })).collect()
+}
+
+#[test]
+fn every_frame_runs_one_version_while_modules_reload_load_and_unload() {
+    let _one_at_a_time = serial();
+    let reloads = if full() { 2_000 } else { 100 };
+    const PROCESSORS: usize = 4;
+    const NODES: usize = 63;
+    let (v1, v2) =
+        (testmod_profile("testmod_frames", &[], release()), testmod_profile("testmod_frames", &["v2"], release()));
+    let hello = build_module_profile("vx-hello", &[], release());
+    let dir = plugin_dir("stress-frames", &[("testmod_frames", &v1), ("vx_hello", &hello)]);
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("testmod_frames").unwrap();
+    let (want1, want2) = {
+        let (_, _, input) = invert_chain(&ctx, 1);
+        (chain_output(&input, NODES, false), chain_output(&input, NODES, true))
+    };
+    assert_ne!(want1, want2);
+    let before = held();
+    let stop = Arc::new(AtomicBool::new(false));
+    let frames = Arc::new(AtomicUsize::new(0));
+    let processors: Vec<_> = (0..PROCESSORS)
+        .map(|_| {
+            let (ctx, stop, frames, want1, want2) =
+                (ctx.clone(), stop.clone(), frames.clone(), want1.clone(), want2.clone());
+            std::thread::spawn(move || {
+                let (g, out, _) = invert_chain(&ctx, NODES);
+                let (mut v1_frames, mut v2_frames) = (0usize, 0usize);
+                while !stop.load(SeqCst) {
+                    g.process().unwrap();
+                    let got = out.to_vec::<u8>().unwrap();
+                    if got == want1 {
+                        v1_frames += 1;
+                    } else if got == want2 {
+                        v2_frames += 1;
+                    } else {
+                        panic!("a frame mixed versions: {got:?}");
+                    }
+                    frames.fetch_add(1, SeqCst);
+                }
+                (v1_frames, v2_frames, g.reloads().unwrap())
+            })
+        })
+        .collect();
+    // A second module loaded and unloaded all along, from another thread.
+    let churn = {
+        let (ctx, stop) = (ctx.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut cycles = 0;
+            while !stop.load(SeqCst) {
+                ctx.load_module("vx_hello").unwrap();
+                ctx.unload_module("vx_hello").unwrap();
+                cycles += 1;
+            }
+            cycles
+        })
+    };
+    let ids = ctx.user_kernel_ids_in_use();
+    for i in 0..reloads {
+        install(&dir, "testmod_frames", if i % 2 == 0 { &v2 } else { &v1 });
+        ctx.reload_module("testmod_frames").unwrap();
+        assert!(ctx.user_kernel_ids_in_use() <= ids + 1, "ids in use stay bounded");
+    }
+    stop.store(true, SeqCst);
+    let cycles = join_within(churn, Duration::from_secs(60), "the load/unload thread");
+    let mut totals = (0, 0, 0);
+    for p in processors {
+        let (a, b, r) = join_within(p, Duration::from_secs(60), "a processing thread");
+        totals = (totals.0 + a, totals.1 + b, totals.2 + r);
+    }
+    let after = held();
+    println!(
+        "{reloads} reloads, {cycles} load/unload cycles of a second module, {} frames ({} v1, {} v2, 0 mixed), \
+         {} rebinds; before {before:?}, after {after:?}",
+        frames.load(SeqCst),
+        totals.0,
+        totals.1,
+        totals.2
+    );
+    assert!(totals.0 > 0 && totals.1 > 0, "both versions ran: {totals:?}");
+    assert_eq!(after.copies, before.copies, "mapped copies back to the start");
+    assert_eq!(after.fds, before.fds, "file descriptors back to the start");
+}
+
+#[test]
+fn reloading_vx_filters_under_four_processing_threads_holds_no_memory() {
+    let _one_at_a_time = serial();
+    let reloads = if full() { 10_000 } else { 100 };
+    const PROCESSORS: usize = 4;
+    let lib = build_module_profile("vx-filters", &[], release());
+    let dir = plugin_dir("stress-filters", &[("vx_filters", &lib)]);
+    let ctx = Context::builder().threads(2).module_history(4).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("vx_filters").unwrap();
+    let graph = |ctx: &Context| {
+        let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+        let g = Graph::new(ctx).unwrap();
+        let (w, h) = (64, 48);
+        let src = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+        let px: Vec<u8> = (0..w * h).map(|i| ((i * 37) % 251) as u8).collect();
+        src.copy_from(Rect::full(w, h), 0, &px).unwrap();
+        let v = || Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        let (blur, gx, gy, mag) = (v(), v(), v(), v());
+        let level = Scalar::new(ctx, ScalarValue::Uint8(40)).unwrap();
+        let out = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+        g.add_node(&k("gaussian3x3"), [&src, &blur]).unwrap();
+        g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
+        g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
+        g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&out)]).unwrap();
+        (g, out)
+    };
+    let (g0, out0) = graph(&ctx);
+    g0.process().unwrap();
+    let want = out0.to_vec::<u8>().unwrap();
+    drop((g0, out0));
+    // Warm up (allocator pools, the loader's caches), then measure.
+    for _ in 0..20 {
+        ctx.reload_module("vx_filters").unwrap();
+    }
+    let ids = ctx.user_kernel_ids_in_use();
+    let before = held();
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(PROCESSORS + 1));
+    let processors: Vec<_> = (0..PROCESSORS)
+        .map(|_| {
+            let (ctx, stop, start, want) = (ctx.clone(), stop.clone(), start.clone(), want.clone());
+            std::thread::spawn(move || {
+                let (g, out) = graph(&ctx);
+                start.wait();
+                let mut frames = 0usize;
+                while !stop.load(SeqCst) {
+                    g.process().unwrap();
+                    assert_eq!(out.to_vec::<u8>().unwrap(), want, "every frame is the pipeline's output");
+                    frames += 1;
+                }
+                frames
+            })
+        })
+        .collect();
+    start.wait();
+    let t0 = Instant::now();
+    for _ in 0..reloads {
+        ctx.reload_module("vx_filters").unwrap();
+        assert_eq!(ctx.user_kernel_ids_in_use(), ids, "ids in use constant");
+    }
+    let elapsed = t0.elapsed();
+    stop.store(true, SeqCst);
+    let frames: usize =
+        processors.into_iter().map(|p| join_within(p, Duration::from_secs(60), "a processing thread")).sum();
+    let after = held();
+    let growth = after.rss_kib as i64 - before.rss_kib as i64;
+    println!(
+        "{reloads} reloads of vx_filters in {elapsed:?} ({:?} each) under {PROCESSORS} processing threads, {frames} \
+         frames, 0 errors; before {before:?}, after {after:?}: RSS {growth:+} KiB",
+        elapsed / reloads as u32
+    );
+    assert_eq!(after.copies, before.copies, "mapped copies back to the start");
+    assert_eq!(after.fds, before.fds, "file descriptors back to the start");
+    assert_eq!(ctx.module_history("vx_filters").len(), 4, "history bounded");
+    if full() {
+        assert!(growth < 1024, "RSS grew {growth} KiB over {reloads} reloads");
+    }
+}
+
+#[test]
+fn load_unload_and_reload_of_one_module_from_four_threads() {
+    let _one_at_a_time = serial();
+    let run_for = if full() { Duration::from_secs(30) } else { Duration::from_secs(2) };
+    let lib = testmod_profile("testmod_ops", &[], release());
+    let dir = plugin_dir("stress-ops", &[("testmod_ops", &lib)]);
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.add_module_dir(&dir);
+    let before = held();
+    let deadline = Instant::now() + run_for;
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let ctx = ctx.clone();
+            std::thread::spawn(move || {
+                let (mut ops, mut loads, mut refused) = (0u64, 0i64, 0u64);
+                let mut x = t.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                while Instant::now() < deadline {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let r = match x % 3 {
+                        0 => ctx.load_module("testmod_ops").map(|()| loads += 1),
+                        1 => ctx.reload_module("testmod_ops"),
+                        _ => ctx.unload_module("testmod_ops").map(|()| loads -= 1),
+                    };
+                    if let Err(e) = r {
+                        // The only refusal: unloading what is not loaded (another thread got there).
+                        assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+                        assert!(e.message().contains("is not loaded"), "{e}");
+                        refused += 1;
+                    }
+                    ops += 1;
+                }
+                (ops, loads, refused)
+            })
+        })
+        .collect();
+    let mut total = (0, 0, 0);
+    for t in threads {
+        let (o, l, r) = join_within(t, run_for + Duration::from_secs(60), "a module-operation thread");
+        total = (total.0 + o, total.1 + l, total.2 + r);
+    }
+    // Consistent: the load count is what the threads' successful loads and unloads add up to
+    // (a reload of an unloaded module loads it: count those as the remainder).
+    let count = match ctx.module_state("testmod_ops") {
+        Some(ModuleState::Loaded { count, .. }) => count,
+        _ => 0,
+    };
+    assert!(count as i64 >= total.1, "{count} loaded, {} net loads", total.1);
+    for _ in 0..count {
+        ctx.unload_module("testmod_ops").unwrap();
+    }
+    assert_eq!((ctx.module_count(), ctx.kernel_count(), ctx.user_kernel_ids_in_use()), (0, 0, 0));
+    assert_eq!(ctx.module_state("testmod_ops"), Some(ModuleState::Unloaded));
+    let after = held();
+    println!("{} operations in {run_for:?} ({} refused unloads); before {before:?}, after {after:?}", total.0, total.2);
+    assert_eq!((after.copies, after.fds), (before.copies, before.fds));
+}
+
+/// Runs in a child process with `RUST_BACKTRACE=1` (see the test below).
+#[test]
+fn panicking_module_versions_child() {
+    if std::env::var_os("VX_STRESS_CHILD").is_none() {
+        return;
+    }
+    let _one_at_a_time = serial();
+    let versions = if full() { 100 } else { 10 };
+    let lib = testmod_profile("testmod_panics", &[], release());
+    let dir = plugin_dir("stress-panics", &[("testmod_panics", &lib)]);
+    let ctx = Context::builder().threads(2).module_history(versions + 1).build().unwrap();
+    ctx.add_module_dir(&dir);
+    let mut before = None;
+    for v in 0..versions {
+        if v == 2 {
+            before = Some(held()); // after warm-up
+        }
+        if v == 0 {
+            ctx.load_module("testmod_panics").unwrap();
+        } else {
+            install(&dir, "testmod_panics", &lib);
+            ctx.reload_module("testmod_panics").unwrap();
+        }
+        let k = ctx.kernel_by_name("testmod.panicky").unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let src = Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap();
+        src.copy_from(Rect::full(64, 64), 0, &vec![13u8; 64 * 64]).unwrap();
+        let dst = Image::new(&ctx, 64, 64, ImageFormat::U8).unwrap();
+        g.add_node(&k, [&src, &dst]).unwrap();
+        let e = g.process().unwrap_err();
+        assert!(e.message().contains("pixel 13 is unlucky"), "{e}");
+    }
+    ctx.unload_module("testmod_panics").unwrap();
+    let after = held();
+    let before = before.unwrap();
+    let history = ctx.module_history("testmod_panics");
+    assert!(history.iter().all(|(_, s)| *s == ModuleState::Unloaded), "{history:?}");
+    assert_eq!(ctx.module_state("testmod_panics"), Some(ModuleState::Unloaded));
+    let growth = after.rss_kib as i64 - before.rss_kib as i64;
+    println!(
+        "{versions} panicking versions under RUST_BACKTRACE=1: before {before:?}, after {after:?}: RSS {growth:+} KiB"
+    );
+    assert_eq!(after.copies, 0, "every version unmapped");
+    assert!(growth < 10 * 1024, "RSS grew {growth} KiB");
+}
+
+#[test]
+fn panicking_module_versions_under_rust_backtrace() {
+    if std::env::var_os("VX_STRESS_CHILD").is_some() {
+        return;
+    }
+    let _one_at_a_time = serial();
+    let exe: PathBuf = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "panicking_module_versions_child", "--nocapture"])
+        .env("RUST_BACKTRACE", "1")
+        .env("VX_STRESS_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    println!("{}", text.lines().filter(|l| l.contains("panicking versions")).collect::<Vec<_>>().join("\n"));
+    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(text.contains("1 passed"), "the child ran its test:\n{text}");
+    assert!(!text.contains("stack backtrace"), "the module's std captured no backtrace:\n{text}");
+}
