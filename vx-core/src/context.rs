@@ -139,9 +139,9 @@ impl Context {
         &self.inner.shared.config
     }
 
-    /// Threads in the context's pool.
+    /// Threads that compute in parallel steps (the calling thread and `threads - 1` helpers).
     pub fn threads(&self) -> usize {
-        self.inner.shared.pool.current_num_threads()
+        self.inner.shared.threads
     }
 
     /// Usage of one kind of resource: current, peak and configured maximum.
@@ -166,9 +166,10 @@ impl Context {
         s
     }
 
-    /// Run `f` on the context's pool.
-    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        self.inner.shared.pool.install(f)
+    /// Run `f` on a rayon pool of the context's thread count (started on first use; graphs do not
+    /// use it: their parallel steps run on the context's allocation-free helper threads).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R> {
+        Ok(self.inner.shared.pool()?.install(f))
     }
 
     /// True when `other` is this context's shared part.

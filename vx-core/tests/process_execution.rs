@@ -167,7 +167,7 @@ fn graphs_on_different_threads_process_concurrently() {
 }
 
 #[test]
-fn independent_nodes_of_one_graph_run_concurrently_on_the_context_pool() {
+fn independent_nodes_of_one_graph_run_concurrently_on_the_caller_and_the_context_crew() {
     let ctx = ctx(); // 2 threads
     let inside = Arc::new(AtomicU32::new(0));
     let met = Arc::new(AtomicU32::new(0));
@@ -186,10 +186,10 @@ fn independent_nodes_of_one_graph_run_concurrently_on_the_context_pool() {
     g.add_node(&k, [&src, &a]).unwrap();
     g.add_node(&k, [&src, &b]).unwrap();
     g.process().unwrap();
-    assert_eq!(met.load(SeqCst), 2);
-    for name in threads.lock().unwrap().iter() {
-        assert!(name.starts_with("vx-ctx") && name.contains("-worker"), "ran on {name:?}, not the context pool");
-    }
+    assert_eq!(met.load(SeqCst), 2, "the two nodes ran at the same time");
+    // The calling thread takes a node too; the other runs on one of the context's helper threads.
+    let names = threads.lock().unwrap();
+    assert!(names.iter().any(|n| n.starts_with("vx-ctx") && n.contains("-worker")), "{names:?}");
     assert_eq!(b.to_vec::<u8>().unwrap(), vec![5; 16]);
 }
 

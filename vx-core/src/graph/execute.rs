@@ -3,20 +3,23 @@
 //! pool — stopping at the first failing node with an error naming graph, node and kernel.
 //!
 //! Steady-state processing of a verified graph performs no heap allocation in the runtime: node
-//! state lives in per-node slots built at verify, and a single-node level runs on the calling
-//! thread. A level of several nodes enters the context's rayon pool; rayon's injector queue
-//! (crossbeam) then allocates one small block per 63 entries, amortised — the only allocation, and
-//! pinned by `tests/zero_alloc.rs`.
+//! state lives in per-node slots built at verify, a single-node level runs on the calling thread,
+//! and a level of several nodes is shared between the calling thread and the context's crew
+//! (`shared::crew`, allocation-free). Pinned by `tests/zero_alloc.rs`.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use vx_plugin_abi::Status;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ProcessContext;
+use crate::shared::ContextShared;
+use crate::support::sync::lock;
 use crate::support::unwind::call_guarded;
 
 impl Graph {
@@ -52,29 +55,38 @@ impl Graph {
 }
 
 fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Result<()> {
+    let shared = &ctx.inner.shared;
+    let node = |n: usize| body.nodes[n].as_ref().expect("scheduled nodes are live");
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}
-            [n] => run_node(&ctx.inner.shared.pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live"))?,
-            many => ctx.inner.shared.pool.install(|| run_parallel(&ctx.inner.shared.pool, graph, body, many))?,
+            [n] => run_node(shared, graph, node(*n))?,
+            many => {
+                // The calling thread and the crew's helpers take the level's nodes from a shared
+                // counter; the error of the first failing node (in schedule order) is reported.
+                let next = AtomicUsize::new(0);
+                let failed = AtomicUsize::new(usize::MAX);
+                let first_error: Mutex<Option<Error>> = Mutex::new(None);
+                shared.crew.run(many.len() - 1, &|| {
+                    while let Some(&n) = many.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if let Err(e) = run_node(shared, graph, node(n)) {
+                            let mut slot = lock(&first_error);
+                            if failed.fetch_min(n, Ordering::Relaxed) > n {
+                                *slot = Some(e);
+                            }
+                        }
+                    }
+                });
+                if let Some(e) = first_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+                    return Err(e);
+                }
+            }
         }
     }
     Ok(())
 }
 
-fn run_parallel(pool: &rayon::ThreadPool, graph: u64, body: &GraphBody, nodes: &[usize]) -> Result<()> {
-    match nodes {
-        [] => Ok(()),
-        [n] => run_node(pool, graph, body.nodes[*n].as_ref().expect("scheduled nodes are live")),
-        _ => {
-            let (a, b) = nodes.split_at(nodes.len() / 2);
-            let (ra, rb) = rayon::join(|| run_parallel(pool, graph, body, a), || run_parallel(pool, graph, body, b));
-            ra.and(rb)
-        }
-    }
-}
-
-fn run_node(pool: &rayon::ThreadPool, graph: u64, s: &NodeSlot) -> Result<()> {
+fn run_node(shared: &ContextShared, graph: u64, s: &NodeSlot) -> Result<()> {
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
@@ -89,7 +101,7 @@ fn run_node(pool: &rayon::ThreadPool, graph: u64, s: &NodeSlot) -> Result<()> {
         }
         KernelFunctions::Tiling { fast, flexible } => {
             let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
-            crate::graph::tiling::run(pool, graph, s, fin, fast.as_deref(), flexible.as_deref())
+            crate::graph::tiling::run(shared, graph, s, fin, fast.as_deref(), flexible.as_deref())
         }
     };
     run.perf.record(t0.elapsed());

@@ -5,6 +5,7 @@
 //! a `Context` and a `Graph` both are.
 
 mod config;
+pub(crate) mod crew;
 mod resources;
 
 use std::sync::Arc;
@@ -21,7 +22,12 @@ use crate::support::ids::next_id;
 pub struct ContextShared {
     pub(crate) id: u64,
     pub(crate) config: ContextConfig,
-    pub(crate) pool: rayon::ThreadPool,
+    /// Threads that compute in parallel steps: the calling thread plus `threads - 1` crew helpers.
+    pub(crate) threads: usize,
+    /// The helpers of parallel steps (tiles, graph levels); allocation-free per use.
+    pub(crate) crew: crew::Crew,
+    /// A rayon pool of `threads` workers for `Context::install`, started on first use.
+    pool: std::sync::OnceLock<std::result::Result<rayon::ThreadPool, String>>,
     pub(crate) resources: Arc<Resources>,
 }
 
@@ -43,16 +49,11 @@ impl ContextShared {
             None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         };
         let id = next_id();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(move |i| format!("vx-ctx{id}-worker{i}"))
-            .build()
-            .map_err(|e| {
-                Error::new(ErrorKind::NoResources, format!("could not start the context's thread pool: {e}"))
-            })?;
-        // Wait until every worker runs, so no thread start-up (and its allocations) happens later,
-        // during the first frames of a real-time service.
-        pool.broadcast(|_| ());
+        // Every helper runs before this returns, so no thread start-up (and its allocations)
+        // happens later, during the first frames of a real-time service.
+        let crew = crew::Crew::new(threads - 1, move |i| format!("vx-ctx{id}-worker{i}")).map_err(|e| {
+            Error::new(ErrorKind::NoResources, format!("could not start the context's helper threads: {e}"))
+        })?;
         let resources = Resources::new([
             config.max_kernels,
             config.max_modules,
@@ -61,7 +62,22 @@ impl ContextShared {
             config.max_data_objects,
         ]);
         tracing::debug!(context = id, threads, "context created");
-        Ok(Arc::new(ContextShared { id, config, pool, resources }))
+        Ok(Arc::new(ContextShared { id, config, threads, crew, pool: std::sync::OnceLock::new(), resources }))
+    }
+
+    /// The rayon pool of `Context::install`, started on first use.
+    pub(crate) fn pool(&self) -> Result<&rayon::ThreadPool> {
+        let id = self.id;
+        self.pool
+            .get_or_init(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.threads)
+                    .thread_name(move |i| format!("vx-ctx{id}-rayon{i}"))
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the context's rayon pool: {e}")))
     }
 
     /// Take one unit of `kind` from the context's limits.

@@ -21,7 +21,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{ActiveGuard, NodeSlot};
 use crate::kernel::callbacks::TilingFn;
 use crate::kernel::record::FinalKernel;
+use crate::shared::ContextShared;
 use crate::shared::Resources;
+use crate::shared::crew::Crew;
 pub mod plan;
 
 use crate::support::sync::lock;
@@ -172,7 +174,7 @@ unsafe impl Sync for TileRun<'_> {}
 
 /// Run every tile of a verified tiling node on `pool`.
 pub(crate) fn run(
-    pool: &rayon::ThreadPool,
+    shared: &ContextShared,
     graph: u64,
     s: &NodeSlot,
     fin: &FinalKernel,
@@ -222,11 +224,10 @@ pub(crate) fn run(
             }
         }
     }
-    // Small nodes (or a one-thread pool) run their tiles in order on the calling thread. Otherwise the
-    // calling thread and `threads - 1` pool workers pull tiles from a shared counter: the caller starts
-    // at once and workers join as they wake, so a slow wake-up (an idle vCPU on a VM) costs little.
-    // `Scope::spawn` boxes each helper job: the one heap allocation of a parallel tiling node per
-    // execution (rayon has no non-blocking way into a pool without it).
+    // Small nodes (or a one-thread context) run their tiles in order on the calling thread. Otherwise
+    // the calling thread and the `threads - 1` crew helpers pull tiles from a shared counter: the
+    // caller starts at once and helpers join as they wake, so a slow wake-up (an idle vCPU on a VM)
+    // costs little. The crew allocates nothing per use (see `shared::crew`).
     let result = if state.parallel {
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
@@ -238,16 +239,11 @@ pub(crate) fn run(
                 }
             }
         };
-        pool.in_place_scope(|scope| {
-            for _ in 1..pool.current_num_threads() {
-                scope.spawn(|_| {
-                    // Workers run the graph's code too: a tile function re-entering its graph gets
-                    // an error there as well, not a deadlock.
-                    let _active = ActiveGuard::enter(graph);
-                    work()
-                });
-            }
-            work();
+        shared.crew.run(shared.threads - 1, &|| {
+            // Helpers run the graph's code too: a tile function re-entering its graph gets an
+            // error there as well, not a deadlock.
+            let _active = ActiveGuard::enter(graph);
+            work()
         });
         match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some(e) => Err(e),
@@ -331,7 +327,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
         0 => None,
         _ => {
             let caller = st.arenas.len() - 1;
-            let idx = rayon::current_thread_index().map_or(caller, |w| w % caller);
+            let idx = Crew::current_index().map_or(caller, |w| w % caller);
             Some(lock(&st.arenas[idx]))
         }
     };

@@ -1,0 +1,265 @@
+//! The crew: the context's helper threads for one parallel step at a time (the tiles of a tiling
+//! node, the nodes of a graph level), a fork primitive that allocates nothing per use.
+//!
+//! TIOVX's rule is no heap allocation in process. rayon cannot be entered from outside its pool
+//! without allocating: `Scope::spawn` boxes each job and the injector queue allocates a block per 63
+//! jobs pushed. The crew is built with the context: `threads - 1` parked threads, one job slot
+//! behind a mutex and two condition variables (futexes: no allocation). `run` publishes a borrowed
+//! closure in the slot, wakes the helpers, runs the closure on the calling thread too, then retires
+//! the job and waits until no helper is inside. The closure pulls its own work items (an atomic
+//! counter), so a helper that wakes late finds nothing left and the caller never waits for a wake-up.
+//!
+//! One job at a time: a caller that finds the crew busy (another graph on another thread) or that
+//! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::support::sync::lock;
+
+/// A borrowed job, its lifetime erased (see `Crew::run` for why that is sound).
+#[derive(Clone, Copy)]
+struct Job(&'static (dyn Fn() + Sync));
+
+struct Slot {
+    /// Bumped for every published job, so a helper joins each job at most once.
+    epoch: u64,
+    job: Option<Job>,
+    /// Helpers that may still join the current job.
+    wanted: usize,
+    /// Helpers inside the current job.
+    running: usize,
+    /// Helpers that have started (construction waits for all).
+    started: usize,
+    shutdown: bool,
+}
+
+struct CrewState {
+    slot: Mutex<Slot>,
+    start: Condvar,
+    finished: Condvar,
+}
+
+impl CrewState {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        lock(&self.slot)
+    }
+}
+
+thread_local! {
+    /// This thread's crew index (a helper), or `usize::MAX`.
+    static CREW_INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// This thread is running crew work (as a helper or as the caller of `run`).
+    static IN_CREW: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the thread as running crew work until dropped.
+struct InCrew(bool);
+
+impl InCrew {
+    fn enter() -> InCrew {
+        InCrew(IN_CREW.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InCrew {
+    fn drop(&mut self) {
+        IN_CREW.with(|c| c.set(self.0));
+    }
+}
+
+/// The helper threads of a context.
+pub(crate) struct Crew {
+    state: Arc<CrewState>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Crew {
+    /// Start `helpers` parked threads named by `name(i)`; every one is running when this returns.
+    pub(crate) fn new(helpers: usize, name: impl Fn(usize) -> String) -> std::io::Result<Crew> {
+        let state = Arc::new(CrewState {
+            slot: Mutex::new(Slot { epoch: 0, job: None, wanted: 0, running: 0, started: 0, shutdown: false }),
+            start: Condvar::new(),
+            finished: Condvar::new(),
+        });
+        let mut crew = Crew { state, handles: Vec::with_capacity(helpers) };
+        for i in 0..helpers {
+            let state = Arc::clone(&crew.state);
+            let spawned = std::thread::Builder::new().name(name(i)).spawn(move || {
+                CREW_INDEX.with(|c| c.set(i));
+                state.slot().started += 1;
+                state.finished.notify_all();
+                helper(&state);
+            });
+            // On failure, dropping `crew` stops and joins the helpers started so far.
+            crew.handles.push(spawned?);
+        }
+        let mut slot = crew.state.slot();
+        while slot.started < helpers {
+            slot = crew.state.finished.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        drop(slot);
+        Ok(crew)
+    }
+
+    /// This thread's helper index, if it is a crew thread (of any context).
+    pub(crate) fn current_index() -> Option<usize> {
+        let i = CREW_INDEX.with(|c| c.get());
+        (i != usize::MAX).then_some(i)
+    }
+
+    /// Run `work` on the calling thread and on up to `helpers` crew threads at once, returning when
+    /// every one of them has returned from it. `work` must share its items out itself (an atomic
+    /// counter) and must not unwind (callers catch panics per item). Allocates nothing.
+    pub(crate) fn run(&self, helpers: usize, work: &(dyn Fn() + Sync)) {
+        let helpers = helpers.min(self.handles.len());
+        if helpers == 0 || IN_CREW.with(|c| c.get()) {
+            let _inside = InCrew::enter();
+            work();
+            return;
+        }
+        let mut slot = self.state.slot();
+        if slot.job.is_some() {
+            // Another caller's job: do this one alone rather than wait.
+            drop(slot);
+            let _inside = InCrew::enter();
+            work();
+            return;
+        }
+        // SAFETY: the job is only called by helpers between here and the `Retire` guard's drop,
+        // which runs before this function returns or unwinds: it takes the job out of the slot (no
+        // helper can start it afterwards) and waits until no helper is inside it. So `work` outlives
+        // every call made through the erased reference.
+        let job = Job(unsafe { std::mem::transmute::<&(dyn Fn() + Sync), &'static (dyn Fn() + Sync)>(work) });
+        slot.job = Some(job);
+        slot.wanted = helpers;
+        slot.epoch = slot.epoch.wrapping_add(1);
+        drop(slot);
+        self.state.start.notify_all();
+        let _retire = Retire(&self.state);
+        let _inside = InCrew::enter();
+        work();
+    }
+}
+
+/// Retires the published job and waits for the helpers inside it (also on unwind).
+struct Retire<'a>(&'a CrewState);
+
+impl Drop for Retire<'_> {
+    fn drop(&mut self) {
+        let mut slot = self.0.slot();
+        slot.job = None;
+        slot.wanted = 0;
+        while slot.running > 0 {
+            slot = self.0.finished.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+fn helper(state: &CrewState) {
+    let mut seen = 0u64;
+    loop {
+        let mut slot = state.slot();
+        while !slot.shutdown && (slot.epoch == seen || slot.job.is_none() || slot.wanted == 0) {
+            if slot.job.is_none() {
+                seen = slot.epoch; // a job retired before this helper got to it: skip it
+            }
+            slot = state.start.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if slot.shutdown {
+            return;
+        }
+        seen = slot.epoch;
+        slot.wanted -= 1;
+        slot.running += 1;
+        let Some(Job(job)) = slot.job else { continue };
+        drop(slot);
+        {
+            let _inside = InCrew::enter();
+            // Items catch their own panics; this only keeps the helper alive if one escapes.
+            let _ = catch_unwind(AssertUnwindSafe(job));
+        }
+        let mut slot = state.slot();
+        slot.running -= 1;
+        if slot.running == 0 {
+            state.finished.notify_all();
+        }
+    }
+}
+
+impl Drop for Crew {
+    fn drop(&mut self) {
+        self.state.slot().shutdown = true;
+        self.state.start.notify_all();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::Crew;
+
+    #[test]
+    fn every_item_runs_once_and_helpers_take_part() {
+        let crew = Crew::new(3, |i| format!("crew-test-{i}")).unwrap();
+        for _ in 0..200 {
+            let next = AtomicUsize::new(0);
+            let done: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+            let helpers_seen = AtomicUsize::new(0);
+            crew.run(3, &|| {
+                while let Some(d) = done.get(next.fetch_add(1, SeqCst)) {
+                    d.fetch_add(1, SeqCst);
+                    if Crew::current_index().is_some() {
+                        helpers_seen.fetch_add(1, SeqCst);
+                    }
+                    std::hint::spin_loop();
+                }
+            });
+            assert!(done.iter().all(|d| d.load(SeqCst) == 1));
+        }
+    }
+
+    #[test]
+    fn nested_runs_and_a_busy_crew_run_alone() {
+        let crew = Crew::new(2, |i| format!("crew-nest-{i}")).unwrap();
+        let total = AtomicUsize::new(0);
+        crew.run(2, &|| {
+            // Inside crew work: runs on this thread, at once.
+            crew.run(2, &|| {
+                total.fetch_add(1, SeqCst);
+            });
+        });
+        // The outer job ran on the caller and on up to 2 helpers: 1 to 3 inner runs.
+        assert!((1..=3).contains(&total.load(SeqCst)), "{}", total.load(SeqCst));
+    }
+
+    #[test]
+    fn a_panicking_item_on_the_caller_still_waits_for_the_helpers() {
+        let crew = Crew::new(2, |i| format!("crew-panic-{i}")).unwrap();
+        let inside = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crew.run(2, &|| {
+                if Crew::current_index().is_none() {
+                    panic!("caller's item fails");
+                }
+                inside.fetch_add(1, SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                inside.fetch_sub(1, SeqCst);
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(inside.load(SeqCst), 0, "no helper is still inside after run unwound");
+        // The crew still works.
+        let n = AtomicUsize::new(0);
+        crew.run(2, &|| {
+            n.fetch_add(1, SeqCst);
+        });
+        assert!(n.load(SeqCst) >= 1);
+    }
+}
