@@ -15,6 +15,9 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
+/// The target modules are built for under a sanitizer (the host's; the loader is Linux-only).
+const HOST_TRIPLE: &str = if cfg!(target_arch = "aarch64") { "aarch64-unknown-linux-gnu" } else { "x86_64-unknown-linux-gnu" };
+
 static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
 
 /// Build `package` (a cdylib under `plugins/`) with `features` and return the path of a private
@@ -48,9 +51,18 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
         return p.clone();
     }
     let root = workspace_root();
-    let target = root.join("target").join("test-modules");
+    // Under a sanitizer (RUSTFLAGS=-Zsanitizer=address, as the tests were built), modules are built
+    // with the same flags so they link against the runtime the test binary exports, and for an
+    // explicit target so the flags do not reach proc-macros (which must build for the host).
+    let sanitized = std::env::var("RUSTFLAGS").is_ok_and(|f| f.contains("-Zsanitizer"));
+    let target = root.join("target").join(if sanitized { "test-modules-sanitized" } else { "test-modules" });
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(&root).args(["build", "--quiet", "-p", package, "--target-dir"]).arg(&target);
+    let mut out_dir = target.clone();
+    if sanitized {
+        cmd.args(["--target", HOST_TRIPLE]);
+        out_dir = out_dir.join(HOST_TRIPLE);
+    }
     cmd.env_remove("VX_TESTMOD_NAME").envs(env.iter().copied());
     if release {
         cmd.arg("--release");
@@ -61,7 +73,7 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run cargo to build {key}: {e}"));
     assert!(out.status.success(), "building {key} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let lib =
-        target.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
+        out_dir.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
     let store = target.join("variants");
     std::fs::create_dir_all(&store).expect("variants dir");
     let copy = store.join(format!(
