@@ -86,9 +86,15 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
     copy
 }
 
-/// A fresh temporary plugin directory holding `lib<name>.so` copies of the given libraries.
+/// A fresh temporary plugin directory holding `lib<name>.so` copies of the given libraries (a new
+/// directory per call: tests running at once never share one).
 pub fn plugin_dir(tag: &str, modules: &[(&str, &Path)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vx-rs-test-plugins-{}-{tag}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if n == 0 {
+        sweep_dead_plugin_dirs();
+    }
+    let dir = std::env::temp_dir().join(format!("vx-rs-test-plugins-{}-{tag}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("plugin dir");
     for (name, lib) in modules {
@@ -100,4 +106,17 @@ pub fn plugin_dir(tag: &str, modules: &[(&str, &Path)]) -> PathBuf {
 /// True when the process still maps a file whose path contains `needle` (reads /proc/self/maps).
 pub fn is_mapped(needle: &str) -> bool {
     std::fs::read_to_string("/proc/self/maps").map(|m| m.contains(needle)).unwrap_or(false)
+}
+
+/// Remove the plugin directories that test processes which are gone left behind.
+fn sweep_dead_plugin_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("vx-rs-test-plugins-")) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
