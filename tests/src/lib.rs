@@ -16,7 +16,8 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The target modules are built for under a sanitizer (the host's; the loader is Linux-only).
-const HOST_TRIPLE: &str = if cfg!(target_arch = "aarch64") { "aarch64-unknown-linux-gnu" } else { "x86_64-unknown-linux-gnu" };
+const HOST_TRIPLE: &str =
+    if cfg!(target_arch = "aarch64") { "aarch64-unknown-linux-gnu" } else { "x86_64-unknown-linux-gnu" };
 
 static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
 

@@ -225,39 +225,20 @@ fn a_callback_cannot_reenter_its_own_graph_on_any_thread() {
 
 #[test]
 fn a_tile_function_on_a_pool_worker_cannot_reenter_its_graph() {
-    let ctx = Context::builder()
-        .threads(2)
-        .tiling_policy(TilingPolicy {
-            cache_budget_bytes: 1024,
-            min_tiles_per_thread: 4,
-            min_tile_pixels: 1,
-            min_parallel_pixels: 0,
-        })
-        .build()
-        .unwrap();
+    let ctx = parallel_tiling_ctx();
     let slot: Arc<Mutex<Option<Graph>>> = Arc::default();
     let seen: Arc<Mutex<Vec<(bool, ErrorKind)>>> = Arc::default();
     let (s2, seen2) = (slot.clone(), seen.clone());
-    let k = ctx
-        .tiling_kernel("t.reenter", 1, 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-            Ok(())
-        })
-        .fast(move |_| {
-            if let Some(g) = s2.lock().unwrap().as_ref() {
-                let on_worker = std::thread::current().name().is_some_and(|n| n.starts_with("vx-ctx"));
-                let kind = g.process().unwrap_err().kind();
-                seen2.lock().unwrap().push((on_worker, kind));
-            }
-            // Slow enough that the pool worker wakes and takes tiles too.
-            std::thread::sleep(Duration::from_millis(2));
-            Ok(())
-        })
-        .add()
-        .unwrap();
-    image_in_out(&k);
+    let k = tiling_kernel_with(&ctx, "t.reenter", move |_| {
+        if let Some(g) = s2.lock().unwrap().as_ref() {
+            let on_worker = std::thread::current().name().is_some_and(|n| n.starts_with("vx-ctx"));
+            let kind = g.process().unwrap_err().kind();
+            seen2.lock().unwrap().push((on_worker, kind));
+        }
+        // Slow enough that the pool worker wakes and takes tiles too.
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(())
+    });
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();
     let (a, b) =

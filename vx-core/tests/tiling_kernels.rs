@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::image_in_out;
 use common::spec_kernels::*;
+use common::{image_in_out, parallel_tiling_ctx, tiling_kernel_with};
 use vx_core::*;
 
 fn ctx() -> Context {
@@ -257,33 +257,14 @@ fn tile_function_errors_and_panics_are_node_errors() {
 fn tiles_run_in_parallel_on_the_caller_and_the_context_pool() {
     use std::collections::HashSet;
     use std::sync::Mutex;
-    let ctx = Context::builder()
-        .threads(2)
-        .tiling_policy(TilingPolicy {
-            cache_budget_bytes: 1024,
-            min_tiles_per_thread: 4,
-            min_tile_pixels: 1,
-            min_parallel_pixels: 0,
-        })
-        .build()
-        .unwrap();
+    let ctx = parallel_tiling_ctx();
     let names: &'static Mutex<HashSet<String>> = Box::leak(Box::default());
-    let k = ctx
-        .tiling_kernel("t.where", 1, 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-            Ok(())
-        })
-        .fast(move |args| {
-            names.lock().unwrap().insert(std::thread::current().name().unwrap_or("?").to_string());
-            let _ = args.output::<u8>(1)?;
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            Ok(())
-        })
-        .add()
-        .unwrap();
-    image_in_out(&k);
+    let k = tiling_kernel_with(&ctx, "t.where", move |args| {
+        names.lock().unwrap().insert(std::thread::current().name().unwrap_or("?").to_string());
+        let _ = args.output::<u8>(1)?;
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        Ok(())
+    });
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();
     let (a, b) =
@@ -300,37 +281,18 @@ fn tiles_run_in_parallel_on_the_caller_and_the_context_pool() {
 #[test]
 fn tiles_with_tile_memory_run_in_parallel_too() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    let ctx = Context::builder()
-        .threads(2)
-        .tiling_policy(TilingPolicy {
-            cache_budget_bytes: 1024,
-            min_tiles_per_thread: 4,
-            min_tile_pixels: 1,
-            min_parallel_pixels: 0,
-        })
-        .build()
-        .unwrap();
+    let ctx = parallel_tiling_ctx();
     // How many tile calls are inside the function at once, and the most seen.
     let inside: &'static AtomicUsize = Box::leak(Box::default());
     let most: &'static AtomicUsize = Box::leak(Box::default());
-    let k = ctx
-        .tiling_kernel("t.memory", 1, 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-            Ok(())
-        })
-        .fast(move |args| {
-            let now = inside.fetch_add(1, SeqCst) + 1;
-            most.fetch_max(now, SeqCst);
-            args.tile_memory().fill(7); // each call has the arena to itself
-            std::thread::sleep(std::time::Duration::from_millis(3));
-            inside.fetch_sub(1, SeqCst);
-            Ok(())
-        })
-        .add()
-        .unwrap();
-    image_in_out(&k);
+    let k = tiling_kernel_with(&ctx, "t.memory", move |args| {
+        let now = inside.fetch_add(1, SeqCst) + 1;
+        most.fetch_max(now, SeqCst);
+        args.tile_memory().fill(7); // each call has the arena to itself
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        inside.fetch_sub(1, SeqCst);
+        Ok(())
+    });
     k.set_attribute(KernelAttribute::TileMemorySize(16)).unwrap();
     k.finalize().unwrap();
     let g = Graph::new(&ctx).unwrap();

@@ -25,6 +25,40 @@ pub(crate) fn ctx() -> Context {
     Context::builder().threads(2).build().unwrap()
 }
 
+/// A two-thread context whose tiling nodes run in parallel whatever their size, in small tiles.
+pub(crate) fn parallel_tiling_ctx() -> Context {
+    Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy {
+            cache_budget_bytes: 1024,
+            min_tiles_per_thread: 4,
+            min_tile_pixels: 1,
+            min_parallel_pixels: 0,
+        })
+        .build()
+        .unwrap()
+}
+
+/// A finalized tiling kernel `image in → U8 image out` (one size) whose fast function is `fast`.
+pub(crate) fn tiling_kernel_with(
+    ctx: &Context,
+    name: &str,
+    fast: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+) -> Kernel {
+    let k = ctx
+        .tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .fast(fast)
+        .add()
+        .unwrap();
+    image_in_out(&k);
+    k
+}
+
 /// A finalized kernel `in: image(fmt_in) → out: image(fmt_out)` of the same size whose process
 /// applies `f` per pixel (u8 → u8) and counts its callbacks.
 pub(crate) fn map_kernel(ctx: &Context, name: &str, calls: Arc<Calls>, f: fn(u8) -> u8) -> Kernel {
