@@ -35,7 +35,7 @@ pub use kernel_record::KernelRecord;
 pub use macro_support::{ImageIn, ImageOut};
 pub use status::Status;
 pub use tile::{
-    MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam,
+    BorderFill, MAX_TILING_PARAMS, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam,
     TileParamKind, TilePixel, TileScalar,
 };
 pub use unwind::panic_message;

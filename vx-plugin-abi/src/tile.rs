@@ -499,5 +499,8 @@ impl<T: TilePixel> TileMut<'_, T> {
     }
 }
 
+mod border;
 #[cfg(test)]
 mod tests;
+
+pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK};

@@ -187,3 +187,107 @@ fn tile_memory_is_the_given_block() {
     let mut none = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
     assert!(none.tile_memory().is_empty());
 }
+
+/// `with_rows` hands out, for every tile position, exactly the rows a per-pixel border rule gives
+/// (checked against an independent per-pixel model), interior rows without copying.
+#[test]
+fn with_rows_extends_rows_by_the_border_rule_everywhere() {
+    fn model(src: &[u8], ix: i64, iy: i64, fill: BorderFill<u8>) -> u8 {
+        let map = |i: i64, n: i64| -> Option<i64> {
+            if (0..n).contains(&i) {
+                return Some(i);
+            }
+            match fill {
+                BorderFill::Constant(_) => None,
+                BorderFill::Replicate => Some(i.clamp(0, n - 1)),
+                BorderFill::Reflect101 => {
+                    // Mirror without repeating the edge until inside.
+                    let mut i = i;
+                    while !(0..n).contains(&i) {
+                        i = if i < 0 { -i } else { 2 * (n - 1) - i };
+                    }
+                    Some(i)
+                }
+            }
+        };
+        match (map(ix, W as i64), map(iy, H as i64)) {
+            (Some(x), Some(y)) => src[(y * W as i64 + x) as usize],
+            _ => match fill {
+                BorderFill::Constant(v) => v,
+                _ => unreachable!(),
+            },
+        }
+    }
+    let mut src = image_u8();
+    for nb in [Neighborhood::new(-1, 1, -1, 1), Neighborhood::new(-2, 0, 0, 2), Neighborhood::new(0, 3, -3, 0)] {
+        for fill in [BorderFill::Reflect101, BorderFill::Replicate, BorderFill::Constant(200u8)] {
+            for tile in [
+                Rect::new(0, 0, 3, 2),
+                Rect::new(5, 4, 8, 6),
+                Rect::new(0, 0, 8, 6),
+                Rect::new(3, 2, 5, 4),
+                Rect::new(7, 0, 8, 6),
+                Rect::new(0, 5, 8, 6),
+            ] {
+                let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, nb, 0);
+                let param = [TileParam {
+                    kind: TileParamKind::InputImage,
+                    type_code: ImageFormat::U8.fourcc(),
+                    ptr: &d as *const _ as *mut _,
+                }];
+                // SAFETY: the descriptor points into a live vector of the described size.
+                let args = unsafe { TileArgs::new(&param, std::ptr::null_mut(), 0) };
+                let t = args.input::<u8>(0).unwrap();
+                for y in 0..tile.height() {
+                    let mut seen = vec![false; tile.width() as usize];
+                    let check = |x: u32, n: u32, rows: &[&[u8]]| {
+                        assert_eq!(rows.len() as i32, nb.bottom - nb.top + 1);
+                        for (i, row) in rows.iter().enumerate() {
+                            assert_eq!(row.len() as i32, n as i32 + nb.right - nb.left);
+                            for (j, &px) in row.iter().enumerate() {
+                                let ix = tile.start_x as i64 + x as i64 + nb.left as i64 + j as i64;
+                                let iy = tile.start_y as i64 + y as i64 + nb.top as i64 + i as i64;
+                                assert_eq!(
+                                    px,
+                                    model(&src, ix, iy, fill),
+                                    "{nb:?} {fill:?} tile {tile} row {y} ({ix},{iy})"
+                                );
+                            }
+                        }
+                    };
+                    match nb.bottom - nb.top + 1 {
+                        3 => t.with_rows::<3>(y, fill, |x, n, rows| {
+                            check(x, n, &rows);
+                            seen[x as usize..(x + n) as usize].iter_mut().for_each(|s| *s = true);
+                        }),
+                        4 => t.with_rows::<4>(y, fill, |x, n, rows| {
+                            check(x, n, &rows);
+                            seen[x as usize..(x + n) as usize].iter_mut().for_each(|s| *s = true);
+                        }),
+                        _ => unreachable!(),
+                    }
+                    .unwrap();
+                    assert!(seen.iter().all(|s| *s), "every output column is served once");
+                }
+                // The wrong row count is an error, not a panic.
+                assert!(t.with_rows::<2>(0, fill, |_, _, _| ()).is_err());
+            }
+        }
+    }
+}
+
+#[test]
+fn with_rows_refuses_an_aliased_input_instead_of_handing_out_slices() {
+    let mut src = image_u8();
+    let nb = Neighborhood::new(-1, 1, -1, 1);
+    let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 2, 2), nb, TILE_ALIASED);
+    let param = [TileParam {
+        kind: TileParamKind::InputImage,
+        type_code: ImageFormat::U8.fourcc(),
+        ptr: &d as *const _ as *mut _,
+    }];
+    // SAFETY: the descriptor points into a live vector of the described size.
+    let args = unsafe { TileArgs::new(&param, std::ptr::null_mut(), 0) };
+    let e = args.input::<u8>(0).unwrap().with_rows::<3>(0, BorderFill::Reflect101, |_, _, _| ()).unwrap_err();
+    assert_eq!(e.status, Status::NotSupported);
+}

@@ -1,0 +1,182 @@
+//! Border handling as an SDK capability: the input rows of a tile's neighborhood, extended past the
+//! image edge by a border rule, so a kernel writes its row computation once and runs the same
+//! (vectorized) code on interior tiles and on the tiles that touch the image edge.
+//!
+//! This is what border `Self_` asks of a tiling kernel (it is responsible for out-of-image pixels);
+//! [`Tile::with_rows`] makes that cheap: rows inside the image are handed out as they are (no copy),
+//! and only the rows of an edge tile are assembled, in chunks of [`ROW_CHUNK`] columns in a stack
+//! buffer, copying the in-image span and making up only the pixels past the edge. No heap, no tile
+//! memory.
+
+use crate::status::Status;
+use crate::tile::{Tile, TileError, TilePixel};
+
+/// How pixels outside the image are made up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BorderFill<T> {
+    /// `… 2 1 | 0 1 2 … n-2 n-1 | n-2 n-3 …`: OpenCV's `BORDER_REFLECT_101`, its default.
+    Reflect101,
+    /// `… 0 0 | 0 1 2 … n-1 | n-1 n-1 …`: `VX_BORDER_REPLICATE`.
+    Replicate,
+    /// A constant value: `VX_BORDER_CONSTANT`.
+    Constant(T),
+}
+
+/// Output columns assembled at a time for an edge tile (the stack buffer's width).
+pub const ROW_CHUNK: usize = 256;
+
+/// The widest neighborhood (`right - left`) [`Tile::with_rows`] serves.
+pub const MAX_NEIGHBORHOOD_WIDTH: usize = 32;
+
+/// Where coordinate `i` of a line of `n` pixels reads from under `fill` (`None`: the constant).
+fn source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
+    if (0..n).contains(&i) {
+        return Some(i);
+    }
+    match fill {
+        BorderFill::Constant(_) => None,
+        BorderFill::Replicate => Some(i.clamp(0, n - 1)),
+        BorderFill::Reflect101 if n == 1 => Some(0),
+        BorderFill::Reflect101 => {
+            let period = 2 * (n - 1);
+            let m = i.rem_euclid(period);
+            Some(if m < n { m } else { period - m })
+        }
+    }
+}
+
+impl<'a, T: TilePixel> Tile<'a, T> {
+    /// Call `f(x, n, rows)` for output row `y` of this tile: `rows` are the `N` input rows of the
+    /// neighborhood (top to bottom), each covering output columns `x .. x + n` extended by the
+    /// neighborhood (`n + right - left` pixels, the first one at column `x + left`), with pixels
+    /// outside the image made up by `fill`. An interior row comes in one call straight from the
+    /// image; an edge row in chunks of at most [`ROW_CHUNK`] columns. `N` must be the neighborhood's
+    /// height (`bottom - top + 1`).
+    ///
+    /// ```ignore
+    /// for y in 0..out.height() {
+    ///     let o = out.row_mut(y).unwrap();
+    ///     input.with_rows::<3>(y, BorderFill::Reflect101, |x, n, [a, b, c]| {
+    ///         gaussian_row(a, b, c, &mut o[x as usize..(x + n) as usize])
+    ///     })?;
+    /// }
+    /// ```
+    pub fn with_rows<const N: usize>(
+        &self,
+        y: u32,
+        fill: BorderFill<T>,
+        mut f: impl FnMut(u32, u32, [&[T]; N]),
+    ) -> Result<(), TileError> {
+        let nb = self.d.neighborhood;
+        let (height, ext) = ((nb.bottom - nb.top + 1) as usize, (nb.right - nb.left) as usize);
+        if height != N {
+            return Err(TileError::new(
+                Status::InvalidParameters,
+                format!("with_rows::<{N}> on a neighborhood {height} rows high"),
+            ));
+        }
+        if ext > MAX_NEIGHBORHOOD_WIDTH {
+            return Err(TileError::new(
+                Status::NotSupported,
+                format!("with_rows serves neighborhoods up to {MAX_NEIGHBORHOOD_WIDTH} wide, this one is {ext}"),
+            ));
+        }
+        if y >= self.d.height {
+            return Err(TileError::new(
+                Status::InvalidParameters,
+                format!("row {y} outside a tile of {} rows", self.d.height),
+            ));
+        }
+        let direct: [Option<&'a [T]>; N] = std::array::from_fn(|i| self.row(y as i32 + nb.top + i as i32));
+        if direct.iter().all(Option::is_some) {
+            f(0, self.d.width, direct.map(|r| r.unwrap_or_default()));
+            return Ok(());
+        }
+        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
+        let mut bufs = [[T::default(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N];
+        let mut x = 0u32;
+        while x < self.d.width {
+            let n = (self.d.width - x).min(ROW_CHUNK as u32);
+            let len = n as usize + ext;
+            let x0 = self.d.tile_x as i64 + x as i64 + nb.left as i64; // image column of buf[0]
+            for (i, buf) in bufs.iter_mut().enumerate() {
+                let iy = self.d.tile_y as i64 + y as i64 + nb.top as i64 + i as i64;
+                let buf = &mut buf[..len];
+                let Some(sy) = source(iy, ih, fill) else {
+                    buf.fill(constant(fill));
+                    continue;
+                };
+                // The in-image span, copied whole; the pixels past the edges made up one by one.
+                let (in0, in1) = (x0.max(0), (x0 + len as i64).min(iw));
+                if in0 < in1 {
+                    let span = self.span(sy, in0, in1)?;
+                    buf[(in0 - x0) as usize..(in1 - x0) as usize].copy_from_slice(span);
+                }
+                for (j, px) in buf.iter_mut().enumerate() {
+                    let ix = x0 + j as i64;
+                    if (in0..in1).contains(&ix) {
+                        continue;
+                    }
+                    *px = match source(ix, iw, fill) {
+                        Some(sx) => self.span(sy, sx, sx + 1)?[0],
+                        None => constant(fill),
+                    };
+                }
+            }
+            f(x, n, std::array::from_fn(|i| &bufs[i][..len]));
+            x += n;
+        }
+        Ok(())
+    }
+
+    /// Pixels `[x0, x1)` of image row `iy`, anywhere inside the image (a reflected pixel may lie
+    /// past the readable rectangle of a small tile with a lopsided neighborhood). Refused for a view
+    /// that shares memory with an output (aliased), which hands out no slices at all.
+    fn span(&self, iy: i64, x0: i64, x1: i64) -> Result<&'a [T], TileError> {
+        if self.is_aliased() {
+            return Err(TileError::new(
+                Status::NotSupported,
+                "with_rows reads row slices, and this input shares memory with an output: read pixels by value",
+            ));
+        }
+        let in_image = (0..self.d.image_height as i64).contains(&iy) && x0 >= 0 && x1 <= self.d.image_width as i64;
+        if x1 <= x0 || !in_image {
+            return Err(TileError::new(
+                Status::Failure,
+                format!("border fill reads row {iy} columns {x0}..{x1}, outside the image"),
+            ));
+        }
+        // SAFETY: [x0, x1) of row iy lies inside the input image, which nothing writes while the
+        // node runs (the graph has one writer per image, no node writes its own input, and this view
+        // is not aliased with an output); T-aligned as in `get`.
+        Ok(unsafe { std::slice::from_raw_parts(self.addr(x0, iy) as *const T, (x1 - x0) as usize) })
+    }
+}
+
+fn constant<T: Copy + Default>(fill: BorderFill<T>) -> T {
+    match fill {
+        BorderFill::Constant(v) => v,
+        _ => T::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_follow_opencv_border_rules() {
+        let at = |fill, n| (-4..n + 4).map(|i| source(i, n, fill)).collect::<Vec<_>>();
+        let r101: Vec<_> = at(BorderFill::<u8>::Reflect101, 5).into_iter().map(Option::unwrap).collect();
+        assert_eq!(r101, [4, 3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1, 0]);
+        let rep: Vec<_> = at(BorderFill::<u8>::Replicate, 5).into_iter().map(Option::unwrap).collect();
+        assert_eq!(rep, [0, 0, 0, 0, 0, 1, 2, 3, 4, 4, 4, 4, 4]);
+        assert_eq!(
+            at(BorderFill::Constant(7u8), 2),
+            [None, None, None, None, Some(0), Some(1), None, None, None, None]
+        );
+        assert!(at(BorderFill::<u8>::Reflect101, 1).iter().all(|s| *s == Some(0)));
+        assert_eq!(source(-1, 2, BorderFill::<u8>::Reflect101), Some(1));
+        assert_eq!(source(-3, 2, BorderFill::<u8>::Reflect101), Some(1));
+    }
+}
