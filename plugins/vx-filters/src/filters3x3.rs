@@ -1,8 +1,7 @@
 //! 3×3 neighborhood filters: Gaussian, box, Sobel.
 
-use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
+use vx_plugin_abi::{BorderFill, Status, Tile, TileError, TileMut, tiling_kernel};
 
-use crate::border::pixel;
 use crate::simd::multiversion;
 
 multiversion! {
@@ -45,47 +44,33 @@ multiversion! {
     }
 }
 
-fn rows<'a>(t: &Tile<'a, u8>, y: u32) -> Result<[&'a [u8]; 3], TileError> {
-    let missing = || TileError::new(Status::Failure, "fast tile without its neighborhood rows");
-    let y = y as i32;
-    Ok([t.row(y - 1).ok_or_else(missing)?, t.row(y).ok_or_else(missing)?, t.row(y + 1).ok_or_else(missing)?])
-}
-
 fn out_row<'o, T: vx_plugin_abi::TilePixel>(o: &'o mut TileMut<'_, T>, y: u32) -> Result<&'o mut [T], TileError> {
     o.row_mut(y).ok_or_else(|| TileError::new(Status::Failure, "output rows are not available (aliased?)"))
 }
 
+/// OpenCV's default border for its filters.
+const BORDER: BorderFill<u8> = BorderFill::Reflect101;
+
 /// Gaussian 3×3 (1 2 1 / 2 4 2 / 1 2 1) / 16, rounded: OpenCV's `GaussianBlur(ksize = 3, sigma = 0)`.
-#[tiling_kernel(name = "filters.gaussian3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = gaussian_flexible)]
+/// One function for every tile: interior rows straight from the image, edge rows extended by the
+/// SDK (`Tile::with_rows`), the same vectorized row code on both.
+#[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     for y in 0..out.height() {
-        let [a, b, c] = rows(input, y)?;
-        gaussian_row(a, b, c, out_row(out, y)?);
+        let o = out_row(out, y)?;
+        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| {
+            gaussian_row(a, b, c, &mut o[x as usize..(x + n) as usize])
+        })?;
     }
     Ok(())
 }
 
-fn gaussian_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
-    const W: [[u16; 3]; 3] = [[1, 2, 1], [2, 4, 2], [1, 2, 1]];
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            let mut s = 8u16;
-            for (dy, row) in W.iter().enumerate() {
-                for (dx, w) in row.iter().enumerate() {
-                    s += w * pixel(input, x, y, dx as i32 - 1, dy as i32 - 1) as u16;
-                }
-            }
-            out.set(x, y, (s >> 4) as u8);
-        }
-    }
-}
-
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
-#[tiling_kernel(name = "filters.box3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = box_flexible)]
+#[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     for y in 0..out.height() {
-        let [a, b, c] = rows(input, y)?;
-        box_row(a, b, c, out_row(out, y)?);
+        let o = out_row(out, y)?;
+        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| box_row(a, b, c, &mut o[x as usize..(x + n) as usize]))?;
     }
     Ok(())
 }
@@ -97,41 +82,17 @@ fn div9_rounded(sum: u16) -> u8 {
     (((sum + 4) as u32 * 7282) >> 16) as u8
 }
 
-fn box_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            let mut s = 0u16;
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    s += pixel(input, x, y, dx, dy) as u16;
-                }
-            }
-            out.set(x, y, div9_rounded(s));
-        }
-    }
-}
-
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
-#[tiling_kernel(name = "filters.sobel3x3", block = 8x1, nbhd = (-1, 1, -1, 1), border = Self_, flexible = sobel_flexible)]
+#[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Result<(), TileError> {
     for y in 0..gx.height() {
-        let [a, b, c] = rows(input, y)?;
-        let oy = out_row(gy, y)?;
-        sobel_row(a, b, c, out_row(gx, y)?, oy);
+        let (ox, oy) = (out_row(gx, y)?, out_row(gy, y)?);
+        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| {
+            let r = x as usize..(x + n) as usize;
+            sobel_row(a, b, c, &mut ox[r.clone()], &mut oy[r])
+        })?;
     }
     Ok(())
-}
-
-fn sobel_flexible(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) {
-    for y in 0..gx.height() {
-        for x in 0..gx.width() {
-            let p = |dx, dy| pixel(input, x, y, dx, dy) as i16;
-            let dx = (p(1, -1) + 2 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2 * p(-1, 0) + p(-1, 1));
-            let dy = (p(-1, 1) + 2 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2 * p(0, -1) + p(1, -1));
-            gx.set(x, y, dx);
-            gy.set(x, y, dy);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! `vx_filters`: image filters as a kernel module, written only with `#[tiling_kernel]` and
 //! `vx_module!`.
 //!
-//! 3×3 filters take border `Self_`: fast functions work on row slices in the image interior (the
-//! compiler vectorizes the inner loops), flexible functions handle the image edges with OpenCV's
-//! default border (reflect-101: `… 2 1 | 0 1 2 … w-2 w-1 | w-2 w-3 …`), so results match OpenCV
-//! everywhere. Point operations use 16×1 blocks with a flexible function for the ragged edge.
+//! 3×3 filters take border `Self_` and one function for every tile: it runs its row code (the
+//! compiler vectorizes the inner loops) on the input rows `Tile::with_rows` serves — straight from
+//! the image inside it, extended by OpenCV's default border (reflect-101: `… 2 1 | 0 1 2 … w-2 w-1 |
+//! w-2 w-3 …`) at its edges — so results match OpenCV everywhere, edges at interior speed. Point
+//! operations use 16×1 blocks with a flexible function for the ragged edge.
 
-mod border;
 mod filters3x3;
 mod point;
 mod simd;
