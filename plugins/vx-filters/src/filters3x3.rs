@@ -56,23 +56,23 @@ const BORDER: BorderFill<u8> = BorderFill::Reflect101;
 /// SDK (`Tile::with_rows`), the same vectorized row code on both.
 #[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    for y in 0..out.height() {
-        let o = out_row(out, y)?;
-        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| {
-            gaussian_row(a, b, c, &mut o[x as usize..(x + n) as usize])
-        })?;
-    }
-    Ok(())
+    let mut failed = None;
+    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match out_row(out, y) {
+        Ok(o) => gaussian_row(a, b, c, &mut o[x as usize..(x + n) as usize]),
+        Err(e) => failed = Some(e),
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
 #[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    for y in 0..out.height() {
-        let o = out_row(out, y)?;
-        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| box_row(a, b, c, &mut o[x as usize..(x + n) as usize]))?;
-    }
-    Ok(())
+    let mut failed = None;
+    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match out_row(out, y) {
+        Ok(o) => box_row(a, b, c, &mut o[x as usize..(x + n) as usize]),
+        Err(e) => failed = Some(e),
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// `round(sum / 9)` for a sum of nine u8 values, as a 16-bit multiply-high (vectorizes to
@@ -85,14 +85,15 @@ fn div9_rounded(sum: u16) -> u8 {
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
 #[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
 fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Result<(), TileError> {
-    for y in 0..gx.height() {
-        let (ox, oy) = (out_row(gx, y)?, out_row(gy, y)?);
-        input.with_rows::<3>(y, BORDER, |x, n, [a, b, c]| {
+    let mut failed = None;
+    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match (out_row(gx, y), out_row(gy, y)) {
+        (Ok(ox), Ok(oy)) => {
             let r = x as usize..(x + n) as usize;
             sobel_row(a, b, c, &mut ox[r.clone()], &mut oy[r])
-        })?;
-    }
-    Ok(())
+        }
+        (Err(e), _) | (_, Err(e)) => failed = Some(e),
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

@@ -67,6 +67,34 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         fill: BorderFill<T>,
         mut f: impl FnMut(u32, u32, [&[T]; N]),
     ) -> Result<(), TileError> {
+        self.check_rows::<N>()?;
+        if y >= self.d.height {
+            return Err(TileError::new(
+                Status::InvalidParameters,
+                format!("row {y} outside a tile of {} rows", self.d.height),
+            ));
+        }
+        let mut bufs = None;
+        self.serve_row(y, fill, &mut bufs, &mut f)
+    }
+
+    /// [`with_rows`](Self::with_rows) for every row of the tile, top to bottom: `f(y, x, n, rows)`.
+    /// The buffer for edge rows is set up once per tile, so thin edge tiles (one column wide, as
+    /// the plan cuts them) cost little per row.
+    pub fn for_rows<const N: usize>(
+        &self,
+        fill: BorderFill<T>,
+        mut f: impl FnMut(u32, u32, u32, [&[T]; N]),
+    ) -> Result<(), TileError> {
+        self.check_rows::<N>()?;
+        let mut bufs = None;
+        for y in 0..self.d.height {
+            self.serve_row(y, fill, &mut bufs, &mut |x, n, rows| f(y, x, n, rows))?;
+        }
+        Ok(())
+    }
+
+    fn check_rows<const N: usize>(&self) -> Result<(), TileError> {
         let nb = self.d.neighborhood;
         let (height, ext) = ((nb.bottom - nb.top + 1) as usize, (nb.right - nb.left) as usize);
         if height != N {
@@ -81,22 +109,67 @@ impl<'a, T: TilePixel> Tile<'a, T> {
                 format!("with_rows serves neighborhoods up to {MAX_NEIGHBORHOOD_WIDTH} wide, this one is {ext}"),
             ));
         }
-        if y >= self.d.height {
-            return Err(TileError::new(
-                Status::InvalidParameters,
-                format!("row {y} outside a tile of {} rows", self.d.height),
-            ));
-        }
+        Ok(())
+    }
+
+    /// One output row: straight from the image when every row of its neighborhood is readable
+    /// whole, else assembled in `bufs` (made on first need) chunk by chunk.
+    #[allow(clippy::type_complexity)]
+    fn serve_row<const N: usize>(
+        &self,
+        y: u32,
+        fill: BorderFill<T>,
+        bufs: &mut Option<[[T; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]>,
+        f: &mut impl FnMut(u32, u32, [&[T]; N]),
+    ) -> Result<(), TileError> {
+        let nb = self.d.neighborhood;
         let direct: [Option<&'a [T]>; N] = std::array::from_fn(|i| self.row(y as i32 + nb.top + i as i32));
         if direct.iter().all(Option::is_some) {
             f(0, self.d.width, direct.map(|r| r.unwrap_or_default()));
             return Ok(());
         }
         let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let mut bufs = [[T::default(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N];
-        let mut x = 0u32;
-        while x < self.d.width {
-            let n = (self.d.width - x).min(ROW_CHUNK as u32);
+        let (tx, w) = (self.d.tile_x as i64, self.d.width);
+        // Every row of the neighborhood inside the image (only the columns at the left or right
+        // edge need making up): the middle straight from the image, the edge columns assembled.
+        let rows_inside =
+            (0..N).all(|i| (0..ih).contains(&(self.d.tile_y as i64 + y as i64 + nb.top as i64 + i as i64)));
+        if rows_inside && !self.is_aliased() {
+            let lo = (-(tx + nb.left as i64)).clamp(0, w as i64) as u32;
+            let hi = (iw - nb.right as i64 - tx).clamp(lo as i64, w as i64) as u32;
+            if lo < hi {
+                let (x0, x1) = (tx + lo as i64 + nb.left as i64, tx + hi as i64 + nb.right as i64);
+                let iy0 = self.d.tile_y as i64 + y as i64 + nb.top as i64;
+                let mut rows: [&[T]; N] = [&[]; N];
+                for (i, r) in rows.iter_mut().enumerate() {
+                    *r = self.span(iy0 + i as i64, x0, x1)?;
+                }
+                f(lo, hi - lo, rows);
+            }
+            self.assemble(y, 0, lo, fill, bufs, f)?;
+            return self.assemble(y, hi.max(lo), w, fill, bufs, f);
+        }
+        self.assemble(y, 0, w, fill, bufs, f)
+    }
+
+    /// Output columns `[from, to)` of row `y`, assembled in `bufs` chunk by chunk.
+    #[allow(clippy::type_complexity)]
+    fn assemble<const N: usize>(
+        &self,
+        y: u32,
+        from: u32,
+        to: u32,
+        fill: BorderFill<T>,
+        bufs: &mut Option<[[T; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]>,
+        f: &mut impl FnMut(u32, u32, [&[T]; N]),
+    ) -> Result<(), TileError> {
+        let nb = self.d.neighborhood;
+        let ext = (nb.right - nb.left) as usize;
+        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
+        let bufs = bufs.get_or_insert_with(|| [[T::default(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]);
+        let mut x = from;
+        while x < to {
+            let n = (to - x).min(ROW_CHUNK as u32);
             let len = n as usize + ext;
             let x0 = self.d.tile_x as i64 + x as i64 + nb.left as i64; // image column of buf[0]
             for (i, buf) in bufs.iter_mut().enumerate() {
@@ -106,20 +179,18 @@ impl<'a, T: TilePixel> Tile<'a, T> {
                     buf.fill(constant(fill));
                     continue;
                 };
-                // The in-image span, copied whole; the pixels past the edges made up one by one.
-                let (in0, in1) = (x0.max(0), (x0 + len as i64).min(iw));
-                if in0 < in1 {
-                    let span = self.span(sy, in0, in1)?;
-                    buf[(in0 - x0) as usize..(in1 - x0) as usize].copy_from_slice(span);
-                }
+                // One checked slice of the whole source row, then plain indexing: edge chunks are
+                // mostly a single output column, where per-call overhead is what counts.
+                let row = self.span(sy, 0, iw)?;
                 for (j, px) in buf.iter_mut().enumerate() {
                     let ix = x0 + j as i64;
-                    if (in0..in1).contains(&ix) {
-                        continue;
-                    }
-                    *px = match source(ix, iw, fill) {
-                        Some(sx) => self.span(sy, sx, sx + 1)?[0],
-                        None => constant(fill),
+                    *px = if (0..iw).contains(&ix) {
+                        row[ix as usize]
+                    } else {
+                        match source(ix, iw, fill) {
+                            Some(sx) => row[sx as usize],
+                            None => constant(fill),
+                        }
                     };
                 }
             }

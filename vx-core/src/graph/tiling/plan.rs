@@ -11,7 +11,9 @@
 //!
 //! `A` goes to the fast function when there is one, else to the flexible function (still in
 //! block-aligned tiles, as the spec recommends); `D \ A` goes to the flexible function when there is
-//! one; everything else is not processed. Fast-only with `Self_` is refused before planning.
+//! one; everything else is not processed. Fast-only with `Self_` is refused before planning. A
+//! flexible-only kernel of 1×1 blocks gets `D` cut as one region (full-width bands: every tile is
+//! trivially block-aligned, and row kernels get whole rows instead of one-pixel edge columns).
 //!
 //! Tile size policy ([`TilingPolicy`]): tiles span the region's full width (long rows vectorize and
 //! stream) unless one block row exceeds the cache budget; their height is as many rows as fit the
@@ -198,6 +200,15 @@ pub fn plan(req: &TileRequest, policy: &TilingPolicy) -> TilePlan {
     let regions = regions(req);
     let mut tiles = Vec::new();
     let want = req.threads.max(1) * policy.min_tiles_per_thread.max(1);
+    let one_block = req.block.width <= 1 && req.block.height <= 1;
+    if !req.has_fast && req.has_flexible && one_block {
+        // A flexible-only kernel of 1×1 blocks processes its whole domain with one function and
+        // every tile is block-aligned: full-width bands of the domain, edge columns included, so a
+        // row kernel gets whole rows (the SDK's `Tile::with_rows` serves their edges) instead of
+        // one-pixel-wide edge tiles.
+        cut(regions.flexible_domain, TileFunction::Flexible, true, req, policy, want, &mut tiles);
+        return TilePlan { regions, tiles };
+    }
     let aligned_fn =
         if req.has_fast { Some(TileFunction::Fast) } else { req.has_flexible.then_some(TileFunction::Flexible) };
     if let Some(f) = aligned_fn {
