@@ -1,14 +1,18 @@
 //! The showcase benchmark: `cargo bench -p vx-tests --bench showcase` (a table, not criterion).
 //!
-//! - every vx_filters kernel through a one-node graph on 3840×2160 at 1 and 2 threads, next to
-//!   OpenCV's equivalent call on the same images (driven by `benches/opencv_bench.py`; skipped with a
-//!   note if Python/OpenCV are missing), ratio = OpenCV time / vx time (> 1: vx is faster);
-//! - the 4-node edge pipeline end to end;
+//! - every vx_filters kernel through a one-node graph at 640×480, 1920×1080 and 3840×2160, at 1 and
+//!   2 threads, next to OpenCV's equivalent call on the same images (driven by
+//!   `benches/opencv_bench.py`, outputs preallocated on both sides; skipped with a note if
+//!   Python/OpenCV are missing), ratio = OpenCV time / vx time (> 1: vx is faster);
+//! - a floor row: a copy of the input to the output (vx: a one-node graph of a copy kernel; OpenCV
+//!   side: `np.copyto`), the memory-bandwidth limit of a one-in-one-out filter;
+//! - the 4-node edge pipeline end to end, against the same four OpenCV calls;
 //! - framework overhead: a one-node graph on 64×64, graph process time minus the node's own time;
 //! - module call overhead: the same kernel in-process versus loaded from a module;
 //! - load + publish of the vx_filters module, and unload.
 //!
-//! Timings are medians of interleaved rounds of a few frames; the machine is shared and noisy.
+//! Timings are medians of rounds of about 4 Mpixel of frames; the machine is shared and noisy,
+//! so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes.
 
 #[allow(dead_code)]
 mod spec_kernels {
@@ -20,27 +24,40 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use vx_core::*;
+use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 
-const W: u32 = 3840;
-const H: u32 = 2160;
-const ROUNDS: usize = 15;
-const FRAMES: u32 = 3;
+const ROUNDS: usize = 21;
+const SIZES: [(u32, u32); 3] = [(640, 480), (1920, 1080), (3840, 2160)];
+
+/// The floor row's kernel: the input copied to the output, tile by tile, through the runtime.
+#[tiling_kernel(name = "bench.copy", flexible)]
+fn copy(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    for y in 0..out.height() {
+        let src = input.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no input row"))?;
+        let dst = out.row_mut(y).ok_or_else(|| TileError::new(Status::Failure, "no output row"))?;
+        dst.copy_from_slice(&src[..dst.len()]);
+    }
+    Ok(())
+}
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-fn time_graph(g: &Graph) -> Duration {
+/// Median time per frame; each round runs about 4 Mpixel of frames (as the OpenCV side does).
+fn time_graph(g: &Graph, w: u32, h: u32) -> Duration {
+    let frames = (4_000_000 / (w * h)).max(1);
+    g.process().expect("warm-up");
     g.process().expect("warm-up");
     let mut v = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let t = Instant::now();
-        for _ in 0..FRAMES {
+        for _ in 0..frames {
             g.process().expect("process");
         }
-        v.push(t.elapsed() / FRAMES);
+        v.push(t.elapsed() / frames);
     }
     median(v)
 }
@@ -49,25 +66,25 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn pixels(seed: u64) -> Vec<u8> {
+fn pixels(seed: u64, w: u32, h: u32) -> Vec<u8> {
     let mut x = seed;
-    (0..W as usize * H as usize)
+    (0..w as usize * h as usize)
         .map(|i| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // Smooth structure plus noise, like a picture.
-            let (px, py) = ((i % W as usize) as f32, (i / W as usize) as f32);
+            let (px, py) = ((i % w as usize) as f32, (i / w as usize) as f32);
             let base = 128.0 + 90.0 * (px / 37.0).sin() * (py / 23.0).cos();
             (base as i32 + ((x >> 59) as i32 - 16)).clamp(0, 255) as u8
         })
         .collect()
 }
 
-fn opencv(a: &Path, b: &Path, threads: usize) -> Option<String> {
+fn opencv(a: &Path, b: &Path, w: u32, h: u32, threads: usize) -> Option<String> {
     let script = workspace_root().join("tests/benches/opencv_bench.py");
     let out = Command::new("python3")
         .arg(script)
         .args([a.as_os_str(), b.as_os_str()])
-        .args([W.to_string(), H.to_string(), threads.to_string(), (ROUNDS * 2).to_string()])
+        .args([w.to_string(), h.to_string(), threads.to_string(), ROUNDS.to_string()])
         .output()
         .ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
@@ -79,28 +96,36 @@ fn json_seconds(json: &str, key: &str) -> Option<Duration> {
     json[at..end].trim().parse::<f64>().ok().map(Duration::from_secs_f64)
 }
 
-struct Setup {
-    ctx: Context,
-    a: Image,
-    b: Image,
-}
-
-fn setup(threads: usize, dir: &Path, a_px: &[u8], b_px: &[u8]) -> Setup {
+fn context(threads: usize, dir: &Path) -> Context {
     let ctx = Context::builder().threads(threads).build().unwrap();
     ctx.add_module_dir(dir);
     ctx.load_module("vx_filters").unwrap();
-    let a = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
-    a.copy_from(Rect::full(W, H), 0, a_px).unwrap();
-    let b = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
-    b.copy_from(Rect::full(W, H), 0, b_px).unwrap();
-    Setup { ctx, a, b }
+    ctx.publish_in_process().unwrap();
+    ctx
 }
 
-/// A one-node graph of filter `name` over the setup's images.
-fn filter_graph(s: &Setup, name: &str) -> Graph {
-    let ctx = &s.ctx;
-    let img = |f| Image::new(ctx, W, H, f).unwrap();
-    let k = ctx.kernel_by_name(&format!("filters.{name}")).unwrap();
+struct Inputs {
+    a: Image,
+    b: Image,
+    w: u32,
+    h: u32,
+}
+
+fn inputs(ctx: &Context, w: u32, h: u32, a_px: &[u8], b_px: &[u8]) -> Inputs {
+    let a = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    a.copy_from(Rect::full(w, h), 0, a_px).unwrap();
+    let b = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    b.copy_from(Rect::full(w, h), 0, b_px).unwrap();
+    Inputs { a, b, w, h }
+}
+
+/// A one-node graph of kernel `name` (`copy` is the bench's floor kernel) over the inputs; outputs
+/// allocated at verify, before timing.
+fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
+    let (w, h) = (s.w, s.h);
+    let img = |f| Image::new(ctx, w, h, f).unwrap();
+    let kname = if name == "copy" { "bench.copy".to_string() } else { format!("filters.{name}") };
+    let k = ctx.kernel_by_name(&kname).unwrap();
     let g = Graph::new(ctx).unwrap();
     let params: Vec<Reference> = match name {
         "sobel3x3" => vec![(&s.a).into(), (&img(ImageFormat::S16)).into(), (&img(ImageFormat::S16)).into()],
@@ -125,68 +150,130 @@ fn filter_graph(s: &Setup, name: &str) -> Graph {
     g
 }
 
+/// The 4-node edge pipeline (gaussian → sobel → magnitude → threshold) over virtual intermediates.
+fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
+    let g = Graph::new(ctx).unwrap();
+    let v = |f| Image::new_virtual(&g, 0, 0, f).unwrap();
+    let (blur, gx, gy, mag) =
+        (v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual));
+    let out = Image::new(ctx, s.w, s.h, ImageFormat::U8).unwrap();
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    g.add_node(&k("gaussian3x3"), [&s.a, &blur]).unwrap();
+    g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
+    g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
+    let level = Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap();
+    g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&out)]).unwrap();
+    g.verify().unwrap();
+    g
+}
+
+fn sizes() -> Vec<(u32, u32)> {
+    match std::env::var("VX_BENCH_SIZES") {
+        Ok(v) => v
+            .split(',')
+            .filter_map(|s| s.split_once('x'))
+            .filter_map(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+            .collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
+
 fn main() {
     eprintln!("building the modules (release)…");
     let filters = build_module_profile("vx-filters", &[], true);
     let spec = build_module_profile("vx-spec-kernels", &[], true);
     let dir = plugin_dir("showcase-bench", &[("vx_filters", &filters), ("vx_spec_kernels", &spec)]);
-    let (a_px, b_px) = (pixels(1), pixels(2));
+    let ctxs = [context(1, &dir), context(2, &dir)];
     let tmp = std::env::temp_dir();
     let (a_raw, b_raw) = (tmp.join("vx-bench-a.u8"), tmp.join("vx-bench-b.u8"));
-    std::fs::write(&a_raw, &a_px).unwrap();
-    std::fs::write(&b_raw, &b_px).unwrap();
-
-    let names = ["gaussian3x3", "box3x3", "sobel3x3", "magnitude", "add", "subtract", "posterize", "threshold", "not"];
-    let setups = [setup(1, &dir, &a_px, &b_px), setup(2, &dir, &a_px, &b_px)];
-    let cv = [opencv(&a_raw, &b_raw, 1), opencv(&a_raw, &b_raw, 2)];
-    let cv_version = cv[0]
-        .as_deref()
-        .and_then(|j| j.split("\"opencv_version\": \"").nth(1))
-        .and_then(|s| s.split('"').next())
-        .unwrap_or("n/a");
-    println!(
-        "vx_filters vs OpenCV {cv_version} on {W}x{H} U8 (median ms/frame; ratio = OpenCV / vx, > 1 means vx is faster)"
-    );
-    println!(
-        "{:<12} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
-        "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
-    );
-    for name in names {
-        let vx: Vec<Duration> = setups.iter().map(|s| time_graph(&filter_graph(s, name))).collect();
-        let cell = |i: usize| match cv[i].as_deref().and_then(|j| json_seconds(j, name)) {
-            Some(c) => format!("{:>9.2} {:>6.2}x", ms(c), c.as_secs_f64() / vx[i].as_secs_f64()),
-            None => format!("{:>9} {:>7}", "n/a", "-"),
-        };
-        println!("{name:<12} {:>9.2} {}   {:>9.2} {}", ms(vx[0]), cell(0), ms(vx[1]), cell(1));
-    }
-    if cv[0].is_none() {
-        println!("(OpenCV columns skipped: `python3 tests/benches/opencv_bench.py` needs opencv-python-headless)");
-    }
-
-    // The 4-node pipeline end to end.
-    for s in &setups {
-        let ctx = &s.ctx;
-        let g = Graph::new(ctx).unwrap();
-        let v = |f| Image::new_virtual(&g, 0, 0, f).unwrap();
-        let (blur, gx, gy, mag) =
-            (v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual));
-        let out = Image::new(ctx, W, H, ImageFormat::U8).unwrap();
-        let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
-        g.add_node(&k("gaussian3x3"), [&s.a, &blur]).unwrap();
-        g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
-        g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
-        let level = Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap();
-        g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&out)]).unwrap();
+    let names = [
+        "copy",
+        "gaussian3x3",
+        "box3x3",
+        "sobel3x3",
+        "magnitude",
+        "add",
+        "subtract",
+        "posterize",
+        "threshold",
+        "not",
+        "pipeline",
+    ];
+    let mut cv_version = "n/a".to_string();
+    let mut summary = Vec::new();
+    for (w, h) in sizes() {
+        let (a_px, b_px) = (pixels(1, w, h), pixels(2, w, h));
+        std::fs::write(&a_raw, &a_px).unwrap();
+        std::fs::write(&b_raw, &b_px).unwrap();
+        let ins: Vec<Inputs> = ctxs.iter().map(|c| inputs(c, w, h, &a_px, &b_px)).collect();
+        let cv: Vec<Option<String>> = [1, 2].iter().map(|&t| opencv(&a_raw, &b_raw, w, h, t)).collect();
+        if let Some(v) = cv[0].as_deref().and_then(|j| j.split("\"opencv_version\": \"").nth(1)) {
+            cv_version = v.split('"').next().unwrap_or("n/a").to_string();
+        }
+        println!("\n{w}x{h} U8 — median ms/frame; ratio = OpenCV {cv_version} / vx (> 1: vx is faster)");
         println!(
-            "pipeline (gaussian → sobel → magnitude → threshold), {} thread(s): {:.2} ms/frame",
-            ctx.threads(),
-            ms(time_graph(&g))
+            "{:<12} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
+            "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
         );
+        for name in names {
+            let vx: Vec<Duration> = ctxs
+                .iter()
+                .zip(&ins)
+                .map(|(c, s)| {
+                    let g = if name == "pipeline" { pipeline_graph(c, s) } else { filter_graph(c, s, name) };
+                    time_graph(&g, w, h)
+                })
+                .collect();
+            let mut ratios = [None, None];
+            let mut cell = |i: usize| match cv[i].as_deref().and_then(|j| json_seconds(j, name)) {
+                Some(c) => {
+                    let r = c.as_secs_f64() / vx[i].as_secs_f64();
+                    ratios[i] = Some(r);
+                    format!("{:>9.3} {:>6.2}x", ms(c), r)
+                }
+                None => format!("{:>9} {:>7}", "n/a", "-"),
+            };
+            let (c0, c1) = (cell(0), cell(1));
+            let label = if name == "copy" { "copy (floor)" } else { name };
+            println!("{label:<12} {:>9.3} {c0}   {:>9.3} {c1}", ms(vx[0]), ms(vx[1]));
+            summary.push((w, h, name, ratios));
+        }
+        if cv[0].is_none() {
+            println!("(OpenCV columns skipped: `python3 tests/benches/opencv_bench.py` needs opencv-python-headless)");
+        }
     }
+    println!("\nratio table (OpenCV / vx), 3x3 filters and the pipeline:");
+    println!(
+        "{:<10} {:>7} {:>12} {:>8} {:>9} {:>9}",
+        "size", "threads", "gaussian3x3", "box3x3", "sobel3x3", "pipeline"
+    );
+    for t in 0..2 {
+        for (w, h) in sizes() {
+            let r = |n: &str| {
+                summary
+                    .iter()
+                    .find(|(sw, sh, sn, _)| (*sw, *sh, *sn) == (w, h, n))
+                    .and_then(|s| s.3[t])
+                    .map_or("-".to_string(), |r| format!("{r:.2}x"))
+            };
+            println!(
+                "{:<10} {:>7} {:>12} {:>8} {:>9} {:>9}",
+                format!("{w}x{h}"),
+                t + 1,
+                r("gaussian3x3"),
+                r("box3x3"),
+                r("sobel3x3"),
+                r("pipeline")
+            );
+        }
+    }
+    let setups = &ctxs;
+    let (w, h) = (3840u32, 2160u32);
+    let a_px = pixels(1, w, h);
 
     // Framework overhead: a one-node graph on 64×64, process time minus the node's own time.
     {
-        let ctx = &setups[1].ctx;
+        let ctx = &setups[1];
         let g = Graph::new(ctx).unwrap();
         let (a, o) =
             (Image::new(ctx, 64, 64, ImageFormat::U8).unwrap(), Image::new(ctx, 64, 64, ImageFormat::U8).unwrap());
@@ -215,12 +302,12 @@ fn main() {
         from_module.add_module_dir(&dir);
         from_module.load_module("vx_spec_kernels").unwrap();
         let time = |ctx: &Context| {
-            let a = Image::new(ctx, W, H, ImageFormat::U8).unwrap();
-            a.copy_from(Rect::full(W, H), 0, &a_px).unwrap();
-            let o = Image::new(ctx, W, H, ImageFormat::U8).unwrap();
+            let a = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+            a.copy_from(Rect::full(w, h), 0, &a_px).unwrap();
+            let o = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
             let g = Graph::new(ctx).unwrap();
             g.add_node(&ctx.kernel_by_name("spec.gaussian3x3").unwrap(), [&a, &o]).unwrap();
-            time_graph(&g)
+            time_graph(&g, w, h)
         };
         let (mut ins, mut mods) = (Vec::new(), Vec::new());
         for _ in 0..3 {
@@ -229,7 +316,7 @@ fn main() {
         }
         let (i, m) = (median(ins), median(mods));
         println!(
-            "module call overhead (spec.gaussian3x3, {W}x{H}, 1 thread): in-process {:.2} ms, module {:.2} ms, {:+.1} %",
+            "module call overhead (spec.gaussian3x3, {w}x{h}, 1 thread): in-process {:.2} ms, module {:.2} ms, {:+.1} %",
             ms(i),
             ms(m),
             (m.as_secs_f64() / i.as_secs_f64() - 1.0) * 100.0

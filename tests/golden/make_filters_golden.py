@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 OUT = pathlib.Path(__file__).resolve().parent / "filters"
-SIZES = [(37, 23), (64, 48), (13, 7), (2, 2), (1, 1)]
+SIZES = [(37, 23), (64, 48), (13, 7), (2, 2), (1, 1), (521, 97)]
 
 
 def save(name, array):

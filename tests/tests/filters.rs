@@ -4,7 +4,8 @@
 use vx_core::*;
 use vx_tests::{build_module, plugin_dir, workspace_root};
 
-const SIZES: [(u32, u32); 5] = [(37, 23), (64, 48), (13, 7), (2, 2), (1, 1)];
+// 521 wide: rows of three 256-column chunks (the last ragged) in the row kernels.
+const SIZES: [(u32, u32); 6] = [(37, 23), (64, 48), (13, 7), (2, 2), (1, 1), (521, 97)];
 
 fn golden(name: &str) -> Vec<u8> {
     let p = workspace_root().join("tests/golden/filters").join(name);

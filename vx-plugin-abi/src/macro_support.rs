@@ -8,6 +8,19 @@ use crate::status::Status;
 use crate::tile::TileError;
 use crate::wire::data_type;
 
+/// Output columns `x .. x + n` of row `y` of an output tile: what a row kernel (`Rows<T, N>` input)
+/// writes. An error when the output shares memory with the input (no slices then).
+pub fn row_span<'o, T: crate::tile::TilePixel>(
+    out: &'o mut crate::tile::TileMut<'_, T>,
+    y: u32,
+    x: u32,
+    n: u32,
+) -> Result<&'o mut [T], TileError> {
+    out.row_mut(y).and_then(|r| r.get_mut(x as usize..(x + n) as usize)).ok_or_else(|| {
+        TileError::new(Status::NotSupported, "a row kernel's output shares memory with its input: no row slices")
+    })
+}
+
 /// What one parameter of a generated kernel is.
 #[derive(Clone, Copy, Debug)]
 pub enum ParamSig {

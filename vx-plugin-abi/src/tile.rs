@@ -503,4 +503,4 @@ mod border;
 #[cfg(test)]
 mod tests;
 
-pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK};
+pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK, Rows};

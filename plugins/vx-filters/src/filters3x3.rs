@@ -1,78 +1,88 @@
 //! 3×3 neighborhood filters: Gaussian, box, Sobel.
 
-use vx_plugin_abi::{BorderFill, Status, Tile, TileError, TileMut, tiling_kernel};
+use vx_plugin_abi::{Rows, tiling_kernel};
 
 use crate::simd::multiversion;
 
+/// Output columns per pass of the row functions: the column sums of one chunk stay in L1.
+const CHUNK: usize = 256;
+
 multiversion! {
-    /// One output row of the Gaussian from three input rows extending one pixel left and right.
+    /// One output row of the Gaussian from three input rows extending one pixel left and right,
+    /// separably: vertical `1 2 1` sums of a chunk into a stack buffer, then horizontal `1 2 1`.
     fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
-        let n = o.len();
-        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let col = |x: usize| a[x] as u16 + 2 * b[x] as u16 + c[x] as u16;
-        for (x, o) in o.iter_mut().enumerate() {
-            *o = ((col(x) + 2 * col(x + 1) + col(x + 2) + 8) >> 4) as u8;
+        let mut v = [0u16; CHUNK + 2];
+        for (k, o) in o.chunks_mut(CHUNK).enumerate() {
+            let (m, x0) = (o.len(), k * CHUNK);
+            let (a, b, c, v) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2], &mut v[..m + 2]);
+            for (((v, &a), &b), &c) in v.iter_mut().zip(a).zip(b).zip(c) {
+                *v = a as u16 + 2 * b as u16 + c as u16;
+            }
+            let (l, mid, r) = (&v[..m], &v[1..m + 1], &v[2..m + 2]);
+            for (((o, &l), &mid), &r) in o.iter_mut().zip(l).zip(mid).zip(r) {
+                *o = ((l + 2 * mid + r + 8) >> 4) as u8;
+            }
         }
     }
 }
 
 multiversion! {
-    /// One output row of the box mean.
+    /// One output row of the box mean: vertical sums of a chunk, then horizontal sums of three.
     fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
-        let n = o.len();
-        let (a, b, c) = (&a[..n + 2], &b[..n + 2], &c[..n + 2]);
-        let col = |x: usize| a[x] as u16 + b[x] as u16 + c[x] as u16;
-        for (x, o) in o.iter_mut().enumerate() {
-            *o = div9_rounded(col(x) + col(x + 1) + col(x + 2));
+        let mut v = [0u16; CHUNK + 2];
+        for (k, o) in o.chunks_mut(CHUNK).enumerate() {
+            let (m, x0) = (o.len(), k * CHUNK);
+            let (a, b, c, v) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2], &mut v[..m + 2]);
+            for (((v, &a), &b), &c) in v.iter_mut().zip(a).zip(b).zip(c) {
+                *v = a as u16 + b as u16 + c as u16;
+            }
+            let (l, mid, r) = (&v[..m], &v[1..m + 1], &v[2..m + 2]);
+            for (((o, &l), &mid), &r) in o.iter_mut().zip(l).zip(mid).zip(r) {
+                *o = div9_rounded(l + mid + r);
+            }
         }
     }
 }
 
 multiversion! {
-    /// One output row of both Sobel derivatives.
+    /// One output row of both Sobel derivatives, sharing one vertical pass: `s = a + 2b + c`
+    /// (smoothing for `gx`) and `d = c - a` (derivative for `gy`), then `gx = s[x+2] - s[x]`,
+    /// `gy = d[x] + 2 d[x+1] + d[x+2]`.
     fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy: &mut [i16]) {
-        let n = ox.len();
-        let (a, b, c, oy) = (&a[..n + 2], &b[..n + 2], &c[..n + 2], &mut oy[..n]);
-        let col = |x: usize| a[x] as i16 + 2 * b[x] as i16 + c[x] as i16;
-        for (x, o) in ox.iter_mut().enumerate() {
-            *o = col(x + 2) - col(x);
-        }
-        let row = |r: &[u8], x: usize| r[x] as i16 + 2 * r[x + 1] as i16 + r[x + 2] as i16;
-        for (x, o) in oy.iter_mut().enumerate() {
-            *o = row(c, x) - row(a, x);
+        let mut s = [0i16; CHUNK + 2];
+        let mut d = [0i16; CHUNK + 2];
+        for (k, (ox, oy)) in ox.chunks_mut(CHUNK).zip(oy.chunks_mut(CHUNK)).enumerate() {
+            let (m, x0) = (ox.len(), k * CHUNK);
+            let (a, b, c) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2]);
+            let (s, d) = (&mut s[..m + 2], &mut d[..m + 2]);
+            for ((((s, d), &a), &b), &c) in s.iter_mut().zip(d.iter_mut()).zip(a).zip(b).zip(c) {
+                *s = a as i16 + 2 * b as i16 + c as i16;
+                *d = c as i16 - a as i16;
+            }
+            for ((o, &l), &r) in ox.iter_mut().zip(&s[..m]).zip(&s[2..m + 2]) {
+                *o = r - l;
+            }
+            let (l, mid, r) = (&d[..m], &d[1..m + 1], &d[2..m + 2]);
+            for (((o, &l), &mid), &r) in oy[..m].iter_mut().zip(l).zip(mid).zip(r) {
+                *o = l + 2 * mid + r;
+            }
         }
     }
 }
-
-fn out_row<'o, T: vx_plugin_abi::TilePixel>(o: &'o mut TileMut<'_, T>, y: u32) -> Result<&'o mut [T], TileError> {
-    o.row_mut(y).ok_or_else(|| TileError::new(Status::Failure, "output rows are not available (aliased?)"))
-}
-
-/// OpenCV's default border for its filters.
-const BORDER: BorderFill<u8> = BorderFill::Reflect101;
 
 /// Gaussian 3×3 (1 2 1 / 2 4 2 / 1 2 1) / 16, rounded: OpenCV's `GaussianBlur(ksize = 3, sigma = 0)`.
-/// One function for every tile: interior rows straight from the image, edge rows extended by the
-/// SDK (`Tile::with_rows`), the same vectorized row code on both.
-#[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
-fn gaussian(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    let mut failed = None;
-    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match out_row(out, y) {
-        Ok(o) => gaussian_row(a, b, c, &mut o[x as usize..(x + n) as usize]),
-        Err(e) => failed = Some(e),
-    })?;
-    failed.map_or(Ok(()), Err)
+/// A row kernel: the SDK hands it the three input rows of each output row, straight from the image
+/// inside it and extended by OpenCV's default border (reflect-101) at its edges, so the same
+/// vectorized row code runs everywhere.
+#[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
+fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
+    gaussian_row(a, b, c, out)
 }
 
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
-#[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
-fn box3x3(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    let mut failed = None;
-    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match out_row(out, y) {
-        Ok(o) => box_row(a, b, c, &mut o[x as usize..(x + n) as usize]),
-        Err(e) => failed = Some(e),
-    })?;
-    failed.map_or(Ok(()), Err)
+#[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
+fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
+    box_row(a, b, c, out)
 }
 
 /// `round(sum / 9)` for a sum of nine u8 values, as a 16-bit multiply-high (vectorizes to
@@ -83,17 +93,9 @@ fn div9_rounded(sum: u16) -> u8 {
 }
 
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
-#[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Self_, flexible)]
-fn sobel(input: &Tile<u8>, gx: &mut TileMut<i16>, gy: &mut TileMut<i16>) -> Result<(), TileError> {
-    let mut failed = None;
-    input.for_rows::<3>(BORDER, |y, x, n, [a, b, c]| match (out_row(gx, y), out_row(gy, y)) {
-        (Ok(ox), Ok(oy)) => {
-            let r = x as usize..(x + n) as usize;
-            sobel_row(a, b, c, &mut ox[r.clone()], &mut oy[r])
-        }
-        (Err(e), _) | (_, Err(e)) => failed = Some(e),
-    })?;
-    failed.map_or(Ok(()), Err)
+#[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
+fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
+    sobel_row(a, b, c, gx, gy)
 }
 
 #[cfg(test)]

@@ -16,6 +16,9 @@ pub(crate) enum Flavor {
     Tiling,
     /// `&ImageIn<T>` / `&mut ImageOut<T>`; extra `&mut L` (the `local = L` state).
     User,
+    /// A tiling kernel in row form: `Rows<T, N>` (an input's neighborhood rows, border-extended by
+    /// the SDK) and `&mut [T]` (an output row); no extras.
+    Rows,
 }
 
 impl Flavor {
@@ -23,6 +26,7 @@ impl Flavor {
         match self {
             Flavor::Tiling => ("Tile", "TileMut"),
             Flavor::User => ("ImageIn", "ImageOut"),
+            Flavor::Rows => ("Rows", "[T]"),
         }
     }
 
@@ -37,6 +41,10 @@ impl Flavor {
                 "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a \
                  scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, or `&mut L` for \
                  the `local = L` state"
+            }
+            Flavor::Rows => {
+                "unsupported parameter type in a row kernel: expected `Rows<T, N>` (an input image's neighborhood \
+                 rows), `&mut [T]` (an output row) or a scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool)"
             }
         }
     }
@@ -59,6 +67,8 @@ pub(crate) struct Param {
     pub(crate) kind: ParamKind,
     /// `Option<…>`: the parameter is optional (`VX_PARAMETER_STATE_OPTIONAL`).
     pub(crate) optional: bool,
+    /// `Rows<T, N>`: the row count `N` as written.
+    pub(crate) rows: Option<syn::Expr>,
 }
 
 /// An argument that is not a kernel parameter.
@@ -105,13 +115,53 @@ fn single_generic(args: &PathArguments) -> Option<&Type> {
     }
 }
 
-fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool)> {
+/// `Rows<T, N>`: `T` and `N`.
+fn rows_of(ty: &Type) -> Option<(Type, syn::Expr)> {
+    let (id, PathArguments::AngleBracketed(a)) = last_segment(ty)? else { return None };
+    if id != "Rows" {
+        return None;
+    }
+    let mut t = None;
+    let mut n = None;
+    for g in &a.args {
+        match g {
+            GenericArgument::Type(Type::Path(p)) if t.is_some() && n.is_none() => {
+                n = Some(syn::Expr::Path(syn::ExprPath { attrs: Vec::new(), qself: None, path: p.path.clone() }))
+            }
+            GenericArgument::Type(ty) if t.is_none() => t = Some(ty.clone()),
+            GenericArgument::Const(e) if t.is_some() && n.is_none() => n = Some(e.clone()),
+            GenericArgument::Lifetime(_) => {}
+            _ => return None,
+        }
+    }
+    Some((t?, n?))
+}
+
+/// Whether `f` is a row kernel: one of its arguments is `Rows<…>`.
+pub(crate) fn is_row_form(f: &ItemFn) -> bool {
+    f.sig.inputs.iter().any(|a| matches!(a, FnArg::Typed(pt) if last_segment(&pt.ty).is_some_and(|(i, _)| i == "Rows")))
+}
+
+fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool, Option<syn::Expr>)> {
     if let Some((id, args)) = last_segment(ty)
         && id == "Option"
     {
         let inner = single_generic(args)?;
-        let (k, opt) = classify(flavor, inner)?;
-        return (!opt).then_some((k, true));
+        let (k, opt, rows) = classify(flavor, inner)?;
+        return (!opt).then_some((k, true, rows));
+    }
+    if flavor == Flavor::Rows {
+        if let Some((t, n)) = rows_of(ty) {
+            return Some((ParamKind::Input(t), false, Some(n)));
+        }
+        if let Type::Reference(TypeReference { mutability: Some(_), elem, .. }) = ty
+            && let Type::Slice(s) = &**elem
+        {
+            return Some((ParamKind::Output((*s.elem).clone()), false, None));
+        }
+        let (id, args) = last_segment(ty)?;
+        return (matches!(args, PathArguments::None) && SCALARS.contains(&id.to_string().as_str()))
+            .then(|| (ParamKind::Scalar(ty.clone()), false, None));
     }
     let (input, output) = flavor.views();
     match ty {
@@ -119,15 +169,15 @@ fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool)> {
             let (id, args) = last_segment(elem)?;
             let t = single_generic(args)?.clone();
             match (mutability.is_some(), id.to_string()) {
-                (false, v) if v == input => Some((ParamKind::Input(t), false)),
-                (true, v) if v == output => Some((ParamKind::Output(t), false)),
+                (false, v) if v == input => Some((ParamKind::Input(t), false, None)),
+                (true, v) if v == output => Some((ParamKind::Output(t), false, None)),
                 _ => None,
             }
         }
         _ => {
             let (id, args) = last_segment(ty)?;
             (matches!(args, PathArguments::None) && SCALARS.contains(&id.to_string().as_str()))
-                .then(|| (ParamKind::Scalar(ty.clone()), false))
+                .then(|| (ParamKind::Scalar(ty.clone()), false, None))
         }
     }
 }
@@ -144,6 +194,7 @@ fn extra(flavor: Flavor, ty: &Type, local: Option<&Type>) -> Option<Extra> {
                 last_segment(ty).is_some_and(|(i, _)| i == "TileContext").then_some(Extra::Context)
             }
         }
+        Flavor::Rows => None,
         Flavor::User => match (ty, local) {
             (Type::Reference(TypeReference { mutability: Some(_), elem, .. }), Some(l)) if same(l, elem) => {
                 Some(Extra::Local)
@@ -169,8 +220,8 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) 
                 let ty = &*pt.ty;
                 if let Some(e) = extra(flavor, ty, local) {
                     out.push(Arg::Extra(e));
-                } else if let Some((kind, optional)) = classify(flavor, ty) {
-                    out.push(Arg::Param(Box::new(Param { kind, optional })));
+                } else if let Some((kind, optional, rows)) = classify(flavor, ty) {
+                    out.push(Arg::Param(Box::new(Param { kind, optional, rows })));
                 } else {
                     cx.error_spanned_by(ty, flavor.expected());
                 }

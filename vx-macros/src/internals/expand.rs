@@ -35,15 +35,15 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                 let v = format_ident!("__p{}", index);
                 let i = index;
                 let get = match (flavor, &p.kind) {
-                    (Flavor::Tiling, ParamKind::Input(t)) => quote!(args.input::<#t>(#i as usize)?),
-                    (Flavor::Tiling, ParamKind::Output(t)) => quote!(args.output::<#t>(#i as usize)?),
-                    (Flavor::Tiling, ParamKind::Scalar(t)) => quote!(args.scalar::<#t>(#i as usize)?),
+                    (Flavor::Tiling | Flavor::Rows, ParamKind::Input(t)) => quote!(args.input::<#t>(#i as usize)?),
+                    (Flavor::Tiling | Flavor::Rows, ParamKind::Output(t)) => quote!(args.output::<#t>(#i as usize)?),
+                    (Flavor::Tiling | Flavor::Rows, ParamKind::Scalar(t)) => quote!(args.scalar::<#t>(#i as usize)?),
                     (Flavor::User, ParamKind::Input(t)) => quote!(__vx::ImageIn::<#t>::map(p, #i)?),
                     (Flavor::User, ParamKind::Output(t)) => quote!(__vx::ImageOut::<#t>::map(p, #i)?),
                     (Flavor::User, ParamKind::Scalar(t)) => quote!(__vx::macro_support::read_scalar::<#t>(p, #i)?),
                 };
                 let present = match flavor {
-                    Flavor::Tiling => quote!(args.is_present(#i as usize)),
+                    Flavor::Tiling | Flavor::Rows => quote!(args.is_present(#i as usize)),
                     Flavor::User => quote!(p.is_present(#i)),
                 };
                 let value = if p.optional {
@@ -81,7 +81,7 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
 pub(crate) fn signature(args: &[Arg]) -> Vec<TokenStream> {
     params(args)
         .into_iter()
-        .map(|Param { kind, optional }| match kind {
+        .map(|Param { kind, optional, .. }| match kind {
             ParamKind::Input(t) => quote!(__vx::macro_support::ParamSig::InputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
             ParamKind::Output(t) => quote!(__vx::macro_support::ParamSig::OutputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
             ParamKind::Scalar(t) => quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: #optional }),

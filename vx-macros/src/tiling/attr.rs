@@ -10,10 +10,13 @@ use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Path, Token, UnO
 
 use crate::internals::ctxt::Ctxt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum Border {
     Undefined,
     SelfBorder,
+    /// A rule the SDK applies for a row kernel (a vx-rs extension, like OpenCV G-API Fluid's
+    /// `getBorder`): the `BorderFill` expression, e.g. `__vx::BorderFill::Reflect101`.
+    Fill(TokenStream),
 }
 
 pub(crate) struct Alias {
@@ -41,9 +44,38 @@ pub(crate) struct Attrs {
     pub tile_memory: Option<u64>,
     pub flexible: Option<Flexible>,
     pub any_size: bool,
+    /// Every key as written, for diagnostics that point at one.
+    pub keys: Vec<Ident>,
 }
 
 const KEYS: &str = "name, enumeration, block, nbhd, border, alias, tile_memory, flexible, any_size";
+
+const BORDERS: &str = "`Undefined` or `Self_`, or for a row kernel `Reflect101`, `Replicate` or `Constant(value)`";
+
+fn parse_border(cx: &Ctxt, input: ParseStream<'_>) -> syn::Result<Option<(Border, Ident)>> {
+    let id: Ident = input.parse()?;
+    let border = match id.to_string().as_str() {
+        "Undefined" => Border::Undefined,
+        "Self_" => Border::SelfBorder,
+        "Reflect101" => Border::Fill(quote::quote!(__vx::BorderFill::Reflect101)),
+        "Replicate" => Border::Fill(quote::quote!(__vx::BorderFill::Replicate)),
+        "Constant" => {
+            if !input.peek(syn::token::Paren) {
+                cx.error_spanned_by(&id, "`Constant` takes the value of the pixels past the edge: `Constant(0)`");
+                return Ok(None);
+            }
+            let content;
+            parenthesized!(content in input);
+            let value: Expr = content.parse()?;
+            Border::Fill(quote::quote!(__vx::BorderFill::Constant(#value)))
+        }
+        other => {
+            cx.error_spanned_by(&id, format!("unknown border `{other}`; expected {BORDERS}"));
+            return Ok(None);
+        }
+    };
+    Ok(Some((border, id)))
+}
 
 /// `WxH` arrives as an integer literal "W" with suffix "xH" (`4x1`); `0x1` is a hex literal.
 fn parse_block(cx: &Ctxt, lit: &LitInt) -> Option<(u32, u32)> {
@@ -159,6 +191,9 @@ impl Attrs {
         let mut seen: Vec<String> = Vec::new();
         let parser = syn::meta::parser(|meta| {
             let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            if let Some(id) = meta.path.get_ident() {
+                attrs.keys.push(id.clone());
+            }
             if key != "alias" {
                 if seen.contains(&key) {
                     cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
@@ -174,14 +209,8 @@ impl Attrs {
                 }
                 "nbhd" => attrs.nbhd = parse_nbhd(cx, meta.value()?)?,
                 "border" => {
-                    let id: Ident = meta.value()?.parse()?;
-                    match id.to_string().as_str() {
-                        "Undefined" => attrs.border = Some((Border::Undefined, id)),
-                        "Self_" => attrs.border = Some((Border::SelfBorder, id)),
-                        other => cx.error_spanned_by(
-                            &id,
-                            format!("unknown border `{other}`; expected `Undefined` or `Self_`"),
-                        ),
+                    if let Some(b) = parse_border(cx, meta.value()?)? {
+                        attrs.border = Some(b);
                     }
                 }
                 "alias" => {

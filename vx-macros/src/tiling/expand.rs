@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{ItemFn, Path};
 
-use crate::internals::ast::{Arg, Flavor, params};
+use crate::internals::ast::{Arg, Flavor, ParamKind, is_row_form, params};
 use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, signature};
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
@@ -26,19 +26,79 @@ fn trampoline(ty: &syn::Ident, target: &Path, bind: &[TokenStream], call: &[Toke
     }
 }
 
+/// A row kernel's flexible function (it serves every tile): the SDK's `Tile::for_rows` hands the
+/// input's neighborhood rows, border-extended by the rule, to the row function, with the matching
+/// span of every output row.
+fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
+    let (bind, _) = bindings(Flavor::Rows, args);
+    let fill = match &attrs.border {
+        Some((Border::Fill(fill), _)) => fill.clone(),
+        _ => quote!(__vx::BorderFill::Reflect101),
+    };
+    let [_, _, t, b] = attrs.nbhd.unwrap_or([0; 4]);
+    let height = (b - t + 1) as usize;
+    let (mut rows_of, mut n, mut outs, mut call) = (None, None, Vec::new(), Vec::new());
+    for (i, p) in params(args).into_iter().enumerate() {
+        let v = format_ident!("__p{}", i);
+        match (&p.kind, &p.rows) {
+            (ParamKind::Input(_), Some(count)) => {
+                rows_of = Some(v);
+                n = Some(count.clone());
+                call.push(quote!(__rows));
+            }
+            (ParamKind::Output(_), _) => {
+                let o = format_ident!("__o{}", i);
+                outs.push(quote! {
+                    let #o = match __vx::macro_support::row_span(&mut #v, __y, __x, __n) {
+                        ::core::result::Result::Ok(o) => o,
+                        ::core::result::Result::Err(e) => { __res = ::core::result::Result::Err(e); return; }
+                    };
+                });
+                call.push(quote!(#o));
+            }
+            _ => call.push(quote!(#v)),
+        }
+    }
+    let (Some(rows_of), Some(n)) = (rows_of, n) else { return quote!() };
+    quote! {
+        const _: () = ::core::assert!((#n) == #height, "Rows<T, N>: N must be the neighborhood's height");
+        struct __VxFlexible;
+        impl __vx::module_api::TilingFunction for __VxFlexible {
+            fn call(args: &mut __vx::TileArgs<'_>) -> ::core::result::Result<(), __vx::TileError> {
+                #(#bind)*
+                let mut __res: ::core::result::Result<(), __vx::TileError> = ::core::result::Result::Ok(());
+                #rows_of.for_rows::<{ #n }>(#fill, |__y, __x, __n, __rows| {
+                    if __res.is_err() {
+                        return;
+                    }
+                    #(#outs)*
+                    __res = __vx::macro_support::IntoTileResult::into_tile_result(#target(#(#call),*));
+                })?;
+                __res
+            }
+        }
+    }
+}
+
 pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
     let name = kernel_name(f, attrs.name.as_ref());
     let enumeration = enumeration(attrs.enumeration.as_ref());
     let (bind, call) = bindings(Flavor::Tiling, args);
     let this: Path = ident.clone().into();
+    let row_form = is_row_form(f);
     let (fast_fn, flex_fn) = match &attrs.flexible {
+        _ if row_form => (None, Some(this)),
         None => (Some(this), None),
         Some(Flexible::This) => (None, Some(this)),
         Some(Flexible::Path(p)) => (Some(this), Some(p.clone())),
     };
     let fast_tramp = fast_fn.as_ref().map(|t| trampoline(&format_ident!("__VxFast"), t, &bind, &call));
-    let flex_tramp = flex_fn.as_ref().map(|t| trampoline(&format_ident!("__VxFlexible"), t, &bind, &call));
+    let flex_tramp = match &flex_fn {
+        Some(t) if row_form => Some(row_trampoline(t, attrs, args)),
+        Some(t) => Some(trampoline(&format_ident!("__VxFlexible"), t, &bind, &call)),
+        None => None,
+    };
     let fast_opt = if fast_fn.is_some() {
         quote!(::core::option::Option::Some(__vx::module_api::tiling_trampoline::<__VxFast>))
     } else {
@@ -62,7 +122,8 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
             .push(quote!(api.set_attribute(k, __vx::module_abi::KernelAttr::InputNeighborhood(#l, #r, #t, #b))?;));
     }
     if let Some((border, _)) = &attrs.border {
-        let code = if *border == Border::SelfBorder { quote!(SELF) } else { quote!(UNDEFINED) };
+        // A rule the SDK applies is, to the runtime, a kernel that handles its own border.
+        let code = if matches!(border, Border::Undefined) { quote!(UNDEFINED) } else { quote!(SELF) };
         attributes
             .push(quote!(api.set_attribute(k, __vx::module_abi::KernelAttr::Border(__vx::wire::border::#code))?;));
     }

@@ -16,7 +16,8 @@ pub(crate) fn tiling_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
         &f,
         |cx| {
             let attrs = attr::Attrs::parse(cx, args);
-            let fn_args = ast::args(cx, Flavor::Tiling, &f, None);
+            let flavor = if ast::is_row_form(&f) { Flavor::Rows } else { Flavor::Tiling };
+            let fn_args = ast::args(cx, flavor, &f, None);
             let attrs = attrs?;
             valid::check(cx, &f, &attrs, &fn_args);
             Ok((attrs, fn_args))

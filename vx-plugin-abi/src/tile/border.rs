@@ -22,6 +22,12 @@ pub enum BorderFill<T> {
     Constant(T),
 }
 
+/// The `N` input rows of a row kernel's neighborhood, top to bottom, each covering the output span
+/// extended by the neighborhood (`n + right - left` pixels, the first at column `x + left`), pixels
+/// past the image edge made up by the kernel's border rule. What a `#[tiling_kernel]` function
+/// taking `Rows<T, N>` receives (destructure it in the argument: `[a, b, c]: Rows<u8, 3>`).
+pub type Rows<'a, T, const N: usize> = [&'a [T]; N];
+
 /// Output columns assembled at a time for an edge tile (the stack buffer's width).
 pub const ROW_CHUNK: usize = 256;
 
