@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx_core::*;
 
 use vx_plugin_abi::module_abi::AbiError;
-use vx_plugin_abi::{ImageIn, ImageOut, Tile, TileContext, TileMut, tiling_kernel, user_kernel};
+use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, tiling_kernel, user_kernel};
 use vx_tests::workspace_root;
 
 // The spec's example kernels: the very source of the `vx-spec-kernels` module, compiled in here.
@@ -27,6 +27,38 @@ fn threshold(input: &Tile<u8>, level: u8, high: Option<u8>, out: &mut TileMut<u8
             out.set(x, y, if input.pixel(x, y, 0, 0) > level { on } else { 0 });
         }
     }
+}
+
+/// Weight of input row `i`, column `j` of a row kernel's lopsided 4×2 neighborhood: all different,
+/// so a row or column served from the wrong place changes the sum.
+fn weight(i: usize, j: usize) -> u16 {
+    1 + j as u16 + 4 * i as u16
+}
+
+/// `Σ weight(i, j) · rows[i][x + j]` over a neighborhood of 2 left, 1 right, 1 up (asymmetric on
+/// purpose), written once as a row function.
+fn weighted_row(rows: [&[u8]; 2], scale: u8, out: &mut [u16]) {
+    for (x, o) in out.iter_mut().enumerate() {
+        let mut sum = 0u16;
+        for (i, row) in rows.iter().enumerate() {
+            for j in 0..4 {
+                sum += weight(i, j) * row[x + j] as u16;
+            }
+        }
+        *o = sum + scale as u16;
+    }
+}
+
+/// A row kernel with the replicate rule.
+#[tiling_kernel(name = "macro.rows_replicate", nbhd = (-2, 1, -1, 0), border = Replicate)]
+fn rows_replicate(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
+    weighted_row(rows, scale, out)
+}
+
+/// The same with a constant rule.
+#[tiling_kernel(name = "macro.rows_constant", nbhd = (-2, 1, -1, 0), border = Constant(7))]
+fn rows_constant(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
+    weighted_row(rows, scale, out)
 }
 
 static INITS: AtomicU32 = AtomicU32::new(0);
@@ -95,7 +127,16 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
     let names = ctx.publish_in_process().unwrap();
     assert_eq!(
         names,
-        ["macro.blend", "macro.scale", "macro.threshold", "spec.add", "spec.gaussian3x3", "spec.posterize"]
+        [
+            "macro.blend",
+            "macro.rows_constant",
+            "macro.rows_replicate",
+            "macro.scale",
+            "macro.threshold",
+            "spec.add",
+            "spec.gaussian3x3",
+            "spec.posterize"
+        ]
     );
     check_spec_kernels(&ctx);
 }
@@ -247,4 +288,51 @@ fn a_user_kernel_with_optional_parameters_runs_with_and_without_them() {
     node.set_parameter(1, None).unwrap();
     g.process().unwrap();
     assert_eq!(out.to_vec::<u8>().unwrap(), [20, 30, 255], "image cleared, offset kept (saturating)");
+}
+
+/// Row kernels (`Rows<T, N>` input, border rule declared): every pixel, edges included, equals an
+/// independent per-pixel model of the neighborhood sum under the rule, on sizes smaller than the
+/// neighborhood, ragged, wider than the SDK's 256-column chunk, and large enough for parallel tiles.
+#[test]
+fn row_kernels_see_their_border_rule_at_every_edge() {
+    let ctx = Context::builder().threads(2).build().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.rows_replicate").unwrap();
+    let attrs = k.attributes();
+    assert_eq!(attrs.neighborhood, Neighborhood::new(-2, 1, -1, 0));
+    assert_eq!(attrs.border, BorderMode::Self_, "to the runtime, a row kernel handles its own border");
+    for (w, h) in [(1u32, 1u32), (2, 3), (5, 4), (37, 23), (600, 9), (1100, 700)] {
+        let px: Vec<u8> = (0..w * h).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let input = u8_image(&ctx, w, h, &px);
+        for (name, constant) in [("macro.rows_replicate", None), ("macro.rows_constant", Some(7u8))] {
+            let out = Image::new(&ctx, w, h, ImageFormat::U16).unwrap();
+            let g = Graph::new(&ctx).unwrap();
+            let scale = Scalar::new(&ctx, ScalarValue::Uint8(3)).unwrap();
+            g.add_node(
+                &ctx.kernel_by_name(name).unwrap(),
+                [Reference::from(&input), Reference::from(&scale), Reference::from(&out)],
+            )
+            .unwrap();
+            g.process().unwrap_or_else(|e| panic!("{name} {w}x{h}: {e}"));
+            let got = out.to_vec::<u16>().unwrap();
+            let src = |x: i64, y: i64| -> u16 {
+                let inside = (0..w as i64).contains(&x) && (0..h as i64).contains(&y);
+                match constant {
+                    Some(c) if !inside => c as u16,
+                    _ => px[(y.clamp(0, h as i64 - 1) * w as i64 + x.clamp(0, w as i64 - 1)) as usize] as u16,
+                }
+            };
+            for y in 0..h as i64 {
+                for x in 0..w as i64 {
+                    let mut want = 3u16;
+                    for i in 0..2 {
+                        for j in 0..4 {
+                            want += weight(i, j) * src(x - 2 + j as i64, y - 1 + i as i64);
+                        }
+                    }
+                    assert_eq!(got[(y * w as i64 + x) as usize], want, "{name} {w}x{h} at ({x}, {y})");
+                }
+            }
+        }
+    }
 }

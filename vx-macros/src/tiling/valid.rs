@@ -77,7 +77,8 @@ fn check_border(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, row_form: bool) {
             "a row kernel gets the pixels past the image edge from the SDK: give the rule, `border = Reflect101`, \
              `Replicate` or `Constant(value)`",
         ),
-        (None, true) => cx.error_spanned_by(
+        // A `border` that did not parse has its own error already.
+        (None, true) if !attrs.keys.iter().any(|k| k == "border") => cx.error_spanned_by(
             &f.sig.ident,
             "a row kernel (`Rows<T, N>` input) needs a border rule: add `border = Reflect101`, `Replicate` or \
              `Constant(value)`",
