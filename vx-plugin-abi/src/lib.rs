@@ -13,6 +13,24 @@
 //! It is also the kernel SDK: it re-exports [`tiling_kernel`], [`user_kernel`] and [`vx_module!`]
 //! (see the README's "Write a kernel"), whose generated code uses the hidden `macro_support`.
 //!
+//! Neighborhood filters are written as **row kernels**: a `#[tiling_kernel]` function taking
+//! [`Rows<T, N>`](Rows) (the input rows of one output row's neighborhood) and `&mut [T]` outputs,
+//! with a declared border rule (`border = Reflect101 | Replicate | Constant(v)`, a vx-rs extension);
+//! the SDK serves rows straight from the image inside it and border-extended ones at its edges
+//! ([`Tile::for_rows`] is the same service for kernels with `Tile` views).
+//!
+//! ```
+//! use vx_plugin_abi::{Rows, tiling_kernel};
+//!
+//! /// `out = (a + 2b + c) / 4` down each column, replicating the top and bottom rows.
+//! #[tiling_kernel(name = "doc.vblur", nbhd = (0, 0, -1, 1), border = Replicate)]
+//! fn vblur([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
+//!     for (x, o) in out.iter_mut().enumerate() {
+//!         *o = ((a[x] as u16 + 2 * b[x] as u16 + c[x] as u16 + 2) / 4) as u8;
+//!     }
+//! }
+//! ```
+//!
 //! Every `unsafe` block (tile access, the module ABI's pointers, the macros' runtime support)
 //! carries a `SAFETY:` comment; the tile-view tests are written to run under Miri.
 

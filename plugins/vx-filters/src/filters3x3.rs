@@ -2,10 +2,13 @@
 
 use vx_plugin_abi::{Rows, tiling_kernel};
 
+use crate::avx2::leading;
 use crate::simd::multiversion;
 
-/// Output columns per pass of the row functions: the column sums of one chunk stay in L1.
-const CHUNK: usize = 256;
+/// Output columns per pass of the portable row functions (the edge columns and rows' ragged ends
+/// when the AVX2 loops ran; everything on other CPUs): the column sums of a chunk in a stack
+/// buffer small enough that clearing it per call costs nothing.
+const CHUNK: usize = 64;
 
 multiversion! {
     /// One output row of the Gaussian from three input rows extending one pixel left and right,
@@ -76,13 +79,15 @@ multiversion! {
 /// vectorized row code runs everywhere.
 #[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    gaussian_row(a, b, c, out)
+    let done = leading!(gaussian_row(a, b, c, out));
+    gaussian_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
 }
 
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
 #[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    box_row(a, b, c, out)
+    let done = leading!(box_row(a, b, c, out));
+    box_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
 }
 
 /// `round(sum / 9)` for a sum of nine u8 values, as a 16-bit multiply-high (vectorizes to
@@ -95,7 +100,8 @@ fn div9_rounded(sum: u16) -> u8 {
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
 #[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
-    sobel_row(a, b, c, gx, gy)
+    let done = leading!(sobel_row(a, b, c, gx, gy));
+    sobel_row(&a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
 }
 
 #[cfg(test)]

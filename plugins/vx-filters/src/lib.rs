@@ -7,6 +7,7 @@
 //! w-2 w-3 …`) at its edges — so results match OpenCV everywhere, edges at interior speed. Point
 //! operations use 16×1 blocks with a flexible function for the ragged edge.
 
+mod avx2;
 mod filters3x3;
 mod point;
 mod simd;

@@ -2,6 +2,7 @@
 
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
 
+use crate::avx2::leading;
 use crate::simd::multiversion;
 
 multiversion! {
@@ -29,7 +30,8 @@ fn magnitude(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) -> Result<()
     for y in 0..out.height() {
         let b = gy.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
         let (a, o) = io(gx, out, y)?;
-        magnitude_row(a, b, o);
+        let done = leading!(magnitude_row(a, b, o));
+        magnitude_row(&a[done..], &b[done..], &mut o[done..]);
     }
     Ok(())
 }

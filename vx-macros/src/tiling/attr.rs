@@ -13,7 +13,7 @@ use crate::internals::ctxt::Ctxt;
 #[derive(Clone)]
 pub(crate) enum Border {
     Undefined,
-    SelfBorder,
+    Self_,
     /// A rule the SDK applies for a row kernel (a vx-rs extension, like OpenCV G-API Fluid's
     /// `getBorder`): the `BorderFill` expression, e.g. `__vx::BorderFill::Reflect101`.
     Fill(TokenStream),
@@ -56,7 +56,7 @@ fn parse_border(cx: &Ctxt, input: ParseStream<'_>) -> syn::Result<Option<(Border
     let id: Ident = input.parse()?;
     let border = match id.to_string().as_str() {
         "Undefined" => Border::Undefined,
-        "Self_" => Border::SelfBorder,
+        "Self_" => Border::Self_,
         "Reflect101" => Border::Fill(quote::quote!(__vx::BorderFill::Reflect101)),
         "Replicate" => Border::Fill(quote::quote!(__vx::BorderFill::Replicate)),
         "Constant" => {

@@ -43,7 +43,7 @@ pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
             }
         }
     }
-    if let Some((Border::SelfBorder, id)) = &attrs.border
+    if let Some((Border::Self_, id)) = &attrs.border
         && !row_form
         && attrs.flexible.is_none()
     {
@@ -72,7 +72,7 @@ fn check_border(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, row_form: bool) {
                  `Tile::for_rows`) or leaves it `Undefined`"
             ),
         ),
-        (Some((Border::Undefined | Border::SelfBorder, id)), true) => cx.error_spanned_by(
+        (Some((Border::Undefined | Border::Self_, id)), true) => cx.error_spanned_by(
             id,
             "a row kernel gets the pixels past the image edge from the SDK: give the rule, `border = Reflect101`, \
              `Replicate` or `Constant(value)`",

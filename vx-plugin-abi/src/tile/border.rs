@@ -3,10 +3,15 @@
 //! (vectorized) code on interior tiles and on the tiles that touch the image edge.
 //!
 //! This is what border `Self_` asks of a tiling kernel (it is responsible for out-of-image pixels);
-//! [`Tile::with_rows`] makes that cheap: rows inside the image are handed out as they are (no copy),
-//! and only the rows of an edge tile are assembled, in chunks of [`ROW_CHUNK`] columns in a stack
-//! buffer, copying the in-image span and making up only the pixels past the edge. No heap, no tile
-//! memory.
+//! [`Tile::for_rows`] makes that cheap. A tile is served in strips of at most [`ROW_CHUNK`] output
+//! columns. A strip whose neighborhood lies inside the image horizontally gets its rows straight
+//! from the image (a row above or below the image is another image row under reflect-101 and
+//! replicate: still no copy). A strip at the left or right edge goes through a ring of `N`
+//! extended rows on the stack: each input row is copied once per strip, the few pixels past the
+//! edge made up by the rule, and every output row is one call with whole rows — no per-pixel
+//! border code, no heap, no tile memory.
+
+use std::mem::MaybeUninit;
 
 use crate::status::Status;
 use crate::tile::{Tile, TileError, TilePixel};
@@ -28,13 +33,15 @@ pub enum BorderFill<T> {
 /// taking `Rows<T, N>` receives (destructure it in the argument: `[a, b, c]: Rows<u8, 3>`).
 pub type Rows<'a, T, const N: usize> = [&'a [T]; N];
 
-/// Output columns assembled at a time for an edge tile (the stack buffer's width).
-pub const ROW_CHUNK: usize = 256;
+/// Output columns served per strip: the width of the stack ring an edge strip's rows are extended
+/// in (`N × (ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH)` pixels).
+pub const ROW_CHUNK: usize = 1024;
 
 /// The widest neighborhood (`right - left`) [`Tile::with_rows`] serves.
 pub const MAX_NEIGHBORHOOD_WIDTH: usize = 32;
 
 /// Where coordinate `i` of a line of `n` pixels reads from under `fill` (`None`: the constant).
+#[inline]
 fn source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
     if (0..n).contains(&i) {
         return Some(i);
@@ -43,6 +50,9 @@ fn source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
         BorderFill::Constant(_) => None,
         BorderFill::Replicate => Some(i.clamp(0, n - 1)),
         BorderFill::Reflect101 if n == 1 => Some(0),
+        // One reflection reaches inside (every neighborhood narrower than the image).
+        BorderFill::Reflect101 if i < 0 && -i < n => Some(-i),
+        BorderFill::Reflect101 if i >= n && i < 2 * n - 1 => Some(2 * n - 2 - i),
         BorderFill::Reflect101 => {
             let period = 2 * (n - 1);
             let m = i.rem_euclid(period);
@@ -55,9 +65,9 @@ impl<'a, T: TilePixel> Tile<'a, T> {
     /// Call `f(x, n, rows)` for output row `y` of this tile: `rows` are the `N` input rows of the
     /// neighborhood (top to bottom), each covering output columns `x .. x + n` extended by the
     /// neighborhood (`n + right - left` pixels, the first one at column `x + left`), with pixels
-    /// outside the image made up by `fill`. An interior row comes in one call straight from the
-    /// image; an edge row in chunks of at most [`ROW_CHUNK`] columns. `N` must be the neighborhood's
-    /// height (`bottom - top + 1`).
+    /// outside the image made up by `fill`. `N` must be the neighborhood's height
+    /// (`bottom - top + 1`). For every row of a tile, [`for_rows`](Self::for_rows) is cheaper (an
+    /// edge strip's input rows are extended once, not once per output row).
     ///
     /// ```ignore
     /// for y in 0..out.height() {
@@ -80,24 +90,18 @@ impl<'a, T: TilePixel> Tile<'a, T> {
                 format!("row {y} outside a tile of {} rows", self.d.height),
             ));
         }
-        let mut bufs = None;
-        self.serve_row(y, fill, &mut bufs, &mut f)
+        self.serve::<N>(y, y + 1, fill, &mut |_, x, n, rows| f(x, n, rows))
     }
 
-    /// [`with_rows`](Self::with_rows) for every row of the tile, top to bottom: `f(y, x, n, rows)`.
-    /// The buffer for edge rows is set up once per tile, so thin edge tiles (one column wide, as
-    /// the plan cuts them) cost little per row.
+    /// [`with_rows`](Self::with_rows) for every row of the tile, top to bottom: `f(y, x, n, rows)`,
+    /// strip by strip (one call per output row when the tile is at most [`ROW_CHUNK`] wide).
     pub fn for_rows<const N: usize>(
         &self,
         fill: BorderFill<T>,
         mut f: impl FnMut(u32, u32, u32, [&[T]; N]),
     ) -> Result<(), TileError> {
         self.check_rows::<N>()?;
-        let mut bufs = None;
-        for y in 0..self.d.height {
-            self.serve_row(y, fill, &mut bufs, &mut |x, n, rows| f(y, x, n, rows))?;
-        }
-        Ok(())
+        self.serve::<N>(0, self.d.height, fill, &mut f)
     }
 
     fn check_rows<const N: usize>(&self) -> Result<(), TileError> {
@@ -115,93 +119,119 @@ impl<'a, T: TilePixel> Tile<'a, T> {
                 format!("with_rows serves neighborhoods up to {MAX_NEIGHBORHOOD_WIDTH} wide, this one is {ext}"),
             ));
         }
+        if self.is_aliased() {
+            return Err(TileError::new(
+                Status::NotSupported,
+                "with_rows reads row slices, and this input shares memory with an output: read pixels by value",
+            ));
+        }
         Ok(())
     }
 
-    /// One output row: straight from the image when every row of its neighborhood is readable
-    /// whole, else assembled in `bufs` (made on first need) chunk by chunk.
-    #[allow(clippy::type_complexity)]
-    fn serve_row<const N: usize>(
+    /// Output rows `y0 .. y1`, strip by strip (see the module doc).
+    fn serve<const N: usize>(
         &self,
-        y: u32,
+        y0: u32,
+        y1: u32,
         fill: BorderFill<T>,
-        bufs: &mut Option<[[T; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]>,
-        f: &mut impl FnMut(u32, u32, [&[T]; N]),
-    ) -> Result<(), TileError> {
-        let nb = self.d.neighborhood;
-        let direct: [Option<&'a [T]>; N] = std::array::from_fn(|i| self.row(y as i32 + nb.top + i as i32));
-        if direct.iter().all(Option::is_some) {
-            f(0, self.d.width, direct.map(|r| r.unwrap_or_default()));
-            return Ok(());
-        }
-        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let (tx, w) = (self.d.tile_x as i64, self.d.width);
-        // Every row of the neighborhood inside the image (only the columns at the left or right
-        // edge need making up): the middle straight from the image, the edge columns assembled.
-        let rows_inside =
-            (0..N).all(|i| (0..ih).contains(&(self.d.tile_y as i64 + y as i64 + nb.top as i64 + i as i64)));
-        if rows_inside && !self.is_aliased() {
-            let lo = (-(tx + nb.left as i64)).clamp(0, w as i64) as u32;
-            let hi = (iw - nb.right as i64 - tx).clamp(lo as i64, w as i64) as u32;
-            if lo < hi {
-                let (x0, x1) = (tx + lo as i64 + nb.left as i64, tx + hi as i64 + nb.right as i64);
-                let iy0 = self.d.tile_y as i64 + y as i64 + nb.top as i64;
-                let mut rows: [&[T]; N] = [&[]; N];
-                for (i, r) in rows.iter_mut().enumerate() {
-                    *r = self.span(iy0 + i as i64, x0, x1)?;
-                }
-                f(lo, hi - lo, rows);
-            }
-            self.assemble(y, 0, lo, fill, bufs, f)?;
-            return self.assemble(y, hi.max(lo), w, fill, bufs, f);
-        }
-        self.assemble(y, 0, w, fill, bufs, f)
-    }
-
-    /// Output columns `[from, to)` of row `y`, assembled in `bufs` chunk by chunk.
-    #[allow(clippy::type_complexity)]
-    fn assemble<const N: usize>(
-        &self,
-        y: u32,
-        from: u32,
-        to: u32,
-        fill: BorderFill<T>,
-        bufs: &mut Option<[[T; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]>,
-        f: &mut impl FnMut(u32, u32, [&[T]; N]),
+        f: &mut impl FnMut(u32, u32, u32, [&[T]; N]),
     ) -> Result<(), TileError> {
         let nb = self.d.neighborhood;
         let ext = (nb.right - nb.left) as usize;
         let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let bufs = bufs.get_or_insert_with(|| [[T::default(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N]);
-        let mut x = from;
-        while x < to {
-            let n = (to - x).min(ROW_CHUNK as u32);
+        let (tx, ty) = (self.d.tile_x as i64, self.d.tile_y as i64);
+        // Image row of neighborhood row `i` of output row `y`.
+        let image_row = |y: u32, i: usize| ty + y as i64 + nb.top as i64 + i as i64;
+        // Uninitialized: clearing it per tile cost more than the border itself on small images.
+        let mut ring = [[MaybeUninit::<T>::uninit(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N];
+        let mut sx = 0u32;
+        while sx < self.d.width {
+            let n = (self.d.width - sx).min(ROW_CHUNK as u32);
             let len = n as usize + ext;
-            let x0 = self.d.tile_x as i64 + x as i64 + nb.left as i64; // image column of buf[0]
-            for (i, buf) in bufs.iter_mut().enumerate() {
-                let iy = self.d.tile_y as i64 + y as i64 + nb.top as i64 + i as i64;
-                let buf = &mut buf[..len];
-                let Some(sy) = source(iy, ih, fill) else {
-                    buf.fill(constant(fill));
-                    continue;
+            let x0 = tx + sx as i64 + nb.left as i64; // image column of each row's first pixel
+            if x0 >= 0 && x0 + len as i64 <= iw {
+                // Inside horizontally: every row is an image row (or, under a constant rule, a row
+                // of the constant).
+                let above_or_below = image_row(y0, 0) < 0 || image_row(y1 - 1, N - 1) >= ih;
+                let constant_row = match fill {
+                    BorderFill::Constant(v) if above_or_below => Some([v; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]),
+                    _ => None,
                 };
-                // One checked slice of the whole source row, then plain indexing: edge chunks are
-                // mostly a single output column, where per-call overhead is what counts.
-                let row = self.span(sy, 0, iw)?;
-                for (j, px) in buf.iter_mut().enumerate() {
-                    let ix = x0 + j as i64;
-                    *px = if (0..iw).contains(&ix) {
-                        row[ix as usize]
-                    } else {
-                        match source(ix, iw, fill) {
-                            Some(sx) => row[sx as usize],
-                            None => constant(fill),
-                        }
-                    };
+                for y in y0..y1 {
+                    let mut rows: [&[T]; N] = [&[]; N];
+                    for (i, r) in rows.iter_mut().enumerate() {
+                        *r = match (source(image_row(y, i), ih, fill), &constant_row) {
+                            (Some(sy), _) => self.span(sy, x0, x0 + len as i64)?,
+                            (None, Some(c)) => &c[..len],
+                            (None, None) => unreachable!("a constant rule outside the image has its row"),
+                        };
+                    }
+                    f(y, sx, n, rows);
+                }
+            } else {
+                // At the left or right edge: a ring of N extended rows, input row `r` (counted from
+                // the first window's top) in slot `r % N`, each made once.
+                for y in y0..y1 {
+                    let new = if y == y0 { 0 } else { N - 1 };
+                    for i in new..N {
+                        let slot = (y - y0) as usize + i;
+                        self.extend_row(image_row(y, i), x0, &mut ring[slot % N][..len], fill)?;
+                    }
+                    let ring = &ring;
+                    f(
+                        y,
+                        sx,
+                        n,
+                        std::array::from_fn(|i| {
+                            let slot = &ring[((y - y0) as usize + i) % N][..len];
+                            // SAFETY: this strip wrote `..len` of every slot of the window before
+                            // this call (all N at its first row, then each row's new one), and
+                            // `extend_row` writes every element it is given; MaybeUninit<T> has
+                            // T's layout.
+                            unsafe { std::slice::from_raw_parts(slot.as_ptr() as *const T, len) }
+                        }),
+                    );
                 }
             }
-            f(x, n, std::array::from_fn(|i| &bufs[i][..len]));
-            x += n;
+            sx += n;
+        }
+        Ok(())
+    }
+
+    /// `buf` = image row `iy` from column `x0` on, extended by `fill` past the image (a row outside
+    /// the image maps to an image row or to the constant). Writes every element of `buf`.
+    #[inline(always)]
+    fn extend_row(&self, iy: i64, x0: i64, buf: &mut [MaybeUninit<T>], fill: BorderFill<T>) -> Result<(), TileError> {
+        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
+        let Some(sy) = source(iy, ih, fill) else {
+            buf.iter_mut().for_each(|p| {
+                p.write(constant(fill));
+            });
+            return Ok(());
+        };
+        let row = self.span(sy, 0, iw)?;
+        let len = buf.len() as i64;
+        // The in-image span copied whole, the pixels past each edge made up one by one.
+        let (in0, in1) = (x0.clamp(0, iw), (x0 + len).clamp(0, iw));
+        let a = (in0 - x0).clamp(0, len);
+        let b = (in1 - x0).clamp(a, len);
+        if a < b {
+            let src = &row[in0 as usize..in1 as usize];
+            let dst = &mut buf[a as usize..b as usize];
+            assert_eq!(src.len(), dst.len());
+            // SAFETY: both spans have `src.len()` elements (asserted), `dst` is the caller's ring
+            // (not image memory, so they do not overlap), and MaybeUninit<T> has T's layout.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr() as *mut T, src.len()) };
+        }
+        let made_up = |j: i64| match source(x0 + j, iw, fill) {
+            Some(sx) => row[sx as usize],
+            None => constant(fill),
+        };
+        for j in 0..a {
+            buf[j as usize].write(made_up(j));
+        }
+        for j in b..len {
+            buf[j as usize].write(made_up(j));
         }
         Ok(())
     }

@@ -8,11 +8,25 @@ const W: u32 = 8;
 const H: u32 = 6;
 
 fn desc(base: *mut u8, fmt: ImageFormat, bpp: i32, stride: i32, tile: Rect, nb: Neighborhood, flags: u32) -> TileDesc {
+    desc_in(base, fmt, bpp, stride, tile, nb, flags, (W, H))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn desc_in(
+    base: *mut u8,
+    fmt: ImageFormat,
+    bpp: i32,
+    stride: i32,
+    tile: Rect,
+    nb: Neighborhood,
+    flags: u32,
+    (w, h): (u32, u32),
+) -> TileDesc {
     let readable = Rect::new(
         (tile.start_x as i64 + nb.left as i64).max(0) as u32,
         (tile.start_y as i64 + nb.top as i64).max(0) as u32,
-        (tile.end_x as i64 + nb.right as i64).min(W as i64) as u32,
-        (tile.end_y as i64 + nb.bottom as i64).min(H as i64) as u32,
+        (tile.end_x as i64 + nb.right as i64).min(w as i64) as u32,
+        (tile.end_y as i64 + nb.bottom as i64).min(h as i64) as u32,
     );
     TileDesc {
         base,
@@ -25,8 +39,8 @@ fn desc(base: *mut u8, fmt: ImageFormat, bpp: i32, stride: i32, tile: Rect, nb: 
         stride_y: stride,
         block: TileBlockSize { width: 1, height: 1 },
         neighborhood: nb,
-        image_width: W,
-        image_height: H,
+        image_width: w,
+        image_height: h,
         readable,
         flags,
     }
@@ -188,39 +202,105 @@ fn tile_memory_is_the_given_block() {
     assert!(none.tile_memory().is_empty());
 }
 
-/// `with_rows` hands out, for every tile position, exactly the rows a per-pixel border rule gives
-/// (checked against an independent per-pixel model), interior rows without copying.
-#[test]
-fn with_rows_extends_rows_by_the_border_rule_everywhere() {
-    fn model(src: &[u8], ix: i64, iy: i64, fill: BorderFill<u8>) -> u8 {
-        let map = |i: i64, n: i64| -> Option<i64> {
-            if (0..n).contains(&i) {
-                return Some(i);
-            }
-            match fill {
-                BorderFill::Constant(_) => None,
-                BorderFill::Replicate => Some(i.clamp(0, n - 1)),
-                BorderFill::Reflect101 => {
-                    // Mirror without repeating the edge until inside.
-                    let mut i = i;
-                    while !(0..n).contains(&i) {
-                        i = if i < 0 { -i } else { 2 * (n - 1) - i };
-                    }
-                    Some(i)
-                }
-            }
-        };
-        match (map(ix, W as i64), map(iy, H as i64)) {
-            (Some(x), Some(y)) => src[(y * W as i64 + x) as usize],
-            _ => match fill {
-                BorderFill::Constant(v) => v,
-                _ => unreachable!(),
-            },
+/// The pixel a border rule gives at `(ix, iy)` of a `w`×`h` image: an independent per-pixel model
+/// (reflect-101 mirrors step by step until inside).
+fn border_model(src: &[u8], (w, h): (u32, u32), ix: i64, iy: i64, fill: BorderFill<u8>) -> u8 {
+    let map = |i: i64, n: i64| -> Option<i64> {
+        if (0..n).contains(&i) {
+            return Some(i);
         }
+        match fill {
+            BorderFill::Constant(_) => None,
+            BorderFill::Replicate => Some(i.clamp(0, n - 1)),
+            BorderFill::Reflect101 if n == 1 => Some(0),
+            BorderFill::Reflect101 => {
+                let mut i = i;
+                while !(0..n).contains(&i) {
+                    i = if i < 0 { -i } else { 2 * (n - 1) - i };
+                }
+                Some(i)
+            }
+        }
+    };
+    match (map(ix, w as i64), map(iy, h as i64)) {
+        (Some(x), Some(y)) => src[(y * w as i64 + x) as usize],
+        _ => match fill {
+            BorderFill::Constant(v) => v,
+            _ => unreachable!(),
+        },
     }
+}
+
+/// Every row `with_rows` and `for_rows` hand out for `tile` of a `size` image equals the model, and
+/// every output column of every row is served exactly once.
+fn check_rows_served(src: &mut [u8], size: (u32, u32), tile: Rect, nb: Neighborhood, fill: BorderFill<u8>) {
+    let d = desc_in(src.as_mut_ptr(), ImageFormat::U8, 1, size.0 as i32, tile, nb, 0, size);
+    let param =
+        [TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ }];
+    // SAFETY: the descriptor points into a live slice of the described size.
+    let args = unsafe { TileArgs::new(&param, std::ptr::null_mut(), 0) };
+    let t = args.input::<u8>(0).unwrap();
+    let src: &[u8] = src;
+    let (tw, th) = (tile.width() as usize, tile.height() as usize);
+    let check = |y: u32, x: u32, n: u32, rows: &[&[u8]]| {
+        assert_eq!(rows.len() as i32, nb.bottom - nb.top + 1);
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row.len() as i32, n as i32 + nb.right - nb.left);
+            for (j, &px) in row.iter().enumerate() {
+                let ix = tile.start_x as i64 + x as i64 + nb.left as i64 + j as i64;
+                let iy = tile.start_y as i64 + y as i64 + nb.top as i64 + i as i64;
+                let want = border_model(src, size, ix, iy, fill);
+                assert_eq!(px, want, "{nb:?} {fill:?} tile {tile} of {size:?}, row {y} ({ix},{iy})");
+            }
+        }
+    };
+    let mut seen = vec![0u8; tw * th];
+    let mut mark = |y: u32, x: u32, n: u32| {
+        seen[y as usize * tw + x as usize..y as usize * tw + (x + n) as usize].iter_mut().for_each(|s| *s += 1)
+    };
+    macro_rules! both {
+        ($n:literal) => {{
+            for y in 0..th as u32 {
+                t.with_rows::<$n>(y, fill, |x, n, rows| {
+                    check(y, x, n, &rows);
+                    mark(y, x, n);
+                })
+                .unwrap();
+            }
+            t.for_rows::<$n>(fill, |y, x, n, rows| {
+                check(y, x, n, &rows);
+                mark(y, x, n);
+            })
+            .unwrap();
+        }};
+    }
+    match nb.bottom - nb.top + 1 {
+        1 => both!(1),
+        3 => both!(3),
+        4 => both!(4),
+        _ => unreachable!(),
+    }
+    assert!(seen.iter().all(|&s| s == 2), "every output pixel served once by each of with_rows and for_rows");
+    // The wrong row count is an error, not a panic.
+    assert!(t.with_rows::<2>(0, fill, |_, _, _| ()).is_err());
+    assert!(t.for_rows::<2>(fill, |_, _, _, _| ()).is_err());
+}
+
+/// `with_rows` and `for_rows` hand out, for every tile position, exactly the rows a per-pixel
+/// border rule gives (an independent model): tiles at every edge and corner, inside, the whole
+/// image, images smaller than the neighborhood, and tiles wider than a strip (`ROW_CHUNK`).
+#[test]
+fn rows_are_extended_by_the_border_rule_everywhere() {
+    let nbs = [
+        Neighborhood::new(-1, 1, -1, 1),
+        Neighborhood::new(-2, 0, 0, 2),
+        Neighborhood::new(0, 3, -3, 0),
+        Neighborhood::new(-1, 1, 0, 0),
+    ];
+    let fills = [BorderFill::Reflect101, BorderFill::Replicate, BorderFill::Constant(200u8)];
     let mut src = image_u8();
-    for nb in [Neighborhood::new(-1, 1, -1, 1), Neighborhood::new(-2, 0, 0, 2), Neighborhood::new(0, 3, -3, 0)] {
-        for fill in [BorderFill::Reflect101, BorderFill::Replicate, BorderFill::Constant(200u8)] {
+    for nb in nbs {
+        for fill in fills {
             for tile in [
                 Rect::new(0, 0, 3, 2),
                 Rect::new(5, 4, 8, 6),
@@ -229,48 +309,27 @@ fn with_rows_extends_rows_by_the_border_rule_everywhere() {
                 Rect::new(7, 0, 8, 6),
                 Rect::new(0, 5, 8, 6),
             ] {
-                let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, nb, 0);
-                let param = [TileParam {
-                    kind: TileParamKind::InputImage,
-                    type_code: ImageFormat::U8.fourcc(),
-                    ptr: &d as *const _ as *mut _,
-                }];
-                // SAFETY: the descriptor points into a live vector of the described size.
-                let args = unsafe { TileArgs::new(&param, std::ptr::null_mut(), 0) };
-                let t = args.input::<u8>(0).unwrap();
-                for y in 0..tile.height() {
-                    let mut seen = vec![false; tile.width() as usize];
-                    let check = |x: u32, n: u32, rows: &[&[u8]]| {
-                        assert_eq!(rows.len() as i32, nb.bottom - nb.top + 1);
-                        for (i, row) in rows.iter().enumerate() {
-                            assert_eq!(row.len() as i32, n as i32 + nb.right - nb.left);
-                            for (j, &px) in row.iter().enumerate() {
-                                let ix = tile.start_x as i64 + x as i64 + nb.left as i64 + j as i64;
-                                let iy = tile.start_y as i64 + y as i64 + nb.top as i64 + i as i64;
-                                assert_eq!(
-                                    px,
-                                    model(&src, ix, iy, fill),
-                                    "{nb:?} {fill:?} tile {tile} row {y} ({ix},{iy})"
-                                );
-                            }
-                        }
-                    };
-                    match nb.bottom - nb.top + 1 {
-                        3 => t.with_rows::<3>(y, fill, |x, n, rows| {
-                            check(x, n, &rows);
-                            seen[x as usize..(x + n) as usize].iter_mut().for_each(|s| *s = true);
-                        }),
-                        4 => t.with_rows::<4>(y, fill, |x, n, rows| {
-                            check(x, n, &rows);
-                            seen[x as usize..(x + n) as usize].iter_mut().for_each(|s| *s = true);
-                        }),
-                        _ => unreachable!(),
-                    }
-                    .unwrap();
-                    assert!(seen.iter().all(|s| *s), "every output column is served once");
+                check_rows_served(&mut src, (W, H), tile, nb, fill);
+            }
+        }
+    }
+    // Tiny images (the neighborhood reaches past both edges) and wide ones (several strips).
+    let wide = ROW_CHUNK as u32 * 2 + 37;
+    for (w, h, tiles) in [
+        (1u32, 1u32, vec![Rect::new(0, 0, 1, 1)]),
+        (2, 3, vec![Rect::new(0, 0, 2, 3), Rect::new(1, 1, 2, 2)]),
+        (
+            wide,
+            5,
+            vec![Rect::new(0, 0, wide, 5), Rect::new(3, 1, wide - 2, 4), Rect::new(ROW_CHUNK as u32 - 5, 0, wide, 2)],
+        ),
+    ] {
+        let mut src: Vec<u8> = (0..w * h).map(|i| (i * 7 + i / w) as u8).collect();
+        for nb in nbs {
+            for fill in fills {
+                for &tile in &tiles {
+                    check_rows_served(&mut src, (w, h), tile, nb, fill);
                 }
-                // The wrong row count is an error, not a panic.
-                assert!(t.with_rows::<2>(0, fill, |_, _, _| ()).is_err());
             }
         }
     }
