@@ -61,6 +61,29 @@ fn source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
     }
 }
 
+/// Where the pixels of an edge strip's extended rows come from, the same for every row: elements
+/// `inside` are image columns from `image_start` on; the others (at most the neighborhood's width)
+/// read column `sources[k]` (`usize::MAX`: the constant), in element order.
+struct StripEdges {
+    inside: std::ops::Range<usize>,
+    image_start: usize,
+    sources: [usize; MAX_NEIGHBORHOOD_WIDTH],
+}
+
+impl StripEdges {
+    /// Rows of `len` elements starting at image column `x0` of an image `iw` wide.
+    fn new<T: Copy>(x0: i64, len: usize, iw: i64, fill: BorderFill<T>) -> StripEdges {
+        let (in0, in1) = (x0.clamp(0, iw), (x0 + len as i64).clamp(0, iw));
+        let a = (in0 - x0).clamp(0, len as i64) as usize;
+        let b = ((in1 - x0).max(0) as usize).clamp(a, len);
+        let mut sources = [usize::MAX; MAX_NEIGHBORHOOD_WIDTH];
+        for (k, j) in (0..a).chain(b..len).enumerate() {
+            sources[k] = source(x0 + j as i64, iw, fill).map_or(usize::MAX, |sx| sx as usize);
+        }
+        StripEdges { inside: a..b, image_start: in0 as usize, sources }
+    }
+}
+
 impl<'a, T: TilePixel> Tile<'a, T> {
     /// Call `f(x, n, rows)` for output row `y` of this tile: `rows` are the `N` input rows of the
     /// neighborhood (top to bottom), each covering output columns `x .. x + n` extended by the
@@ -171,11 +194,12 @@ impl<'a, T: TilePixel> Tile<'a, T> {
             } else {
                 // At the left or right edge: a ring of N extended rows, input row `r` (counted from
                 // the first window's top) in slot `r % N`, each made once.
+                let edges = StripEdges::new(x0, len, iw, fill);
                 for y in y0..y1 {
                     let new = if y == y0 { 0 } else { N - 1 };
                     for i in new..N {
                         let slot = (y - y0) as usize + i;
-                        self.extend_row(image_row(y, i), x0, &mut ring[slot % N][..len], fill)?;
+                        self.extend_row(image_row(y, i), &edges, &mut ring[slot % N][..len], fill)?;
                     }
                     let ring = &ring;
                     f(
@@ -198,40 +222,40 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         Ok(())
     }
 
-    /// `buf` = image row `iy` from column `x0` on, extended by `fill` past the image (a row outside
-    /// the image maps to an image row or to the constant). Writes every element of `buf`.
-    #[inline(always)]
-    fn extend_row(&self, iy: i64, x0: i64, buf: &mut [MaybeUninit<T>], fill: BorderFill<T>) -> Result<(), TileError> {
-        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let Some(sy) = source(iy, ih, fill) else {
+    /// `buf` = image row `iy` extended as `edges` says (a row outside the image maps to an image
+    /// row or to the constant). Writes every element of `buf`. Out of line on purpose: it runs once
+    /// per row of an edge strip, and a profile then shows what the border costs (`extend_row`).
+    #[inline(never)]
+    fn extend_row(
+        &self,
+        iy: i64,
+        edges: &StripEdges,
+        buf: &mut [MaybeUninit<T>],
+        fill: BorderFill<T>,
+    ) -> Result<(), TileError> {
+        let Some(sy) = source(iy, self.d.image_height as i64, fill) else {
             buf.iter_mut().for_each(|p| {
                 p.write(constant(fill));
             });
             return Ok(());
         };
-        let row = self.span(sy, 0, iw)?;
-        let len = buf.len() as i64;
-        // The in-image span copied whole, the pixels past each edge made up one by one.
-        let (in0, in1) = (x0.clamp(0, iw), (x0 + len).clamp(0, iw));
-        let a = (in0 - x0).clamp(0, len);
-        let b = (in1 - x0).clamp(a, len);
+        let row = self.span(sy, 0, self.d.image_width as i64)?;
+        let (a, b) = (edges.inside.start, edges.inside.end);
         if a < b {
-            let src = &row[in0 as usize..in1 as usize];
-            let dst = &mut buf[a as usize..b as usize];
+            let src = &row[edges.image_start..edges.image_start + (b - a)];
+            let dst = &mut buf[a..b];
             assert_eq!(src.len(), dst.len());
             // SAFETY: both spans have `src.len()` elements (asserted), `dst` is the caller's ring
             // (not image memory, so they do not overlap), and MaybeUninit<T> has T's layout.
             unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr() as *mut T, src.len()) };
         }
-        let made_up = |j: i64| match source(x0 + j, iw, fill) {
-            Some(sx) => row[sx as usize],
-            None => constant(fill),
-        };
-        for j in 0..a {
-            buf[j as usize].write(made_up(j));
+        let c = constant(fill);
+        let (left, right) = buf.split_at_mut(b);
+        for (p, &sx) in left[..a].iter_mut().zip(&edges.sources[..a]) {
+            p.write(if sx == usize::MAX { c } else { row[sx] });
         }
-        for j in b..len {
-            buf[j as usize].write(made_up(j));
+        for (p, &sx) in right.iter_mut().zip(&edges.sources[a..]) {
+            p.write(if sx == usize::MAX { c } else { row[sx] });
         }
         Ok(())
     }

@@ -235,8 +235,11 @@ fn border_model(src: &[u8], (w, h): (u32, u32), ix: i64, iy: i64, fill: BorderFi
 /// every output column of every row is served exactly once.
 fn check_rows_served(src: &mut [u8], size: (u32, u32), tile: Rect, nb: Neighborhood, fill: BorderFill<u8>) {
     let d = desc_in(src.as_mut_ptr(), ImageFormat::U8, 1, size.0 as i32, tile, nb, 0, size);
-    let param =
-        [TileParam { kind: TileParamKind::InputImage, type_code: ImageFormat::U8.fourcc(), ptr: &d as *const _ as *mut _ }];
+    let param = [TileParam {
+        kind: TileParamKind::InputImage,
+        type_code: ImageFormat::U8.fourcc(),
+        ptr: &d as *const _ as *mut _,
+    }];
     // SAFETY: the descriptor points into a live slice of the described size.
     let args = unsafe { TileArgs::new(&param, std::ptr::null_mut(), 0) };
     let t = args.input::<u8>(0).unwrap();
