@@ -80,14 +80,18 @@ multiversion! {
 #[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
     let done = leading!(gaussian_row(a, b, c, out));
-    gaussian_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+    if done < out.len() {
+        gaussian_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+    }
 }
 
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
 #[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
     let done = leading!(box_row(a, b, c, out));
-    box_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+    if done < out.len() {
+        box_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+    }
 }
 
 /// `round(sum / 9)` for a sum of nine u8 values, as a 16-bit multiply-high (vectorizes to
@@ -101,7 +105,9 @@ fn div9_rounded(sum: u16) -> u8 {
 #[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
     let done = leading!(sobel_row(a, b, c, gx, gy));
-    sobel_row(&a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
+    if done < gx.len() {
+        sobel_row(&a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
+    }
 }
 
 #[cfg(test)]

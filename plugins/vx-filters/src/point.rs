@@ -31,7 +31,9 @@ fn magnitude(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) -> Result<()
         let b = gy.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
         let (a, o) = io(gx, out, y)?;
         let done = leading!(magnitude_row(a, b, o));
-        magnitude_row(&a[done..], &b[done..], &mut o[done..]);
+        if done < o.len() {
+            magnitude_row(&a[done..], &b[done..], &mut o[done..]);
+        }
     }
     Ok(())
 }

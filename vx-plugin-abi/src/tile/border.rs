@@ -33,9 +33,22 @@ pub enum BorderFill<T> {
 /// taking `Rows<T, N>` receives (destructure it in the argument: `[a, b, c]: Rows<u8, 3>`).
 pub type Rows<'a, T, const N: usize> = [&'a [T]; N];
 
-/// Output columns served per strip: the width of the stack ring an edge strip's rows are extended
-/// in (`N × (ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH)` pixels).
+/// Output columns per call where rows of a constant are handed out (above or below the image
+/// under `Constant`): the width of that stack row.
 pub const ROW_CHUNK: usize = 1024;
+
+/// Edge pieces are whole multiples of this many output columns (a SIMD block of 16-bit lanes), so
+/// a kernel's vector loop covers them without a ragged end.
+const EDGE_BLOCK: u32 = 16;
+
+/// A tile at most this wide that touches the left or right edge is served as one piece per row
+/// (one call, the row copied once into the ring: cheaper than three calls on short rows); a wider
+/// one as a middle straight from the image between edge pieces of at most `EDGE_PIECE` columns.
+const WHOLE_ROW: usize = 1024;
+
+/// The widest edge piece of a tile wider than `WHOLE_ROW`: `MAX_NEIGHBORHOOD_WIDTH` rounded up to
+/// `EDGE_BLOCK`.
+const EDGE_PIECE: usize = 32;
 
 /// The widest neighborhood (`right - left`) [`Tile::with_rows`] serves.
 pub const MAX_NEIGHBORHOOD_WIDTH: usize = 32;
@@ -151,7 +164,7 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         Ok(())
     }
 
-    /// Output rows `y0 .. y1`, strip by strip (see the module doc).
+    /// Output rows `y0 .. y1`, row by row, each in up to three pieces (see the module doc).
     fn serve<const N: usize>(
         &self,
         y0: u32,
@@ -162,62 +175,91 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         let nb = self.d.neighborhood;
         let ext = (nb.right - nb.left) as usize;
         let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let (tx, ty) = (self.d.tile_x as i64, self.d.tile_y as i64);
-        // Image row of neighborhood row `i` of output row `y`.
+        let (tx, ty, w) = (self.d.tile_x as i64, self.d.tile_y as i64, self.d.width);
+        // Image row of neighborhood row `i` of output row `y`, and image column of an output
+        // column's first neighbor.
         let image_row = |y: u32, i: usize| ty + y as i64 + nb.top as i64 + i as i64;
-        // Uninitialized: clearing it per tile cost more than the border itself on small images.
-        let mut ring = [[MaybeUninit::<T>::uninit(); ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]; N];
-        let mut sx = 0u32;
-        while sx < self.d.width {
-            let n = (self.d.width - sx).min(ROW_CHUNK as u32);
-            let len = n as usize + ext;
-            let x0 = tx + sx as i64 + nb.left as i64; // image column of each row's first pixel
-            if x0 >= 0 && x0 + len as i64 <= iw {
-                // Inside horizontally: every row is an image row (or, under a constant rule, a row
-                // of the constant).
-                let above_or_below = image_row(y0, 0) < 0 || image_row(y1 - 1, N - 1) >= ih;
-                let constant_row = match fill {
-                    BorderFill::Constant(v) if above_or_below => Some([v; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH]),
-                    _ => None,
-                };
-                for y in y0..y1 {
-                    let mut rows: [&[T]; N] = [&[]; N];
-                    for (i, r) in rows.iter_mut().enumerate() {
-                        *r = match (source(image_row(y, i), ih, fill), &constant_row) {
-                            (Some(sy), _) => self.span(sy, x0, x0 + len as i64)?,
-                            (None, Some(c)) => &c[..len],
-                            (None, None) => unreachable!("a constant rule outside the image has its row"),
-                        };
+        let first_col = |x: u32| tx + x as i64 + nb.left as i64;
+        // Output columns whose neighborhood crosses the left / right image edge, rounded up to
+        // whole SIMD blocks; the rest of the row is served straight from the image.
+        let round = |c: i64| (c.max(0) as u32).div_ceil(EDGE_BLOCK) * EDGE_BLOCK;
+        let (left, right) = if w as usize <= WHOLE_ROW {
+            let touches = first_col(0) < 0 || first_col(w) + ext as i64 > iw;
+            (if touches { w } else { 0 }, 0)
+        } else {
+            let l = round(-first_col(0)).min(w);
+            let r = round(first_col(w) + ext as i64 - iw).min(w - l);
+            (l, r)
+        };
+        let pieces = [(0, left), (w - right, right)];
+        let edges = pieces.map(|(x, n)| StripEdges::new(first_col(x), n as usize + ext, iw, fill));
+        // Uninitialized: clearing them per tile cost more than the border itself on small images.
+        // The left (or whole-row) piece's ring, and the right piece's.
+        let mut ring_left = [[MaybeUninit::<T>::uninit(); WHOLE_ROW + MAX_NEIGHBORHOOD_WIDTH]; N];
+        let mut ring_right = [[MaybeUninit::<T>::uninit(); EDGE_PIECE + MAX_NEIGHBORHOOD_WIDTH]; N];
+        let constant_row = match fill {
+            BorderFill::Constant(v) if image_row(y0, 0) < 0 || image_row(y1 - 1, N - 1) >= ih => {
+                Some([v; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH])
+            }
+            _ => None,
+        };
+        for y in y0..y1 {
+            // The middle, straight from the image: an out-of-image row is another image row
+            // (reflect-101, replicate) or, under a constant rule, the constant in chunks.
+            let (mx, mn) = (left, w - left - right);
+            if mn > 0 {
+                let (x0, len) = (first_col(mx), mn as usize + ext);
+                let mut rows: [Option<&[T]>; N] = [None; N];
+                for (i, r) in rows.iter_mut().enumerate() {
+                    if let Some(sy) = source(image_row(y, i), ih, fill) {
+                        *r = Some(self.span(sy, x0, x0 + len as i64)?);
                     }
-                    f(y, sx, n, rows);
                 }
-            } else {
-                // At the left or right edge: a ring of N extended rows, input row `r` (counted from
-                // the first window's top) in slot `r % N`, each made once.
-                let edges = StripEdges::new(x0, len, iw, fill);
-                for y in y0..y1 {
-                    let new = if y == y0 { 0 } else { N - 1 };
-                    for i in new..N {
-                        let slot = (y - y0) as usize + i;
-                        self.extend_row(image_row(y, i), &edges, &mut ring[slot % N][..len], fill)?;
+                match &constant_row {
+                    Some(c) if rows.iter().any(Option::is_none) => {
+                        let mut cx = 0;
+                        while cx < mn {
+                            let cn = (mn - cx).min(ROW_CHUNK as u32);
+                            let span = cx as usize..(cx + cn) as usize + ext;
+                            f(y, mx + cx, cn, rows.map(|r| r.map_or(&c[..span.len()], |r| &r[span.clone()])));
+                            cx += cn;
+                        }
                     }
-                    let ring = &ring;
-                    f(
-                        y,
-                        sx,
-                        n,
-                        std::array::from_fn(|i| {
-                            let slot = &ring[((y - y0) as usize + i) % N][..len];
-                            // SAFETY: this strip wrote `..len` of every slot of the window before
-                            // this call (all N at its first row, then each row's new one), and
-                            // `extend_row` writes every element it is given; MaybeUninit<T> has
-                            // T's layout.
-                            unsafe { std::slice::from_raw_parts(slot.as_ptr() as *const T, len) }
-                        }),
-                    );
+                    _ => f(y, mx, mn, rows.map(|r| r.unwrap_or_default())),
                 }
             }
-            sx += n;
+            // The edge pieces: a ring of N extended rows each, input row `r` (counted from the
+            // first window's top) in slot `r % N`, each made once.
+            for (k, &(px, pn)) in pieces.iter().enumerate() {
+                if pn == 0 {
+                    continue;
+                }
+                let len = pn as usize + ext;
+                let mut ring: [&mut [MaybeUninit<T>]; N] = if k == 0 {
+                    ring_left.each_mut().map(|r| &mut r[..len])
+                } else {
+                    ring_right.each_mut().map(|r| &mut r[..len])
+                };
+                let new = if y == y0 { 0 } else { N - 1 };
+                for i in new..N {
+                    let slot = (y - y0) as usize + i;
+                    self.extend_row(image_row(y, i), &edges[k], ring[slot % N], fill)?;
+                }
+                let ring = &mut ring;
+                f(
+                    y,
+                    px,
+                    pn,
+                    std::array::from_fn(|i| {
+                        let slot = &ring[((y - y0) as usize + i) % N];
+                        // SAFETY: every slot of the window had `..len` written for this piece
+                        // before this call (all N at the first row, then each row's new one;
+                        // `extend_row` writes every element it is given); MaybeUninit<T> has T's
+                        // layout.
+                        unsafe { std::slice::from_raw_parts(slot.as_ptr() as *const T, len) }
+                    }),
+                );
+            }
         }
         Ok(())
     }
