@@ -48,6 +48,67 @@ unsafe fn store16_u8(o: &mut [u8], x: usize, v: __m256i) {
     unsafe { _mm_storeu_si128(o.as_mut_ptr().add(x) as *mut __m128i, p) }
 }
 
+/// Columns `x+1 .. x+17` and `x+2 .. x+18` of 16-bit lanes, from columns `x .. x+16` (`cur`) and
+/// `x+16 .. x+32` (`next`): the horizontal neighbors without loading again.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shifted(cur: __m256i, next: __m256i) -> (__m256i, __m256i) {
+    // [cur.hi | next.lo], so that alignr (which works per 128-bit lane) sees the lanes it needs.
+    let mid = _mm256_permute2x128_si256(cur, next, 0x21);
+    (_mm256_alignr_epi8(mid, cur, 2), _mm256_alignr_epi8(mid, cur, 4))
+}
+
+/// Vertical sums of a 3×3 filter over 16 columns from `x`: `a + k·b + c` (`k` = 1 or 2).
+///
+/// # Safety
+/// AVX2 is available and `x + 16 <=` each row's length.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn vertical(a: &[u8], b: &[u8], c: &[u8], x: usize, double_middle: bool) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable pixels at x in each row.
+    let (ra, rb, rc) = unsafe { (load16(a, x), load16(b, x), load16(c, x)) };
+    let rb = if double_middle { _mm256_slli_epi16(rb, 1) } else { rb };
+    _mm256_add_epi16(_mm256_add_epi16(ra, rc), rb)
+}
+
+/// The separable 3×3 row loop shared by the Gaussian and the box: vertical sums once per column
+/// (`a + k·b + c`), horizontal neighbors by lane shifts, `finish(v0, v1, v2)` → 16 u16 results ≤ 255.
+/// Returns the output pixels done (a multiple of 16; the last block, which cannot load the next
+/// 16 columns, is left to the caller's loop).
+///
+/// # Safety
+/// AVX2 is available, and `a`, `b`, `c` hold at least `o.len() + 2` pixels.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn separable(
+    [a, b, c]: [&[u8]; 3],
+    o: &mut [u8],
+    double_middle: bool,
+    finish: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
+) -> usize {
+    let n = o.len();
+    let mut x = 0;
+    if n + 2 < 32 {
+        return 0;
+    }
+    // SAFETY: 16 <= n + 2 pixels at 0.
+    let mut cur = unsafe { vertical(a, b, c, 0, double_middle) };
+    // The next block's columns x+16 .. x+32 must exist: x + 32 <= n + 2.
+    while x + 32 <= n + 2 && x + 16 <= n {
+        // SAFETY: x + 32 <= n + 2 <= each row's length.
+        let next = unsafe { vertical(a, b, c, x + 16, double_middle) };
+        let (v1, v2) = shifted(cur, next);
+        // SAFETY: x + 16 <= n = o.len().
+        unsafe { store16_u8(o, x, finish(cur, v1, v2)) };
+        cur = next;
+        x += 16;
+    }
+    x
+}
+
 /// Input rows of a 3×3 filter for `n` output pixels: each at least `n + 2` long.
 fn rows_fit(rows: [&[u8]; 3], n: usize) -> bool {
     rows.iter().all(|r| r.len() >= n + 2)
@@ -62,7 +123,12 @@ fn rows_fit(rows: [&[u8]; 3], n: usize) -> bool {
 pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
     let n = o.len();
     assert!(rows_fit([a, b, c], n));
-    let mut x = 0;
+    let finish = |v0, v1, v2| {
+        let s = _mm256_add_epi16(_mm256_add_epi16(v0, v2), _mm256_slli_epi16(v1, 1));
+        _mm256_srli_epi16(_mm256_add_epi16(s, _mm256_set1_epi16(8)), 4)
+    };
+    // SAFETY: AVX2 is available (this function's contract), rows fit (asserted).
+    let mut x = unsafe { separable([a, b, c], o, true, finish) };
     while x + 16 <= n {
         let col = |k: usize| {
             // SAFETY: x + k + 16 <= n + 2 <= each row's length for k <= 2.
@@ -88,7 +154,12 @@ pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) ->
 pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
     let n = o.len();
     assert!(rows_fit([a, b, c], n));
-    let mut x = 0;
+    let finish = |v0, v1, v2| {
+        let s = _mm256_add_epi16(_mm256_add_epi16(v0, v1), v2);
+        _mm256_mulhi_epu16(_mm256_add_epi16(s, _mm256_set1_epi16(4)), _mm256_set1_epi16(7282))
+    };
+    // SAFETY: AVX2 is available (this function's contract), rows fit (asserted).
+    let mut x = unsafe { separable([a, b, c], o, false, finish) };
     while x + 16 <= n {
         let col = |k: usize| {
             // SAFETY: x + k + 16 <= n + 2 <= each row's length for k <= 2.
