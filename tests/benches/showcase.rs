@@ -11,8 +11,8 @@
 //! - module call overhead: the same kernel in-process versus loaded from a module;
 //! - load + publish of the vx_filters module, and unload.
 //!
-//! Timings are medians of rounds of about 4 Mpixel of frames; the machine is shared and noisy,
-//! so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes.
+//! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
+//! interleaved; the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes.
 
 #[allow(dead_code)]
 mod spec_kernels {
@@ -46,20 +46,30 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Median time per frame; each round runs about 4 Mpixel of frames (as the OpenCV side does).
-fn time_graph(g: &Graph, w: u32, h: u32) -> Duration {
+/// Median time per frame of each graph; each round runs about 4 Mpixel of frames (as the OpenCV
+/// side does), the graphs' rounds interleaved so that both see the same machine.
+fn time_graphs(gs: &[Graph], w: u32, h: u32) -> Vec<Duration> {
     let frames = (4_000_000 / (w * h)).max(1);
-    g.process().expect("warm-up");
-    g.process().expect("warm-up");
-    let mut v = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        for _ in 0..frames {
-            g.process().expect("process");
+    for g in gs {
+        for _ in 0..3 {
+            g.process().expect("warm-up");
         }
-        v.push(t.elapsed() / frames);
     }
-    median(v)
+    let mut v = vec![Vec::with_capacity(ROUNDS); gs.len()];
+    for _ in 0..ROUNDS {
+        for (g, v) in gs.iter().zip(&mut v) {
+            let t = Instant::now();
+            for _ in 0..frames {
+                g.process().expect("process");
+            }
+            v.push(t.elapsed() / frames);
+        }
+    }
+    v.into_iter().map(median).collect()
+}
+
+fn time_graph(g: &Graph, w: u32, h: u32) -> Duration {
+    time_graphs(std::slice::from_ref(g), w, h)[0]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -216,14 +226,12 @@ fn main() {
             "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
         );
         for name in names {
-            let vx: Vec<Duration> = ctxs
+            let graphs: Vec<Graph> = ctxs
                 .iter()
                 .zip(&ins)
-                .map(|(c, s)| {
-                    let g = if name == "pipeline" { pipeline_graph(c, s) } else { filter_graph(c, s, name) };
-                    time_graph(&g, w, h)
-                })
+                .map(|(c, s)| if name == "pipeline" { pipeline_graph(c, s) } else { filter_graph(c, s, name) })
                 .collect();
+            let vx = time_graphs(&graphs, w, h);
             let mut ratios = [None, None];
             let mut cell = |i: usize| match cv[i].as_deref().and_then(|j| json_seconds(j, name)) {
                 Some(c) => {
