@@ -3,13 +3,16 @@
 //! (vectorized) code on interior tiles and on the tiles that touch the image edge.
 //!
 //! This is what border `Self_` asks of a tiling kernel (it is responsible for out-of-image pixels);
-//! [`Tile::for_rows`] makes that cheap. A tile is served in strips of at most [`ROW_CHUNK`] output
-//! columns. A strip whose neighborhood lies inside the image horizontally gets its rows straight
-//! from the image (a row above or below the image is another image row under reflect-101 and
-//! replicate: still no copy). A strip at the left or right edge goes through a ring of `N`
-//! extended rows on the stack: each input row is copied once per strip, the few pixels past the
-//! edge made up by the rule, and every output row is one call with whole rows — no per-pixel
-//! border code, no heap, no tile memory.
+//! [`Tile::for_rows`] makes that cheap. A tile is served row by row. Where an output row's
+//! neighborhood lies inside the image horizontally, its input rows are slices of the image itself
+//! (a row above or below the image is another image row under reflect-101 and replicate: still no
+//! copy; under a constant rule, a stack row of the constant). The columns whose neighborhood crosses
+//! the left or right edge (at most 32, rounded up to 16 for SIMD) form edge pieces served from a
+//! ring of `N` extended rows on the stack: each input row is copied once, the few pixels past the
+//! edge made up by the rule from a table computed once per tile, and the kernel's code runs on
+//! whole rows of the piece. A tile at most 1024 wide that touches an edge is one piece per row (one
+//! call; the copy is cheaper than three calls on short rows). No heap, no tile memory, no
+//! per-pixel border code in kernels.
 
 use std::mem::MaybeUninit;
 
