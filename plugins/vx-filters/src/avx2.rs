@@ -74,12 +74,12 @@ unsafe fn vertical(a: &[u8], b: &[u8], c: &[u8], x: usize, double_middle: bool) 
 }
 
 /// The separable 3×3 row loop shared by the Gaussian and the box: vertical sums once per column
-/// (`a + k·b + c`), horizontal neighbors by lane shifts, `finish(v0, v1, v2)` → 16 u16 results ≤ 255.
-/// Returns the output pixels done (a multiple of 16; the last block, which cannot load the next
-/// 16 columns, is left to the caller's loop).
+/// (`a + k·b + c`), horizontal neighbors by lane shifts of the next block's sums (the last block,
+/// whose next 16 columns do not all exist, sums columns `x+1` and `x+2` directly), then
+/// `finish(v0, v1, v2)` → 16 u16 results ≤ 255. Returns the output pixels done (a multiple of 16).
 ///
 /// # Safety
-/// AVX2 is available, and `a`, `b`, `c` hold at least `o.len() + 2` pixels.
+/// AVX2 is available.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -90,17 +90,25 @@ unsafe fn separable(
     finish: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
 ) -> usize {
     let n = o.len();
-    let mut x = 0;
-    if n + 2 < 32 {
+    assert!(rows_fit([a, b, c], n));
+    if n < 16 {
         return 0;
     }
-    // SAFETY: 16 <= n + 2 pixels at 0.
+    // SAFETY: 16 <= n + 2 pixels at 0 in each row.
     let mut cur = unsafe { vertical(a, b, c, 0, double_middle) };
-    // The next block's columns x+16 .. x+32 must exist: x + 32 <= n + 2.
-    while x + 32 <= n + 2 && x + 16 <= n {
-        // SAFETY: x + 32 <= n + 2 <= each row's length.
-        let next = unsafe { vertical(a, b, c, x + 16, double_middle) };
-        let (v1, v2) = shifted(cur, next);
+    let mut x = 0;
+    while x + 16 <= n {
+        let (v1, v2, next) = if x + 32 <= n + 2 {
+            // SAFETY: x + 32 <= n + 2 <= each row's length.
+            let next = unsafe { vertical(a, b, c, x + 16, double_middle) };
+            let (v1, v2) = shifted(cur, next);
+            (v1, v2, next)
+        } else {
+            // SAFETY: x + 2 + 16 <= n + 2 <= each row's length (x + 16 <= n).
+            let (v1, v2) =
+                unsafe { (vertical(a, b, c, x + 1, double_middle), vertical(a, b, c, x + 2, double_middle)) };
+            (v1, v2, cur)
+        };
         // SAFETY: x + 16 <= n = o.len().
         unsafe { store16_u8(o, x, finish(cur, v1, v2)) };
         cur = next;
@@ -121,28 +129,12 @@ fn rows_fit(rows: [&[u8]; 3], n: usize) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
-    let n = o.len();
-    assert!(rows_fit([a, b, c], n));
     let finish = |v0, v1, v2| {
         let s = _mm256_add_epi16(_mm256_add_epi16(v0, v2), _mm256_slli_epi16(v1, 1));
         _mm256_srli_epi16(_mm256_add_epi16(s, _mm256_set1_epi16(8)), 4)
     };
-    // SAFETY: AVX2 is available (this function's contract), rows fit (asserted).
-    let mut x = unsafe { separable([a, b, c], o, true, finish) };
-    while x + 16 <= n {
-        let col = |k: usize| {
-            // SAFETY: x + k + 16 <= n + 2 <= each row's length for k <= 2.
-            let (ra, rb, rc) = unsafe { (load16(a, x + k), load16(b, x + k), load16(c, x + k)) };
-            _mm256_add_epi16(_mm256_add_epi16(ra, rc), _mm256_slli_epi16(rb, 1))
-        };
-        let (v0, v1, v2) = (col(0), col(1), col(2));
-        let s = _mm256_add_epi16(_mm256_add_epi16(v0, v2), _mm256_slli_epi16(v1, 1));
-        let s = _mm256_srli_epi16(_mm256_add_epi16(s, _mm256_set1_epi16(8)), 4);
-        // SAFETY: x + 16 <= n = o.len().
-        unsafe { store16_u8(o, x, s) };
-        x += 16;
-    }
-    x
+    // SAFETY: AVX2 is available (this function's contract).
+    unsafe { separable([a, b, c], o, true, finish) }
 }
 
 /// Box 3×3 mean, rounded: `((sum + 4) * 7282) >> 16`, as `div9_rounded`.
@@ -152,27 +144,12 @@ pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) ->
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
-    let n = o.len();
-    assert!(rows_fit([a, b, c], n));
     let finish = |v0, v1, v2| {
         let s = _mm256_add_epi16(_mm256_add_epi16(v0, v1), v2);
         _mm256_mulhi_epu16(_mm256_add_epi16(s, _mm256_set1_epi16(4)), _mm256_set1_epi16(7282))
     };
-    // SAFETY: AVX2 is available (this function's contract), rows fit (asserted).
-    let mut x = unsafe { separable([a, b, c], o, false, finish) };
-    while x + 16 <= n {
-        let col = |k: usize| {
-            // SAFETY: x + k + 16 <= n + 2 <= each row's length for k <= 2.
-            let (ra, rb, rc) = unsafe { (load16(a, x + k), load16(b, x + k), load16(c, x + k)) };
-            _mm256_add_epi16(_mm256_add_epi16(ra, rb), rc)
-        };
-        let s = _mm256_add_epi16(_mm256_add_epi16(col(0), col(1)), col(2));
-        let s = _mm256_mulhi_epu16(_mm256_add_epi16(s, _mm256_set1_epi16(4)), _mm256_set1_epi16(7282));
-        // SAFETY: x + 16 <= n = o.len().
-        unsafe { store16_u8(o, x, s) };
-        x += 16;
-    }
-    x
+    // SAFETY: AVX2 is available (this function's contract).
+    unsafe { separable([a, b, c], o, false, finish) }
 }
 
 /// Sobel 3×3, both derivatives: `gx = s[x+2] - s[x]` with `s = a + 2b + c`, and

@@ -10,40 +10,36 @@ use crate::simd::multiversion;
 /// buffer small enough that clearing it per call costs nothing.
 const CHUNK: usize = 64;
 
-multiversion! {
-    /// One output row of the Gaussian from three input rows extending one pixel left and right,
-    /// separably: vertical `1 2 1` sums of a chunk into a stack buffer, then horizontal `1 2 1`.
-    fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
-        let mut v = [0u16; CHUNK + 2];
-        for (k, o) in o.chunks_mut(CHUNK).enumerate() {
-            let (m, x0) = (o.len(), k * CHUNK);
-            let (a, b, c, v) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2], &mut v[..m + 2]);
-            for (((v, &a), &b), &c) in v.iter_mut().zip(a).zip(b).zip(c) {
-                *v = a as u16 + 2 * b as u16 + c as u16;
-            }
-            let (l, mid, r) = (&v[..m], &v[1..m + 1], &v[2..m + 2]);
-            for (((o, &l), &mid), &r) in o.iter_mut().zip(l).zip(mid).zip(r) {
-                *o = ((l + 2 * mid + r + 8) >> 4) as u8;
-            }
+/// The portable separable 3×3 row loop shared by the Gaussian and the box: vertical sums
+/// `a + k·b + c` of a chunk into a stack buffer, then `finish(left, middle, right)` of three sums.
+#[inline(always)]
+fn separable(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8], k: u16, finish: impl Fn(u16, u16, u16) -> u8) {
+    let mut v = [0u16; CHUNK + 2];
+    for (i, o) in o.chunks_mut(CHUNK).enumerate() {
+        let (m, x0) = (o.len(), i * CHUNK);
+        let (a, b, c, v) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2], &mut v[..m + 2]);
+        for (((v, &a), &b), &c) in v.iter_mut().zip(a).zip(b).zip(c) {
+            *v = a as u16 + k * b as u16 + c as u16;
+        }
+        let (l, mid, r) = (&v[..m], &v[1..m + 1], &v[2..m + 2]);
+        for (((o, &l), &mid), &r) in o.iter_mut().zip(l).zip(mid).zip(r) {
+            *o = finish(l, mid, r);
         }
     }
 }
 
 multiversion! {
-    /// One output row of the box mean: vertical sums of a chunk, then horizontal sums of three.
+    /// One output row of the Gaussian from three input rows extending one pixel left and right:
+    /// vertical `1 2 1`, then horizontal `1 2 1`, rounded.
+    fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
+        separable(a, b, c, o, 2, |l, mid, r| ((l + 2 * mid + r + 8) >> 4) as u8)
+    }
+}
+
+multiversion! {
+    /// One output row of the box mean: vertical sums, then horizontal sums of three.
     fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) {
-        let mut v = [0u16; CHUNK + 2];
-        for (k, o) in o.chunks_mut(CHUNK).enumerate() {
-            let (m, x0) = (o.len(), k * CHUNK);
-            let (a, b, c, v) = (&a[x0..x0 + m + 2], &b[x0..x0 + m + 2], &c[x0..x0 + m + 2], &mut v[..m + 2]);
-            for (((v, &a), &b), &c) in v.iter_mut().zip(a).zip(b).zip(c) {
-                *v = a as u16 + b as u16 + c as u16;
-            }
-            let (l, mid, r) = (&v[..m], &v[1..m + 1], &v[2..m + 2]);
-            for (((o, &l), &mid), &r) in o.iter_mut().zip(l).zip(mid).zip(r) {
-                *o = div9_rounded(l + mid + r);
-            }
-        }
+        separable(a, b, c, o, 1, |l, mid, r| div9_rounded(l + mid + r))
     }
 }
 
