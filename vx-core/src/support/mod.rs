@@ -1,5 +1,6 @@
 //! Leaf helpers every layer may use. Nothing here imports anything of vx-core but `error`.
 
+pub(crate) mod cpu;
 pub(crate) mod ids;
 pub(crate) mod sync;
 pub(crate) mod unwind;
