@@ -17,6 +17,7 @@ every pixel is compared, edges included.
 - posterize: LUT with (v & 0xF0) | (v >> 4)
 - threshold: threshold(a, 100, 255, THRESH_BINARY)
 - not: bitwise_not(a)
+- truncate: threshold(a, 200, 255, THRESH_TRUNC) (pixels above 200 become 200)
 """
 import pathlib
 
@@ -56,6 +57,7 @@ def main():
         save(f"posterize_{w}x{h}.u8", cv2.LUT(a, lut))
         save(f"threshold_{w}x{h}.u8", cv2.threshold(a, 100, 255, cv2.THRESH_BINARY)[1])
         save(f"not_{w}x{h}.u8", cv2.bitwise_not(a))
+        save(f"truncate_{w}x{h}.u8", cv2.threshold(a, 200, 255, cv2.THRESH_TRUNC)[1])
     print(f"wrote goldens for {len(SIZES)} sizes to {OUT} with OpenCV {cv2.__version__}")
 
 

@@ -37,7 +37,8 @@ fn every_filter_matches_opencv() {
             "filters.posterize",
             "filters.sobel3x3",
             "filters.subtract",
-            "filters.threshold"
+            "filters.threshold",
+            "filters.truncate"
         ]
     );
     let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
@@ -47,7 +48,8 @@ fn every_filter_matches_opencv() {
         a.copy_from(Rect::full(w, h), 0, &golden(&format!("a_{w}x{h}.u8"))).unwrap();
         let b = img(ImageFormat::U8);
         b.copy_from(Rect::full(w, h), 0, &golden(&format!("b_{w}x{h}.u8"))).unwrap();
-        let (gauss, boxed, post, thr, not) = (
+        let (gauss, boxed, post, thr, not, trunc) = (
+            img(ImageFormat::U8),
             img(ImageFormat::U8),
             img(ImageFormat::U8),
             img(ImageFormat::U8),
@@ -67,6 +69,8 @@ fn every_filter_matches_opencv() {
         g.add_node(&k("posterize"), [&a, &post]).unwrap();
         g.add_node(&k("threshold"), [Reference::from(&a), Reference::from(&level), Reference::from(&thr)]).unwrap();
         g.add_node(&k("not"), [&a, &not]).unwrap();
+        let top = Scalar::new(&ctx, ScalarValue::Uint8(200)).unwrap();
+        g.add_node(&k("truncate"), [Reference::from(&a), Reference::from(&trunc), Reference::from(&top)]).unwrap();
         g.process().unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
         let sz = format!("{w}x{h}");
         assert_eq!(gauss.to_vec::<u8>().unwrap(), golden(&format!("gaussian_{sz}.u8")), "gaussian {sz}");
@@ -79,15 +83,17 @@ fn every_filter_matches_opencv() {
         assert_eq!(post.to_vec::<u8>().unwrap(), golden(&format!("posterize_{sz}.u8")), "posterize {sz}");
         assert_eq!(thr.to_vec::<u8>().unwrap(), golden(&format!("threshold_{sz}.u8")), "threshold {sz}");
         assert_eq!(not.to_vec::<u8>().unwrap(), golden(&format!("not_{sz}.u8")), "not {sz}");
+        assert_eq!(trunc.to_vec::<u8>().unwrap(), golden(&format!("truncate_{sz}.u8")), "truncate {sz}");
     }
 }
 
 #[test]
-fn alias_hints_of_threshold_and_not() {
+fn alias_hints_of_truncate_and_not() {
     let ctx = ctx();
+    assert_eq!(ctx.kernel_by_name("filters.threshold").unwrap().alias_hints(), []);
     assert_eq!(
-        ctx.kernel_by_name("filters.threshold").unwrap().alias_hints(),
-        [AliasHint { a: 0, b: 2, kind: AliasKind::Sparse }]
+        ctx.kernel_by_name("filters.truncate").unwrap().alias_hints(),
+        [AliasHint { a: 0, b: 1, kind: AliasKind::Sparse }]
     );
     assert_eq!(
         ctx.kernel_by_name("filters.not").unwrap().alias_hints(),

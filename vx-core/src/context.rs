@@ -75,6 +75,12 @@ impl ContextBuilder {
         self.config.tiling = policy;
         self
     }
+    /// Whether graphs honour kernels' buffer-aliasing hints (default true; `false`: never alias,
+    /// e.g. to compare results or memory with and without).
+    pub fn aliasing(mut self, on: bool) -> Self {
+        self.config.aliasing = on;
+        self
+    }
     /// How many replaced versions' states each module keeps (default 16).
     pub fn module_history(mut self, n: usize) -> Self {
         self.config.module_history = n;

@@ -53,8 +53,8 @@ pub use kernel_record::KernelRecord;
 pub use macro_support::{ImageIn, ImageOut};
 pub use status::Status;
 pub use tile::{
-    BorderFill, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut,
-    TileParam, TileParamKind, TilePixel, TileScalar,
+    BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc,
+    TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
 };
 pub use unwind::panic_message;
 pub use vx_macros::{tiling_kernel, user_kernel, vx_module};

@@ -169,6 +169,10 @@ pub struct TileArgs<'a> {
     tile_memory_size: usize,
     /// Output parameters already handed out as [`TileMut`] (one view per output).
     taken: Cell<u64>,
+    /// Input parameters handed out as [`Tile`] (an in-place view needs its input to itself).
+    inputs_out: Cell<u64>,
+    /// Input parameters owned by an [`InPlace`] view (no [`Tile`] of them is handed out).
+    in_place: Cell<u64>,
     _lt: PhantomData<&'a mut [u8]>,
 }
 
@@ -188,7 +192,15 @@ impl<'a> TileArgs<'a> {
     /// value of its `type_code`; `tile_memory` is valid for `tile_memory_size` bytes (or null with
     /// size 0) and used by nobody else. `params.len() <= 64`.
     pub unsafe fn new(params: &'a [TileParam], tile_memory: *mut u8, tile_memory_size: usize) -> TileArgs<'a> {
-        TileArgs { params, tile_memory, tile_memory_size, taken: Cell::new(0), _lt: PhantomData }
+        TileArgs {
+            params,
+            tile_memory,
+            tile_memory_size,
+            taken: Cell::new(0),
+            inputs_out: Cell::new(0),
+            in_place: Cell::new(0),
+            _lt: PhantomData,
+        }
     }
 
     /// Number of parameters.
@@ -221,7 +233,30 @@ impl<'a> TileArgs<'a> {
 
     /// Input image parameter `i` as a tile of `T` pixels.
     pub fn input<T: TilePixel>(&self, i: usize) -> Result<Tile<'a, T>, TileError> {
-        Ok(Tile { d: self.desc::<T>(i, TileParamKind::InputImage)?, _t: PhantomData })
+        let d = self.desc::<T>(i, TileParamKind::InputImage)?;
+        if self.in_place.get() & (1u64 << i) != 0 {
+            return Err(bad(Status::InvalidParameters, "the input belongs to an in-place view"));
+        }
+        self.inputs_out.set(self.inputs_out.get() | 1u64 << i);
+        Ok(Tile { d, _t: PhantomData })
+    }
+
+    /// Input `input` and output `output` as one in-place view (buffer aliasing): read-modify-write
+    /// rows of the output, which hold the input's pixels — the same memory when the runtime aliased
+    /// the two parameters, a copy made on first access otherwise. Neither parameter can be handed
+    /// out again in this call, so no other view can read what the view writes.
+    pub fn in_place<T: TilePixel>(&self, input: usize, output: usize) -> Result<InPlace<'a, T>, TileError> {
+        let src = self.desc::<T>(input, TileParamKind::InputImage)?;
+        if (self.inputs_out.get() | self.in_place.get()) & (1u64 << input) != 0 {
+            return Err(bad(Status::InvalidParameters, "the input is already in use by another view"));
+        }
+        let dst = self.output::<T>(output)?.d;
+        self.in_place.set(self.in_place.get() | 1u64 << input);
+        let aliased = src.flags & dst.flags & TILE_ALIASED != 0 && src.base == dst.base;
+        if !aliased && src.flags & TILE_ALIASED != 0 {
+            return Err(bad(Status::InvalidParameters, "the input shares memory with another output"));
+        }
+        Ok(InPlace { src, dst, aliased, copied: 0, _t: PhantomData })
     }
 
     /// Output image parameter `i` as a writable tile (once per call and parameter).
@@ -496,6 +531,103 @@ impl<T: TilePixel> TileMut<'_, T> {
         // SAFETY: the row segment lies inside this tile, which only this view accesses, and no
         // input view hands out slices of it (not aliased); &mut self makes the slice unique.
         Some(unsafe { std::slice::from_raw_parts_mut(self.addr(ix, iy), self.d.width as usize) })
+    }
+}
+
+/// An input and an output tile as one read-modify-write view ([`TileArgs::in_place`]; in the
+/// macros, an argument `io: &mut InPlace<T>` standing for two parameters, input `i` and output
+/// `i + 1`, with `alias(i, i + 1, dense | sparse)`).
+///
+/// - [`row_mut`](Self::row_mut) (sparse kernels): output row `y` holding the input's pixels. When
+///   the runtime aliased the two parameters it *is* the input row — a kernel writes only the
+///   pixels it changes; otherwise the input row is copied in first (once per row).
+/// - [`rows`](Self::rows) (dense kernels): the input and output rows apart, or the one shared row —
+///   no copy either way.
+///
+/// Use one of the two per tile: `rows` leaves rows un-copied, so a later `row_mut` of such a row
+/// would copy the input over what was written.
+pub struct InPlace<'a, T: TilePixel> {
+    src: &'a TileDesc,
+    dst: &'a TileDesc,
+    aliased: bool,
+    /// Rows `0..copied` of the output hold the input's pixels (not aliased).
+    copied: u32,
+    _t: PhantomData<&'a mut [T]>,
+}
+
+/// One row of an [`InPlace`] view, for dense kernels.
+pub enum InPlaceRow<'r, T> {
+    /// Aliased: the input's pixels, to be overwritten in place.
+    Same(&'r mut [T]),
+    /// Not aliased: the input row and the output row.
+    Apart(&'r [T], &'r mut [T]),
+}
+
+// SAFETY: an InPlace is the only view of its output tile and of its input's tile in this call
+// (TileArgs hands neither out again), like a &mut [T] plus a &[T].
+unsafe impl<T: TilePixel> Send for InPlace<'_, T> {}
+
+impl<T: TilePixel> InPlace<'_, T> {
+    /// Tile width.
+    pub fn width(&self) -> u32 {
+        self.dst.width
+    }
+    /// Tile height.
+    pub fn height(&self) -> u32 {
+        self.dst.height
+    }
+    /// The tile as an image rectangle.
+    pub fn rect(&self) -> Rect {
+        let d = self.dst;
+        Rect::new(d.tile_x, d.tile_y, d.tile_x + d.width, d.tile_y + d.height)
+    }
+    /// True when the runtime placed the input and the output in one buffer.
+    pub fn is_aliased(&self) -> bool {
+        self.aliased
+    }
+
+    fn row_ptr(d: &TileDesc, y: u32) -> *mut T {
+        let off = (d.tile_y + y) as isize * d.stride_y as isize + d.tile_x as isize * d.stride_x as isize;
+        d.base.wrapping_offset(off) as *mut T
+    }
+
+    /// Output row `y` holding the input's pixels (see the type's doc), or `None` past the last row.
+    pub fn row_mut(&mut self, y: u32) -> Option<&mut [T]> {
+        if y >= self.dst.height {
+            return None;
+        }
+        let w = self.dst.width as usize;
+        if !self.aliased {
+            while self.copied <= y {
+                let r = self.copied;
+                // SAFETY: row r of the input tile lies in its readable rectangle (the tile is inside
+                // it), row r of the output tile is this view's alone, and the two do not overlap
+                // (not aliased; contract of TileArgs::new); copy_nonoverlapping creates no reference.
+                unsafe { std::ptr::copy_nonoverlapping(Self::row_ptr(self.src, r), Self::row_ptr(self.dst, r), w) };
+                self.copied += 1;
+            }
+        }
+        // SAFETY: the row lies inside the output tile, which only this view accesses (the input,
+        // when it is the same memory, is owned by this view too); &mut self makes the slice unique.
+        Some(unsafe { std::slice::from_raw_parts_mut(Self::row_ptr(self.dst, y), w) })
+    }
+
+    /// Row `y` for a dense kernel (see [`InPlaceRow`]), or `None` past the last row.
+    pub fn rows(&mut self, y: u32) -> Option<InPlaceRow<'_, T>> {
+        if y >= self.dst.height {
+            return None;
+        }
+        let w = self.dst.width as usize;
+        // SAFETY: as in `row_mut`; when not aliased the input row (readable, written by nobody
+        // during the node) and the output row (this view's alone) do not overlap.
+        unsafe {
+            let out = std::slice::from_raw_parts_mut(Self::row_ptr(self.dst, y), w);
+            Some(if self.aliased {
+                InPlaceRow::Same(out)
+            } else {
+                InPlaceRow::Apart(std::slice::from_raw_parts(Self::row_ptr(self.src, y), w), out)
+            })
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Point operations: gradient magnitude, add, subtract, posterize, threshold, NOT.
 
-use vx_plugin_abi::{Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
+use vx_plugin_abi::{InPlace, InPlaceRow, Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
 
 use crate::avx2::leading;
 use crate::simd::multiversion;
@@ -118,8 +118,8 @@ fn posterize_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
 }
 
 /// Binary threshold: 255 above `level`, else 0 (OpenCV: `threshold(THRESH_BINARY, maxval 255)`).
-/// Sparse: in place it would only touch the pixels that change.
-#[tiling_kernel(name = "filters.threshold", block = 16x1, flexible = threshold_flexible, alias(0, 2, sparse))]
+/// Every pixel is rewritten, and the output is a new image: no alias hint.
+#[tiling_kernel(name = "filters.threshold", block = 16x1, flexible = threshold_flexible)]
 fn threshold(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) -> Result<(), TileError> {
     for y in 0..out.height() {
         let (src, o) = io(input, out, y)?;
@@ -138,22 +138,56 @@ fn threshold_flexible(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) {
     }
 }
 
-/// Bitwise NOT (OpenCV: `bitwise_not`). Dense: in place every pixel is rewritten.
-#[tiling_kernel(name = "filters.not", block = 16x1, flexible = not_flexible, alias(0, 1, dense))]
-fn not(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    for y in 0..out.height() {
-        let (src, o) = io(input, out, y)?;
-        for (o, &p) in o.iter_mut().zip(src) {
+/// Bitwise NOT (OpenCV: `bitwise_not`). Dense: every pixel is rewritten, in place when the
+/// runtime aliases input and output (the memory saving is the gain), from input to output when not.
+#[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
+fn not(io: &mut InPlace<u8>) {
+    for y in 0..io.height() {
+        match io.rows(y) {
+            Some(InPlaceRow::Same(row)) => not_in_place(row),
+            Some(InPlaceRow::Apart(src, dst)) => not_row(src, dst),
+            None => {}
+        }
+    }
+}
+
+multiversion! {
+    fn not_row(src: &[u8], dst: &mut [u8]) {
+        for (o, &p) in dst.iter_mut().zip(src) {
             *o = !p;
         }
     }
-    Ok(())
 }
 
-fn not_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, !input.pixel(x, y, 0, 0));
+multiversion! {
+    fn not_in_place(row: &mut [u8]) {
+        for p in row {
+            *p = !*p;
+        }
+    }
+}
+
+/// Truncate: pixels above `level` become `level`, the rest stay (OpenCV: `threshold(THRESH_TRUNC)`).
+/// Sparse: when the runtime aliases input and output, only the 32-pixel chunks holding a pixel
+/// above `level` are written; otherwise the input row is copied first (the copy aliasing saves).
+#[tiling_kernel(name = "filters.truncate", flexible, alias(0, 1, sparse))]
+fn truncate(io: &mut InPlace<u8>, level: u8) {
+    for y in 0..io.height() {
+        if let Some(row) = io.row_mut(y) {
+            truncate_row(row, level);
+        }
+    }
+}
+
+multiversion! {
+    fn truncate_row(row: &mut [u8], level: u8) {
+        for chunk in row.chunks_mut(32) {
+            // A max over the chunk (vectorized) decides whether it is written at all.
+            if chunk.iter().fold(0u8, |m, &p| m.max(p)) > level {
+                for p in chunk {
+                    *p = (*p).min(level);
+                }
+            }
         }
     }
 }

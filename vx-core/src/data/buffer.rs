@@ -120,6 +120,14 @@ impl SharedBuffer {
         Ok(())
     }
 
+    /// Free the bytes unless mapped (a virtual image bound to another's storage by aliasing).
+    pub(crate) fn free_if_unmapped(&self) {
+        let mut st = self.lock();
+        if st.leases.iter().all(Option::is_none) {
+            st.buf = None;
+        }
+    }
+
     /// True once the buffer exists.
     pub(super) fn is_allocated(&self) -> bool {
         self.lock().buf.is_some()

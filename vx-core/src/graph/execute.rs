@@ -95,8 +95,13 @@ fn run_node(shared: &ContextShared, graph: u64, s: &NodeSlot) -> Result<()> {
     let t0 = Instant::now();
     let result = match &s.kernel.functions {
         KernelFunctions::User { process } => {
-            let mut pc =
-                ProcessContext { node_name: &s.name, params: &s.params, border: s.border, local: &mut run.local };
+            let mut pc = ProcessContext {
+                node_name: &s.name,
+                params: &s.params,
+                border: s.border,
+                aliased: &s.aliased,
+                local: &mut run.local,
+            };
             call_guarded("process", || process(&mut pc))
         }
         KernelFunctions::Tiling { fast, flexible } => {

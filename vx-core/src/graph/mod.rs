@@ -56,6 +56,12 @@ pub(crate) struct NodeSlot {
     pub(crate) border: BorderMode,
     /// The input neighborhood (tiling nodes; starts as the kernel's, may be overridden).
     pub(crate) neighborhood: Neighborhood,
+    /// Parameter pairs (input, output) sharing one buffer, decided by the `aliasing` pass.
+    pub(crate) aliased: Vec<(u32, u32)>,
+    /// Every alias hint's decision at the last verification, with the reason of each refusal.
+    pub(crate) alias_decisions: Vec<crate::graph::verify::AliasDecision>,
+    /// The hints that passed the topology rules at the last verification (a change re-verifies).
+    pub(crate) alias_candidates: Vec<(u32, u32)>,
     /// The tile plan and arenas of a verified tiling node.
     pub(crate) tiling: Option<crate::graph::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
@@ -89,6 +95,7 @@ impl NodeSlot {
             node_name: &self.name,
             params: &self.params,
             border: self.border,
+            aliased: &self.aliased,
             phase: Phase::Deinit,
             kernel_local_size: ks,
             local: &mut run.local,
@@ -388,6 +395,9 @@ impl Graph {
             params: given,
             border: if k.functions.is_tiling() { fin.attrs.border } else { BorderMode::Undefined },
             neighborhood: fin.attrs.neighborhood,
+            aliased: Vec::new(),
+            alias_decisions: Vec::new(),
+            alias_candidates: Vec::new(),
             tiling: None,
             dirty: true,
             initialized: false,

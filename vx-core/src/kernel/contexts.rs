@@ -57,12 +57,11 @@ macro_rules! param_accessors {
         pub fn node_name(&self) -> &str {
             self.node_name
         }
-        /// `vxIsParameterAliased`: whether the runtime placed parameters `a` and `b` in one buffer.
-        /// vx-rs does not alias buffers yet (the buffer-aliasing extension permits this), so this
-        /// is always false.
+        /// `vxIsParameterAliased`: whether verification placed parameters `a` and `b` (in either
+        /// order) in one buffer, honouring one of the kernel's alias hints. Decided before init, so
+        /// init and process see the same answer; always false in a validator (not decided yet).
         pub fn is_parameter_aliased(&self, a: u32, b: u32) -> bool {
-            let _ = (a, b);
-            false
+            self.aliased.iter().any(|&(x, y)| (x, y) == (a, b) || (y, x) == (a, b))
         }
     };
 }
@@ -73,6 +72,8 @@ pub struct ValidateContext<'a> {
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
+    /// Parameter pairs sharing one buffer (buffer aliasing), decided at verify.
+    pub(crate) aliased: &'a [(u32, u32)],
 }
 
 impl<'a> ValidateContext<'a> {
@@ -108,6 +109,8 @@ pub struct LifecycleContext<'a> {
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
+    /// Parameter pairs sharing one buffer (buffer aliasing), decided at verify.
+    pub(crate) aliased: &'a [(u32, u32)],
     pub(crate) phase: Phase,
     pub(crate) kernel_local_size: usize,
     pub(crate) local: &'a mut LocalData,
@@ -162,6 +165,8 @@ pub struct ProcessContext<'a> {
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
+    /// Parameter pairs sharing one buffer (buffer aliasing), decided at verify.
+    pub(crate) aliased: &'a [(u32, u32)],
     pub(crate) local: &'a mut LocalData,
 }
 
@@ -180,10 +185,39 @@ impl<'a> ProcessContext<'a> {
         input: u32,
         output: u32,
     ) -> Result<(ImagePatch<'a, I>, ImagePatchMut<'a, O>)> {
+        if self.is_parameter_aliased(input, output) {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "the two parameters share one buffer (buffer aliasing): map them with map_in_place",
+            )
+            .at_parameter(output));
+        }
         let (src, dst) = (self.image(input)?, self.image(output)?);
         let i = src.map::<I>(src.full_rect(), 0).map_err(|e| e.at_parameter(input))?;
         let o = dst.map_mut::<O>(dst.full_rect(), 0).map_err(|e| e.at_parameter(output))?;
         Ok((i, o))
+    }
+
+    /// Map output image `output` (plane 0, whole) for reading and writing, holding the pixels of
+    /// input image `input`: the same memory when verification aliased the two (buffer aliasing;
+    /// nothing is copied, a sparse kernel writes only what it changes), else a copy of the input
+    /// made here. The in-place counterpart of [`map_pair`](Self::map_pair).
+    pub fn map_in_place<T: Pixel>(&self, input: u32, output: u32) -> Result<ImagePatchMut<'a, T>> {
+        let (src, dst) = (self.image(input)?, self.image(output)?);
+        if !self.is_parameter_aliased(input, output) {
+            let i = src.map::<T>(src.full_rect(), 0).map_err(|e| e.at_parameter(input))?;
+            let mut o = dst.map_mut::<T>(dst.full_rect(), 0).map_err(|e| e.at_parameter(output))?;
+            if (i.width(), i.height()) != (o.width(), o.height()) {
+                return Err(Error::new(ErrorKind::InvalidParameters, "in-place input and output differ in size")
+                    .at_parameter(output)
+                    .expected_found(format!("{}x{}", i.width(), i.height()), format!("{}x{}", o.width(), o.height())));
+            }
+            for y in 0..i.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            return Ok(o);
+        }
+        dst.map_mut::<T>(dst.full_rect(), 0).map_err(|e| e.at_parameter(output))
     }
 
     /// Parameter `i` as an array the kernel may read and fill.

@@ -22,7 +22,7 @@ pub(super) struct KernelBuild {
 pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
-    pub(super) alias_hints: Vec<AliasHint>,
+    pub(crate) alias_hints: Vec<AliasHint>,
 }
 
 pub(crate) struct KernelInner {

@@ -21,6 +21,9 @@ pub struct ContextConfig {
     /// States of versions replaced by reloads kept per module (`Context::module_history`); older
     /// ones are forgotten, so a service reloading for months holds a bounded history.
     pub module_history: usize,
+    /// Honour kernels' buffer-aliasing hints where the graph allows it (default true). `false` is
+    /// the extension's conservative policy: nothing is ever aliased.
+    pub aliasing: bool,
 }
 
 impl Default for ContextConfig {
@@ -34,6 +37,7 @@ impl Default for ContextConfig {
             max_data_objects: 64 * 1024,
             tiling: TilingPolicy::default(),
             module_history: 16,
+            aliasing: true,
         }
     }
 }

@@ -33,8 +33,8 @@ impl Flavor {
     fn expected(self) -> &'static str {
         match self {
             Flavor::Tiling => {
-                "unsupported parameter type: expected `&Tile<T>` (input image), `&mut TileMut<T>` (output image), a \
-                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut [u8]` \
+                "unsupported parameter type: expected `&Tile<T>` (input image), `&mut TileMut<T>` (output image), \
+                 `&mut InPlace<T>` (an input and the next output, read-modify-write), a scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut [u8]` \
                  (tile memory) or `TileContext`"
             }
             Flavor::User => {
@@ -69,6 +69,25 @@ pub(crate) struct Param {
     pub(crate) optional: bool,
     /// `Rows<T, N>`: the row count `N` as written.
     pub(crate) rows: Option<syn::Expr>,
+    /// Half of an `&mut InPlace<T>` argument (tiling): the input (`First`, bound and passed as the
+    /// view) or the output (`Second`, neither bound nor passed).
+    pub(crate) in_place: Option<InPlaceHalf>,
+}
+
+/// Which half of an `&mut InPlace<T>` argument a parameter is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InPlaceHalf {
+    /// The input, at index `i`.
+    First,
+    /// The output, at index `i + 1`.
+    Second,
+}
+
+/// `&mut InPlace<T>`: `T`.
+fn in_place_of(ty: &Type) -> Option<Type> {
+    let Type::Reference(TypeReference { mutability: Some(_), elem, .. }) = ty else { return None };
+    let (id, args) = last_segment(elem)?;
+    (id == "InPlace").then(|| single_generic(args).cloned()).flatten()
 }
 
 /// An argument that is not a kernel parameter.
@@ -220,8 +239,19 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) 
                 let ty = &*pt.ty;
                 if let Some(e) = extra(flavor, ty, local) {
                     out.push(Arg::Extra(e));
+                } else if let Some(t) = in_place_of(ty).filter(|_| flavor == Flavor::Tiling) {
+                    for (kind, half) in
+                        [(ParamKind::Input(t.clone()), InPlaceHalf::First), (ParamKind::Output(t), InPlaceHalf::Second)]
+                    {
+                        out.push(Arg::Param(Box::new(Param {
+                            kind,
+                            optional: false,
+                            rows: None,
+                            in_place: Some(half),
+                        })));
+                    }
                 } else if let Some((kind, optional, rows)) = classify(flavor, ty) {
-                    out.push(Arg::Param(Box::new(Param { kind, optional, rows })));
+                    out.push(Arg::Param(Box::new(Param { kind, optional, rows, in_place: None })));
                 } else {
                     cx.error_spanned_by(ty, flavor.expected());
                 }

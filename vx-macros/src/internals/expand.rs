@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{ItemFn, LitInt, LitStr};
 
-use crate::internals::ast::{Arg, Extra, Flavor, Param, ParamKind, params};
+use crate::internals::ast::{Arg, Extra, Flavor, InPlaceHalf, Param, ParamKind, params};
 
 /// The kernel's name: the given one, or `crate_name.function_name`.
 pub(crate) fn kernel_name(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
@@ -31,6 +31,19 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
     let mut index = 0u32;
     for a in args {
         match a {
+            Arg::Param(p) if p.in_place == Some(InPlaceHalf::Second) => index += 1,
+            Arg::Param(p) if p.in_place == Some(InPlaceHalf::First) => {
+                let (v, i, t) = (
+                    format_ident!("__p{}", index),
+                    index,
+                    match &p.kind {
+                        ParamKind::Input(t) | ParamKind::Output(t) | ParamKind::Scalar(t) => t,
+                    },
+                );
+                bind.push(quote!(let mut #v = args.in_place::<#t>(#i as usize, #i as usize + 1)?;));
+                call.push(quote!(&mut #v));
+                index += 1;
+            }
             Arg::Param(p) => {
                 let v = format_ident!("__p{}", index);
                 let i = index;

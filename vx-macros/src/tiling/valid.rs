@@ -2,7 +2,7 @@
 
 use syn::ItemFn;
 
-use crate::internals::ast::{Arg, ParamKind, is_row_form, params};
+use crate::internals::ast::{Arg, InPlaceHalf, ParamKind, is_row_form, params};
 use crate::internals::ctxt::Ctxt;
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
@@ -41,6 +41,21 @@ pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
                 ),
                 _ => cx.error_spanned_by(&alias.tokens, "only images can alias, not scalars"),
             }
+        }
+    }
+    for (i, p) in params.iter().enumerate() {
+        if p.in_place != Some(InPlaceHalf::First) {
+            continue;
+        }
+        let (a, b) = (i as u32, i as u32 + 1);
+        if !attrs.aliases.iter().any(|al| (al.a, al.b) == (a, b) || (al.a, al.b) == (b, a)) {
+            cx.error_spanned_by(
+                &f.sig.ident,
+                format!(
+                    "an `&mut InPlace<T>` argument is parameters {a} (input) and {b} (output): declare how it \
+                     touches them with `alias({a}, {b}, dense)` or `alias({a}, {b}, sparse)`"
+                ),
+            );
         }
     }
     if let Some((Border::Self_, id)) = &attrs.border

@@ -4,6 +4,13 @@
 //!
 //! Memory follows the TIOVX notes: creating an image allocates nothing; the buffer is allocated at
 //! graph verification or at the first map/copy before it.
+//!
+//! Buffer aliasing: a virtual image can be *bound* at verify to another image's storage (the
+//! `aliasing` pass decides; see `graph/verify/aliasing.rs`). Its own storage then stays unallocated
+//! and every map, lease and allocation goes to the bound storage ([`Image::storage`]); the
+//! identity used for dataflow ([`Image::storage_key`]) stays its own, so re-verification sees the
+//! graph as the application built it. Mappings hold an `Arc` of the storage they mapped, so a
+//! rebinding can never pull memory from under a live mapping.
 
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,6 +33,9 @@ pub(crate) struct ImageStorage {
     pub(crate) buffer: SharedBuffer,
     /// Layout of the whole (root) image; `None` for a virtual image not yet verified.
     pub(crate) layout: Mutex<Option<ImageLayout>>,
+    /// Set once an ROI of this storage's image has been created (never cleared): other image
+    /// objects may then share these pixels.
+    pub(crate) has_rois: std::sync::atomic::AtomicBool,
 }
 
 impl ImageStorage {
@@ -45,6 +55,8 @@ pub(crate) struct ImageMeta {
 pub(crate) struct ImageObj {
     pub(crate) header: ObjectHeader,
     pub(crate) storage: Arc<ImageStorage>,
+    /// The storage this (virtual) image is bound to by buffer aliasing, if any.
+    bound: Mutex<Option<Arc<ImageStorage>>>,
     /// Offset of this image inside the root image (non-zero for ROIs).
     origin: (u32, u32),
     pub(crate) meta: Mutex<ImageMeta>,
@@ -88,7 +100,12 @@ impl Image {
         Image {
             obj: Arc::new(ImageObj {
                 header,
-                storage: Arc::new(ImageStorage { buffer: SharedBuffer::new(), layout: Mutex::new(layout) }),
+                storage: Arc::new(ImageStorage {
+                    buffer: SharedBuffer::new(),
+                    layout: Mutex::new(layout),
+                    has_rois: std::sync::atomic::AtomicBool::new(false),
+                }),
+                bound: Mutex::new(None),
                 origin: (0, 0),
                 meta: Mutex::new(ImageMeta { format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (format, w, h),
@@ -121,10 +138,12 @@ impl Image {
         }
         let header = ObjectHeader::new(&self.obj.header.ctx, "roi", None)?;
         let (w, h) = (rect.width(), rect.height());
+        self.obj.storage.has_rois.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(Image {
             obj: Arc::new(ImageObj {
                 header,
                 storage: Arc::clone(&self.obj.storage),
+                bound: Mutex::new(None),
                 origin: (self.obj.origin.0 + rect.start_x, self.obj.origin.1 + rect.start_y),
                 meta: Mutex::new(ImageMeta { format: m.format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (m.format, w, h),
@@ -172,9 +191,43 @@ impl Image {
     pub fn set_name(&self, name: &str) {
         self.obj.header.set_name(name)
     }
-    /// True once the pixel buffer exists (after verify or a first map/copy).
+    /// True once the pixel buffer exists (after verify or a first map/copy). For a virtual image
+    /// bound to another's buffer by aliasing: whether that buffer exists.
     pub fn is_allocated(&self) -> bool {
-        self.obj.storage.buffer.is_allocated()
+        self.storage().buffer.is_allocated()
+    }
+
+    /// The storage this image's pixels live in: its own, or the one aliasing bound it to.
+    pub(crate) fn storage(&self) -> Arc<ImageStorage> {
+        match lock(&self.obj.bound).as_ref() {
+            Some(s) => Arc::clone(s),
+            None => Arc::clone(&self.obj.storage),
+        }
+    }
+
+    /// Bind this virtual image's pixels to `target`'s storage (`None`: its own again). Its own
+    /// buffer is freed when bound (unless mapped, which the graph's lock rules out at verify).
+    pub(crate) fn bind_storage(&self, target: Option<&Image>) {
+        let mut b = lock(&self.obj.bound);
+        *b = target.map(|t| Arc::clone(&t.obj.storage));
+        if b.is_some() {
+            self.obj.storage.buffer.free_if_unmapped();
+        }
+    }
+
+    /// Identity of the memory the pixels are in now (after aliasing), for the runtime's
+    /// same-buffer checks; [`storage_key`](Self::storage_key) is the object's own.
+    #[cfg(test)]
+    pub(crate) fn effective_storage_key(&self) -> usize {
+        match lock(&self.obj.bound).as_ref() {
+            Some(s) => Arc::as_ptr(s) as usize,
+            None => self.storage_key(),
+        }
+    }
+
+    /// True when an ROI of this image exists or this image is one (other objects share its pixels).
+    pub(crate) fn shares_pixels(&self) -> bool {
+        self.is_roi() || self.obj.storage.has_rois.load(std::sync::atomic::Ordering::Relaxed)
     }
     /// `vxGetValidRegionImage`: the rectangle of pixels known to be valid.
     pub fn valid_region(&self) -> Rect {
@@ -217,8 +270,9 @@ impl Image {
 
     /// Allocate the buffer if it does not exist yet (or has the wrong size after re-verify).
     pub(crate) fn ensure_allocated(&self) -> Result<()> {
+        let storage = self.storage();
         let size = {
-            let layout = self.obj.storage.layout();
+            let layout = storage.layout();
             match layout.as_ref() {
                 Some(l) => l.size,
                 None => {
@@ -227,7 +281,7 @@ impl Image {
                 }
             }
         };
-        self.obj.storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
+        storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
     }
 
     /// Identity of the memory, for detecting writers and readers of the same pixels.
@@ -272,14 +326,15 @@ impl Image {
             .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
         // Copy just the size and the plane (no clone of the layout's Vec: mapping must not allocate).
-        let (size, pl) = match self.obj.storage.layout().as_ref() {
+        let storage = self.storage();
+        let (size, pl) = match storage.layout().as_ref() {
             Some(l) => (l.size, l.planes[plane]),
             None => {
                 return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
                     .on_object(&name()));
             }
         };
-        self.obj.storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&name()))?;
+        storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&name()))?;
         let (ox, oy) = self.obj.origin;
         let (sx, sy) = (pl.subsample_x, pl.subsample_y);
         if !(rect.start_x + ox).is_multiple_of(sx) || !(rect.start_y + oy).is_multiple_of(sy) {
@@ -295,13 +350,13 @@ impl Image {
         let dim_x = rect.width().div_ceil(sx);
         let dim_y = rect.height().div_ceil(sy);
         let region = Rect::new(rect.start_x + ox, rect.start_y + oy, rect.end_x + ox, rect.end_y + oy);
-        let lease = self.obj.storage.buffer.acquire(region, write).map_err(|e| e.on_object(&name()))?;
+        let lease = storage.buffer.acquire(region, write).map_err(|e| e.on_object(&name()))?;
         let offset = pl.offset + py as usize * pl.stride + px as usize * pl.bytes_per_element as usize;
         debug_assert!(
             offset + (dim_y as usize - 1) * pl.stride + dim_x as usize * pl.bytes_per_element as usize <= lease.len
         );
         Ok(RawMapping {
-            buffer: &self.obj.storage.buffer,
+            storage,
             slot: lease.slot,
             // SAFETY: offset lies inside the buffer: (px + dim_x) <= plane width and (py + dim_y) <=
             // plane height because rect lies inside this image and this image inside the root, so
@@ -315,6 +370,7 @@ impl Image {
                 stride_y: pl.stride as i32,
             },
             rect,
+            _image: PhantomData,
         })
     }
 
@@ -382,7 +438,7 @@ impl Image {
 
 /// Plane 0 of an image held mapped for a whole tiling-node execution.
 pub(crate) struct PlaneLease<'a> {
-    buffer: &'a SharedBuffer,
+    storage: Arc<ImageStorage>,
     slot: usize,
     /// Address of this image's pixel (0, 0).
     pub(crate) base: *mut u8,
@@ -391,11 +447,12 @@ pub(crate) struct PlaneLease<'a> {
     pub(crate) format: ImageFormat,
     pub(crate) width: u32,
     pub(crate) height: u32,
+    _image: PhantomData<&'a Image>,
 }
 
 impl Drop for PlaneLease<'_> {
     fn drop(&mut self) {
-        self.buffer.release(self.slot);
+        self.storage.buffer.release(self.slot);
     }
 }
 
@@ -403,16 +460,15 @@ impl Image {
     /// Map all of plane 0 (for a kernel) and describe where pixel (0, 0) is.
     pub(crate) fn lease_plane0(&self, write: bool) -> Result<PlaneLease<'_>> {
         let m = self.meta();
+        let storage = self.storage();
         let pl =
-            self.obj.storage.layout().as_ref().map(|l| l.planes[0]).ok_or_else(|| {
+            storage.layout().as_ref().map(|l| l.planes[0]).ok_or_else(|| {
                 Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&self.name())
             })?;
-        let lease =
-            self.obj.storage.buffer.acquire(self.rect_in_storage(), write).map_err(|e| e.on_object(&self.name()))?;
+        let lease = storage.buffer.acquire(self.rect_in_storage(), write).map_err(|e| e.on_object(&self.name()))?;
         let (ox, oy) = self.obj.origin;
         let offset = oy as usize * pl.stride + ox as usize * pl.bytes_per_element as usize;
         Ok(PlaneLease {
-            buffer: &self.obj.storage.buffer,
             slot: lease.slot,
             // SAFETY: (ox, oy) is the ROI origin inside the root image's plane 0, so the offset lies
             // inside the buffer.
@@ -422,23 +478,26 @@ impl Image {
             format: m.format,
             width: m.width,
             height: m.height,
+            storage,
+            _image: PhantomData,
         })
     }
 }
 
 /// A granted mapping before it is given its read or write type.
 pub(crate) struct RawMapping<'a> {
-    buffer: &'a SharedBuffer,
+    storage: Arc<ImageStorage>,
     slot: usize,
     base: *mut u8,
     addressing: PatchAddressing,
     rect: Rect,
+    _image: PhantomData<&'a Image>,
 }
 
 impl<'a> RawMapping<'a> {
     pub(crate) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
         ImagePatch {
-            buffer: self.buffer,
+            storage: self.storage,
             slot: self.slot,
             base: self.base,
             addressing: self.addressing,
@@ -448,7 +507,7 @@ impl<'a> RawMapping<'a> {
     }
     pub(crate) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
         ImagePatchMut {
-            buffer: self.buffer,
+            storage: self.storage,
             slot: self.slot,
             base: self.base,
             addressing: self.addressing,

@@ -5,8 +5,6 @@ use std::marker::PhantomData;
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
-use crate::data::buffer::SharedBuffer;
-
 /// `vx_imagepatch_addressing_t`: how to walk a mapped patch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PatchAddressing {
@@ -57,7 +55,7 @@ pixel!([u8; 4], "[u8; 4]", Rgbx / 0);
 
 /// A patch mapped for reading. Any number may exist at once; none while a write patch exists.
 pub struct ImagePatch<'a, T: Pixel> {
-    pub(crate) buffer: &'a SharedBuffer,
+    pub(crate) storage: std::sync::Arc<super::ImageStorage>,
     pub(crate) slot: usize,
     pub(crate) base: *const u8,
     pub(super) addressing: PatchAddressing,
@@ -67,7 +65,7 @@ pub struct ImagePatch<'a, T: Pixel> {
 
 /// A patch mapped for writing (and reading). Exclusive: no other patch of the same storage exists.
 pub struct ImagePatchMut<'a, T: Pixel> {
-    pub(crate) buffer: &'a SharedBuffer,
+    pub(crate) storage: std::sync::Arc<super::ImageStorage>,
     pub(crate) slot: usize,
     pub(crate) base: *mut u8,
     pub(super) addressing: PatchAddressing,
@@ -140,7 +138,7 @@ impl<T: Pixel> std::fmt::Debug for ImagePatchMut<'_, T> {
 
 impl<T: Pixel> Drop for ImagePatch<'_, T> {
     fn drop(&mut self) {
-        self.buffer.release(self.slot);
+        self.storage.buffer.release(self.slot);
     }
 }
 
@@ -212,6 +210,6 @@ impl<T: Pixel> ImagePatchMut<'_, T> {
 
 impl<T: Pixel> Drop for ImagePatchMut<'_, T> {
     fn drop(&mut self) {
-        self.buffer.release(self.slot);
+        self.storage.buffer.release(self.slot);
     }
 }

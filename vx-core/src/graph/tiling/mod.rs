@@ -38,7 +38,11 @@ pub(crate) struct TilingState {
     tile_memory_size: usize,
     block: TileBlockSize,
     neighborhood: Neighborhood,
-    aliased: bool,
+    /// Bit `i`: parameter `i` shares its buffer with another (buffer aliasing; its tile
+    /// descriptors carry `TILE_ALIASED`).
+    aliased: u32,
+    /// Aliased (input, output) pairs: the input is not leased, it is the output's buffer.
+    alias_pairs: Vec<(u32, u32)>,
     /// Fork-join the tiles on the pool (false: in order on the calling thread).
     parallel: bool,
 }
@@ -126,12 +130,7 @@ pub(crate) fn prepare(
         // last), so the caller and worker 0 never share one and tiles with memory run in parallel.
         (0..=threads.max(1)).map(|_| RawBuf::new(arena_bytes, resources).map(Mutex::new)).collect::<Result<_>>()?
     };
-    let aliased = s.params.iter().enumerate().any(|(i, a)| {
-        fin.params[i].direction == Direction::Input
-            && s.params.iter().enumerate().any(|(j, b)| {
-                fin.params[j].direction == Direction::Output && matches!((a, b), (Some(a), Some(b)) if a.overlaps(b))
-            })
-    });
+    let aliased = s.aliased.iter().fold(0u32, |m, &(a, b)| m | 1 << a | 1 << b);
     let parallel = threads > 1 && width as usize * height as usize >= policy.min_parallel_pixels;
     tracing::debug!(node = %s.name, tiles = tiles.len(), arena_bytes, parallel, "tiling node planned");
     Ok(TilingState {
@@ -141,6 +140,7 @@ pub(crate) fn prepare(
         block: fin.attrs.block_size,
         neighborhood: s.neighborhood,
         aliased,
+        alias_pairs: s.aliased.clone(),
         parallel,
     })
 }
@@ -194,9 +194,24 @@ pub(crate) fn run(
         fast,
         flexible,
     };
-    for (i, p) in s.params.iter().enumerate() {
-        match p {
+    // Outputs first: an aliased input is then given its output's lease (one writable mapping of
+    // the shared buffer, not a reader and a writer that would exclude each other).
+    let outputs_first = (0..s.params.len())
+        .filter(|&i| fin.params[i].direction == Direction::Output)
+        .chain((0..s.params.len()).filter(|&i| fin.params[i].direction != Direction::Output));
+    for i in outputs_first {
+        match &s.params[i] {
             None => {}
+            Some(Reference::Image(_)) if state.alias_pairs.iter().any(|&(a, _)| a as usize == i) => {
+                let o = state.alias_pairs.iter().find(|&&(a, _)| a as usize == i).map_or(0, |&(_, o)| o as usize);
+                let Some(g) = run.images[o] else {
+                    return Err(
+                        Error::new(ErrorKind::InvalidNode, "the aliased output has no mapping").at_parameter(i as u32)
+                    );
+                };
+                run.images[i] = Some(g);
+                run.kinds[i] = (TileParamKind::InputImage, g.format);
+            }
             Some(Reference::Image(img)) => {
                 let write = fin.params[i].direction == Direction::Output;
                 let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(i as u32))?;
@@ -286,7 +301,7 @@ fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
 fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
     let st = run.state;
     let mut descs = [EMPTY_DESC; MAX_TILING_PARAMS];
-    for ((desc, image), (kind, _)) in descs.iter_mut().zip(&run.images).zip(&run.kinds).take(run.n) {
+    for (i, ((desc, image), (kind, _))) in descs.iter_mut().zip(&run.images).zip(&run.kinds).take(run.n).enumerate() {
         let Some(g) = image else { continue };
         let input = *kind == TileParamKind::InputImage;
         *desc = TileDesc {
@@ -303,7 +318,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
             image_width: g.width,
             image_height: g.height,
             readable: if input { grow(tile.rect, st.neighborhood, g.width, g.height) } else { tile.rect },
-            flags: if st.aliased { TILE_ALIASED } else { 0 },
+            flags: if st.aliased & (1 << i) != 0 { TILE_ALIASED } else { 0 },
         };
     }
     let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];

@@ -7,13 +7,16 @@
 //! |---|---|---|
 //! | `parameters` | `params.rs` | required parameters present; type, context and scope right |
 //! | `dataflow` | `dataflow.rs` | one writer per object; edges writer → reader; levels (Kahn), cycles named |
+//! | `alias candidates` | `aliasing.rs` | topology rules of buffer aliasing per hint; a changed verdict re-verifies the node |
 //! | `nodes` | `nodes.rs` | the node passes below, for each node that needs it |
+//! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
 //!
 //! | node pass | file | what |
 //! |---|---|---|
 //! | `validate` | `nodes.rs` | the spec's local-data sequence (re-verification: deinit first), the validator |
 //! | `meta` | `meta.rs` | meta formats applied: virtual outputs completed, real ones checked |
+//! | `aliasing` | `aliasing.rs` | the node's alias hints decided (same meta; sparse before dense) |
 //! | `tiling` | `nodes.rs` | tiling nodes: the extension's checks, the tile plan and arenas |
 //! | `init` | `nodes.rs` | the kernel's init, then the local data it asked for |
 //! | `valid regions` | `valid_regions.rs` | output valid rectangles (every node, re-verified or not) |
@@ -22,6 +25,7 @@
 //! full (explicit `verify`: every node) or incremental (automatic at process: only nodes never
 //! verified, with a re-verification trigger, or whose inputs' meta data changed in this run).
 
+mod aliasing;
 mod buffers;
 mod dataflow;
 mod meta;
@@ -33,6 +37,8 @@ use crate::data::reference::Reference;
 use crate::error::{Error, Result};
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphInner, GraphState, NodeSlot};
 use crate::kernel::meta_format::MetaFormats;
+
+pub use aliasing::AliasDecision;
 
 /// A pass over the whole graph.
 pub(super) struct GraphPass {
@@ -54,7 +60,9 @@ pub(super) struct NodePass {
 pub(super) const GRAPH_PASSES: &[GraphPass] = &[
     GraphPass { name: "parameters", run: params::run },
     GraphPass { name: "dataflow", run: dataflow::run },
+    GraphPass { name: "alias candidates", run: aliasing::candidates },
     GraphPass { name: "nodes", run: nodes::run },
+    GraphPass { name: "alias binding", run: aliasing::bind },
     GraphPass { name: "buffers", run: buffers::run },
 ];
 
@@ -62,6 +70,7 @@ pub(super) const GRAPH_PASSES: &[GraphPass] = &[
 pub(super) const NODE_PASSES: &[NodePass] = &[
     NodePass { name: "validate", always: false, run: nodes::validate },
     NodePass { name: "meta", always: false, run: meta::run },
+    NodePass { name: "aliasing", always: true, run: aliasing::decide },
     NodePass { name: "tiling", always: false, run: nodes::tiling },
     NodePass { name: "init", always: false, run: nodes::init },
     NodePass { name: "valid regions", always: true, run: valid_regions::run },
@@ -82,11 +91,15 @@ pub(super) struct Verification<'g> {
     pub(super) schedule: Vec<Vec<usize>>,
     /// Objects whose meta data changed in this verification (their readers are re-verified).
     pub(super) changed: Vec<Reference>,
+    /// The topology verdict on every alias hint, by node index — from `alias candidates`.
+    pub(super) alias_topology: std::collections::HashMap<usize, aliasing::Topology>,
 }
 
 /// What the node passes of one node share.
 #[derive(Default)]
 pub(super) struct NodeVerification {
+    /// The node's index in the graph.
+    pub(super) node: usize,
     /// The meta formats the validator filled (one per output) — from `validate`.
     pub(super) metas: Option<MetaFormats>,
 }
@@ -130,6 +143,7 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
         writers: Vec::new(),
         schedule: Vec::new(),
         changed: Vec::new(),
+        alias_topology: Default::default(),
     };
     for pass in GRAPH_PASSES {
         tracing::trace!(graph = %v.gname, pass = pass.name, "graph pass");
@@ -176,6 +190,20 @@ pub(super) mod testkit {
         let k = build(b).add().expect("kernel");
         k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).expect("p0");
         k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).expect("p1");
+        k.finalize().expect("finalize");
+        k
+    }
+
+    /// Like [`u8_kernel`] with the usual validator and an alias hint (0, 1) of `kind`.
+    pub(crate) fn u8_kernel_with_hint(ctx: &Context, name: &str, kind: crate::AliasKind) -> Kernel {
+        let b = ctx
+            .user_kernel(name, ctx.allocate_user_kernel_id().expect("id"), 2)
+            .process(|_| Ok(()))
+            .validate(|v, metas| same_size_u8(v, metas).map(|_| ()));
+        let k = b.add().expect("kernel");
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).expect("p0");
+        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).expect("p1");
+        k.alias_parameter_index_hint(0, 1, kind).expect("hint");
         k.finalize().expect("finalize");
         k
     }

@@ -27,7 +27,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                 && r.as_ref().is_some_and(|r| v.changed.iter().any(|c| c.overlaps(r)))
         });
         let reverify = v.full || !s.initialized || s.dirty || inputs_changed;
-        let mut nv = NodeVerification::default();
+        let mut nv = NodeVerification { node: n, ..Default::default() };
         for pass in NODE_PASSES.iter().filter(|p| reverify || p.always) {
             tracing::trace!(graph = %v.gname, node = %s.name, pass = pass.name, "node pass");
             (pass.run)(v, s, &mut nv)?;
@@ -68,7 +68,7 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
             .map(|(i, p)| (p.direction == Direction::Output).then(|| MetaFormat::new(i as u32, p.data_type)))
             .collect(),
     };
-    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border };
+    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border, aliased: &[] };
     call_guarded("validate", || (kernel.validate)(&vc, &mut metas)).map_err(|e| v.at(s, e))?;
     nv.metas = Some(metas);
     Ok(())
@@ -104,6 +104,7 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerif
             node_name: &s.name,
             params: &s.params,
             border: s.border,
+            aliased: &s.aliased,
             phase: Phase::Init,
             kernel_local_size: ks,
             local: &mut run.local,

@@ -1,0 +1,371 @@
+//! Buffer aliasing (the `vx_khr_buffer_aliasing` extension): which of the kernels' alias hints the
+//! graph honours, decided with the whole graph in view, in three passes:
+//!
+//! - graph pass `alias candidates` (after `dataflow`): the topology rules below for every hint of
+//!   every node. A node whose set of candidates changed is re-verified (its init must see the new
+//!   decision), so re-verification re-arbitrates.
+//! - node pass `aliasing` (after `meta`, before `tiling` and `init`): the meta rule, then the
+//!   competition between a node's own hints: sparse before dense (the extension's priority
+//!   example), then the order the kernel declared them. The node's `aliased` pairs are what
+//!   `is_parameter_aliased` answers in init, process, tiles and modules.
+//! - graph pass `alias binding` (before `buffers`): aliased pairs form chains (A → in-place B →
+//!   in-place C); each chain's virtual images are bound to one storage, the chain's non-virtual
+//!   member if it has one, else its first image. Every other virtual image gets its own again.
+//!
+//! A hint `(input, output)` is honoured only when it cannot change any result:
+//!
+//! 1. both parameters are given and are images (other object types are not aliased yet);
+//! 2. the input is **virtual**: a non-virtual input is the application's, and in-place processing
+//!    would overwrite data the application can read after the graph ran. The output may be
+//!    non-virtual — the chain then lives in the application's output buffer, which holds the
+//!    intermediate data while the graph runs (OpenVX leaves objects of a running graph to the
+//!    graph) and its final pixels when `process` returns. This is vx-rs's answer to the
+//!    extension's "if the parameters are virtual objects or not";
+//! 3. the input is not also passed to another parameter of the same node;
+//! 4. every other node reading the input runs before this one (it is an ancestor in the
+//!    dataflow), never after or concurrently;
+//! 5. neither image shares pixels with an ROI (the output is not an ROI and has none);
+//! 6. a tiling node has a zero neighborhood (with a neighborhood, a tile would read pixels that
+//!    neighboring tiles, running concurrently, have already overwritten);
+//! 7. (node pass) input and output have the same format, width and height;
+//! 8. (node pass) each parameter is in at most one honoured hint.
+//!
+//! Every decision is kept with a one-line reason for refusals ([`Graph::alias_decisions`]) and
+//! logged as a `tracing` event.
+
+use std::collections::HashMap;
+
+use crate::data::image::Image;
+use crate::data::reference::Reference;
+use crate::data::types::Direction;
+use crate::error::Result;
+use crate::graph::verify::{NodeVerification, Verification};
+use crate::graph::{Graph, GraphBody, NodeSlot};
+use crate::kernel::signature::{AliasHint, AliasKind};
+
+/// The decision on one alias hint of one node at the last verification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AliasDecision {
+    /// The node's name.
+    pub node: String,
+    /// The kernel's name.
+    pub kernel: String,
+    /// The input parameter of the hint.
+    pub input: u32,
+    /// The output parameter of the hint.
+    pub output: u32,
+    /// The processing type the kernel declared.
+    pub kind: AliasKind,
+    /// True when the two parameters share one buffer.
+    pub aliased: bool,
+    /// Why the hint was not honoured (`None` when it was).
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for AliasDecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            AliasKind::Dense => "dense",
+            AliasKind::Sparse => "sparse",
+        };
+        write!(f, "node '{}' ({}) {} → {} ({kind}): ", self.node, self.kernel, self.input, self.output)?;
+        match &self.reason {
+            None => write!(f, "aliased"),
+            Some(r) => write!(f, "not aliased: {r}"),
+        }
+    }
+}
+
+impl Graph {
+    /// The buffer-aliasing decisions of the last verification: one per alias hint of each node,
+    /// in node order, each refused one with its reason.
+    pub fn alias_decisions(&self) -> Result<Vec<AliasDecision>> {
+        let body = self.inner.lock()?;
+        Ok(body.nodes.iter().flatten().flat_map(|s| s.alias_decisions.iter().cloned()).collect())
+    }
+}
+
+/// A hint as (input, output), or the reason it cannot be read that way.
+fn oriented(s: &NodeSlot, h: &AliasHint) -> (u32, u32) {
+    if s.spec(h.a as usize).direction == Direction::Output { (h.b, h.a) } else { (h.a, h.b) }
+}
+
+/// The topology verdict on each hint of a node (in the kernel's order): `None` = a candidate.
+pub(super) type Topology = Vec<(AliasHint, Option<String>)>;
+
+/// Graph pass `alias candidates`.
+pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    let enabled = v.graph.ctx.inner.shared.config.aliasing;
+    // Producers of each node (writers of what it reads), for the "runs before" rule.
+    let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut readers: Vec<(usize, usize, Reference)> = Vec::new();
+    for &n in &v.live {
+        let s = body.nodes[n].as_ref().expect("live");
+        for (p, r) in s.params.iter().enumerate() {
+            let (Direction::Input, Some(r)) = (s.spec(p).direction, r) else { continue };
+            readers.push((n, p, r.clone()));
+            for (wn, _, w) in &v.writers {
+                if w.overlaps(r) {
+                    preds.entry(n).or_default().push(*wn);
+                }
+            }
+        }
+    }
+    let runs_before = |a: usize, b: usize| -> bool {
+        // Is `a` an ancestor of `b`? Depth-first over producers (the graph is acyclic: dataflow).
+        let mut stack = vec![b];
+        let mut seen = vec![b];
+        while let Some(x) = stack.pop() {
+            for &p in preds.get(&x).map_or(&[][..], |v| &v[..]) {
+                if p == a {
+                    return true;
+                }
+                if !seen.contains(&p) {
+                    seen.push(p);
+                    stack.push(p);
+                }
+            }
+        }
+        false
+    };
+    let names: HashMap<usize, String> =
+        v.live.iter().map(|&n| (n, body.nodes[n].as_ref().expect("live").name.clone())).collect();
+    let mut topology: HashMap<usize, Topology> = HashMap::new();
+    for &n in &v.live {
+        let s = body.nodes[n].as_ref().expect("live");
+        let hints = s.kernel.final_().map(|f| f.alias_hints.clone()).unwrap_or_default();
+        let mut verdicts = Topology::new();
+        for h in hints {
+            let (i, o) = oriented(s, &h);
+            let verdict = if enabled {
+                topology_rule(s, n, i, o, &readers, &names, &runs_before)
+            } else {
+                Some("aliasing is disabled in this context (ContextConfig::aliasing)".to_string())
+            };
+            verdicts.push((h, verdict));
+        }
+        topology.insert(n, verdicts);
+    }
+    for (&n, verdicts) in &topology {
+        let s = body.nodes[n].as_mut().expect("live");
+        let cands: Vec<(u32, u32)> = verdicts.iter().filter(|(_, r)| r.is_none()).map(|(h, _)| (h.a, h.b)).collect();
+        if cands != s.alias_candidates {
+            s.alias_candidates = cands;
+            s.dirty = true;
+        }
+    }
+    v.alias_topology = topology;
+    Ok(())
+}
+
+/// Rules 1–6 for hint (input `i`, output `o`) of node `n`; `Some(reason)` refuses it.
+fn topology_rule(
+    s: &NodeSlot,
+    n: usize,
+    i: u32,
+    o: u32,
+    readers: &[(usize, usize, Reference)],
+    names: &HashMap<usize, String>,
+    runs_before: &dyn Fn(usize, usize) -> bool,
+) -> Option<String> {
+    let param = |p: u32| s.params.get(p as usize).and_then(Option::as_ref);
+    let (Some(input), Some(output)) = (param(i), param(o)) else {
+        return Some(format!("parameter {} is not given", if param(i).is_none() { i } else { o }));
+    };
+    let (Some(inp), Some(out)) = (input.as_image(), output.as_image()) else {
+        return Some(format!(
+            "only images are aliased (parameters are {} and {})",
+            input.data_type(),
+            output.data_type()
+        ));
+    };
+    if !inp.is_virtual() {
+        return Some(format!(
+            "input '{}' is not virtual: in-place processing would overwrite the application's data",
+            inp.name()
+        ));
+    }
+    if let Some((p, _)) = s.params.iter().enumerate().find(|(p, r)| {
+        *p != i as usize && r.as_ref().is_some_and(|r| r.overlaps(input) && s.spec(*p).direction == Direction::Input)
+    }) {
+        return Some(format!("input '{}' is also parameter {p} of this node", inp.name()));
+    }
+    if let Some((rn, _, _)) = readers.iter().find(|(rn, _, r)| *rn != n && r.overlaps(input) && !runs_before(*rn, n)) {
+        return Some(format!(
+            "input '{}' is also read by node '{}', which does not run before this one",
+            inp.name(),
+            names.get(rn).map_or("?", String::as_str)
+        ));
+    }
+    if let Some(img) = [inp, out].into_iter().find(|im| im.shares_pixels()) {
+        return Some(format!("image '{}' shares its pixels with an ROI", img.name()));
+    }
+    let nb = s.neighborhood;
+    if s.kernel.functions.is_tiling() && (nb.left, nb.right, nb.top, nb.bottom) != (0, 0, 0, 0) {
+        return Some(format!(
+            "the tiling node reads a neighborhood ({}, {}, {}, {}): a tile would read pixels other tiles overwrote",
+            nb.left, nb.right, nb.top, nb.bottom
+        ));
+    }
+    None
+}
+
+/// Node pass `aliasing`: rules 7 and 8 on the node's candidates; the node's decisions.
+pub(super) fn decide(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
+    let verdicts = v.alias_topology.get(&nv.node).cloned().unwrap_or_default();
+    let mut decisions: Vec<AliasDecision> = verdicts
+        .iter()
+        .map(|(h, topo)| {
+            let (i, o) = oriented(s, h);
+            let reason = topo.clone().or_else(|| meta_rule(s, i, o));
+            AliasDecision {
+                node: s.name.clone(),
+                kernel: s.kernel.name.clone(),
+                input: i,
+                output: o,
+                kind: h.kind,
+                aliased: false,
+                reason,
+            }
+        })
+        .collect();
+    // Rule 8: sparse first, then declaration order; a parameter joins at most one pair.
+    let mut order: Vec<usize> = (0..decisions.len()).collect();
+    order.sort_by_key(|&k| (decisions[k].kind != AliasKind::Sparse, k));
+    let mut taken: Vec<(u32, usize)> = Vec::new();
+    for k in order {
+        if decisions[k].reason.is_some() {
+            continue;
+        }
+        let (i, o) = (decisions[k].input, decisions[k].output);
+        if let Some(&(p, by)) = taken.iter().find(|(p, _)| *p == i || *p == o) {
+            let winner = &decisions[by];
+            let how = if winner.kind == AliasKind::Sparse { "the sparse hint" } else { "the earlier hint" };
+            decisions[k].reason =
+                Some(format!("parameter {p} is already aliased by {how} ({} → {})", winner.input, winner.output));
+            continue;
+        }
+        decisions[k].aliased = true;
+        taken.push((i, k));
+        taken.push((o, k));
+    }
+    let aliased: Vec<(u32, u32)> = decisions.iter().filter(|d| d.aliased).map(|d| (d.input, d.output)).collect();
+    for d in &decisions {
+        tracing::debug!(graph = %v.gname, node = %d.node, input = d.input, output = d.output, aliased = d.aliased,
+            reason = d.reason.as_deref().unwrap_or(""), "alias hint decided");
+    }
+    s.aliased = aliased;
+    s.alias_decisions = decisions;
+    Ok(())
+}
+
+/// Rule 7: one format and size.
+fn meta_rule(s: &NodeSlot, i: u32, o: u32) -> Option<String> {
+    let img = |p: u32| s.params.get(p as usize).and_then(Option::as_ref).and_then(Reference::as_image);
+    let (a, b) = (img(i)?, img(o)?);
+    let (ma, mb) = (a.meta(), b.meta());
+    if (ma.format, ma.width, ma.height) != (mb.format, mb.width, mb.height) {
+        return Some(format!(
+            "input '{}' is {} {}x{} and output '{}' is {} {}x{}: one buffer needs one format and size",
+            a.name(),
+            ma.format,
+            ma.width,
+            ma.height,
+            b.name(),
+            mb.format,
+            mb.width,
+            mb.height
+        ));
+    }
+    None
+}
+
+/// Graph pass `alias binding`: every aliased chain's virtual images bound to one storage, every
+/// other virtual image to its own.
+pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    // Union-find over the images of aliased pairs, keyed by their own storage.
+    let mut images: Vec<Image> = Vec::new();
+    let mut parent: Vec<usize> = Vec::new();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let index_of = |img: &Image, images: &mut Vec<Image>, parent: &mut Vec<usize>| -> usize {
+        match images.iter().position(|i| i.storage_key() == img.storage_key()) {
+            Some(k) => k,
+            None => {
+                images.push(img.clone());
+                parent.push(parent.len());
+                images.len() - 1
+            }
+        }
+    };
+    // Chains follow schedule order, so each pair's input was seen before its output.
+    for n in v.order() {
+        let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
+        for &(i, o) in &s.aliased {
+            let img = |p: u32| s.params[p as usize].as_ref().and_then(Reference::as_image).cloned();
+            let (Some(a), Some(b)) = (img(i), img(o)) else { continue };
+            let (ka, kb) = (index_of(&a, &mut images, &mut parent), index_of(&b, &mut images, &mut parent));
+            let (ra, rb) = (find(&mut parent, ka), find(&mut parent, kb));
+            // The root is the chain's owner: a non-virtual member if any, else the first image.
+            if images[rb].is_virtual() {
+                parent[rb] = ra;
+            } else {
+                parent[ra] = rb;
+            }
+        }
+    }
+    let owner_of: Vec<Option<usize>> = (0..images.len())
+        .map(|k| {
+            let r = find(&mut parent, k);
+            (r != k).then_some(r)
+        })
+        .collect();
+    // Every virtual image of the graph: bound to its chain's owner, or to its own storage.
+    for &n in &v.live {
+        let s = body.nodes[n].as_ref().expect("live");
+        for img in s.params.iter().flatten().filter_map(Reference::as_image) {
+            if !img.is_virtual() {
+                continue;
+            }
+            let target = images.iter().position(|i| i.storage_key() == img.storage_key()).and_then(|k| owner_of[k]);
+            img.bind_storage(target.map(|r| &images[r]));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::verify::testkit::{image, run_until, u8_kernel};
+    use crate::{AliasKind, Context, Graph, Image, ImageFormat};
+
+    #[test]
+    fn a_virtual_chain_is_aliased_and_bound_to_one_buffer() {
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let k = u8_kernel(&ctx, "test.inplace", |b| {
+            b.validate(|v, m| crate::graph::verify::testkit::same_size_u8(v, m).map(|_| ()))
+        });
+        let k2 = crate::graph::verify::testkit::u8_kernel_with_hint(&ctx, "test.inplace2", AliasKind::Dense);
+        let g = Graph::new(&ctx).unwrap();
+        let (a, out) = (image(&ctx), image(&ctx));
+        let v1 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        let v2 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        g.add_node(&k, [&a, &v1]).unwrap();
+        g.add_node(&k2, [&v1, &v2]).unwrap();
+        g.add_node(&k2, [&v2, &out]).unwrap();
+        run_until(&g, "alias binding").unwrap();
+        let d = g.alias_decisions().unwrap();
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|d| d.aliased), "{d:?}");
+        // The chain v1 → v2 → out lives in the application's output buffer.
+        assert_eq!(v1.effective_storage_key(), out.storage_key());
+        assert_eq!(v2.effective_storage_key(), out.storage_key());
+        run_until(&g, "buffers").unwrap();
+        assert_eq!(ctx.buffer_bytes().current, 2 * 8 * 64, "a and out only");
+    }
+}
