@@ -181,6 +181,60 @@ fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
     g
 }
 
+/// Buffer aliasing measured: the chain `a → NOT → v0 → truncate → v1 → NOT → v2 → NOT → out` (three
+/// in-place hints legal) with aliasing on and off, at 1080p and 4K, 2 threads: buffer bytes after verify,
+/// and the truncate node's own time (sparse: aliased, it reads the frame and writes the few
+/// 32-pixel chunks above the level; not aliased, it copies the frame first).
+fn aliasing(dir: &Path) {
+    println!("\nbuffer aliasing: a → not → v0 → truncate(240) → v1 → not → v2 → not → out, 2 threads");
+    println!(
+        "{:<10} {:>10} {:>10} {:>14} {:>14} {:>7}",
+        "size", "MB on", "MB off", "truncate on", "truncate off", "ratio"
+    );
+    for (w, h) in [(1920u32, 1080u32), (3840, 2160)] {
+        let px = pixels(3, w, h);
+        let mut graphs = Vec::new();
+        let mut mbytes = Vec::new();
+        let mut keep = Vec::new();
+        for on in [true, false] {
+            let ctx = Context::builder().threads(2).aliasing(on).build().unwrap();
+            ctx.add_module_dir(dir);
+            ctx.load_module("vx_filters").unwrap();
+            let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+            let a = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+            a.copy_from(Rect::full(w, h), 0, &px).unwrap();
+            let g = Graph::new(&ctx).unwrap();
+            let v = |_| Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+            let (v0, v1, v2) = (v(0), v(1), v(2));
+            let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+            let level = Scalar::new(&ctx, ScalarValue::Uint8(240)).unwrap();
+            g.add_node(&k("not"), [&a, &v0]).unwrap();
+            g.add_node(&k("truncate"), [Reference::from(&v0), Reference::from(&v1), Reference::from(&level)]).unwrap();
+            g.add_node(&k("not"), [&v1, &v2]).unwrap();
+            g.add_node(&k("not"), [&v2, &out]).unwrap();
+            g.verify().unwrap();
+            mbytes.push(ctx.buffer_bytes().current as f64 / 1e6);
+            graphs.push(g);
+            keep.push((ctx, a, out));
+        }
+        let truncate_time = |g: &Graph| {
+            let p = g.node_perf().unwrap();
+            p.iter().find(|(_, k, _)| k == "filters.truncate").map(|x| x.2.avg()).unwrap_or_default()
+        };
+        time_graphs(&graphs, w, h);
+        let (t_on, t_off) = (truncate_time(&graphs[0]), truncate_time(&graphs[1]));
+        println!(
+            "{:<10} {:>10.1} {:>10.1} {:>11.3} ms {:>11.3} ms {:>6.2}x",
+            format!("{w}x{h}"),
+            mbytes[0],
+            mbytes[1],
+            ms(t_on),
+            ms(t_off),
+            t_off.as_secs_f64() / t_on.as_secs_f64()
+        );
+    }
+}
+
 fn sizes() -> Vec<(u32, u32)> {
     match std::env::var("VX_BENCH_SIZES") {
         Ok(v) => v
@@ -279,6 +333,7 @@ fn main() {
             );
         }
     }
+    aliasing(&dir);
     let setups = &ctxs;
     let (w, h) = (3840u32, 2160u32);
     let a_px = pixels(1, w, h);
@@ -348,8 +403,10 @@ fn main() {
             ctx.unload_module("vx_filters").unwrap();
             unloads.push(t.elapsed());
         }
+        ctx.load_module("vx_filters").unwrap();
+        let kernels = ctx.module_kernels("vx_filters").len();
         println!(
-            "vx_filters (9 kernels): load + publish {:.2} ms, unload {:.2} ms (medians of 20)",
+            "vx_filters ({kernels} kernels): load + publish {:.2} ms, unload {:.2} ms (medians of 20)",
             ms(median(loads)),
             ms(median(unloads))
         );

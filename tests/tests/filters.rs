@@ -100,3 +100,41 @@ fn alias_hints_of_truncate_and_not() {
         [AliasHint { a: 0, b: 1, kind: AliasKind::Dense }]
     );
 }
+
+/// A module's in-place kernels in a chain of virtual images: both hints honoured (the chain lives
+/// in the output's buffer), and the pixels equal the same graph's with aliasing disabled and an
+/// independent per-pixel model of blur → truncate → NOT.
+#[test]
+fn in_place_module_kernels_alias_a_virtual_chain() {
+    let dir = plugin_dir("filters-alias", &[("vx_filters", &build_module("vx-filters", &[]))]);
+    let run = |aliasing: bool| {
+        let ctx = Context::builder().threads(2).aliasing(aliasing).build().unwrap();
+        ctx.add_module_dir(&dir);
+        ctx.load_module("vx_filters").unwrap();
+        let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+        let (w, h) = (521, 97);
+        let a = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        a.copy_from(Rect::full(w, h), 0, &golden(&format!("a_{w}x{h}.u8"))).unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let (blur, clipped) = (
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+        );
+        let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        let top = Scalar::new(&ctx, ScalarValue::Uint8(150)).unwrap();
+        g.add_node(&k("gaussian3x3"), [&a, &blur]).unwrap();
+        g.add_node(&k("truncate"), [Reference::from(&blur), Reference::from(&clipped), Reference::from(&top)]).unwrap();
+        g.add_node(&k("not"), [&clipped, &out]).unwrap();
+        g.process().unwrap();
+        let aliased: Vec<bool> = g.alias_decisions().unwrap().iter().map(|d| d.aliased).collect();
+        (aliased, out.to_vec::<u8>().unwrap(), ctx.buffer_bytes().current)
+    };
+    let (on, off) = (run(true), run(false));
+    assert_eq!(on.0, [true, true]);
+    assert_eq!(off.0, [false, false]);
+    assert_eq!(on.1, off.1);
+    let model: Vec<u8> = golden("gaussian_521x97.u8").iter().map(|&v| !v.min(150)).collect();
+    assert_eq!(on.1, model);
+    // Input and output only, against input, output and the two intermediates.
+    assert_eq!(on.2 * 2, off.2);
+}
