@@ -30,7 +30,9 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
 /// Turn a function into a tiling kernel (see the crate docs of `vx_plugin_abi` and the README's
 /// "Write a kernel"). Grammar: `name = "..."`, `enumeration = N`, `block = WxH`,
 /// `nbhd = (left, right, top, bottom)`, `border = Undefined | Self_`, `alias(a, b, dense | sparse)`
-/// (repeatable), `tile_memory = N` (bytes per tile block), `flexible = path` (pair the annotated fast
+/// (repeatable; required for an `&mut InPlace<T>` argument, which stands for parameters `i` (input)
+/// and `i + 1` (output) and reads and writes them in place when the runtime aliases them),
+/// `tile_memory = N` (bytes per tile block), `flexible = path` (pair the annotated fast
 /// function with a flexible one) or `flexible` (the annotated function is flexible-only), `any_size`
 /// (images need not share a size).
 #[proc_macro_attribute]

@@ -11,7 +11,8 @@
 //! Soundness when an input and an output share a buffer (buffer aliasing): the descriptor's
 //! [`TILE_ALIASED`] flag is then set, and the views hand out **no** slices — `row` and `row_mut`
 //! return `None` — so no `&[T]` ever overlaps a `&mut [T]`; by-value `pixel`/`get`/`set` go through
-//! raw pointers and stay valid. Every read is bounded by the descriptor's `readable` rectangle and
+//! raw pointers and stay valid. For read-modify-write of an aliased pair, [`TileArgs::in_place`]
+//! (the macros' `&mut InPlace<T>` argument) owns both parameters and hands out the shared rows. Every read is bounded by the descriptor's `readable` rectangle and
 //! every write by the tile itself; a kernel that strays panics (inside the runtime's catch) instead
 //! of touching memory it does not own.
 
