@@ -406,7 +406,8 @@ fn reverification_rearbitrates_and_init_and_process_see_the_decision() {
     let g = Graph::new(&c).unwrap();
     let (v1, o, o2) = (virt(&g, "v1"), out(&c, "out", ImageFormat::U8), out(&c, "o2", ImageFormat::U8));
     g.add_node(&k.bump, [&input(&c), &v1]).unwrap();
-    g.add_node(&k.invert, [&v1, &o]).unwrap().set_name("invert").unwrap();
+    let invert = g.add_node(&k.invert, [&v1, &o]).unwrap();
+    invert.set_name("invert").unwrap();
     g.process().unwrap();
     let first = o.to_vec::<u8>().unwrap();
     assert!(decisions(&g)[0].3);
@@ -431,4 +432,12 @@ fn reverification_rearbitrates_and_init_and_process_see_the_decision() {
     g.process().unwrap();
     assert!(decisions(&g)[0].3);
     assert_eq!(o.to_vec::<u8>().unwrap(), first);
+    // A parameter change: the output becomes an ROI of a larger image. Refused, same pixels.
+    let big = Image::new(&c, W + 2, H + 2, ImageFormat::U8).unwrap();
+    let roi = big.roi(Rect::new(1, 1, W + 1, H + 1)).unwrap();
+    invert.set_parameter(1, Reference::from(&roi)).unwrap();
+    g.process().unwrap();
+    let d = decisions(&g);
+    assert!(!d[0].3 && d[0].4.contains("shares its pixels with an ROI"), "{d:?}");
+    assert_eq!(roi.to_vec::<u8>().unwrap(), first);
 }
