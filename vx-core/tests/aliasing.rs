@@ -25,13 +25,30 @@ fn same_size_as_0(format: ImageFormat) -> impl Fn(&ValidateContext<'_>, &mut Met
     }
 }
 
+/// A one-input, one-output user kernel `name` whose output is the input's size in `format`, with
+/// what `build` adds (process, init) and an alias hint (0, 1) of `hint`.
+fn pair_kernel(
+    ctx: &Context,
+    name: &str,
+    format: ImageFormat,
+    hint: Option<AliasKind>,
+    build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
+) -> Kernel {
+    let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2).validate(same_size_as_0(format));
+    let k = build(b).add().unwrap();
+    image_in_out(&k);
+    if let Some(kind) = hint {
+        k.alias_parameter_index_hint(0, 1, kind).unwrap();
+    }
+    k.finalize().unwrap();
+    k
+}
+
 /// Dense in-place inversion, hint (0, 1, dense): in place when aliased, input → output when not.
 fn invert(ctx: &Context, seen: Arc<Mutex<Vec<(String, bool)>>>) -> Kernel {
     let init_seen = Arc::clone(&seen);
-    let k = ctx
-        .user_kernel("t.invert", ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(same_size_as_0(ImageFormat::U8))
-        .init(move |l| {
+    pair_kernel(ctx, "t.invert", ImageFormat::U8, Some(AliasKind::Dense), |b| {
+        b.init(move |l| {
             init_seen.lock().unwrap().push((format!("init {}", l.node_name()), l.is_parameter_aliased(0, 1)));
             Ok(())
         })
@@ -51,51 +68,33 @@ fn invert(ctx: &Context, seen: Arc<Mutex<Vec<(String, bool)>>>) -> Kernel {
             }
             Ok(())
         })
-        .add()
-        .unwrap();
-    image_in_out(&k);
-    k.alias_parameter_index_hint(0, 1, AliasKind::Dense).unwrap();
-    k.finalize().unwrap();
-    k
+    })
 }
 
 /// Sparse: values above 200 become 200 (map_in_place copies first when not aliased).
 fn truncate(ctx: &Context) -> Kernel {
-    let k = ctx
-        .user_kernel("t.truncate", ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(same_size_as_0(ImageFormat::U8))
-        .process(|p| {
+    pair_kernel(ctx, "t.truncate", ImageFormat::U8, Some(AliasKind::Sparse), |b| {
+        b.process(|p| {
             let mut io = p.map_in_place::<u8>(0, 1)?;
             for y in 0..io.height() {
                 io.row_mut(y).iter_mut().filter(|v| **v > 200).for_each(|v| *v = 200);
             }
             Ok(())
         })
-        .add()
-        .unwrap();
-    image_in_out(&k);
-    k.alias_parameter_index_hint(0, 1, AliasKind::Sparse).unwrap();
-    k.finalize().unwrap();
-    k
+    })
 }
 
 /// A plain copy-plus-one (no hint), used as producer and as a second reader.
 fn bump(ctx: &Context) -> Kernel {
-    let k = ctx
-        .user_kernel("t.bump", ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(same_size_as_0(ImageFormat::U8))
-        .process(|p| {
+    pair_kernel(ctx, "t.bump", ImageFormat::U8, None, |b| {
+        b.process(|p| {
             let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
             for y in 0..i.height() {
                 o.row_mut(y).iter_mut().zip(i.row(y)).for_each(|(o, &v)| *o = v.wrapping_add(1));
             }
             Ok(())
         })
-        .add()
-        .unwrap();
-    image_in_out(&k);
-    k.finalize().unwrap();
-    k
+    })
 }
 
 /// out = a - b (wrapping), hints (0, 2, dense) and (1, 2, sparse): they compete for the output.
@@ -129,22 +128,15 @@ fn diff(ctx: &Context) -> Kernel {
 
 /// U8 → S16 widening with a hint (0, 1): never legal (formats differ).
 fn widen(ctx: &Context) -> Kernel {
-    let k = ctx
-        .user_kernel("t.widen", ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(same_size_as_0(ImageFormat::S16))
-        .process(|p| {
+    pair_kernel(ctx, "t.widen", ImageFormat::S16, Some(AliasKind::Dense), |b| {
+        b.process(|p| {
             let (i, mut o) = p.map_pair::<u8, i16>(0, 1)?;
             for y in 0..i.height() {
                 o.row_mut(y).iter_mut().zip(i.row(y)).for_each(|(o, &v)| *o = v as i16 * 3);
             }
             Ok(())
         })
-        .add()
-        .unwrap();
-    image_in_out(&k);
-    k.alias_parameter_index_hint(0, 1, AliasKind::Dense).unwrap();
-    k.finalize().unwrap();
-    k
+    })
 }
 
 /// A tiling box filter (neighborhood ±1) with a hint (0, 1): refused (a tile would read pixels

@@ -200,10 +200,10 @@ pub(crate) fn run(
         .filter(|&i| fin.params[i].direction == Direction::Output)
         .chain((0..s.params.len()).filter(|&i| fin.params[i].direction != Direction::Output));
     for i in outputs_first {
-        match &s.params[i] {
-            None => {}
-            Some(Reference::Image(_)) if state.alias_pairs.iter().any(|&(a, _)| a as usize == i) => {
-                let o = state.alias_pairs.iter().find(|&&(a, _)| a as usize == i).map_or(0, |&(_, o)| o as usize);
+        let aliased_output = state.alias_pairs.iter().find(|p| p.0 as usize == i).map(|p| p.1 as usize);
+        match (&s.params[i], aliased_output) {
+            (None, _) => {}
+            (Some(Reference::Image(_)), Some(o)) => {
                 let Some(g) = run.images[o] else {
                     return Err(
                         Error::new(ErrorKind::InvalidNode, "the aliased output has no mapping").at_parameter(i as u32)
@@ -212,7 +212,7 @@ pub(crate) fn run(
                 run.images[i] = Some(g);
                 run.kinds[i] = (TileParamKind::InputImage, g.format);
             }
-            Some(Reference::Image(img)) => {
+            (Some(Reference::Image(img)), None) => {
                 let write = fin.params[i].direction == Direction::Output;
                 let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(i as u32))?;
                 run.images[i] = Some(ImageGeom {
@@ -227,12 +227,12 @@ pub(crate) fn run(
                     (if write { TileParamKind::OutputImage } else { TileParamKind::InputImage }, lease.format.fourcc());
                 leases[i] = Some(lease);
             }
-            Some(Reference::Scalar(sc)) => {
+            (Some(Reference::Scalar(sc)), _) => {
                 let v = sc.value();
                 run.scalars[i] = v.to_ne_bytes();
                 run.kinds[i] = (TileParamKind::Scalar, v.scalar_type().code() as u32);
             }
-            Some(other) => {
+            (Some(other), _) => {
                 return Err(Error::new(ErrorKind::InvalidType, "tiling kernels take images and scalars only")
                     .at_parameter(i as u32)
                     .found(other.data_type()));

@@ -85,7 +85,7 @@ impl Graph {
     }
 }
 
-/// A hint as (input, output), or the reason it cannot be read that way.
+/// A hint as (input, output) (the kernel may have named them in either order).
 fn oriented(s: &NodeSlot, h: &AliasHint) -> (u32, u32) {
     if s.spec(h.a as usize).direction == Direction::Output { (h.b, h.a) } else { (h.a, h.b) }
 }
@@ -212,7 +212,7 @@ fn topology_rule(
 
 /// Node pass `aliasing`: rules 7 and 8 on the node's candidates; the node's decisions.
 pub(super) fn decide(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
-    let verdicts = v.alias_topology.get(&nv.node).cloned().unwrap_or_default();
+    let verdicts = v.alias_topology.get(&nv.node).map_or(&[][..], Vec::as_slice);
     let mut decisions: Vec<AliasDecision> = verdicts
         .iter()
         .map(|(h, topo)| {
@@ -341,16 +341,14 @@ pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()>
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::verify::testkit::{image, run_until, u8_kernel};
+    use crate::graph::verify::testkit::{image, run_until, same_size_u8, u8_kernel, u8_kernel_with_hint};
     use crate::{AliasKind, Context, Graph, Image, ImageFormat};
 
     #[test]
     fn a_virtual_chain_is_aliased_and_bound_to_one_buffer() {
         let ctx = Context::builder().threads(1).build().unwrap();
-        let k = u8_kernel(&ctx, "test.inplace", |b| {
-            b.validate(|v, m| crate::graph::verify::testkit::same_size_u8(v, m).map(|_| ()))
-        });
-        let k2 = crate::graph::verify::testkit::u8_kernel_with_hint(&ctx, "test.inplace2", AliasKind::Dense);
+        let k = u8_kernel(&ctx, "test.copy", |b| b.validate(|v, m| same_size_u8(v, m).map(|_| ())));
+        let k2 = u8_kernel_with_hint(&ctx, "test.inplace", AliasKind::Dense);
         let g = Graph::new(&ctx).unwrap();
         let (a, out) = (image(&ctx), image(&ctx));
         let v1 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();

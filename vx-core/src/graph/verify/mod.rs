@@ -186,24 +186,27 @@ pub(super) mod testkit {
         name: &str,
         build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
     ) -> Kernel {
-        let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().expect("id"), 2).process(|_| Ok(()));
-        let k = build(b).add().expect("kernel");
-        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).expect("p0");
-        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).expect("p1");
-        k.finalize().expect("finalize");
-        k
+        u8_kernel_hinted(ctx, name, build, None)
     }
 
     /// Like [`u8_kernel`] with the usual validator and an alias hint (0, 1) of `kind`.
     pub(crate) fn u8_kernel_with_hint(ctx: &Context, name: &str, kind: crate::AliasKind) -> Kernel {
-        let b = ctx
-            .user_kernel(name, ctx.allocate_user_kernel_id().expect("id"), 2)
-            .process(|_| Ok(()))
-            .validate(|v, metas| same_size_u8(v, metas).map(|_| ()));
-        let k = b.add().expect("kernel");
+        u8_kernel_hinted(ctx, name, |b| b.validate(|v, metas| same_size_u8(v, metas).map(|_| ())), Some(kind))
+    }
+
+    fn u8_kernel_hinted(
+        ctx: &Context,
+        name: &str,
+        build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
+        hint: Option<crate::AliasKind>,
+    ) -> Kernel {
+        let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().expect("id"), 2).process(|_| Ok(()));
+        let k = build(b).add().expect("kernel");
         k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).expect("p0");
         k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).expect("p1");
-        k.alias_parameter_index_hint(0, 1, kind).expect("hint");
+        if let Some(kind) = hint {
+            k.alias_parameter_index_hint(0, 1, kind).expect("hint");
+        }
         k.finalize().expect("finalize");
         k
     }
