@@ -326,3 +326,55 @@ fn nothing_is_left_in_the_temp_directory() {
     assert_eq!(ctx.module_state("testmod_tmp"), Some(ModuleState::Unloaded));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Shadow copies of `module` mapped in this process.
+fn mapped_copies(module: &str) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let needle = format!("lib{module}.");
+    let mut files: Vec<&str> =
+        maps.lines().filter_map(|l| l.split_whitespace().nth(5)).filter(|p| p.contains(&needle)).collect();
+    files.sort();
+    files.dedup();
+    files.len()
+}
+
+#[test]
+fn an_old_version_held_by_a_handle_or_a_node_keeps_only_itself_alive() {
+    // A service keeps a `Kernel` handle and a graph that has not run for a while, and reloads the
+    // module many times meanwhile: what they hold is the version they had, not every version since,
+    // and the kernel count is the table's, not the number of versions still held.
+    let (v1, v2) = (testmod("testmod_lineage", &[]), testmod("testmod_lineage", &["v2"]));
+    let dir = plugin_dir("lineage", &[("testmod_lineage", &v1)]);
+    let ctx = Context::builder().module_history(2).max_kernels(8).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("testmod_lineage").unwrap();
+    let kernels = ctx.unique_kernel_count();
+    let handle = ctx.kernel_by_name("testmod.invert").unwrap();
+    let (g, dst) = invert_graph(&ctx, &[10]);
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [245], "version 1");
+    for i in 0..31 {
+        install(&dir, "testmod_lineage", if i % 2 == 0 { &v2 } else { &v1 });
+        // Two versions' kernels (8) exceed the limit of 8 only if replaced versions still counted.
+        ctx.reload_module("testmod_lineage").unwrap();
+        assert_eq!(ctx.usage(ResourceKind::Kernels).current, kernels, "reload {i}: the table's kernels");
+        assert!(
+            mapped_copies("testmod_lineage") <= 2,
+            "reload {i}: {} copies mapped",
+            mapped_copies("testmod_lineage")
+        );
+    }
+    // The last install was v2: the graph moves from its version 1 straight to the newest, and so
+    // does the handle.
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [246], "version 2 (255 - 10 + 1)");
+    assert_eq!(g.reloads().unwrap(), 1, "one rebind, to the newest");
+    let (g2, dst2) = (Graph::new(&ctx).unwrap(), Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap());
+    let src = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(1, 1), 0, &[10u8]).unwrap();
+    g2.add_node(&handle, [&src, &dst2]).unwrap();
+    g2.process().unwrap();
+    assert_eq!(dst2.to_vec::<u8>().unwrap(), [246], "the old handle's node runs the newest version");
+    drop(handle);
+    assert_eq!(mapped_copies("testmod_lineage"), 1, "only the loaded version is left");
+}

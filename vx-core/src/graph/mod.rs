@@ -147,8 +147,14 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
             .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
             .map(|(i, s)| (i, s.kernel.latest()))
+            // Nothing newer is left when the reloaded module was unloaded since: the node keeps
+            // the version it has.
+            .filter(|(i, next)| body.nodes[*i].as_ref().is_some_and(|s| !Arc::ptr_eq(&s.kernel, next)))
             .collect()
     };
+    if moves.is_empty() {
+        return Ok(());
+    }
     let mut first_error = None;
     for (i, next) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };

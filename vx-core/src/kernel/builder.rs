@@ -194,8 +194,8 @@ impl<'c> KernelBuilder<'c> {
             owns_enumeration: self.owns_enumeration,
             removed: AtomicBool::new(false),
             replaced: AtomicBool::new(false),
-            replacement: Mutex::new(None),
-            _slot: slot,
+            lineage: OnceLock::new(),
+            slot: Mutex::new(Some(slot)),
         });
         if !self.staged {
             registry.insert(Arc::clone(&inner));

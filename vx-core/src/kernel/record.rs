@@ -1,10 +1,10 @@
 //! What the runtime knows of one kernel: name, enumeration, functions, the signature while it is
-//! built and frozen at finalize, the keep-alive of the module it came from, and its chain of
-//! replacements across module reloads. Shared by the handle, the builder and the kernel table.
+//! built and frozen at finalize, the keep-alive of the module it came from, and its lineage across
+//! module reloads. Shared by the handle, the builder and the kernel table.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use crate::kernel::callbacks::{KernelFunctions, LifecycleFn, ValidateFn};
 use crate::kernel::signature::{AliasHint, KernelAttributes, ParamSpec};
@@ -23,6 +23,17 @@ pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
     pub(crate) alias_hints: Vec<AliasHint>,
+}
+
+/// The versions of one module kernel across reloads share one lineage, which names the newest.
+///
+/// A version does not hold its successor: a node or a `Kernel` handle that still holds version 1
+/// after a thousand reloads keeps version 1 (and its library) alive, not the thousand versions
+/// after it. The lineage holds the newest weakly: the kernel table owns it; if the module is
+/// unloaded, nothing newer is left and holders keep the version they have.
+#[derive(Default)]
+pub(crate) struct Lineage {
+    newest: Mutex<Weak<KernelInner>>,
 }
 
 pub(crate) struct KernelInner {
@@ -44,29 +55,36 @@ pub(crate) struct KernelInner {
     pub(crate) keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     /// Set when the registry dropped the kernel (removed, unloaded or replaced).
     pub(crate) removed: AtomicBool,
-    /// Set when a module reload replaced this kernel: nodes rebind to the successor.
+    /// Set when a module reload replaced this kernel: nodes rebind to the newest version.
     pub(crate) replaced: AtomicBool,
-    pub(super) replacement: Mutex<Option<Arc<KernelInner>>>,
-    pub(super) _slot: ResourceSlot,
+    /// Set when a module reload first replaces this kernel or makes it a successor.
+    pub(super) lineage: OnceLock<Arc<Lineage>>,
+    /// The kernel's unit of the context's kernel count, held while the kernel is in the table
+    /// (`ResourceKind::Kernels` counts kernels added and not removed, not versions a node or a
+    /// handle still holds).
+    pub(super) slot: Mutex<Option<ResourceSlot>>,
 }
 
 impl KernelInner {
-    /// Record that `next` replaces this kernel (module reload).
-    pub(crate) fn replace_with(&self, next: Arc<KernelInner>) {
-        *lock(&self.replacement) = Some(next);
+    /// Record that `next` replaces this kernel (module reload): `next` joins this kernel's lineage
+    /// as its newest version.
+    pub(crate) fn replace_with(&self, next: &Arc<KernelInner>) {
+        let lineage = Arc::clone(self.lineage.get_or_init(Default::default));
+        *lock(&lineage.newest) = Arc::downgrade(next);
+        // A staged successor has no lineage yet; if it had one, it would be this one.
+        let _ = next.lineage.set(lineage);
         self.replaced.store(true, Ordering::Release);
     }
 
-    /// The newest kernel in this kernel's chain of replacements.
+    /// The newest version of this kernel (itself if it was never replaced, or if its newest version
+    /// is gone with an unloaded module).
     pub(crate) fn latest(self: &Arc<Self>) -> Arc<KernelInner> {
-        let mut k = Arc::clone(self);
-        loop {
-            let next = lock(&k.replacement).clone();
-            match next {
-                Some(n) => k = n,
-                None => return k,
-            }
-        }
+        self.lineage.get().and_then(|l| lock(&l.newest).upgrade()).unwrap_or_else(|| Arc::clone(self))
+    }
+
+    /// Give back the kernel's unit of the kernel count (it left the table).
+    pub(crate) fn release_slot(&self) {
+        lock(&self.slot).take();
     }
 
     pub(super) fn build(&self) -> MutexGuard<'_, KernelBuild> {

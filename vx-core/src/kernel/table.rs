@@ -108,6 +108,7 @@ impl KernelRegistry {
         let before = self.kernels.len();
         self.kernels.retain(|x| !Arc::ptr_eq(x, k));
         let was_registered = self.kernels.len() < before;
+        k.release_slot();
         if !k.removed.swap(true, std::sync::atomic::Ordering::AcqRel) && k.owns_enumeration && was_registered {
             self.release_kernel_id(k.enumeration);
         }
@@ -115,6 +116,7 @@ impl KernelRegistry {
 
     /// Give back the pool ids a staged (never registered) kernel owns: a failed reload.
     pub(crate) fn discard_staged(&mut self, k: &KernelInner) {
+        k.release_slot();
         if k.owns_enumeration && !self.kernels.iter().any(|x| x.enumeration == k.enumeration) {
             self.release_kernel_id(k.enumeration);
         }
@@ -128,6 +130,7 @@ impl KernelRegistry {
             None => self.kernels.push(new),
         }
         old.removed.store(true, std::sync::atomic::Ordering::Release);
+        old.release_slot();
         if old.owns_enumeration && old.enumeration != new_enumeration {
             self.release_kernel_id(old.enumeration);
         }

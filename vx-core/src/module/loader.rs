@@ -342,7 +342,7 @@ impl Modules {
                 match old.kernels.iter().find(|o| o.name == new.name) {
                     Some(o) => {
                         registry.replace(o, Arc::clone(new));
-                        o.replace_with(Arc::clone(new));
+                        o.replace_with(new);
                     }
                     None => registry.insert(Arc::clone(new)),
                 }
