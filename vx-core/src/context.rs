@@ -81,6 +81,13 @@ impl ContextBuilder {
         self.config.aliasing = on;
         self
     }
+
+    /// Whether graphs place their virtual images by lifetime in one arena (default true; `false`:
+    /// one buffer per virtual image).
+    pub fn memory_plan(mut self, on: bool) -> Self {
+        self.config.memory_plan = on;
+        self
+    }
     /// How many replaced versions' states each module keeps (default 16).
     pub fn module_history(mut self, n: usize) -> Self {
         self.config.module_history = n;

@@ -1,7 +1,10 @@
 //! Data buffers: a 64-byte aligned, zero-initialised heap block ([`RawBuf`]) and the map
 //! bookkeeping around it ([`SharedBuffer`]): per region, any number of readers or one writer at a
-//! time (disjoint regions, such as two ROIs, never conflict), and no reallocation while mapped. Every data object (image storage, array, user data object) keeps
-//! its bytes in a `SharedBuffer`, allocated on first need (first map/copy or verify).
+//! time (disjoint regions, such as two ROIs, never conflict), and no reallocation while mapped.
+//! Every data object (image storage, array, user data object) keeps its bytes in a `SharedBuffer`,
+//! allocated on first need (first map/copy or verify) — or *placed* by a graph's memory plan at an
+//! offset of the graph's arena, which virtual objects never live at the same time share
+//! (`graph/verify/memory_plan.rs`).
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
@@ -70,8 +73,34 @@ impl Drop for RawBuf {
 /// Most mappings of one buffer at a time.
 pub(super) const MAX_LEASES: usize = 32;
 
+/// Where a buffer's bytes are.
+enum Backing {
+    /// A block of its own.
+    Own(RawBuf),
+    /// `len` bytes at `offset` of a graph's memory-plan arena, which other virtual objects whose
+    /// lifetimes in the schedule are disjoint from this one's also use.
+    Placed { arena: Arc<RawBuf>, offset: usize, len: usize },
+}
+
+impl Backing {
+    fn len(&self) -> usize {
+        match self {
+            Backing::Own(b) => b.len(),
+            Backing::Placed { len, .. } => *len,
+        }
+    }
+    fn as_ptr(&self) -> *mut u8 {
+        match self {
+            Backing::Own(b) => b.as_ptr(),
+            // SAFETY: the plan checked offset + len <= the arena's length when placing, so the
+            // pointer stays inside the arena's allocation.
+            Backing::Placed { arena, offset, .. } => unsafe { arena.as_ptr().add(*offset) },
+        }
+    }
+}
+
 struct BufState {
-    buf: Option<RawBuf>,
+    buf: Option<Backing>,
     /// Outstanding mappings: region (in the root image's pixel coordinates; a whole array or user
     /// data object uses one fixed cell) and whether it is for writing.
     leases: [Option<(Rect, bool)>; MAX_LEASES],
@@ -116,8 +145,47 @@ impl SharedBuffer {
             return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be reallocated"));
         }
         st.buf = None;
-        st.buf = Some(RawBuf::new(len, resources)?);
+        st.buf = Some(Backing::Own(RawBuf::new(len, resources)?));
         Ok(())
+    }
+
+    /// Put the bytes at `offset..offset + len` of `arena` (a memory plan), freeing a block of its
+    /// own. Refused while mapped, and if the range is not inside the arena.
+    pub(crate) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > arena.len()) || !offset.is_multiple_of(BUFFER_ALIGN) {
+            return Err(Error::new(ErrorKind::InvalidValue, "a placement outside its arena or misaligned")
+                .expected_found(format!("64-byte aligned, inside {} bytes", arena.len()), format!("{offset}+{len}")));
+        }
+        let mut st = self.lock();
+        if let Some(Backing::Placed { arena: a, offset: o, len: l }) = &st.buf
+            && Arc::ptr_eq(a, arena)
+            && (*o, *l) == (offset, len)
+        {
+            return Ok(());
+        }
+        if st.leases.iter().any(Option::is_some) {
+            return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be moved"));
+        }
+        st.buf = Some(Backing::Placed { arena: Arc::clone(arena), offset, len });
+        Ok(())
+    }
+
+    /// Take the bytes out of a memory plan's arena (the next `ensure` allocates a block of its
+    /// own); a buffer of its own is kept. Nothing happens while mapped.
+    pub(crate) fn unplace(&self) {
+        let mut st = self.lock();
+        if matches!(st.buf, Some(Backing::Placed { .. })) && st.leases.iter().all(Option::is_none) {
+            st.buf = None;
+        }
+    }
+
+    /// The arena and offset this buffer is placed at, if a memory plan placed it.
+    #[cfg(test)]
+    pub(crate) fn placement(&self) -> Option<(usize, usize)> {
+        match &self.lock().buf {
+            Some(Backing::Placed { arena, offset, .. }) => Some((Arc::as_ptr(arena) as usize, *offset)),
+            _ => None,
+        }
     }
 
     /// Free the bytes unless mapped (a virtual image bound to another's storage by aliasing).

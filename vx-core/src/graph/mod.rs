@@ -114,6 +114,8 @@ pub(crate) struct GraphBody {
     perf: Perf,
     /// Nodes rebound to reloaded kernels so far.
     pub(crate) reloads: u64,
+    /// The virtual images' memory plan (pass `memory plan`).
+    pub(crate) memory: verify::PlanState,
 }
 
 impl GraphBody {
@@ -306,6 +308,7 @@ impl Graph {
                     schedule: Vec::new(),
                     perf: Perf::default(),
                     reloads: 0,
+                    memory: Default::default(),
                 }),
                 _slot: slot,
             }),

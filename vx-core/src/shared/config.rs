@@ -24,6 +24,9 @@ pub struct ContextConfig {
     /// Honour kernels' buffer-aliasing hints where the graph allows it (default true). `false` is
     /// the extension's conservative policy: nothing is ever aliased.
     pub aliasing: bool,
+    /// Place virtual images by lifetime in one arena per graph, sharing memory between images never
+    /// live at once (default true). `false`: a buffer of its own for each.
+    pub memory_plan: bool,
 }
 
 impl Default for ContextConfig {
@@ -38,6 +41,7 @@ impl Default for ContextConfig {
             tiling: TilingPolicy::default(),
             module_history: 16,
             aliasing: true,
+            memory_plan: true,
         }
     }
 }

@@ -20,7 +20,7 @@ use vx_plugin_abi::{ImageFormat, Rect};
 pub(crate) mod layout;
 pub(crate) mod patch;
 
-use crate::data::buffer::SharedBuffer;
+use crate::data::buffer::{RawBuf, SharedBuffer};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -216,8 +216,7 @@ impl Image {
     }
 
     /// Identity of the memory the pixels are in now (after aliasing), for the runtime's
-    /// same-buffer checks; [`storage_key`](Self::storage_key) is the object's own.
-    #[cfg(test)]
+    /// same-buffer checks and the memory plan; [`storage_key`](Self::storage_key) is the object's own.
     pub(crate) fn effective_storage_key(&self) -> usize {
         match lock(&self.obj.bound).as_ref() {
             Some(s) => Arc::as_ptr(s) as usize,
@@ -285,6 +284,27 @@ impl Image {
     }
 
     /// Identity of the memory, for detecting writers and readers of the same pixels.
+    /// Bytes of the buffer the pixels are in (the root image's layout), once the size is known.
+    pub(crate) fn planned_bytes(&self) -> Option<usize> {
+        self.storage().layout().as_ref().map(|l| l.size)
+    }
+
+    /// Put the pixels (the effective storage) at `offset` of a memory plan's `arena`.
+    pub(crate) fn place_storage(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+        self.storage().buffer.place(arena, offset, len).map_err(|e| e.on_object(&self.name()))
+    }
+
+    /// Take the pixels out of a memory plan (a block of their own at the next allocation).
+    pub(crate) fn unplace_storage(&self) {
+        self.storage().buffer.unplace();
+    }
+
+    /// Where a memory plan placed the pixels: (arena address, offset).
+    #[cfg(test)]
+    pub(crate) fn placement(&self) -> Option<(usize, usize)> {
+        self.storage().buffer.placement()
+    }
+
     pub(crate) fn storage_key(&self) -> usize {
         Arc::as_ptr(&self.obj.storage) as usize
     }

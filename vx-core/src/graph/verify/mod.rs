@@ -10,6 +10,7 @@
 //! | `alias candidates` | `aliasing.rs` | topology rules of buffer aliasing per hint; a changed verdict re-verifies the node |
 //! | `nodes` | `nodes.rs` | the node passes below, for each node that needs it |
 //! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
+//! | `memory plan` | `memory_plan.rs` | virtual images placed by lifetime in one arena |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
 //!
 //! | node pass | file | what |
@@ -28,6 +29,7 @@
 mod aliasing;
 mod buffers;
 mod dataflow;
+mod memory_plan;
 mod meta;
 mod nodes;
 mod params;
@@ -39,6 +41,8 @@ use crate::graph::{ActiveGuard, Graph, GraphBody, GraphInner, GraphState, NodeSl
 use crate::kernel::meta_format::MetaFormats;
 
 pub use aliasing::AliasDecision;
+pub(crate) use memory_plan::PlanState;
+pub use memory_plan::{MemoryPlan, PlannedBuffer};
 
 /// A pass over the whole graph.
 pub(super) struct GraphPass {
@@ -63,6 +67,7 @@ pub(super) const GRAPH_PASSES: &[GraphPass] = &[
     GraphPass { name: "alias candidates", run: aliasing::candidates },
     GraphPass { name: "nodes", run: nodes::run },
     GraphPass { name: "alias binding", run: aliasing::bind },
+    GraphPass { name: "memory plan", run: memory_plan::run },
     GraphPass { name: "buffers", run: buffers::run },
 ];
 

@@ -1,0 +1,385 @@
+//! Pass `memory plan`: the buffers of a graph's virtual images placed by lifetime in one arena, so
+//! two virtual images that are never live at once share memory (TIOVX allocates data buffers at
+//! verify; vx-rs also reuses them across the schedule).
+//!
+//! Rules (the design notes of issue 13):
+//!
+//! - **What is planned**: virtual images only. Non-virtual objects are the application's and keep
+//!   their own buffers; so does a virtual image that buffer aliasing bound to a non-virtual one (its
+//!   pixels *are* the application's image). An aliased chain of virtual images is one buffer — the
+//!   aliasing passes already bound it to one storage, and the plan groups by that storage.
+//! - **Lifetime** of a buffer: from the first level of the schedule in which a node uses it to the
+//!   last, inclusive. Nodes of one level may run at the same time, so two buffers used in one level
+//!   never share bytes, even if one node only reads the first and another only writes the second.
+//! - **Kept out**: an image whose size is not known (the `buffers` pass reports it). User kernels
+//!   have no bidirectional parameters, so no virtual image's contents must outlive a frame: every
+//!   virtual image is written by a node before any node of the same frame reads it (`dataflow`).
+//! - **Placement**: greedy by size (largest first; ties by first use, then first appearance): each
+//!   buffer goes to the lowest 64-byte aligned offset that overlaps no placed buffer whose lifetime
+//!   overlaps its own. The arena is one block; its size is reported with the lower bound (the most
+//!   bytes live in any one level), which no placement can beat.
+//! - **Contents**: a planned image's bytes are undefined at the start of the node that writes it
+//!   (another image used them before) — as the specification says of virtual data outside the
+//!   graph, and as any kernel must assume of an output. The application cannot map virtual images.
+//!
+//! Re-verification re-plans; the arena is kept when its size does not change.
+//! `ContextBuilder::memory_plan(false)` gives every virtual image a buffer of its own.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
+use crate::data::image::Image;
+use crate::error::Result;
+use crate::graph::verify::Verification;
+use crate::graph::{Graph, GraphBody};
+
+/// One buffer of a graph's memory plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedBuffer {
+    /// The virtual images whose pixels are in this buffer (more than one: an aliased chain).
+    pub objects: Vec<String>,
+    /// Where the buffer starts in the graph's arena.
+    pub offset: usize,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// The first and the last level of the schedule in which a node uses it.
+    pub levels: (usize, usize),
+}
+
+/// Where a graph's virtual images live ([`Graph::memory_plan`](crate::Graph::memory_plan)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// The planned buffers, by offset.
+    pub buffers: Vec<PlannedBuffer>,
+    /// Bytes of the arena holding them all.
+    pub arena_bytes: usize,
+    /// Bytes the same buffers take without a plan (one block each).
+    pub unplanned_bytes: usize,
+    /// The most bytes of planned buffers live in any one level: no placement needs less.
+    pub lower_bound_bytes: usize,
+    /// Virtual images kept out of the plan, with the reason.
+    pub excluded: Vec<(String, &'static str)>,
+}
+
+impl Graph {
+    /// The memory plan of the last verification: where each virtual image lives, the arena's size,
+    /// what the same buffers take without a plan, and the lower bound for this schedule.
+    pub fn memory_plan(&self) -> Result<MemoryPlan> {
+        Ok(self.inner.lock()?.memory.plan.clone())
+    }
+}
+
+/// A candidate buffer: the virtual images sharing one storage.
+struct Group {
+    images: Vec<Image>,
+    levels: (usize, usize),
+    bytes: usize,
+    excluded: Option<&'static str>,
+}
+
+pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    let previous = std::mem::take(&mut body.memory.placed);
+    if !v.graph.ctx.inner.shared.config.memory_plan {
+        previous.iter().for_each(Image::unplace_storage);
+        body.memory = Default::default();
+        return Ok(());
+    }
+    // Groups by effective storage, in order of first appearance.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_storage: HashMap<usize, usize> = HashMap::new();
+    let mut app_storages: Vec<usize> = Vec::new();
+    for (level, nodes) in v.schedule.iter().enumerate() {
+        for &n in nodes {
+            let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
+            for r in &s.params {
+                let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
+                if !img.is_virtual() {
+                    app_storages.push(img.storage_key());
+                    continue;
+                }
+                let key = img.effective_storage_key();
+                let g = *by_storage.entry(key).or_insert_with(|| {
+                    groups.push(Group { images: Vec::new(), levels: (level, level), bytes: 0, excluded: None });
+                    groups.len() - 1
+                });
+                let g = &mut groups[g];
+                if !g.images.iter().any(|i| i.storage_key() == img.storage_key()) {
+                    g.images.push(img.clone());
+                }
+                g.levels.1 = level;
+            }
+        }
+    }
+    for (key, &g) in &by_storage {
+        let g = &mut groups[g];
+        if app_storages.contains(key) {
+            g.excluded.get_or_insert("aliasing placed it in a non-virtual image");
+        }
+        match g.images[0].planned_bytes() {
+            Some(b) => g.bytes = b,
+            None => {
+                g.excluded.get_or_insert("its size is not known");
+            }
+        }
+    }
+
+    // Greedy by size.
+    let mut order: Vec<usize> = (0..groups.len()).filter(|&g| groups[g].excluded.is_none()).collect();
+    order.sort_by_key(|&g| (std::cmp::Reverse(groups[g].bytes), groups[g].levels.0, g));
+    let mut offsets: Vec<Option<usize>> = vec![None; groups.len()];
+    let overlaps = |a: (usize, usize), b: (usize, usize)| a.0 <= b.1 && b.0 <= a.1;
+    for &g in &order {
+        let mut taken: Vec<(usize, usize)> = order
+            .iter()
+            .filter_map(|&o| offsets[o].map(|off| (o, off)))
+            .filter(|&(o, _)| overlaps(groups[o].levels, groups[g].levels))
+            .map(|(o, off)| (off, off + groups[o].bytes))
+            .collect();
+        taken.sort_unstable();
+        let mut at = 0;
+        for (start, end) in taken {
+            if at + groups[g].bytes <= start {
+                break;
+            }
+            at = at.max(end.next_multiple_of(BUFFER_ALIGN));
+        }
+        offsets[g] = Some(at);
+    }
+    let arena_bytes = order.iter().map(|&g| offsets[g].unwrap_or(0) + groups[g].bytes).max().unwrap_or(0);
+    let lower_bound_bytes = (0..v.schedule.len())
+        .map(|l| order.iter().filter(|&&g| overlaps(groups[g].levels, (l, l))).map(|&g| groups[g].bytes).sum())
+        .max()
+        .unwrap_or(0);
+
+    // The arena: kept when the size is the same, else a new one (the old one goes with its last
+    // placement).
+    let arena = match (&body.memory.arena, arena_bytes) {
+        (_, 0) => None,
+        (Some(a), n) if a.len() == n => Some(Arc::clone(a)),
+        (_, n) => Some(Arc::new(RawBuf::new(n, &v.graph.ctx.inner.shared.resources)?)),
+    };
+    let mut placed = Vec::new();
+    let mut buffers = Vec::new();
+    for &g in &order {
+        let (g, offset) = (&groups[g], offsets[g].expect("placed above"));
+        let arena = arena.as_ref().expect("a planned buffer means a non-empty arena");
+        g.images[0].place_storage(arena, offset, g.bytes).map_err(|e| e.in_graph(&v.gname))?;
+        placed.push(g.images[0].clone());
+        buffers.push(PlannedBuffer {
+            objects: g.images.iter().map(Image::name).collect(),
+            offset,
+            bytes: g.bytes,
+            levels: g.levels,
+        });
+    }
+    for old in &previous {
+        if !placed.iter().any(|p| p.effective_storage_key() == old.effective_storage_key()) {
+            old.unplace_storage();
+        }
+    }
+    buffers.sort_by_key(|b| b.offset);
+    let plan = MemoryPlan {
+        unplanned_bytes: buffers.iter().map(|b| b.bytes).sum(),
+        buffers,
+        arena_bytes,
+        lower_bound_bytes,
+        excluded: groups
+            .iter()
+            .filter_map(|g| g.excluded.map(|why| g.images.iter().map(move |i| (i.name(), why))))
+            .flatten()
+            .collect(),
+    };
+    tracing::debug!(
+        graph = %v.gname,
+        arena = plan.arena_bytes,
+        unplanned = plan.unplanned_bytes,
+        lower_bound = plan.lower_bound_bytes,
+        buffers = plan.buffers.len(),
+        "memory planned"
+    );
+    body.memory = PlanState { plan, arena, placed };
+    Ok(())
+}
+
+/// What a graph keeps of its memory plan between verifications.
+#[derive(Default)]
+pub(crate) struct PlanState {
+    pub(crate) plan: MemoryPlan,
+    arena: Option<Arc<RawBuf>>,
+    /// One image per placed buffer (its storage is the buffer's).
+    placed: Vec<Image>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::verify::testkit::{copy_kernel, image, run_until, u8_kernel_with_hint};
+    use crate::{AliasKind, Context, Graph, Image, ImageFormat, Kernel};
+
+    /// One 8×8 U8 image: rows padded to the 64-byte stride.
+    const FRAME: usize = 8 * 64;
+
+    fn virt(g: &Graph) -> Image {
+        Image::new_virtual(g, 0, 0, ImageFormat::Virtual).unwrap()
+    }
+
+    /// `a → v[0] → v[1] → … → out`, one copy node per link: level i writes v[i].
+    fn chain(ctx: &Context, g: &Graph, k: &Kernel, n: usize) -> Vec<Image> {
+        let v: Vec<Image> = (0..n).map(|_| virt(g)).collect();
+        g.add_node(k, [&image(ctx), &v[0]]).unwrap();
+        for w in v.windows(2) {
+            g.add_node(k, [&w[0], &w[1]]).unwrap();
+        }
+        g.add_node(k, [&v[n - 1], &image(ctx)]).unwrap();
+        v
+    }
+
+    /// Buffers live in a common level never share a byte.
+    fn assert_sound(plan: &crate::MemoryPlan) {
+        for (i, a) in plan.buffers.iter().enumerate() {
+            for b in &plan.buffers[i + 1..] {
+                let live_together = a.levels.0 <= b.levels.1 && b.levels.0 <= a.levels.1;
+                let bytes_overlap = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+                assert!(!(live_together && bytes_overlap), "{a:?} and {b:?}");
+            }
+            assert!(a.offset + a.bytes <= plan.arena_bytes);
+        }
+    }
+
+    #[test]
+    fn images_never_live_at_once_share_bytes_and_others_do_not() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let v = chain(&ctx, &g, &k, 4);
+        run_until(&g, "memory plan").unwrap();
+        // v0 lives in levels 0–1, v1 in 1–2, v2 in 2–3, v3 in 3–4: two buffers alternate.
+        let (p0, p1, p2, p3) = (v[0].placement(), v[1].placement(), v[2].placement(), v[3].placement());
+        assert!(p0.is_some() && p1.is_some());
+        assert_eq!(p0, p2, "v0 and v2 are never live at once");
+        assert_eq!(p1, p3);
+        assert_ne!(p0, p1, "v0 and v1 are both used in level 1");
+        let plan = g.memory_plan().unwrap();
+        assert_eq!((plan.arena_bytes, plan.unplanned_bytes, plan.lower_bound_bytes), (2 * FRAME, 4 * FRAME, 2 * FRAME));
+        assert_eq!(plan.buffers.len(), 4);
+        assert_sound(&plan);
+        assert!(plan.excluded.is_empty());
+        run_until(&g, "buffers").unwrap();
+        assert_eq!(ctx.buffer_bytes().current, 2 * FRAME + 2 * FRAME, "the arena and the two application images");
+    }
+
+    #[test]
+    fn readers_in_one_level_keep_their_buffers_apart() {
+        // a → v0; v0 → v1 and v0 → v2 (one level); v1 → out, v2 → out2.
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let (v0, v1, v2) = (virt(&g), virt(&g), virt(&g));
+        g.add_node(&k, [&image(&ctx), &v0]).unwrap();
+        g.add_node(&k, [&v0, &v1]).unwrap();
+        g.add_node(&k, [&v0, &v2]).unwrap();
+        g.add_node(&k, [&v1, &image(&ctx)]).unwrap();
+        g.add_node(&k, [&v2, &image(&ctx)]).unwrap();
+        run_until(&g, "memory plan").unwrap();
+        let offsets: Vec<_> = [&v0, &v1, &v2].iter().map(|i| i.placement().unwrap().1).collect();
+        assert_eq!(offsets, [0, FRAME, 2 * FRAME], "all three are live in level 1");
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.arena_bytes, plan.lower_bound_bytes);
+        assert_sound(&plan);
+    }
+
+    #[test]
+    fn a_small_image_fits_where_a_large_one_was_and_sizes_decide_the_order() {
+        // a (8×8) → big (8×64, levels 0–1) → small1 (8×8, 1–2) → small2 (8×8, 2–3) → out.
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let any_u8 = |ctx: &Context, name: &str, h: u32| {
+            crate::graph::verify::testkit::u8_kernel(ctx, name, move |b| {
+                b.validate(move |v, metas| {
+                    let i = v.image(0)?;
+                    metas.get(1)?.set_image(ImageFormat::U8, i.width(), h).map(|_| ())
+                })
+            })
+        };
+        let (tall, short) = (any_u8(&ctx, "test.tall", 64), any_u8(&ctx, "test.short", 8));
+        let g = Graph::new(&ctx).unwrap();
+        let (big, s1, s2) = (virt(&g), virt(&g), virt(&g));
+        g.add_node(&tall, [&image(&ctx), &big]).unwrap();
+        g.add_node(&short, [&big, &s1]).unwrap();
+        g.add_node(&short, [&s1, &s2]).unwrap();
+        g.add_node(&short, [&s2, &image(&ctx)]).unwrap();
+        run_until(&g, "memory plan").unwrap();
+        // The largest goes first, at 0; s1 overlaps it (level 1) and goes after; s2 fits at 0.
+        assert_eq!(big.placement().unwrap().1, 0);
+        assert_eq!(s1.placement().unwrap().1, 8 * FRAME);
+        assert_eq!(s2.placement().unwrap().1, 0);
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(
+            (plan.arena_bytes, plan.unplanned_bytes, plan.lower_bound_bytes),
+            (9 * FRAME, 10 * FRAME, 9 * FRAME)
+        );
+        assert_sound(&plan);
+    }
+
+    #[test]
+    fn an_aliased_chain_is_one_buffer_and_one_bound_to_an_application_image_is_left_out() {
+        let (ctx, k) = copy_kernel();
+        let inplace = u8_kernel_with_hint(&ctx, "test.inplace", AliasKind::Dense);
+        let g = Graph::new(&ctx).unwrap();
+        // a → copy → v0 → inplace → v1 → copy → v2 → inplace → out.
+        let (v0, v1, v2) = (virt(&g), virt(&g), virt(&g));
+        let out = image(&ctx);
+        g.add_node(&k, [&image(&ctx), &v0]).unwrap();
+        g.add_node(&inplace, [&v0, &v1]).unwrap();
+        g.add_node(&k, [&v1, &v2]).unwrap();
+        g.add_node(&inplace, [&v2, &out]).unwrap();
+        run_until(&g, "memory plan").unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.len(), 1, "{plan:?}");
+        assert_eq!(plan.buffers[0].objects, [v0.name(), v1.name()], "the chain v0 = v1 is one buffer");
+        assert_eq!(plan.buffers[0].levels, (0, 2));
+        assert_eq!(plan.excluded, [(v2.name(), "aliasing placed it in a non-virtual image")]);
+        assert_eq!(v2.effective_storage_key(), out.storage_key());
+    }
+
+    #[test]
+    fn without_a_plan_each_virtual_image_has_its_own_buffer() {
+        let ctx = Context::builder().threads(1).memory_plan(false).build().unwrap();
+        let k = crate::graph::verify::testkit::u8_kernel(&ctx, "test.copy", |b| {
+            b.validate(|v, m| crate::graph::verify::testkit::same_size_u8(v, m).map(|_| ()))
+        });
+        let g = Graph::new(&ctx).unwrap();
+        let v = chain(&ctx, &g, &k, 4);
+        run_until(&g, "buffers").unwrap();
+        assert!(v.iter().all(|i| i.placement().is_none()));
+        assert_eq!(g.memory_plan().unwrap(), Default::default());
+        assert_eq!(ctx.buffer_bytes().current, 6 * FRAME);
+    }
+
+    #[test]
+    fn re_verification_re_plans_frees_the_old_arena_and_keeps_an_unchanged_one() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        let v = chain(&ctx, &g, &k, 2);
+        g.verify().unwrap();
+        let before = g.memory_plan().unwrap();
+        assert_eq!(before.arena_bytes, 2 * FRAME, "v0 and v1 are both used in level 1");
+        let arena = v[0].placement().unwrap().0;
+        // Another reader of v0 in level 1 (through `mid`), and v1 read again in level 2 (into v2):
+        // three buffers live in level 1, so the arena grows; v2 (levels 2–3) can share with v0.
+        let (v2, mid) = (virt(&g), virt(&g));
+        g.add_node(&k, [&v[1], &v2]).unwrap();
+        g.add_node(&k, [&v2, &image(&ctx)]).unwrap();
+        g.add_node(&k, [&v[0], &mid]).unwrap();
+        g.add_node(&k, [&mid, &image(&ctx)]).unwrap();
+        g.verify().unwrap();
+        let after = g.memory_plan().unwrap();
+        assert_eq!(after.arena_bytes, 3 * FRAME, "{after:?}");
+        assert_ne!(v[0].placement().unwrap().0, arena, "a larger arena replaced the old one");
+        assert_eq!(v2.placement(), v[0].placement(), "v0 (levels 0–1) and v2 (2–3) share");
+        assert_sound(&after);
+        assert_eq!(ctx.buffer_bytes().current, 3 * FRAME + 4 * FRAME, "the new arena and 4 application images");
+        // Verified again unchanged: the same arena.
+        let arena = v[0].placement().unwrap().0;
+        g.verify().unwrap();
+        assert_eq!(v[0].placement().unwrap().0, arena);
+        assert_eq!(g.memory_plan().unwrap(), after);
+    }
+}
