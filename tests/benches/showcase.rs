@@ -12,7 +12,8 @@
 //! - load + publish of the vx_filters module, and unload.
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
-//! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes.
+//! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
+//! `VX_BENCH_ONLY=memory` (or `aliasing`) runs that section alone.
 
 #[allow(dead_code)]
 mod spec_kernels {
@@ -235,6 +236,45 @@ fn aliasing(dir: &Path) {
     }
 }
 
+/// The memory plan measured: the 4-node edge pipeline (four virtual intermediates: blurred U8, gx
+/// and gy S16, magnitude U8) with the plan on and off, at 1080p and 4K, 2 threads — peak buffer
+/// bytes of the whole context (inputs and output included) after a few frames, the intermediates'
+/// bytes, the plan's lower bound for this schedule, and the frame time of both.
+fn memory_plan(dir: &Path) {
+    println!("\nmemory plan: gaussian → sobel → magnitude → threshold over virtual images, 2 threads");
+    println!(
+        "{:<10} {:>10} {:>10} {:>12} {:>12} {:>11} {:>10} {:>10}",
+        "size", "peak on", "peak off", "interm. on", "interm. off", "lower bnd", "ms on", "ms off"
+    );
+    for (w, h) in [(1920u32, 1080u32), (3840, 2160)] {
+        let (a_px, b_px) = (pixels(1, w, h), pixels(2, w, h));
+        let mut graphs = Vec::new();
+        let mut keep = Vec::new();
+        for on in [true, false] {
+            let ctx = Context::builder().threads(2).memory_plan(on).build().unwrap();
+            ctx.add_module_dir(dir);
+            ctx.load_module("vx_filters").unwrap();
+            let s = inputs(&ctx, w, h, &a_px, &b_px);
+            graphs.push(pipeline_graph(&ctx, &s));
+            keep.push((ctx, s));
+        }
+        let t = time_graphs(&graphs, w, h);
+        let plan = graphs[0].memory_plan().unwrap();
+        let peak = |i: usize| keep[i].0.buffer_bytes().peak as f64 / 1e6;
+        println!(
+            "{:<10} {:>7.1} MB {:>7.1} MB {:>9.1} MB {:>9.1} MB {:>8.1} MB {:>10.3} {:>10.3}",
+            format!("{w}x{h}"),
+            peak(0),
+            peak(1),
+            plan.arena_bytes as f64 / 1e6,
+            plan.unplanned_bytes as f64 / 1e6,
+            plan.lower_bound_bytes as f64 / 1e6,
+            ms(t[0]),
+            ms(t[1])
+        );
+    }
+}
+
 fn sizes() -> Vec<(u32, u32)> {
     match std::env::var("VX_BENCH_SIZES") {
         Ok(v) => v
@@ -251,6 +291,11 @@ fn main() {
     let filters = build_module_profile("vx-filters", &[], true);
     let spec = build_module_profile("vx-spec-kernels", &[], true);
     let dir = plugin_dir("showcase-bench", &[("vx_filters", &filters), ("vx_spec_kernels", &spec)]);
+    match std::env::var("VX_BENCH_ONLY").as_deref() {
+        Ok("memory") => return memory_plan(&dir),
+        Ok("aliasing") => return aliasing(&dir),
+        _ => {}
+    }
     let ctxs = [context(1, &dir), context(2, &dir)];
     let tmp = std::env::temp_dir();
     let (a_raw, b_raw) = (tmp.join("vx-bench-a.u8"), tmp.join("vx-bench-b.u8"));
@@ -334,6 +379,7 @@ fn main() {
         }
     }
     aliasing(&dir);
+    memory_plan(&dir);
     let setups = &ctxs;
     let (w, h) = (3840u32, 2160u32);
     let a_px = pixels(1, w, h);

@@ -31,7 +31,9 @@ use crate::kernel::handle::Kernel;
 use crate::kernel::table::KernelTable;
 use crate::module::library::ModuleState;
 use crate::module::loader::Modules;
-use crate::shared::{AsContext, ContextConfig, ContextShared, ResourceKind, ResourceUsage, Sealed, TilingPolicy};
+use crate::shared::{
+    AsContext, ContextConfig, ContextShared, Limits, ResourceKind, ResourceStat, ResourceUsage, Sealed, TilingPolicy,
+};
 
 /// Builds a [`Context`] with non-default limits or thread count.
 #[derive(Clone, Debug, Default)]
@@ -70,6 +72,21 @@ impl ContextBuilder {
         self.config.max_data_objects = n;
         self
     }
+    /// Most bytes of data buffers at once.
+    pub fn max_buffer_bytes(mut self, n: usize) -> Self {
+        self.config.max_buffer_bytes = n;
+        self
+    }
+    /// Most bytes of kernels' persistent memory at once.
+    pub fn max_persistent_bytes(mut self, n: usize) -> Self {
+        self.config.max_persistent_bytes = n;
+        self
+    }
+    /// Most bytes of scratch arenas at once.
+    pub fn max_scratch_bytes(mut self, n: usize) -> Self {
+        self.config.max_scratch_bytes = n;
+        self
+    }
     /// How tiling nodes are cut into tiles (cache budget, tiles per thread, minimum tile size).
     pub fn tiling_policy(mut self, policy: TilingPolicy) -> Self {
         self.config.tiling = policy;
@@ -87,6 +104,18 @@ impl ContextBuilder {
     pub fn memory_plan(mut self, on: bool) -> Self {
         self.config.memory_plan = on;
         self
+    }
+
+    /// Set the limits `limits` holds (the others keep their values).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        limits.apply(&mut self.config);
+        self
+    }
+
+    /// Load a TOML limits file (as [`Context::export_limits`] writes) and set the limits it holds.
+    /// A file that cannot be read or parsed, or has an unknown key, is an error naming it.
+    pub fn limits_from_file(self, path: impl AsRef<std::path::Path>) -> Result<Self> {
+        Ok(self.limits(Limits::from_file(path)?))
     }
     /// How many replaced versions' states each module keeps (default 16).
     pub fn module_history(mut self, n: usize) -> Self {
@@ -164,19 +193,42 @@ impl Context {
 
     /// Bytes of data buffers currently allocated (and the peak); `max` is unbounded.
     pub fn buffer_bytes(&self) -> ResourceUsage {
-        self.inner.shared.resources.bytes()
+        self.usage(ResourceKind::BufferBytes)
     }
 
-    /// Every resource's usage, for logs (`tivxPrintAllResourceStats`).
+    /// Every limit's statistics: name, max, used, peak, required (`tivxQueryResourceStats` for
+    /// each resource).
+    pub fn resource_stats(&self) -> Vec<ResourceStat> {
+        crate::shared::limits::stats(&self.inner.shared.resources)
+    }
+
+    /// One limit's statistics, by its config key (`max_nodes`, `max_scratch_bytes`, …), as
+    /// `tivxQueryResourceStats` takes a resource's name.
+    pub fn resource_stat(&self, name: &str) -> Option<ResourceStat> {
+        self.resource_stats().into_iter().find(|s| s.name == name)
+    }
+
+    /// Persistent kernel memory that nodes' deinit left (freed by the runtime), oldest first, with
+    /// each node's name.
+    pub fn memory_leaks(&self) -> Vec<crate::MemoryLeak> {
+        self.inner.shared.leaks()
+    }
+
+    /// The statistics as a table, for logs (`tivxPrintAllResourceStats`).
     pub fn resource_report(&self) -> String {
-        let mut s = String::new();
-        for kind in ResourceKind::ALL {
-            let u = self.usage(kind);
-            s.push_str(&format!("{kind:>12}: current {:>6}  peak {:>6}  max {:>6}\n", u.current, u.peak, u.max));
-        }
-        let b = self.buffer_bytes();
-        s.push_str(&format!("{:>12}: current {:>6}  peak {:>6}\n", "buffer bytes", b.current, b.peak));
-        s
+        crate::shared::limits::report(&self.inner.shared.resources)
+    }
+
+    /// The peaks so far as limits (what [`export_limits`](Self::export_limits) writes).
+    pub fn peak_limits(&self) -> Limits {
+        crate::shared::limits::peaks(&self.inner.shared.resources)
+    }
+
+    /// Write the peaks so far as a TOML limits file (`tivxExportAllResourceMaxUsedValueToFile`):
+    /// a deployment runs once, exports, and builds its contexts with
+    /// [`ContextBuilder::limits_from_file`].
+    pub fn export_limits(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.peak_limits().to_file(path)
     }
 
     /// Run `f` on a rayon pool of the context's thread count (started on first use; graphs do not

@@ -82,6 +82,7 @@ pub use kernel::contexts::{
     KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
 };
 pub use kernel::handle::Kernel;
+pub use kernel::memory::{KernelMemory, MAX_BLOCKS, MemBlock, MemRegion, Plain};
 pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};
 pub use kernel::signature::{
     AliasHint, AliasKind, KernelAttribute, KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
@@ -90,7 +91,10 @@ pub use kernel::signature::{
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
 pub use module::library::ModuleState;
 pub use module::loader::MODULE_PATH_VAR;
-pub use shared::{AsContext, ContextConfig, ContextShared, ResourceKind, ResourceUsage, TilingPolicy, VirtualScope};
+pub use shared::{
+    AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ResourceKind, ResourceStat, ResourceUsage,
+    TilingPolicy, VirtualScope,
+};
 pub use vx_plugin_abi::{
     BorderMode, ImageFormat, Neighborhood, Rect, Status, Tile, TileArgs, TileBlockSize, TileError, TileMut, TilePixel,
     TileScalar,

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::error::{Error, ErrorKind, Result};
 use vx_plugin_abi::Rect;
 
-use crate::shared::Resources;
+use crate::shared::{ResourceKind, Resources};
 use crate::support::sync::lock;
 
 /// Alignment of every data buffer: a cache line, enough for any pixel or item type.
@@ -24,6 +24,8 @@ pub(crate) struct RawBuf {
     ptr: NonNull<u8>,
     len: usize,
     resources: Arc<Resources>,
+    /// Which byte count the block is accounted in.
+    kind: ResourceKind,
 }
 
 // SAFETY: RawBuf owns its allocation exclusively (like Box<[u8]>); the raw pointer is only
@@ -33,17 +35,25 @@ unsafe impl Send for RawBuf {}
 unsafe impl Sync for RawBuf {}
 
 impl RawBuf {
-    /// Allocate `len` zeroed bytes (at least 1, so the pointer is always a real allocation).
+    /// Allocate `len` zeroed bytes of data buffer (at least 1, so the pointer is always a real
+    /// allocation).
     pub(crate) fn new(len: usize, resources: &Arc<Resources>) -> Result<RawBuf> {
+        RawBuf::counted(len, resources, ResourceKind::BufferBytes)
+    }
+
+    /// Allocate `len` zeroed bytes accounted as `kind` (a byte kind), refused past its limit.
+    pub(crate) fn counted(len: usize, resources: &Arc<Resources>, kind: ResourceKind) -> Result<RawBuf> {
         let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN).map_err(|_| {
             Error::new(ErrorKind::NoMemory, format!("a buffer of {len} bytes exceeds the address space"))
         })?;
+        resources.add_bytes(kind, len)?;
         // SAFETY: the layout has a non-zero size (len.max(1)) and a valid power-of-two alignment.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw)
-            .ok_or_else(|| Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes")))?;
-        resources.add_bytes(len);
-        Ok(RawBuf { ptr, len, resources: Arc::clone(resources) })
+        let Some(ptr) = NonNull::new(raw) else {
+            resources.sub_bytes(kind, len);
+            return Err(Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes")));
+        };
+        Ok(RawBuf { ptr, len, resources: Arc::clone(resources), kind })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -66,7 +76,7 @@ impl Drop for RawBuf {
     fn drop(&mut self) {
         // SAFETY: ptr was allocated in RawBuf::new with exactly this layout and is freed once.
         unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len.max(1), BUFFER_ALIGN)) };
-        self.resources.sub_bytes(self.len);
+        self.resources.sub_bytes(self.kind, self.len);
     }
 }
 

@@ -7,12 +7,13 @@
 //! and a level of several nodes is shared between the calling thread and the context's crew
 //! (`shared::crew`, allocation-free). Pinned by `tests/zero_alloc.rs`.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use vx_plugin_abi::Status;
 
+use crate::data::buffer::RawBuf;
 use crate::error::{Error, Result};
 use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
@@ -60,7 +61,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
     for level in &body.schedule {
         match level.as_slice() {
             [] => {}
-            [n] => run_node(shared, graph, node(*n))?,
+            [n] => run_node(shared, graph, &body.scratch, node(*n))?,
             many => {
                 // The calling thread and the crew's helpers take the level's nodes from a shared
                 // counter; the error of the first failing node (in schedule order) is reported.
@@ -69,7 +70,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
                 let first_error: Mutex<Option<Error>> = Mutex::new(None);
                 shared.crew.run(many.len() - 1, &|| {
                     while let Some(&n) = many.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if let Err(e) = run_node(shared, graph, node(n)) {
+                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
                             let mut slot = lock(&first_error);
                             if failed.fetch_min(n, Ordering::Relaxed) > n {
                                 *slot = Some(e);
@@ -86,7 +87,16 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
     Ok(())
 }
 
-fn run_node(shared: &ContextShared, graph: u64, s: &NodeSlot) -> Result<()> {
+/// The scratch arena of the executor running on this thread: crew helper `i` has `arenas[i]`, the
+/// calling thread the last. Locked for the node's call (uncontended: one executor per arena, unless
+/// a helper of another context runs this graph from inside a kernel).
+fn executor_arena(arenas: &[Mutex<RawBuf>]) -> Option<MutexGuard<'_, RawBuf>> {
+    let last = arenas.len().checked_sub(1)?;
+    let i = crate::shared::crew::Crew::current_index().filter(|&i| i < last).unwrap_or(last);
+    Some(lock(&arenas[i]))
+}
+
+fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &NodeSlot) -> Result<()> {
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
@@ -95,12 +105,15 @@ fn run_node(shared: &ContextShared, graph: u64, s: &NodeSlot) -> Result<()> {
     let t0 = Instant::now();
     let result = match &s.kernel.functions {
         KernelFunctions::User { process } => {
+            let mut arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {
                 node_name: &s.name,
                 params: &s.params,
                 border: s.border,
                 aliased: &s.aliased,
                 local: &mut run.local,
+                memory: &mut run.memory,
+                scratch: arena.as_mut().map(|a| a.as_mut_slice()),
             };
             call_guarded("process", || process(&mut pc))
         }

@@ -45,6 +45,8 @@ pub enum GraphState {
 
 pub(crate) struct NodeRun {
     pub(crate) local: LocalData,
+    /// Kernel memory: persistent blocks and the scratch layout (allocated in init).
+    pub(crate) memory: crate::kernel::memory::NodeMemory,
     perf: Perf,
     pub(crate) status: Status,
 }
@@ -83,25 +85,41 @@ impl NodeSlot {
     }
 
     /// Call deinit (if the kernel has one) under the spec's local-data rules.
-    pub(crate) fn deinit(&mut self) -> Result<()> {
+    /// Then free the kernel memory deinit left, reporting persistent blocks as a leak.
+    pub(crate) fn deinit(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
         if !self.initialized {
             return Ok(());
         }
         self.initialized = false;
-        let Some(deinit) = self.kernel.deinit.clone() else { return Ok(()) };
         let ks = self.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
         let run = get_mut(&mut self.run);
-        let mut lc = LifecycleContext {
-            node_name: &self.name,
-            params: &self.params,
-            border: self.border,
-            aliased: &self.aliased,
-            phase: Phase::Deinit,
-            kernel_local_size: ks,
-            local: &mut run.local,
+        let result = match self.kernel.deinit.clone() {
+            None => Ok(()),
+            Some(deinit) => {
+                let mut lc = LifecycleContext {
+                    node_name: &self.name,
+                    params: &self.params,
+                    border: self.border,
+                    aliased: &self.aliased,
+                    phase: Phase::Deinit,
+                    kernel_local_size: ks,
+                    local: &mut run.local,
+                    memory: &mut run.memory,
+                    resources: &shared.resources,
+                };
+                crate::support::unwind::call_guarded("deinit", || deinit(&mut lc))
+                    .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
+            }
         };
-        crate::support::unwind::call_guarded("deinit", || deinit(&mut lc))
-            .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
+        if let Some((blocks, bytes)) = run.memory.reclaim() {
+            shared.report_leak(crate::shared::MemoryLeak {
+                node: self.name.clone(),
+                kernel: self.kernel.name.clone(),
+                blocks,
+                bytes,
+            });
+        }
+        result
     }
 }
 
@@ -116,6 +134,9 @@ pub(crate) struct GraphBody {
     pub(crate) reloads: u64,
     /// The virtual images' memory plan (pass `memory plan`).
     pub(crate) memory: verify::PlanState,
+    /// One kernel scratch arena per executor: crew helper `i` uses `scratch[i]`, the calling
+    /// thread the last (pass `scratch arenas`). Empty when no node asked for scratch memory.
+    pub(crate) scratch: Vec<Mutex<crate::data::buffer::RawBuf>>,
 }
 
 impl GraphBody {
@@ -160,7 +181,7 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
     let mut first_error = None;
     for (i, next) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
-        if let Err(e) = s.deinit() {
+        if let Err(e) = s.deinit(&kernels.shared) {
             first_error.get_or_insert(e);
         }
         tracing::debug!(node = %s.name, kernel = %next.name, "node rebound to the reloaded kernel");
@@ -233,9 +254,10 @@ impl GraphInner {
 impl Drop for GraphInner {
     fn drop(&mut self) {
         let name = self.name();
+        let shared = Arc::clone(&self.ctx.inner.shared);
         let body = get_mut(&mut self.body);
         for slot in body.nodes.iter_mut().flatten() {
-            if let Err(e) = slot.deinit() {
+            if let Err(e) = slot.deinit(&shared) {
                 tracing::warn!(graph = %name, "node deinit failed while releasing the graph: {e}");
             }
         }
@@ -309,6 +331,7 @@ impl Graph {
                     perf: Perf::default(),
                     reloads: 0,
                     memory: Default::default(),
+                    scratch: Vec::new(),
                 }),
                 _slot: slot,
             }),
@@ -355,6 +378,22 @@ impl Graph {
     pub fn node_perf(&self) -> Result<Vec<(String, String, Perf)>> {
         let body = self.inner.lock()?;
         Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect())
+    }
+
+    /// Kernel memory per node in node creation order: (node name, persistent bytes held, scratch
+    /// bytes requested), and the bytes of each executor's scratch arena.
+    pub fn node_memory(&self) -> Result<(Vec<(String, usize, usize)>, usize)> {
+        let body = self.inner.lock()?;
+        let nodes = body
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| {
+                let run = n.run();
+                (n.name.clone(), run.memory.persistent_bytes(), run.memory.scratch_bytes)
+            })
+            .collect();
+        Ok((nodes, body.scratch.first().map_or(0, |a| lock(a).len())))
     }
 
     /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`
@@ -411,7 +450,12 @@ impl Graph {
             dirty: true,
             initialized: false,
             valid_rect_fns: vec![None; fin.params.len()],
-            run: Mutex::new(NodeRun { local: LocalData::default(), perf: Perf::default(), status: Status::Success }),
+            run: Mutex::new(NodeRun {
+                local: LocalData::default(),
+                memory: Default::default(),
+                perf: Perf::default(),
+                status: Status::Success,
+            }),
             _slot: slot,
         }));
         body.invalidate();
@@ -432,6 +476,6 @@ impl Graph {
         };
         body.invalidate();
         drop(body);
-        slot.deinit().map_err(|e| e.in_graph(&g.name()))
+        slot.deinit(&g.ctx.inner.shared).map_err(|e| e.in_graph(&g.name()))
     }
 }

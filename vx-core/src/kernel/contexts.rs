@@ -15,6 +15,9 @@ use crate::data::scalar::Scalar;
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
+use crate::kernel::memory::{KernelMemory, MemBlock, MemRegion, NodeMemory, Plain};
+use crate::shared::Resources;
+use std::sync::Arc;
 
 fn param(params: &[Option<Reference>], i: u32) -> Result<&Reference> {
     match params.get(i as usize) {
@@ -114,6 +117,9 @@ pub struct LifecycleContext<'a> {
     pub(crate) phase: Phase,
     pub(crate) kernel_local_size: usize,
     pub(crate) local: &'a mut LocalData,
+    /// The node's kernel memory (blocks allocated in init, freed in deinit).
+    pub(crate) memory: &'a mut NodeMemory,
+    pub(crate) resources: &'a Arc<Resources>,
 }
 
 impl<'a> LifecycleContext<'a> {
@@ -150,6 +156,41 @@ impl<'a> LifecycleContext<'a> {
         Ok(())
     }
 
+    /// Allocate `count` elements of `T` in `region` (`tivxMemAlloc`): init only (TIOVX's
+    /// `create_func`). A persistent block lives until deinit frees it ([`free`](Self::free)); a
+    /// scratch block is a request, valid in each later callback of this node in the running
+    /// executor's scratch arena. Blocks are zeroed when allocated; scratch contents are undefined
+    /// at the start of every callback.
+    pub fn alloc<T: Plain>(&mut self, region: MemRegion, count: usize) -> Result<MemBlock<T>> {
+        if self.phase != Phase::Init {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                format!(
+                    "kernel memory is allocated in init only (TIOVX's create); node '{}' asked for {region} memory \
+                     in deinit",
+                    self.node_name
+                ),
+            ));
+        }
+        let bytes = count.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::new(ErrorKind::NoMemory, format!("{count} elements of {} overflow", std::any::type_name::<T>()))
+        })?;
+        let index = self.memory.alloc(region, bytes, self.resources)?;
+        Ok(MemBlock::nth(region, index))
+    }
+
+    /// Free a block (`tivxMemFree`): what init allocated, deinit frees. A persistent block left at
+    /// the end of deinit is freed by the runtime and reported as a leak ([`MemoryLeak`](crate::MemoryLeak)).
+    pub fn free<T: Plain>(&mut self, block: MemBlock<T>) -> Result<()> {
+        self.memory.free(block.region(), block.index())
+    }
+
+    /// The node's persistent blocks (init may fill tables, deinit may read them). Scratch blocks
+    /// are reachable in process only.
+    pub fn memory(&mut self) -> KernelMemory<'_> {
+        self.memory.view(None)
+    }
+
     /// Set `VX_NODE_LOCAL_DATA_PTR` to memory the kernel owns (and frees in deinit). Same rules as
     /// [`set_local_data_size`](Self::set_local_data_size); the framework never dereferences it.
     pub fn set_local_data_ptr(&mut self, ptr: *mut c_void) -> Result<()> {
@@ -168,10 +209,20 @@ pub struct ProcessContext<'a> {
     /// Parameter pairs sharing one buffer (buffer aliasing), decided at verify.
     pub(crate) aliased: &'a [(u32, u32)],
     pub(crate) local: &'a mut LocalData,
+    /// The node's kernel memory.
+    pub(crate) memory: &'a mut NodeMemory,
+    /// The running executor's scratch arena (at least the node's scratch requests).
+    pub(crate) scratch: Option<&'a mut [u8]>,
 }
 
 impl<'a> ProcessContext<'a> {
     param_accessors!();
+
+    /// The node's kernel memory: its persistent blocks and its scratch blocks in this executor's
+    /// arena (each block once per call). Process cannot allocate: blocks come from init.
+    pub fn memory(&mut self) -> KernelMemory<'_> {
+        self.memory.view(self.scratch.as_deref_mut())
+    }
 
     /// Parameter `i` as an image the kernel may map.
     pub fn image(&self, i: u32) -> Result<KernelImage<'a>> {

@@ -16,6 +16,12 @@ pub struct ContextConfig {
     pub max_nodes: usize,
     /// Most live data objects at once.
     pub max_data_objects: usize,
+    /// Most bytes of data buffers at once (objects, memory-plan arenas, tile memory, local data).
+    pub max_buffer_bytes: usize,
+    /// Most bytes of kernels' persistent memory at once.
+    pub max_persistent_bytes: usize,
+    /// Most bytes of scratch arenas at once.
+    pub max_scratch_bytes: usize,
     /// How tiling nodes are cut into tiles.
     pub tiling: TilingPolicy,
     /// States of versions replaced by reloads kept per module (`Context::module_history`); older
@@ -38,6 +44,9 @@ impl Default for ContextConfig {
             max_graphs: 1024,
             max_nodes: 16 * 1024,
             max_data_objects: 64 * 1024,
+            max_buffer_bytes: usize::MAX,
+            max_persistent_bytes: usize::MAX,
+            max_scratch_bytes: usize::MAX,
             tiling: TilingPolicy::default(),
             module_history: 16,
             aliasing: true,

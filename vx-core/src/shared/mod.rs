@@ -6,12 +6,14 @@
 
 mod config;
 pub(crate) mod crew;
+pub(crate) mod limits;
 mod resources;
 
 use std::sync::Arc;
 
 pub use config::{ContextConfig, TilingPolicy};
-pub use resources::{ResourceKind, ResourceUsage};
+pub use limits::{Limits, ResourceStat};
+pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -29,7 +31,12 @@ pub struct ContextShared {
     /// A rayon pool of `threads` workers for `Context::install`, started on first use.
     pool: std::sync::OnceLock<std::result::Result<rayon::ThreadPool, String>>,
     pub(crate) resources: Arc<Resources>,
+    /// Persistent-memory leaks found at deinit, newest last (at most [`MAX_LEAK_REPORTS`]).
+    leaks: std::sync::Mutex<std::collections::VecDeque<MemoryLeak>>,
 }
+
+/// Leak reports a context keeps (older ones are dropped).
+pub(crate) const MAX_LEAK_REPORTS: usize = 256;
 
 impl std::fmt::Debug for ContextShared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,15 +61,17 @@ impl ContextShared {
         let crew = crew::Crew::new(threads - 1, move |i| format!("vx-ctx{id}-worker{i}")).map_err(|e| {
             Error::new(ErrorKind::NoResources, format!("could not start the context's helper threads: {e}"))
         })?;
-        let resources = Resources::new([
-            config.max_kernels,
-            config.max_modules,
-            config.max_graphs,
-            config.max_nodes,
-            config.max_data_objects,
-        ]);
+        let resources = Resources::new(limits::maxima(&config));
         tracing::debug!(context = id, threads, "context created");
-        Ok(Arc::new(ContextShared { id, config, threads, crew, pool: std::sync::OnceLock::new(), resources }))
+        Ok(Arc::new(ContextShared {
+            id,
+            config,
+            threads,
+            crew,
+            pool: std::sync::OnceLock::new(),
+            resources,
+            leaks: Default::default(),
+        }))
     }
 
     /// The rayon pool of `Context::install`, started on first use.
@@ -78,6 +87,27 @@ impl ContextShared {
             })
             .as_ref()
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the context's rayon pool: {e}")))
+    }
+
+    /// Record a persistent-memory leak (the runtime freed the blocks).
+    pub(crate) fn report_leak(&self, leak: MemoryLeak) {
+        tracing::warn!(
+            node = %leak.node,
+            kernel = %leak.kernel,
+            blocks = leak.blocks,
+            bytes = leak.bytes,
+            "deinit left persistent kernel memory; the runtime freed it"
+        );
+        let mut l = crate::support::sync::lock(&self.leaks);
+        if l.len() == MAX_LEAK_REPORTS {
+            l.pop_front();
+        }
+        l.push_back(leak);
+    }
+
+    /// The leak reports so far, oldest first.
+    pub(crate) fn leaks(&self) -> Vec<MemoryLeak> {
+        crate::support::sync::lock(&self.leaks).iter().cloned().collect()
     }
 
     /// Take one unit of `kind` from the context's limits.

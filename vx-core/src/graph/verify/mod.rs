@@ -9,6 +9,7 @@
 //! | `dataflow` | `dataflow.rs` | one writer per object; edges writer → reader; levels (Kahn), cycles named |
 //! | `alias candidates` | `aliasing.rs` | topology rules of buffer aliasing per hint; a changed verdict re-verifies the node |
 //! | `nodes` | `nodes.rs` | the node passes below, for each node that needs it |
+//! | `scratch arenas` | `scratch.rs` | one scratch arena per executor, as large as any node's requests |
 //! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
 //! | `memory plan` | `memory_plan.rs` | virtual images placed by lifetime in one arena |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
@@ -33,6 +34,7 @@ mod memory_plan;
 mod meta;
 mod nodes;
 mod params;
+mod scratch;
 mod valid_regions;
 
 use crate::data::reference::Reference;
@@ -66,6 +68,7 @@ pub(super) const GRAPH_PASSES: &[GraphPass] = &[
     GraphPass { name: "dataflow", run: dataflow::run },
     GraphPass { name: "alias candidates", run: aliasing::candidates },
     GraphPass { name: "nodes", run: nodes::run },
+    GraphPass { name: "scratch arenas", run: scratch::run },
     GraphPass { name: "alias binding", run: aliasing::bind },
     GraphPass { name: "memory plan", run: memory_plan::run },
     GraphPass { name: "buffers", run: buffers::run },

@@ -44,7 +44,7 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
     let resources = &v.graph.ctx.inner.shared.resources;
     if s.initialized {
         // Re-verification step 1: deinit; step 2: reset local data if the kernel size is 0.
-        s.deinit().map_err(|e| e.in_graph(&v.gname))?;
+        s.deinit(&v.graph.ctx.inner.shared).map_err(|e| e.in_graph(&v.gname))?;
         let run = get_mut(&mut s.run);
         if ks == 0 {
             run.local.reset();
@@ -108,6 +108,8 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerif
             phase: Phase::Init,
             kernel_local_size: ks,
             local: &mut run.local,
+            memory: &mut run.memory,
+            resources: &v.graph.ctx.inner.shared.resources,
         };
         call_guarded("init", || init(&mut lc))
             .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name).in_graph(&v.gname))?;

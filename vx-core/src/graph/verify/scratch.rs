@@ -1,0 +1,64 @@
+//! Pass `scratch arenas`: one scratch arena per executor of the graph (the calling thread and each
+//! crew helper), each as large as the largest scratch request of any node — sized once here, so
+//! process never allocates (TIOVX's `TIVX_MEM_EXTERNAL_SCRATCH`, one heap per target). Every node
+//! lays its requests out from offset 0 (`kernel/memory.rs`), which is TIOVX's
+//! `tivxMemResetScratchHeap` before each node.
+
+use std::sync::Mutex;
+
+use crate::data::buffer::RawBuf;
+use crate::error::Result;
+use crate::graph::GraphBody;
+use crate::graph::verify::Verification;
+use crate::shared::ResourceKind;
+use crate::support::sync::get_mut;
+
+pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    let need = body.nodes.iter_mut().flatten().map(|s| get_mut(&mut s.run).memory.scratch_bytes).max().unwrap_or(0);
+    let have = body.scratch.first_mut().map_or(0, |a| get_mut(a).len());
+    if need == have && (need == 0 || !body.scratch.is_empty()) {
+        return Ok(());
+    }
+    body.scratch.clear();
+    if need > 0 {
+        let shared = &v.graph.ctx.inner.shared;
+        for _ in 0..shared.threads {
+            body.scratch.push(Mutex::new(RawBuf::counted(need, &shared.resources, ResourceKind::ScratchBytes)?));
+        }
+    }
+    tracing::debug!(graph = %v.gname, bytes = need, executors = body.scratch.len(), "scratch arenas sized");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::verify::testkit::{image, run_until, u8_kernel};
+    use crate::{Context, Graph, MemRegion, ResourceKind};
+
+    #[test]
+    fn each_executor_gets_an_arena_as_large_as_the_largest_node_request() {
+        let ctx = Context::builder().threads(2).build().unwrap();
+        let k = |name: &str, bytes: [usize; 2]| {
+            u8_kernel(&ctx, name, move |b| {
+                b.validate(|v, m| crate::graph::verify::testkit::same_size_u8(v, m).map(|_| ())).init(move |lc| {
+                    for n in bytes {
+                        lc.alloc::<u8>(MemRegion::Scratch, n)?;
+                    }
+                    Ok(())
+                })
+            })
+        };
+        // 100 + 28 padding + 50 = 178 bytes; 1000 + 24 + 1 = 1025 bytes: the second decides.
+        let (small, large) = (k("test.small", [100, 50]), k("test.large", [1000, 1]));
+        let g = Graph::new(&ctx).unwrap();
+        let v = crate::Image::new_virtual(&g, 0, 0, crate::ImageFormat::Virtual).unwrap();
+        g.add_node(&small, [&image(&ctx), &v]).unwrap();
+        g.add_node(&large, [&v, &image(&ctx)]).unwrap();
+        run_until(&g, "nodes").unwrap();
+        assert_eq!(ctx.usage(ResourceKind::ScratchBytes).current, 0, "nothing before the pass");
+        run_until(&g, "scratch arenas").unwrap();
+        assert_eq!(ctx.usage(ResourceKind::ScratchBytes).current, 2 * 1025, "two executors, 1025 bytes each");
+        drop(g);
+        assert_eq!(ctx.usage(ResourceKind::ScratchBytes).current, 0, "freed with the graph");
+    }
+}

@@ -1,0 +1,163 @@
+//! Resource statistics and limits files, TIOVX's `tivxPrintAllResourceStats`,
+//! `tivxQueryResourceStats` and `tivxExportAllResourceMaxUsedValueToFile` done the Rust way: a
+//! [`ResourceStat`] per limit (name, max, used, peak, required), a report table, and the peaks
+//! exported as a TOML limits file that `ContextBuilder::limits_from_file` loads — run once, export,
+//! ship exact limits.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::shared::config::ContextConfig;
+use crate::shared::resources::{ResourceKind, Resources};
+
+/// One limit's statistics (`tivxQueryResourceStats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceStat {
+    /// What is counted.
+    pub kind: ResourceKind,
+    /// The limit's key in [`ContextConfig`] and in a limits file.
+    pub name: &'static str,
+    /// The configured maximum (`usize::MAX`: unlimited).
+    pub max: usize,
+    /// In use now.
+    pub used: usize,
+    /// The most in use at once so far.
+    pub peak: usize,
+    /// The smallest maximum that would have sufficed so far (the peak): what an exported limits
+    /// file sets.
+    pub required: usize,
+}
+
+/// Every limit of a context, as a limits file holds them (TOML; keys as in [`ContextConfig`]).
+/// A key missing from a file keeps the builder's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// `max_kernels`.
+    pub max_kernels: Option<usize>,
+    /// `max_modules`.
+    pub max_modules: Option<usize>,
+    /// `max_graphs`.
+    pub max_graphs: Option<usize>,
+    /// `max_nodes`.
+    pub max_nodes: Option<usize>,
+    /// `max_data_objects`.
+    pub max_data_objects: Option<usize>,
+    /// `max_buffer_bytes`.
+    pub max_buffer_bytes: Option<usize>,
+    /// `max_persistent_bytes`.
+    pub max_persistent_bytes: Option<usize>,
+    /// `max_scratch_bytes`.
+    pub max_scratch_bytes: Option<usize>,
+}
+
+impl Limits {
+    fn slot(&mut self, kind: ResourceKind) -> &mut Option<usize> {
+        match kind {
+            ResourceKind::Kernels => &mut self.max_kernels,
+            ResourceKind::Modules => &mut self.max_modules,
+            ResourceKind::Graphs => &mut self.max_graphs,
+            ResourceKind::Nodes => &mut self.max_nodes,
+            ResourceKind::DataObjects => &mut self.max_data_objects,
+            ResourceKind::BufferBytes => &mut self.max_buffer_bytes,
+            ResourceKind::PersistentBytes => &mut self.max_persistent_bytes,
+            ResourceKind::ScratchBytes => &mut self.max_scratch_bytes,
+        }
+    }
+
+    /// Read a limits file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Limits> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("cannot read the limits file: {e}"))
+                .on_object(&path.display().to_string())
+        })?;
+        toml::from_str(&text).map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("the limits file is not valid: {}", e.message().trim()))
+                .on_object(&path.display().to_string())
+                .found(e.span().map_or("?".into(), |s| format!("bytes {}..{}", s.start, s.end)))
+        })
+    }
+
+    /// Write these limits as a limits file (TOML).
+    pub fn to_file(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let text = toml::to_string(self)
+            .map_err(|e| Error::new(ErrorKind::InvalidParameters, format!("cannot encode the limits: {e}")))?;
+        let text = format!(
+            "# vx-rs resource limits: the peaks of a run (Context::export_limits); load with\n\
+             # ContextBuilder::limits_from_file. Keys as in ContextConfig.\n{text}"
+        );
+        std::fs::write(path, text).map_err(|e| {
+            Error::new(ErrorKind::InvalidParameters, format!("cannot write the limits file: {e}"))
+                .on_object(&path.display().to_string())
+        })
+    }
+
+    /// Set the limits this holds in `config`.
+    pub(crate) fn apply(mut self, config: &mut ContextConfig) {
+        for kind in ResourceKind::ALL {
+            if let Some(v) = *self.slot(kind) {
+                *config_slot(config, kind) = v;
+            }
+        }
+    }
+}
+
+fn config_slot(c: &mut ContextConfig, kind: ResourceKind) -> &mut usize {
+    match kind {
+        ResourceKind::Kernels => &mut c.max_kernels,
+        ResourceKind::Modules => &mut c.max_modules,
+        ResourceKind::Graphs => &mut c.max_graphs,
+        ResourceKind::Nodes => &mut c.max_nodes,
+        ResourceKind::DataObjects => &mut c.max_data_objects,
+        ResourceKind::BufferBytes => &mut c.max_buffer_bytes,
+        ResourceKind::PersistentBytes => &mut c.max_persistent_bytes,
+        ResourceKind::ScratchBytes => &mut c.max_scratch_bytes,
+    }
+}
+
+/// The configured maxima in [`ResourceKind::ALL`] order.
+pub(crate) fn maxima(c: &ContextConfig) -> [usize; 8] {
+    let mut c = c.clone();
+    ResourceKind::ALL.map(|k| *config_slot(&mut c, k))
+}
+
+/// Every limit's statistics.
+pub(crate) fn stats(r: &Resources) -> Vec<ResourceStat> {
+    ResourceKind::ALL
+        .iter()
+        .map(|&kind| {
+            let u = r.usage(kind);
+            ResourceStat { kind, name: kind.config_key(), max: u.max, used: u.current, peak: u.peak, required: u.peak }
+        })
+        .collect()
+}
+
+/// The peaks as limits (`tivxExportAllResourceMaxUsedValueToFile`).
+pub(crate) fn peaks(r: &Resources) -> Limits {
+    let mut l = Limits::default();
+    for s in stats(r) {
+        *l.slot(s.kind) = Some(s.required);
+    }
+    l
+}
+
+/// The statistics as a table (`tivxPrintAllResourceStats`).
+pub(crate) fn report(r: &Resources) -> String {
+    let cell = |v: usize| if v == usize::MAX { "unlimited".to_string() } else { v.to_string() };
+    let mut s = format!("{:<22} {:>12} {:>12} {:>12} {:>12}\n", "limit", "max", "used", "peak", "required");
+    for st in stats(r) {
+        s.push_str(&format!(
+            "{:<22} {:>12} {:>12} {:>12} {:>12}\n",
+            st.name,
+            cell(st.max),
+            st.used,
+            st.peak,
+            st.required
+        ));
+    }
+    s
+}
