@@ -74,7 +74,7 @@ pub use data::user_data::{MAX_TYPE_NAME, UserDataObject};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::node::{Node, Perf};
 pub use graph::tiling::plan as tile_plan;
-pub use graph::verify::{AliasDecision, MemoryPlan, PlannedBuffer};
+pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;
 pub use kernel::callbacks::{LifecycleFn, ProcessFn, TilingFn, ValidateFn};

@@ -100,12 +100,11 @@ fn two_nodes_share_one_scratch_arena_and_a_persistent_block_lives_across_frames(
     // One executor (one thread): one arena of one frame, not two.
     assert_eq!(ctx.usage(ResourceKind::ScratchBytes).current, (W * H) as usize);
     assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 4, "the counter's u32");
-    let (nodes, arena) = g.node_memory().unwrap();
-    assert_eq!(arena, (W * H) as usize);
-    assert_eq!(
-        nodes,
-        [("plus1".into(), 0, (W * H) as usize), ("plus2".into(), 0, (W * H) as usize), ("counter".into(), 4, 0)]
-    );
+    let mem = g.kernel_memory().unwrap();
+    assert_eq!((mem.scratch_arena_bytes, mem.scratch_arenas), ((W * H) as usize, 1));
+    let per_node: Vec<(&str, usize, usize)> =
+        mem.nodes.iter().map(|n| (n.node.as_str(), n.persistent_bytes, n.scratch_bytes)).collect();
+    assert_eq!(per_node, [("plus1", 0, (W * H) as usize), ("plus2", 0, (W * H) as usize), ("counter", 4, 0)]);
     for frame in 1..=3u8 {
         g.process().unwrap();
         let want: Vec<u8> = a.to_vec::<u8>().unwrap().iter().map(|p| p.wrapping_add(3)).collect();

@@ -380,22 +380,6 @@ impl Graph {
         Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect())
     }
 
-    /// Kernel memory per node in node creation order: (node name, persistent bytes held, scratch
-    /// bytes requested), and the bytes of each executor's scratch arena.
-    pub fn node_memory(&self) -> Result<(Vec<(String, usize, usize)>, usize)> {
-        let body = self.inner.lock()?;
-        let nodes = body
-            .nodes
-            .iter()
-            .flatten()
-            .map(|n| {
-                let run = n.run();
-                (n.name.clone(), run.memory.persistent_bytes(), run.memory.scratch_bytes)
-            })
-            .collect();
-        Ok((nodes, body.scratch.first().map_or(0, |a| lock(a).len())))
-    }
-
     /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`
     /// (indexed like the kernel's signature; fewer than the kernel's count leaves the rest unset).
     pub fn add_node<I, R>(&self, kernel: &Kernel, params: I) -> Result<Node>

@@ -45,6 +45,7 @@ use crate::kernel::meta_format::MetaFormats;
 pub use aliasing::AliasDecision;
 pub(crate) use memory_plan::PlanState;
 pub use memory_plan::{MemoryPlan, PlannedBuffer};
+pub use scratch::{KernelMemoryUse, NodeMemoryUse};
 
 /// A pass over the whole graph.
 pub(super) struct GraphPass {

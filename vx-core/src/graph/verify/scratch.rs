@@ -8,10 +8,57 @@ use std::sync::Mutex;
 
 use crate::data::buffer::RawBuf;
 use crate::error::Result;
-use crate::graph::GraphBody;
 use crate::graph::verify::Verification;
+use crate::graph::{Graph, GraphBody};
 use crate::shared::ResourceKind;
-use crate::support::sync::get_mut;
+use crate::support::sync::{get_mut, lock};
+
+/// One node's kernel memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeMemoryUse {
+    /// The node.
+    pub node: String,
+    /// Bytes of persistent blocks it holds.
+    pub persistent_bytes: usize,
+    /// Bytes of scratch it requested (laid out from offset 0 of its executor's arena).
+    pub scratch_bytes: usize,
+}
+
+/// A graph's kernel memory ([`Graph::kernel_memory`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelMemoryUse {
+    /// Per node, in node creation order.
+    pub nodes: Vec<NodeMemoryUse>,
+    /// Bytes of each executor's scratch arena (the largest request of any node).
+    pub scratch_arena_bytes: usize,
+    /// Scratch arenas: one per executor (0 when no node asked for scratch).
+    pub scratch_arenas: usize,
+}
+
+impl Graph {
+    /// Kernel memory per node (persistent bytes held, scratch requested) and the scratch arenas.
+    pub fn kernel_memory(&self) -> crate::error::Result<KernelMemoryUse> {
+        let body = self.inner.lock()?;
+        let nodes = body
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| {
+                let run = n.run();
+                NodeMemoryUse {
+                    node: n.name.clone(),
+                    persistent_bytes: run.memory.persistent_bytes(),
+                    scratch_bytes: run.memory.scratch_bytes,
+                }
+            })
+            .collect();
+        Ok(KernelMemoryUse {
+            nodes,
+            scratch_arena_bytes: body.scratch.first().map_or(0, |a| lock(a).len()),
+            scratch_arenas: body.scratch.len(),
+        })
+    }
+}
 
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let need = body.nodes.iter_mut().flatten().map(|s| get_mut(&mut s.run).memory.scratch_bytes).max().unwrap_or(0);
