@@ -344,3 +344,53 @@ fn a_huge_file_with_an_elf_header_is_refused_before_it_is_copied() {
     assert_eq!(copies, 0, "no shadow copy was made");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_module_kernel_allocates_in_init_and_reaches_its_blocks_in_process() {
+    // testmod.scale: out = in * factor + frames so far, through a scratch row, the frame count in a
+    // persistent block; its process checks that allocating there is refused, its deinit frees.
+    for leak in [false, true] {
+        let name = if leak { "testmod_memleak" } else { "testmod_mem" };
+        let lib = testmod(name, if leak { &["leak"] } else { &[] });
+        let ctx = ctx_with(name, &[(name, &lib)]);
+        ctx.load_module(name).unwrap();
+        let k = ctx.kernel_by_name("testmod.scale").unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let src = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
+        src.copy_from(Rect::full(4, 1), 0, &[1u8, 2, 3, 100]).unwrap();
+        let factor = Scalar::new(&ctx, ScalarValue::Uint8(2)).unwrap();
+        let (v, out) = (
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+            Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap(),
+        );
+        g.add_node(&k, [Reference::from(&src), Reference::from(&factor), Reference::from(&v)]).unwrap();
+        g.add_node(&k, [Reference::from(&v), Reference::from(&factor), Reference::from(&out)])
+            .unwrap()
+            .set_name("second")
+            .unwrap();
+        g.verify().unwrap();
+        let mem = g.kernel_memory().unwrap();
+        assert_eq!(mem.nodes.iter().map(|n| (n.persistent_bytes, n.scratch_bytes)).collect::<Vec<_>>(), [(4, 4096); 2]);
+        assert_eq!(mem.scratch_arena_bytes, 4096, "the two nodes' scratch rows share one arena per executor");
+        assert_eq!(ctx.usage(ResourceKind::ScratchBytes).current, 4096 * ctx.threads());
+        assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 8);
+        for frame in 0..3u8 {
+            g.process().unwrap();
+            let want: Vec<u8> =
+                [1u8, 2, 3, 100].iter().map(|&p| (p * 2 + frame).saturating_mul(2).saturating_add(frame)).collect();
+            assert_eq!(out.to_vec::<u8>().unwrap(), want, "frame {frame}: the counters persisted");
+        }
+        drop(g);
+        assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 0, "freed at deinit (by the host if leaked)");
+        let leaks = ctx.memory_leaks();
+        if leak {
+            assert_eq!(leaks.len(), 2, "{leaks:?}");
+            assert_eq!(
+                (leaks[1].node.as_str(), leaks[1].kernel.as_str(), leaks[1].bytes),
+                ("second", "testmod.scale", 4)
+            );
+        } else {
+            assert!(leaks.is_empty(), "{leaks:?}");
+        }
+    }
+}

@@ -39,6 +39,7 @@ pub mod image_format;
 pub mod kernel_record;
 #[doc(hidden)]
 pub mod macro_support;
+pub mod memory;
 pub mod module_abi;
 pub mod module_api;
 pub mod status;
@@ -51,6 +52,7 @@ pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
 pub use macro_support::{ImageIn, ImageOut};
+pub use memory::{MemBlock, MemRegion, Plain};
 pub use status::Status;
 pub use tile::{
     BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc,

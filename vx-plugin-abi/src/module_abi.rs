@@ -33,6 +33,7 @@ use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings
 
 use crate::geometry::Rect;
 use crate::image_format::ImageFormat;
+use crate::memory::{MemBlock, MemRegion, Plain};
 use crate::status::Status;
 use crate::tile::TileParam;
 
@@ -422,6 +423,33 @@ pub struct ProcessorVtable {
     /// `vxIsParameterAliased`.
     #[sabi(last_prefix_field)]
     pub is_aliased: unsafe extern "C" fn(p: &Processor, a: u32, b: u32) -> bool,
+    /// Block `index` of region `region` ([`crate::wire::mem_region`]): persistent, or scratch in
+    /// the running executor's arena. Each block once per call.
+    pub mem_block: unsafe extern "C" fn(p: &Processor, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
+    /// Allocation in process: always refused (kernels allocate in init), with the reason.
+    pub mem_alloc: unsafe extern "C" fn(p: &Processor, region: u32, bytes: u64) -> AbiResult<u32>,
+}
+
+/// A kernel memory block as the host hands it out: address and size.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemBlockInfo {
+    /// The block's first byte (64-byte aligned).
+    pub ptr: usize,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// `info` as `&mut [T]`.
+///
+/// # Safety
+///
+/// `info` must describe a block the host handed out for the current call, which no other
+/// reference covers (the host hands each block out once per call).
+unsafe fn block_slice<'a, T: Plain>(info: MemBlockInfo) -> &'a mut [T] {
+    // SAFETY: the caller's contract; blocks are 64-byte aligned, zero-initialised when
+    // allocated, and every bit pattern is a valid `Plain`.
+    unsafe { std::slice::from_raw_parts_mut(info.ptr as *mut T, info.bytes as usize / std::mem::size_of::<T>()) }
 }
 
 impl Processor {
@@ -489,6 +517,23 @@ impl Processor {
         // SAFETY: as in `map_image`.
         unsafe { (self.vtable.is_aliased())(self, a, b) }
     }
+    /// The elements of a block init allocated: persistent, or scratch in this executor's arena.
+    /// The host hands each block out once per call (a second time is an error), so the slices
+    /// never overlap.
+    #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
+    pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
+        let region = block.region().index() as u32;
+        // SAFETY: as in `map_image`.
+        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
+        // SAFETY: the host handed this block out for this call, once.
+        Ok(unsafe { block_slice(info) })
+    }
+    /// Allocate in process: the host always refuses (kernels allocate in init, TIOVX's rule);
+    /// here so a module can see the rule enforced.
+    pub fn alloc_bytes(&self, region: MemRegion, bytes: u64) -> Result<u32, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.mem_alloc())(self, region.index() as u32, bytes) }.into_result()
+    }
 }
 
 /// An array's shape.
@@ -529,6 +574,13 @@ pub struct LifecycleVtable {
     /// `vxIsParameterAliased`.
     #[sabi(last_prefix_field)]
     pub is_aliased: unsafe extern "C" fn(l: &Lifecycle, a: u32, b: u32) -> bool,
+    /// `tivxMemAlloc` (init only): `bytes` in region `region` ([`crate::wire::mem_region`]);
+    /// returns the block's number in its region.
+    pub mem_alloc: unsafe extern "C" fn(l: &Lifecycle, region: u32, bytes: u64) -> AbiResult<u32>,
+    /// `tivxMemFree`.
+    pub mem_free: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<()>,
+    /// A persistent block (each once per call).
+    pub mem_block: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
 }
 
 impl Lifecycle {
@@ -551,6 +603,30 @@ impl Lifecycle {
     pub fn is_aliased(&self, a: u32, b: u32) -> bool {
         // SAFETY: as in `local_data`.
         unsafe { (self.vtable.is_aliased())(self, a, b) }
+    }
+    /// Allocate `count` elements of `T` in `region` (`tivxMemAlloc`; init only, refused in
+    /// deinit). Persistent blocks live until [`free`](Self::free); scratch blocks are requests
+    /// reachable in process.
+    pub fn alloc<T: Plain>(&self, region: MemRegion, count: usize) -> Result<MemBlock<T>, AbiError> {
+        let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        // SAFETY: as in `local_data`.
+        let index = unsafe { (self.vtable.mem_alloc())(self, region.index() as u32, bytes) }.into_result()?;
+        Ok(MemBlock::nth(region, index))
+    }
+    /// Free a block (`tivxMemFree`): what init allocated, deinit frees; persistent blocks left
+    /// are freed by the host and reported as a leak with the node's name.
+    pub fn free<T: Plain>(&self, block: MemBlock<T>) -> Result<(), AbiError> {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.mem_free())(self, block.region().index() as u32, block.index()) }.into_result()
+    }
+    /// The elements of a persistent block (each once per call).
+    #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
+    pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
+        let region = block.region().index() as u32;
+        // SAFETY: as in `local_data`.
+        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
+        // SAFETY: the host handed this block out for this call, once.
+        Ok(unsafe { block_slice(info) })
     }
 }
 

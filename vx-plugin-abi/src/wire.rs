@@ -82,3 +82,11 @@ pub mod alias_kind {
     /// Only some elements are written.
     pub const SPARSE: u32 = 1;
 }
+
+/// Kernel memory regions (`crate::MemRegion`).
+pub mod mem_region {
+    /// Persistent: from init to deinit.
+    pub const PERSISTENT: u32 = 0;
+    /// Scratch: during one callback, in the executor's arena.
+    pub const SCRATCH: u32 = 1;
+}

@@ -2,7 +2,8 @@
 //! (on purpose: the macros would not let it build broken descriptors).
 //!
 //! Kernels: `testmod.invert` (tiling, flexible; v1: 255 - p, v2: 255 - p + 1), `testmod.panicky`
-//! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar, saturating),
+//! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar + frames so far,
+//! saturating, through a scratch row, with a persistent frame counter — kernel memory through the ABI),
 //! `testmod.histogram` (user kernel with init/deinit, host-allocated local data and an array output).
 //! Features select broken variants for the failure tests (see Cargo.toml).
 
@@ -18,7 +19,7 @@ use vx_plugin_abi::module_abi::{
 };
 use vx_plugin_abi::module_api::{TilingFunction, guard, tiling_trampoline};
 use vx_plugin_abi::wire::{alias_kind, data_type, direction, param_state, scalar_type};
-use vx_plugin_abi::{ImageFormat, Rect, Status, TileArgs, TileError};
+use vx_plugin_abi::{ImageFormat, MemBlock, MemRegion, Rect, Status, TileArgs, TileError};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
 /// The declared module name: `vx_testmod`, or the one the tests build it under (a module is loaded by
@@ -81,11 +82,52 @@ extern "C" fn validate_u8_same_size(v: &Validator) -> AbiResult<()> {
     })
 }
 
+/// The scale kernel's blocks (allocated in this order by `scale_init`).
+const FRAMES: MemBlock<u32> = MemBlock::nth(MemRegion::Persistent, 0);
+const ROW: MemBlock<u8> = MemBlock::nth(MemRegion::Scratch, 0);
+/// The widest row the scratch row holds.
+const MAX_ROW: usize = 4096;
+
+/// A persistent frame counter and a scratch row (TIOVX's create: the only place to allocate).
+extern "C" fn scale_init(l: &Lifecycle) -> AbiResult<()> {
+    guard("init", || {
+        let frames = l.alloc::<u32>(MemRegion::Persistent, 1)?;
+        l.block(frames)?[0] = 0;
+        let row = l.alloc::<u8>(MemRegion::Scratch, MAX_ROW)?;
+        if (frames, row) != (FRAMES, ROW) || l.block(frames).is_ok() {
+            return Err(AbiError::new(Status::Failure, "blocks numbered wrongly, or handed out twice in one call"));
+        }
+        Ok(())
+    })
+}
+
+/// Frees the counter; the `leak` feature forgets to (the host reports it).
+extern "C" fn scale_deinit(l: &Lifecycle) -> AbiResult<()> {
+    guard("deinit", || {
+        if l.alloc::<u8>(MemRegion::Persistent, 1).is_ok() {
+            return Err(AbiError::new(Status::Failure, "the host let deinit allocate"));
+        }
+        if cfg!(feature = "leak") { Ok(()) } else { l.free(FRAMES) }
+    })
+}
+
 extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
     guard("process", || {
+        if let Ok(i) = p.alloc_bytes(MemRegion::Persistent, 8) {
+            return Err(AbiError::new(Status::Failure, format!("the host let process allocate (block {i})")));
+        }
         let factor = p.read_scalar(1)?.bytes[0];
+        let frames = {
+            let f = p.block(FRAMES)?;
+            f[0] += 1;
+            f[0] - 1
+        };
+        let row = p.block(ROW)?;
         let src = p.map_image(0, Rect::default(), false)?;
         let dst = p.map_image(2, Rect::default(), true)?;
+        if src.dim_x as usize > MAX_ROW {
+            return Err(AbiError::new(Status::InvalidDimension, "rows wider than the scratch row"));
+        }
         for y in 0..src.dim_y as usize {
             // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
             // unmap; rows of distinct images do not overlap.
@@ -95,9 +137,11 @@ extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
                     std::slice::from_raw_parts_mut(dst.base.add(y * dst.stride_y as usize), dst.dim_x as usize),
                 )
             };
-            for (o, i) in d.iter_mut().zip(s) {
-                *o = i.saturating_mul(factor);
+            let tmp = &mut row[..s.len()];
+            for (t, i) in tmp.iter_mut().zip(s) {
+                *t = i.saturating_mul(factor).saturating_add(frames as u8);
             }
+            d.copy_from_slice(tmp);
         }
         p.unmap_image(src.token);
         p.unmap_image(dst.token);
@@ -219,7 +263,9 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
         ))?;
         image_in_out(api, k)?;
         api.finalize(k)?;
-        let k = api.add_kernel(&KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process))?;
+        let desc = KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process)
+            .with_lifecycle(Some(scale_init), Some(scale_deinit));
+        let k = api.add_kernel(&desc)?;
         api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
         api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
         api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;

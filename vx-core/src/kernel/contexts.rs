@@ -162,6 +162,14 @@ impl<'a> LifecycleContext<'a> {
     /// executor's scratch arena. Blocks are zeroed when allocated; scratch contents are undefined
     /// at the start of every callback.
     pub fn alloc<T: Plain>(&mut self, region: MemRegion, count: usize) -> Result<MemBlock<T>> {
+        let bytes = count.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::new(ErrorKind::NoMemory, format!("{count} elements of {} overflow", std::any::type_name::<T>()))
+        })?;
+        Ok(MemBlock::nth(region, self.alloc_bytes(region, bytes)?))
+    }
+
+    /// [`alloc`](Self::alloc) in bytes (the module ABI's `mem_alloc`).
+    pub(crate) fn alloc_bytes(&mut self, region: MemRegion, bytes: usize) -> Result<u32> {
         if self.phase != Phase::Init {
             return Err(Error::new(
                 ErrorKind::NotSupported,
@@ -172,11 +180,7 @@ impl<'a> LifecycleContext<'a> {
                 ),
             ));
         }
-        let bytes = count.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
-            Error::new(ErrorKind::NoMemory, format!("{count} elements of {} overflow", std::any::type_name::<T>()))
-        })?;
-        let index = self.memory.alloc(region, bytes, self.resources)?;
-        Ok(MemBlock::nth(region, index))
+        self.memory.alloc(region, bytes, self.resources)
     }
 
     /// Free a block (`tivxMemFree`): what init allocated, deinit frees. A persistent block left at

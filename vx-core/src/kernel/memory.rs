@@ -18,82 +18,11 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+pub use vx_plugin_abi::memory::{MemBlock, MemRegion, Plain};
+
 use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{ResourceKind, Resources};
-
-/// Where a kernel's block lives (`tivx_mem_heap_region_e`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemRegion {
-    /// Lives from init to deinit, one per node (`TIVX_MEM_EXTERNAL`).
-    Persistent,
-    /// Valid during one callback, in the running executor's scratch arena
-    /// (`TIVX_MEM_EXTERNAL_SCRATCH`).
-    Scratch,
-}
-
-impl MemRegion {
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl std::fmt::Display for MemRegion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            MemRegion::Persistent => "persistent",
-            MemRegion::Scratch => "scratch",
-        })
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Element types of kernel memory blocks: plain numbers, valid for any bit pattern.
-pub trait Plain: sealed::Sealed + Copy + Send + 'static {}
-macro_rules! plain {
-    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl Plain for $t {})*};
-}
-plain!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
-
-/// A block a kernel allocated in init: `len` elements of `T` in `region`. Copy it into the node's
-/// state (or recompute it: blocks are numbered per region in allocation order, see
-/// [`MemBlock::nth`]).
-pub struct MemBlock<T: Plain> {
-    region: MemRegion,
-    index: u32,
-    _t: PhantomData<fn() -> T>,
-}
-
-impl<T: Plain> Clone for MemBlock<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Plain> Copy for MemBlock<T> {}
-
-impl<T: Plain> std::fmt::Debug for MemBlock<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MemBlock<{}>({} #{})", std::any::type_name::<T>(), self.region, self.index)
-    }
-}
-
-impl<T: Plain> MemBlock<T> {
-    /// The `index`-th block init allocated in `region` (0 = the first).
-    pub fn nth(region: MemRegion, index: u32) -> Self {
-        MemBlock { region, index, _t: PhantomData }
-    }
-    /// The region.
-    pub fn region(&self) -> MemRegion {
-        self.region
-    }
-    /// The block's number in its region.
-    pub fn index(&self) -> u32 {
-        self.index
-    }
-}
 
 /// Most blocks per region per node.
 pub const MAX_BLOCKS: usize = 64;
@@ -163,8 +92,31 @@ impl NodeMemory {
 
     /// The view process gets, over `scratch` (this executor's arena, at least `scratch_bytes`).
     pub(crate) fn view<'a>(&'a mut self, scratch: Option<&'a mut [u8]>) -> KernelMemory<'a> {
-        let (base, len) = scratch.map_or((std::ptr::null_mut(), 0), |s| (s.as_mut_ptr(), s.len()));
-        KernelMemory { memory: self, scratch: base, scratch_len: len, taken: [0; 2], _arena: PhantomData }
+        let (base, len) = scratch_parts(scratch);
+        KernelMemory { memory: self, scratch: base, scratch_len: len, taken: Taken::default(), _arena: PhantomData }
+    }
+
+    /// Where block `index` of `region` is: (address, bytes). Scratch blocks are in `scratch`
+    /// (the executor's arena: base, length); none outside process.
+    pub(crate) fn locate(&self, region: MemRegion, index: u32, scratch: (*mut u8, usize)) -> Result<(*mut u8, usize)> {
+        let missing = || Error::new(ErrorKind::InvalidParameters, format!("no {region} block #{index}"));
+        match region {
+            MemRegion::Persistent => {
+                let b = self.persistent.get(index as usize).and_then(Option::as_ref).ok_or_else(missing)?;
+                Ok((b.as_ptr(), b.len()))
+            }
+            MemRegion::Scratch => {
+                let (offset, bytes) = self.scratch.get(index as usize).copied().flatten().ok_or_else(missing)?;
+                if scratch.0.is_null() || offset + bytes > scratch.1 {
+                    return Err(Error::new(
+                        ErrorKind::NotSupported,
+                        "scratch blocks are reachable in process only, in the executor's arena",
+                    ));
+                }
+                // SAFETY: offset + bytes <= the arena's length, checked just above.
+                Ok((unsafe { scratch.0.add(offset) }, bytes))
+            }
+        }
     }
 }
 
@@ -174,47 +126,46 @@ pub struct KernelMemory<'a> {
     memory: &'a mut NodeMemory,
     scratch: *mut u8,
     scratch_len: usize,
-    /// One bit per block handed out, per region.
-    taken: [u64; 2],
+    /// The blocks handed out.
+    taken: Taken,
     _arena: PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> KernelMemory<'a> {
     /// The elements of `block`. Each block once per callback (a second time is an error).
     pub fn get<T: Plain>(&mut self, block: MemBlock<T>) -> Result<&'a mut [T]> {
-        let (region, index) = (block.region, block.index as usize);
-        let bit = 1u64.checked_shl(block.index).unwrap_or(0);
-        if self.taken[region.index()] & bit != 0 {
+        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), (self.scratch, self.scratch_len))?;
+        self.taken.take(block.region(), block.index())?;
+        let n = bytes / std::mem::size_of::<T>();
+        // SAFETY: `ptr` is 64-byte aligned (blocks and scratch offsets are), points to `bytes`
+        // initialised bytes (blocks are zeroed when allocated) valid for `'a` (persistent blocks
+        // belong to the node, borrowed for 'a; the arena is borrowed for 'a), every bit pattern is a
+        // valid `T` (`Plain`), and `taken` hands each block out once, so no two slices overlap
+        // (blocks are disjoint: separate allocations, or disjoint scratch ranges).
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, n) })
+    }
+}
+
+/// Which blocks a callback has been handed (one bit per block, per region).
+#[derive(Default)]
+pub(crate) struct Taken([u64; 2]);
+
+impl Taken {
+    /// Mark block `index` of `region` handed out; an error if it already was.
+    pub(crate) fn take(&mut self, region: MemRegion, index: u32) -> Result<()> {
+        let bit = 1u64.checked_shl(index).unwrap_or(0);
+        if self.0[region.index()] & bit != 0 {
             return Err(Error::new(
                 ErrorKind::InvalidParameters,
                 format!("{region} block #{index} is already in use in this callback"),
             ));
         }
-        let missing = || Error::new(ErrorKind::InvalidParameters, format!("no {region} block #{index}"));
-        let (ptr, bytes) = match region {
-            MemRegion::Persistent => {
-                let b = self.memory.persistent.get(index).and_then(Option::as_ref).ok_or_else(missing)?;
-                (b.as_ptr(), b.len())
-            }
-            MemRegion::Scratch => {
-                let (offset, bytes) = self.memory.scratch.get(index).copied().flatten().ok_or_else(missing)?;
-                if self.scratch.is_null() || offset + bytes > self.scratch_len {
-                    return Err(Error::new(
-                        ErrorKind::NoMemory,
-                        "the executor's scratch arena is smaller than the node's requests (verify the graph again)",
-                    ));
-                }
-                // SAFETY: offset + bytes <= scratch_len, checked just above.
-                (unsafe { self.scratch.add(offset) }, bytes)
-            }
-        };
-        self.taken[region.index()] |= bit;
-        let n = bytes / std::mem::size_of::<T>();
-        // SAFETY: `ptr` is 64-byte aligned (blocks and scratch offsets are), points to `bytes`
-        // initialised bytes (blocks are zeroed when allocated) valid for `'a` (persistent blocks
-        // belong to the node, borrowed for 'a; the arena is borrowed for 'a), every bit pattern is a
-        // valid `T` (`Plain`), and the bit set above hands each block out once, so no two slices
-        // overlap (blocks are disjoint: separate allocations, or disjoint scratch ranges).
-        Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, n) })
+        self.0[region.index()] |= bit;
+        Ok(())
     }
+}
+
+/// An executor's arena as (base, length); (null, 0) for none.
+pub(crate) fn scratch_parts(scratch: Option<&mut [u8]>) -> (*mut u8, usize) {
+    scratch.map_or((std::ptr::null_mut(), 0), |s| (s.as_mut_ptr(), s.len()))
 }

@@ -5,16 +5,48 @@ use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData};
+use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo};
 
 use crate::error::Result;
 use crate::kernel::contexts::LifecycleContext;
+use crate::kernel::memory::Taken;
+use crate::module::host::processor::region;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
+struct LifecycleCall<'a, 'b> {
+    lc: &'a mut LifecycleContext<'b>,
+    /// Kernel memory blocks handed out in this call (each once).
+    taken: Taken,
+}
+
+fn call_state<'a, 'b>(l: &Lifecycle) -> &'a mut LifecycleCall<'a, 'b> {
+    // SAFETY: `call_lifecycle` built this Lifecycle with `ctx` = the address of a LifecycleCall
+    // that lives (and is borrowed by nobody else) for the whole callback.
+    unsafe { &mut *(l.ctx() as *mut LifecycleCall<'a, 'b>) }
+}
+
 fn lifecycle_call<'a, 'b>(l: &Lifecycle) -> &'a mut LifecycleContext<'b> {
-    // SAFETY: `call_lifecycle` built this Lifecycle with `ctx` = the address of the
-    // LifecycleContext it was given, borrowed by nobody else for the whole callback.
-    unsafe { &mut *(l.ctx() as *mut LifecycleContext<'b>) }
+    call_state(l).lc
+}
+
+unsafe extern "C" fn life_mem_alloc(l: &Lifecycle, region_code: u32, bytes: u64) -> AbiResult<u32> {
+    catch("memory alloc", || abi(region(region_code).and_then(|r| lifecycle_call(l).alloc_bytes(r, bytes as usize))))
+}
+
+unsafe extern "C" fn life_mem_free(l: &Lifecycle, region_code: u32, index: u32) -> AbiResult<()> {
+    catch("memory free", || abi(region(region_code).and_then(|r| lifecycle_call(l).memory.free(r, index))))
+}
+
+unsafe extern "C" fn life_mem_block(l: &Lifecycle, region_code: u32, index: u32) -> AbiResult<MemBlockInfo> {
+    catch("memory block", || {
+        let c = call_state(l);
+        abi((|| {
+            let region = region(region_code)?;
+            let (ptr, bytes) = c.lc.memory.locate(region, index, (std::ptr::null_mut(), 0))?;
+            c.taken.take(region, index)?;
+            Ok(MemBlockInfo { ptr: ptr as usize, bytes: bytes as u64 })
+        })())
+    })
 }
 
 unsafe extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
@@ -44,6 +76,9 @@ fn lifecycle_vtable() -> LifecycleVtableRef {
             set_local_data_size: life_set_size,
             set_local_data_ptr: life_set_ptr,
             is_aliased: life_is_aliased,
+            mem_alloc: life_mem_alloc,
+            mem_free: life_mem_free,
+            mem_block: life_mem_block,
         }
         .leak_into_prefix()
     })
@@ -53,8 +88,10 @@ pub(super) fn call_lifecycle(
     f: extern "C" fn(&Lifecycle) -> AbiResult<()>,
     lc: &mut LifecycleContext<'_>,
 ) -> Result<()> {
-    // SAFETY: `lc` is the LifecycleContext the lifecycle vtable's functions expect, borrowed by
+    let mut call = LifecycleCall { lc, taken: Taken::default() };
+    // SAFETY: `call` is the LifecycleCall the lifecycle vtable's functions expect, borrowed by
     // nobody else for the whole callback; the module receives the handle for this call only.
-    let handle = unsafe { Lifecycle::from_raw(lifecycle_vtable(), lc as *mut LifecycleContext<'_> as *mut c_void) };
+    let handle =
+        unsafe { Lifecycle::from_raw(lifecycle_vtable(), &mut call as *mut LifecycleCall<'_, '_> as *mut c_void) };
     f(&handle).into_result().map_err(to_error)
 }

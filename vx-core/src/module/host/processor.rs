@@ -6,13 +6,15 @@ use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::module_abi::{
-    AbiResult, ArrayInfo, LocalData, MappedImage, Processor, ProcessorVtable, ProcessorVtableRef, ScalarBits,
+    AbiResult, ArrayInfo, LocalData, MappedImage, MemBlockInfo, Processor, ProcessorVtable, ProcessorVtableRef,
+    ScalarBits,
 };
 
 use crate::data::image::PlaneLease;
 use crate::data::types::{ScalarType, ScalarValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ProcessContext;
+use crate::kernel::memory::{MemRegion, Taken, scratch_parts};
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
@@ -20,6 +22,42 @@ const MAX_MAPS: usize = 16;
 struct ProcessCall<'a, 'b> {
     p: &'a mut ProcessContext<'b>,
     maps: [Option<PlaneLease<'b>>; MAX_MAPS],
+    /// Kernel memory blocks handed out in this call (each once).
+    taken: Taken,
+}
+
+/// The region of a wire code, or an error naming it.
+pub(super) fn region(code: u32) -> Result<MemRegion> {
+    MemRegion::from_code(code)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidParameters, "no such memory region").found(code))
+}
+
+unsafe extern "C" fn proc_mem_block(p: &Processor, region_code: u32, index: u32) -> AbiResult<MemBlockInfo> {
+    catch("memory block", || {
+        let c = process_call(p);
+        abi((|| {
+            let region = region(region_code)?;
+            let scratch = scratch_parts(c.p.scratch.as_deref_mut());
+            let (ptr, bytes) = c.p.memory.locate(region, index, scratch)?;
+            c.taken.take(region, index)?;
+            Ok(MemBlockInfo { ptr: ptr as usize, bytes: bytes as u64 })
+        })())
+    })
+}
+
+unsafe extern "C" fn proc_mem_alloc(p: &Processor, region_code: u32, bytes: u64) -> AbiResult<u32> {
+    catch("memory alloc", || {
+        let c = process_call(p);
+        let region = MemRegion::from_code(region_code).map_or("unknown".to_string(), |r| r.to_string());
+        abi(Err(Error::new(
+            ErrorKind::NotSupported,
+            format!(
+                "kernel memory is allocated in init only (TIOVX's create); node '{}' asked for {bytes} bytes of \
+                 {region} memory in process",
+                c.p.node_name()
+            ),
+        )))
+    })
 }
 
 fn process_call<'a, 'b>(p: &Processor) -> &'a mut ProcessCall<'a, 'b> {
@@ -175,13 +213,15 @@ fn processor_vtable() -> ProcessorVtableRef {
             local_data: proc_local_data,
             param_present: proc_param_present,
             is_aliased: proc_is_aliased,
+            mem_block: proc_mem_block,
+            mem_alloc: proc_mem_alloc,
         }
         .leak_into_prefix()
     })
 }
 
 pub(super) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
-    let mut call = ProcessCall { p: pc, maps: Default::default() };
+    let mut call = ProcessCall { p: pc, maps: Default::default(), taken: Taken::default() };
     // SAFETY: `call` is the ProcessCall the processor vtable's functions expect, borrowed by nobody
     // else for the whole call; the module receives the handle for this call only.
     let handle =
