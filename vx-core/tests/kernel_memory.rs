@@ -33,8 +33,7 @@ fn through_scratch(ctx: &Context, name: &str, add: u8, seen: Arc<Mutex<Vec<usize
         b.init(|l| l.alloc::<u8>(MemRegion::Scratch, (W * H) as usize).map(|_| ())).process(move |p| {
             let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
             let (rows, w) = (i.height() as usize, i.width() as usize);
-            let mut mem = p.memory();
-            let tmp = mem.get(MemBlock::<u8>::nth(MemRegion::Scratch, 0))?;
+            let tmp = p.block(MemBlock::<u8>::nth(MemRegion::Scratch, 0))?;
             seen.lock().unwrap().push(tmp.as_ptr() as usize);
             for y in 0..rows {
                 for (t, s) in tmp[y * w..(y + 1) * w].iter_mut().zip(i.row(y as u32)) {
@@ -59,12 +58,9 @@ fn frame_counter(ctx: &Context, free_in_deinit: bool) -> Kernel {
         })
         .deinit(move |l| if free_in_deinit { l.free(MemBlock::<u32>::nth(MemRegion::Persistent, 0)) } else { Ok(()) })
         .process(|p| {
-            let n = {
-                let mut mem = p.memory();
-                let c = mem.get(MemBlock::<u32>::nth(MemRegion::Persistent, 0))?;
-                c[0] += 1;
-                c[0]
-            };
+            let c = p.block(MemBlock::<u32>::nth(MemRegion::Persistent, 0))?;
+            c[0] += 1;
+            let n = c[0];
             let (_, mut o) = p.map_pair::<u8, u8>(0, 1)?;
             for y in 0..o.height() {
                 o.row_mut(y).fill(n as u8);
@@ -151,11 +147,10 @@ fn allocation_outside_init_and_a_block_taken_twice_are_refused() {
                 l.free(MemBlock::<f32>::nth(MemRegion::Persistent, 0))
             })
             .process(move |p| {
-                let mut mem = p.memory();
                 let block = MemBlock::<f32>::nth(MemRegion::Persistent, 0);
-                assert_eq!(mem.get(block)?.len(), 8);
-                e2.lock().unwrap().push(mem.get(block).unwrap_err());
-                e2.lock().unwrap().push(mem.get(MemBlock::<u8>::nth(MemRegion::Scratch, 0)).unwrap_err());
+                assert_eq!(p.block(block)?.len(), 8);
+                e2.lock().unwrap().push(p.block(block).unwrap_err());
+                e2.lock().unwrap().push(p.block(MemBlock::<u8>::nth(MemRegion::Scratch, 0)).unwrap_err());
                 Ok(())
             })
     });

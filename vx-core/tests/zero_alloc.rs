@@ -2,7 +2,9 @@
 //!
 //! A counting global allocator counts every allocation on every thread while a flag is up. The
 //! graph is a three-node chain through virtual images whose kernels map patches and compute but
-//! allocate nothing themselves, so any allocation counted is the runtime's. This binary holds a
+//! allocate nothing themselves, so any allocation counted is the runtime's. The kernels reach
+//! kernel memory (a persistent block and a scratch row) in every process; the virtual images are
+//! placed by the memory plan. This binary holds a
 //! single test so no other test allocates concurrently.
 
 use std::sync::atomic::Ordering::SeqCst;
@@ -25,12 +27,22 @@ fn add_kernel(ctx: &Context, name: &str, delta: u8) -> Kernel {
             metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
             Ok(())
         })
+        // Kernel memory: a persistent frame counter and a scratch row, reached in every process.
+        .init(|l| {
+            l.alloc::<u32>(MemRegion::Persistent, 1)?;
+            l.alloc::<u8>(MemRegion::Scratch, 64).map(|_| ())
+        })
+        .deinit(|l| l.free(MemBlock::<u32>::nth(MemRegion::Persistent, 0)))
         .process(move |p| {
+            p.block(MemBlock::<u32>::nth(MemRegion::Persistent, 0))?[0] += 1;
+            let row = p.block(MemBlock::<u8>::nth(MemRegion::Scratch, 0))?;
             let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
             for y in 0..i.height() {
-                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
-                    *o = i.wrapping_add(delta);
+                let tmp = &mut row[..i.width() as usize];
+                for (t, i) in tmp.iter_mut().zip(i.row(y)) {
+                    *t = i.wrapping_add(delta);
                 }
+                o.row_mut(y).copy_from_slice(tmp);
             }
             if let Some(local) = p.local_data() {
                 local[0] = local[0].wrapping_add(1);

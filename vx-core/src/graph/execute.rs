@@ -112,8 +112,9 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
                 border: s.border,
                 aliased: &s.aliased,
                 local: &mut run.local,
-                memory: &mut run.memory,
-                scratch: arena.as_mut().map(|a| a.as_mut_slice()),
+                memory: &run.memory,
+                scratch: crate::kernel::memory::scratch_parts(arena.as_mut().map(|a| a.as_mut_slice())),
+                taken: Default::default(),
             };
             call_guarded("process", || process(&mut pc))
         }

@@ -15,7 +15,7 @@ use crate::data::scalar::Scalar;
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
-use crate::kernel::memory::{KernelMemory, MemBlock, MemRegion, NodeMemory, Plain};
+use crate::kernel::memory::{KernelMemory, MemBlock, MemRegion, NodeMemory, Plain, Taken};
 use crate::shared::Resources;
 use std::sync::Arc;
 
@@ -214,18 +214,28 @@ pub struct ProcessContext<'a> {
     pub(crate) aliased: &'a [(u32, u32)],
     pub(crate) local: &'a mut LocalData,
     /// The node's kernel memory.
-    pub(crate) memory: &'a mut NodeMemory,
-    /// The running executor's scratch arena (at least the node's scratch requests).
-    pub(crate) scratch: Option<&'a mut [u8]>,
+    pub(crate) memory: &'a NodeMemory,
+    /// The running executor's scratch arena (base, length; at least the node's scratch requests),
+    /// borrowed for the call.
+    pub(crate) scratch: (*mut u8, usize),
+    /// The blocks handed out in this call (each once).
+    pub(crate) taken: std::cell::RefCell<Taken>,
 }
 
 impl<'a> ProcessContext<'a> {
     param_accessors!();
 
-    /// The node's kernel memory: its persistent blocks and its scratch blocks in this executor's
-    /// arena (each block once per call). Process cannot allocate: blocks come from init.
-    pub fn memory(&mut self) -> KernelMemory<'_> {
-        self.memory.view(self.scratch.as_deref_mut())
+    /// The elements of a block init allocated: persistent, or scratch in this executor's arena.
+    /// Each block once per call (a second time is an error), so the slices never overlap; they
+    /// live as long as the call. Process cannot allocate: blocks come from init.
+    pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&'a mut [T]> {
+        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), self.scratch)?;
+        self.taken.borrow_mut().take(block.region(), block.index())?;
+        // SAFETY: `locate` returned a 64-byte aligned range of `bytes` initialised bytes inside a
+        // persistent block of the node or the executor's arena, both valid (and not freed: process
+        // cannot free) for the call ('a); `taken` hands each block out once per call and blocks are
+        // disjoint, so no other reference covers it; every bit pattern is a valid `Plain`.
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, bytes / std::mem::size_of::<T>()) })
     }
 
     /// Parameter `i` as an image the kernel may map.

@@ -151,6 +151,11 @@ impl<'a> KernelMemory<'a> {
 pub(crate) struct Taken([u64; 2]);
 
 impl Taken {
+    /// Whether block `index` of `region` was handed out.
+    pub(crate) fn is_taken(&self, region: MemRegion, index: u32) -> bool {
+        self.0[region.index()] & 1u64.checked_shl(index).unwrap_or(0) != 0
+    }
+
     /// Mark block `index` of `region` handed out; an error if it already was.
     pub(crate) fn take(&mut self, region: MemRegion, index: u32) -> Result<()> {
         let bit = 1u64.checked_shl(index).unwrap_or(0);

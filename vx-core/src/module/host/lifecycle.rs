@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::LifecycleContext;
 use crate::kernel::memory::Taken;
 use crate::module::host::processor::region;
@@ -34,7 +34,21 @@ unsafe extern "C" fn life_mem_alloc(l: &Lifecycle, region_code: u32, bytes: u64)
 }
 
 unsafe extern "C" fn life_mem_free(l: &Lifecycle, region_code: u32, index: u32) -> AbiResult<()> {
-    catch("memory free", || abi(region(region_code).and_then(|r| lifecycle_call(l).memory.free(r, index))))
+    catch("memory free", || {
+        let c = call_state(l);
+        abi((|| {
+            let region = region(region_code)?;
+            // A block handed out in this call may still be in use as a slice: freeing it would
+            // leave that slice dangling.
+            if c.taken.is_taken(region, index) {
+                return Err(Error::new(
+                    ErrorKind::InvalidParameters,
+                    format!("{region} block #{index} was handed out in this callback and cannot be freed in it"),
+                ));
+            }
+            c.lc.memory.free(region, index)
+        })())
+    })
 }
 
 unsafe extern "C" fn life_mem_block(l: &Lifecycle, region_code: u32, index: u32) -> AbiResult<MemBlockInfo> {

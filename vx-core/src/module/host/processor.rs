@@ -14,7 +14,7 @@ use crate::data::image::PlaneLease;
 use crate::data::types::{ScalarType, ScalarValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ProcessContext;
-use crate::kernel::memory::{MemRegion, Taken, scratch_parts};
+use crate::kernel::memory::MemRegion;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
@@ -22,8 +22,6 @@ const MAX_MAPS: usize = 16;
 struct ProcessCall<'a, 'b> {
     p: &'a mut ProcessContext<'b>,
     maps: [Option<PlaneLease<'b>>; MAX_MAPS],
-    /// Kernel memory blocks handed out in this call (each once).
-    taken: Taken,
 }
 
 /// The region of a wire code, or an error naming it.
@@ -37,9 +35,8 @@ unsafe extern "C" fn proc_mem_block(p: &Processor, region_code: u32, index: u32)
         let c = process_call(p);
         abi((|| {
             let region = region(region_code)?;
-            let scratch = scratch_parts(c.p.scratch.as_deref_mut());
-            let (ptr, bytes) = c.p.memory.locate(region, index, scratch)?;
-            c.taken.take(region, index)?;
+            let (ptr, bytes) = c.p.memory.locate(region, index, c.p.scratch)?;
+            c.p.taken.borrow_mut().take(region, index)?;
             Ok(MemBlockInfo { ptr: ptr as usize, bytes: bytes as u64 })
         })())
     })
@@ -221,7 +218,7 @@ fn processor_vtable() -> ProcessorVtableRef {
 }
 
 pub(super) fn call_process(f: extern "C" fn(&Processor) -> AbiResult<()>, pc: &mut ProcessContext<'_>) -> Result<()> {
-    let mut call = ProcessCall { p: pc, maps: Default::default(), taken: Taken::default() };
+    let mut call = ProcessCall { p: pc, maps: Default::default() };
     // SAFETY: `call` is the ProcessCall the processor vtable's functions expect, borrowed by nobody
     // else for the whole call; the module receives the handle for this call only.
     let handle =
