@@ -32,7 +32,8 @@ use crate::kernel::table::KernelTable;
 use crate::module::library::ModuleState;
 use crate::module::loader::Modules;
 use crate::shared::{
-    AsContext, ContextConfig, ContextShared, Limits, ResourceKind, ResourceStat, ResourceUsage, Sealed, TilingPolicy,
+    AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ResourceKind, ResourceStat, ResourceUsage, Sealed,
+    TilingPolicy,
 };
 
 /// Builds a [`Context`] with non-default limits or thread count.
@@ -210,7 +211,7 @@ impl Context {
 
     /// Persistent kernel memory that nodes' deinit left (freed by the runtime), oldest first, with
     /// each node's name.
-    pub fn memory_leaks(&self) -> Vec<crate::MemoryLeak> {
+    pub fn memory_leaks(&self) -> Vec<MemoryLeak> {
         self.inner.shared.leaks()
     }
 
