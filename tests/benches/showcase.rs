@@ -9,7 +9,9 @@
 //! - the 4-node edge pipeline end to end, against the same four OpenCV calls;
 //! - framework overhead: a one-node graph on 64×64, graph process time minus the node's own time;
 //! - module call overhead: the same kernel in-process versus loaded from a module;
-//! - load + publish of the vx_filters module, and unload.
+//! - load + publish of the vx_filters module, and unload;
+//! - buffer aliasing (an in-place chain, aliasing on and off) and the memory plan (the pipeline's
+//!   intermediates and the context's peak bytes, plan on and off).
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
 //! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
