@@ -53,7 +53,7 @@ fn frame_counter(ctx: &Context, free_in_deinit: bool) -> Kernel {
     kernel(ctx, "t.counter", move |b| {
         b.init(|l| {
             let block = l.alloc::<u32>(MemRegion::Persistent, 1)?;
-            l.memory().get(block)?[0] = 0;
+            l.block(block)?[0] = 0;
             Ok(())
         })
         .deinit(move |l| if free_in_deinit { l.free(MemBlock::<u32>::nth(MemRegion::Persistent, 0)) } else { Ok(()) })

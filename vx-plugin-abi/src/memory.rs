@@ -17,9 +17,17 @@ pub enum MemRegion {
 }
 
 impl MemRegion {
-    /// 0 for persistent, 1 for scratch (also the region's [`crate::wire::mem_region`] code).
+    /// 0 for persistent, 1 for scratch (for per-region tables).
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// The region's [`crate::wire::mem_region`] code.
+    pub fn code(self) -> u32 {
+        match self {
+            MemRegion::Persistent => crate::wire::mem_region::PERSISTENT,
+            MemRegion::Scratch => crate::wire::mem_region::SCRATCH,
+        }
     }
 
     /// The region of a [`crate::wire::mem_region`] code.

@@ -1,4 +1,4 @@
-//! The module ABI (version 2): what a kernel module exports and what the host passes it — the wire
+//! The module ABI (version 3): what a kernel module exports and what the host passes it — the wire
 //! contract only; the module-side glue is in [`crate::module_api`].
 //!
 //! A module exports one root descriptor ([`VxModule`], an abi_stable prefix type with an explicit
@@ -39,7 +39,9 @@ use crate::tile::TileParam;
 
 /// The module ABI version. A host refuses modules built for another one. Version 2: handles with a
 /// private host pointer, `!Send`/`!Sync`; `unsafe extern "C" fn` where raw pointers are trusted.
-pub const ABI_VERSION: u32 = 2;
+/// Version 3: kernel memory (`mem_*` in the lifecycle and processor vtables) — a module built for it
+/// must not load into a host without them, so the version changed although the vtables only grew.
+pub const ABI_VERSION: u32 = 3;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with
@@ -522,7 +524,7 @@ impl Processor {
     /// never overlap.
     #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
-        let region = block.region().index() as u32;
+        let region = block.region().code();
         // SAFETY: as in `map_image`.
         let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
         // SAFETY: the host handed this block out for this call, once.
@@ -532,7 +534,7 @@ impl Processor {
     /// here so a module can see the rule enforced.
     pub fn alloc_bytes(&self, region: MemRegion, bytes: u64) -> Result<u32, AbiError> {
         // SAFETY: as in `map_image`.
-        unsafe { (self.vtable.mem_alloc())(self, region.index() as u32, bytes) }.into_result()
+        unsafe { (self.vtable.mem_alloc())(self, region.code(), bytes) }.into_result()
     }
 }
 
@@ -610,19 +612,19 @@ impl Lifecycle {
     pub fn alloc<T: Plain>(&self, region: MemRegion, count: usize) -> Result<MemBlock<T>, AbiError> {
         let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         // SAFETY: as in `local_data`.
-        let index = unsafe { (self.vtable.mem_alloc())(self, region.index() as u32, bytes) }.into_result()?;
+        let index = unsafe { (self.vtable.mem_alloc())(self, region.code(), bytes) }.into_result()?;
         Ok(MemBlock::nth(region, index))
     }
     /// Free a block (`tivxMemFree`): what init allocated, deinit frees; persistent blocks left
     /// are freed by the host and reported as a leak with the node's name.
     pub fn free<T: Plain>(&self, block: MemBlock<T>) -> Result<(), AbiError> {
         // SAFETY: as in `local_data`.
-        unsafe { (self.vtable.mem_free())(self, block.region().index() as u32, block.index()) }.into_result()
+        unsafe { (self.vtable.mem_free())(self, block.region().code(), block.index()) }.into_result()
     }
     /// The elements of a persistent block (each once per call).
     #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
-        let region = block.region().index() as u32;
+        let region = block.region().code();
         // SAFETY: as in `local_data`.
         let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
         // SAFETY: the host handed this block out for this call, once.

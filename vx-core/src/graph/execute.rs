@@ -105,7 +105,7 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
     let t0 = Instant::now();
     let result = match &s.kernel.functions {
         KernelFunctions::User { process } => {
-            let mut arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
+            let arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {
                 node_name: &s.name,
                 params: &s.params,
@@ -113,7 +113,8 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
                 aliased: &s.aliased,
                 local: &mut run.local,
                 memory: &run.memory,
-                scratch: crate::kernel::memory::scratch_parts(arena.as_mut().map(|a| a.as_mut_slice())),
+                // The guard is held for the call: the arena is this executor's alone until it returns.
+                scratch: arena.as_ref().map_or((std::ptr::null_mut(), 0), |a| (a.as_ptr(), a.len())),
                 taken: Default::default(),
             };
             call_guarded("process", || process(&mut pc))

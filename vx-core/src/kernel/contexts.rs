@@ -15,7 +15,7 @@ use crate::data::scalar::Scalar;
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
-use crate::kernel::memory::{KernelMemory, MemBlock, MemRegion, NodeMemory, Plain, Taken};
+use crate::kernel::memory::{MemBlock, MemRegion, NodeMemory, Plain, Taken, block_slice};
 use crate::shared::Resources;
 use std::sync::Arc;
 
@@ -189,10 +189,14 @@ impl<'a> LifecycleContext<'a> {
         self.memory.free(block.region(), block.index())
     }
 
-    /// The node's persistent blocks (init may fill tables, deinit may read them). Scratch blocks
-    /// are reachable in process only.
-    pub fn memory(&mut self) -> KernelMemory<'_> {
-        self.memory.view(None)
+    /// The elements of a persistent block (init may fill a table, deinit read it), one at a time:
+    /// the slice borrows the context, so nothing can free the block while it is in use. Scratch
+    /// blocks are reachable in process only.
+    pub fn block<T: Plain>(&mut self, block: MemBlock<T>) -> Result<&mut [T]> {
+        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), (std::ptr::null_mut(), 0))?;
+        // SAFETY: a persistent block of this node (`locate`), which the `&mut self` borrow keeps
+        // from being freed or handed out again while the slice lives.
+        Ok(unsafe { block_slice(ptr, bytes) })
     }
 
     /// Set `VX_NODE_LOCAL_DATA_PTR` to memory the kernel owns (and frees in deinit). Same rules as
@@ -231,11 +235,10 @@ impl<'a> ProcessContext<'a> {
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&'a mut [T]> {
         let (ptr, bytes) = self.memory.locate(block.region(), block.index(), self.scratch)?;
         self.taken.borrow_mut().take(block.region(), block.index())?;
-        // SAFETY: `locate` returned a 64-byte aligned range of `bytes` initialised bytes inside a
-        // persistent block of the node or the executor's arena, both valid (and not freed: process
-        // cannot free) for the call ('a); `taken` hands each block out once per call and blocks are
-        // disjoint, so no other reference covers it; every bit pattern is a valid `Plain`.
-        Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, bytes / std::mem::size_of::<T>()) })
+        // SAFETY: `locate` returned a range inside a persistent block of the node or the executor's
+        // arena, both valid (and not freed: process cannot free) for the call ('a); `taken` hands
+        // each block out once per call and blocks are disjoint, so no other reference covers it.
+        Ok(unsafe { block_slice(ptr, bytes) })
     }
 
     /// Parameter `i` as an image the kernel may map.

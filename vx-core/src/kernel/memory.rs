@@ -8,14 +8,14 @@
 //!   verify as the largest request of any node. Each node starting at offset 0 is TIOVX's
 //!   `tivxMemResetScratchHeap` before each node, done by construction. Scratch contents are
 //!   undefined at the start of every callback.
-//! - Process reaches its blocks through [`KernelMemory`], each block at most once per callback, so
-//!   the `&mut` slices it hands out never overlap. Process cannot allocate: the in-process API has
+//! - Process reaches its blocks with `ProcessContext::block`, each block at most once per callback
+//!   ([`Taken`]), so the `&mut` slices it hands out never overlap; init and deinit with
+//!   `LifecycleContext::block`, one at a time (the slice borrows the context). Process cannot allocate: the in-process API has
 //!   no such method, and the module ABI's process-time allocation is refused with an error naming
 //!   the node and the callback.
 //! - Deinit frees persistent blocks; whatever it leaves is freed by the runtime and reported
 //!   ([`MemoryLeak`](crate::MemoryLeak), with the node's name, and a `tracing` warning).
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 pub use vx_plugin_abi::memory::{MemBlock, MemRegion, Plain};
@@ -90,12 +90,6 @@ impl NodeMemory {
         (!left.is_empty()).then(|| (left.len(), left.iter().map(RawBuf::len).sum()))
     }
 
-    /// The view process gets, over `scratch` (this executor's arena, at least `scratch_bytes`).
-    pub(crate) fn view<'a>(&'a mut self, scratch: Option<&'a mut [u8]>) -> KernelMemory<'a> {
-        let (base, len) = scratch_parts(scratch);
-        KernelMemory { memory: self, scratch: base, scratch_len: len, taken: Taken::default(), _arena: PhantomData }
-    }
-
     /// Where block `index` of `region` is: (address, bytes). Scratch blocks are in `scratch`
     /// (the executor's arena: base, length); none outside process.
     pub(crate) fn locate(&self, region: MemRegion, index: u32, scratch: (*mut u8, usize)) -> Result<(*mut u8, usize)> {
@@ -120,30 +114,16 @@ impl NodeMemory {
     }
 }
 
-/// A callback's access to its node's blocks: each block at most once per callback, so the slices
-/// never overlap.
-pub struct KernelMemory<'a> {
-    memory: &'a mut NodeMemory,
-    scratch: *mut u8,
-    scratch_len: usize,
-    /// The blocks handed out.
-    taken: Taken,
-    _arena: PhantomData<&'a mut [u8]>,
-}
-
-impl<'a> KernelMemory<'a> {
-    /// The elements of `block`. Each block once per callback (a second time is an error).
-    pub fn get<T: Plain>(&mut self, block: MemBlock<T>) -> Result<&'a mut [T]> {
-        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), (self.scratch, self.scratch_len))?;
-        self.taken.take(block.region(), block.index())?;
-        let n = bytes / std::mem::size_of::<T>();
-        // SAFETY: `ptr` is 64-byte aligned (blocks and scratch offsets are), points to `bytes`
-        // initialised bytes (blocks are zeroed when allocated) valid for `'a` (persistent blocks
-        // belong to the node, borrowed for 'a; the arena is borrowed for 'a), every bit pattern is a
-        // valid `T` (`Plain`), and `taken` hands each block out once, so no two slices overlap
-        // (blocks are disjoint: separate allocations, or disjoint scratch ranges).
-        Ok(unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, n) })
-    }
+/// `bytes` bytes at `ptr` as a slice of `T`.
+///
+/// # Safety
+///
+/// `ptr..ptr + bytes` must be a range [`NodeMemory::locate`] returned (64-byte aligned, initialised:
+/// blocks are zeroed when allocated), valid for `'a`, and no other reference may cover it for `'a`.
+/// Every bit pattern is a valid `T` (`Plain`).
+pub(crate) unsafe fn block_slice<'a, T: Plain>(ptr: *mut u8, bytes: usize) -> &'a mut [T] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, bytes / std::mem::size_of::<T>()) }
 }
 
 /// Which blocks a callback has been handed (one bit per block, per region).
@@ -168,9 +148,4 @@ impl Taken {
         self.0[region.index()] |= bit;
         Ok(())
     }
-}
-
-/// An executor's arena as (base, length); (null, 0) for none.
-pub(crate) fn scratch_parts(scratch: Option<&mut [u8]>) -> (*mut u8, usize) {
-    scratch.map_or((std::ptr::null_mut(), 0), |s| (s.as_mut_ptr(), s.len()))
 }

@@ -54,19 +54,6 @@ pub struct Limits {
 }
 
 impl Limits {
-    fn slot(&mut self, kind: ResourceKind) -> &mut Option<usize> {
-        match kind {
-            ResourceKind::Kernels => &mut self.max_kernels,
-            ResourceKind::Modules => &mut self.max_modules,
-            ResourceKind::Graphs => &mut self.max_graphs,
-            ResourceKind::Nodes => &mut self.max_nodes,
-            ResourceKind::DataObjects => &mut self.max_data_objects,
-            ResourceKind::BufferBytes => &mut self.max_buffer_bytes,
-            ResourceKind::PersistentBytes => &mut self.max_persistent_bytes,
-            ResourceKind::ScratchBytes => &mut self.max_scratch_bytes,
-        }
-    }
-
     /// Read a limits file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Limits> {
         let path = path.as_ref();
@@ -106,23 +93,38 @@ impl Limits {
     }
 }
 
-fn config_slot(c: &mut ContextConfig, kind: ResourceKind) -> &mut usize {
-    match kind {
-        ResourceKind::Kernels => &mut c.max_kernels,
-        ResourceKind::Modules => &mut c.max_modules,
-        ResourceKind::Graphs => &mut c.max_graphs,
-        ResourceKind::Nodes => &mut c.max_nodes,
-        ResourceKind::DataObjects => &mut c.max_data_objects,
-        ResourceKind::BufferBytes => &mut c.max_buffer_bytes,
-        ResourceKind::PersistentBytes => &mut c.max_persistent_bytes,
-        ResourceKind::ScratchBytes => &mut c.max_scratch_bytes,
-    }
+/// The one table of limit fields: each kind's field in [`Limits`] and in [`ContextConfig`] (same
+/// name, which is also [`ResourceKind::config_key`]).
+macro_rules! limit_fields {
+    ($($kind:ident => $field:ident),* $(,)?) => {
+        impl Limits {
+            fn slot(&mut self, kind: ResourceKind) -> &mut Option<usize> {
+                match kind { $(ResourceKind::$kind => &mut self.$field,)* }
+            }
+        }
+        fn config_slot(c: &mut ContextConfig, kind: ResourceKind) -> &mut usize {
+            match kind { $(ResourceKind::$kind => &mut c.$field,)* }
+        }
+        fn config_value(c: &ContextConfig, kind: ResourceKind) -> usize {
+            match kind { $(ResourceKind::$kind => c.$field,)* }
+        }
+    };
+}
+
+limit_fields! {
+    Kernels => max_kernels,
+    Modules => max_modules,
+    Graphs => max_graphs,
+    Nodes => max_nodes,
+    DataObjects => max_data_objects,
+    BufferBytes => max_buffer_bytes,
+    PersistentBytes => max_persistent_bytes,
+    ScratchBytes => max_scratch_bytes,
 }
 
 /// The configured maxima in [`ResourceKind::ALL`] order.
 pub(crate) fn maxima(c: &ContextConfig) -> [usize; 8] {
-    let mut c = c.clone();
-    ResourceKind::ALL.map(|k| *config_slot(&mut c, k))
+    ResourceKind::ALL.map(|k| config_value(c, k))
 }
 
 /// Every limit's statistics.
