@@ -1,12 +1,13 @@
 //! Kernels written with `#[tiling_kernel]`, compiled into this test binary and published in-process
 //! (`Context::publish_in_process`, through the same host interface a module uses): the spec's
 //! example kernels give the OpenCV golden outputs of the tiling tests; scalars, optional parameters,
-//! tile memory and the tile context reach the function.
+//! tile memory and the tile context reach the function; typed kernel memory requests
+//! (`scratch(..)`, `persistent(..)`) are allocated in init, reached in process and freed at deinit.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx_core::*;
 
-use vx_plugin_abi::module_abi::AbiError;
+use vx_plugin_abi::module_abi::{AbiError, Lifecycle};
 use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, tiling_kernel, user_kernel};
 use vx_tests::workspace_root;
 
@@ -95,6 +96,47 @@ fn scale(input: &ImageIn<u8>, factor: u8, output: &mut ImageOut<u8>, state: &mut
     }
 }
 
+/// The input's width, read in init: the scratch row's length.
+fn input_width(l: &Lifecycle) -> Result<usize, AbiError> {
+    Ok(l.param(0)?.width as usize)
+}
+
+/// Kernel memory from the macro: a persistent frame counter (zeroed at init) and two scratch
+/// blocks, one sized by the input's width (a function of the node), one by a constant. Each output
+/// pixel is the input plus the frame number, built in the scratch row first.
+#[user_kernel(name = "macro.frames", persistent(frames = 1), scratch(row = input_width, pad = 2 * 8))]
+fn frames(input: &ImageIn<u8>, output: &mut ImageOut<u8>, frames: &mut [u32], row: &mut [u16], pad: &mut [u8]) {
+    assert_eq!((frames.len(), row.len(), pad.len()), (1, input.width() as usize, 16));
+    frames[0] += 1;
+    for y in 0..input.height() {
+        for (r, &i) in row.iter_mut().zip(input.row(y)) {
+            *r = i as u16 + frames[0] as u16;
+        }
+        for (o, &r) in output.row_mut(y).iter_mut().zip(row.iter()) {
+            *o = r.min(255) as u8;
+        }
+    }
+}
+
+/// Typed local data and kernel memory together: the state counts frames, the persistent block
+/// keeps the last input's first pixel.
+#[derive(Default)]
+struct Seen {
+    frames: u32,
+}
+
+#[user_kernel(name = "macro.frames_kept", local = Seen, persistent(last = 1))]
+fn frames_kept(input: &ImageIn<u8>, output: &mut ImageOut<u8>, last: &mut [u8], state: &mut Seen) {
+    state.frames += 1;
+    assert!(state.frames <= 3);
+    for y in 0..input.height() {
+        for (o, &i) in output.row_mut(y).iter_mut().zip(input.row(y)) {
+            *o = last[0].wrapping_add(i);
+        }
+    }
+    last[0] = input.row(0)[0];
+}
+
 /// A user kernel with optional parameters (the shared signature model): a second input image and
 /// an offset, each used only when the node sets it.
 #[user_kernel(name = "macro.blend")]
@@ -129,6 +171,8 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
         names,
         [
             "macro.blend",
+            "macro.frames",
+            "macro.frames_kept",
             "macro.rows_constant",
             "macro.rows_replicate",
             "macro.scale",
@@ -335,4 +379,56 @@ fn row_kernels_see_their_border_rule_at_every_edge() {
             }
         }
     }
+}
+
+#[test]
+fn a_user_kernel_gets_its_typed_memory_requests() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.frames").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let a = u8_image(&ctx, 5, 2, &[0, 1, 2, 3, 254, 10, 11, 12, 13, 14]);
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let out = Image::new(&ctx, 5, 2, ImageFormat::U8).unwrap();
+    g.add_node(&k, [Reference::from(&a), Reference::from(&v)]).unwrap();
+    g.add_node(&k, [Reference::from(&v), Reference::from(&out)]).unwrap();
+    for frame in 1..=3u8 {
+        g.process().unwrap();
+        // Each node adds its own frame count (persistent per node): input + 2 * frame.
+        let want: Vec<u8> = [0u8, 1, 2, 3, 254, 10, 11, 12, 13, 14]
+            .iter()
+            .map(|&p| (p as u16 + 2 * frame as u16).min(255) as u8)
+            .collect();
+        assert_eq!(out.to_vec::<u8>().unwrap(), want, "frame {frame}");
+    }
+    let use_ = g.kernel_memory().unwrap();
+    for n in &use_.nodes {
+        // One u32 counter; a row of 5 u16 then 16 bytes, each block aligned in the node's layout.
+        assert_eq!(n.persistent_bytes, 4, "{n:?}");
+        assert!(n.scratch_bytes >= 10 + 16, "{n:?}");
+    }
+    assert_eq!(use_.scratch_arena_bytes, use_.nodes[0].scratch_bytes, "both nodes share one arena size");
+    assert_eq!(ctx.resource_stat("max_persistent_bytes").unwrap().used, 8);
+    // Re-verification: deinit freed the counters, init made zeroed ones.
+    g.verify().unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap()[0], 2);
+    drop(g);
+    assert_eq!(ctx.resource_stat("max_persistent_bytes").unwrap().used, 0);
+    assert!(ctx.memory_leaks().is_empty(), "the generated deinit freed every block: {:?}", ctx.memory_leaks());
+
+    let kept = ctx.kernel_by_name("macro.frames_kept").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let out = Image::new(&ctx, 5, 2, ImageFormat::U8).unwrap();
+    g.add_node(&kept, [Reference::from(&a), Reference::from(&out)]).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [0, 1, 2, 3, 254, 10, 11, 12, 13, 14]);
+    a.copy_from(Rect::full(5, 2), 0, &[7u8, 1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [7, 1, 2, 3, 4, 5, 6, 7, 8, 9], "last frame's first pixel was 0");
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [14, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+    drop(g);
+    assert!(ctx.memory_leaks().is_empty());
+    assert_eq!(ctx.resource_stat("max_persistent_bytes").unwrap().used, 0);
 }

@@ -185,3 +185,34 @@ fn a_byte_limit_reached_names_the_limit_and_its_key() {
     assert!(e.message().contains("`max_persistent_bytes`"), "{e}");
     assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 0, "nothing taken");
 }
+
+#[test]
+fn a_failed_init_gives_its_blocks_back_and_the_next_init_numbers_from_zero() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let seen = attempts.clone();
+    let k = kernel(&ctx, "t.flaky", move |b| {
+        b.init(move |l| {
+            let block = l.alloc::<u32>(MemRegion::Persistent, 16)?;
+            assert_eq!(block, MemBlock::nth(MemRegion::Persistent, 0), "numbered from 0 on every init");
+            if seen.fetch_add(1, SeqCst) == 0 {
+                return Err(Error::new(ErrorKind::Failure, "the device is not ready"));
+            }
+            Ok(())
+        })
+        .deinit(|l| l.free(MemBlock::<u32>::nth(MemRegion::Persistent, 0)))
+        .process(|_| Ok(()))
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let (a, out) = (input(&ctx), Image::new(&ctx, W, H, ImageFormat::U8).unwrap());
+    g.add_node(&k, [&a, &out]).unwrap().set_name("flaky").unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Failure);
+    assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 0, "a failed init gets no deinit: blocks taken back");
+    g.verify().unwrap();
+    assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 64);
+    drop(g);
+    assert_eq!(ctx.usage(ResourceKind::PersistentBytes).current, 0);
+    assert!(ctx.memory_leaks().is_empty(), "a failed init is not a leak: {:?}", ctx.memory_leaks());
+}

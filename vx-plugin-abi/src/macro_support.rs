@@ -254,3 +254,24 @@ impl IntoAbiResult for Result<(), AbiError> {
         self
     }
 }
+
+/// The element count of a memory request in `#[user_kernel(scratch(name = COUNT), persistent(..))]`:
+/// a `usize` expression, or a function of the node (`fn(&Lifecycle) -> Result<usize, AbiError>`,
+/// e.g. reading an image's width with [`Lifecycle::param`](crate::module_abi::Lifecycle::param)),
+/// evaluated in init.
+pub trait MemCount {
+    /// The count for this node.
+    fn count(&self, l: &crate::module_abi::Lifecycle) -> Result<usize, AbiError>;
+}
+
+impl MemCount for usize {
+    fn count(&self, _: &crate::module_abi::Lifecycle) -> Result<usize, AbiError> {
+        Ok(*self)
+    }
+}
+
+impl<F: Fn(&crate::module_abi::Lifecycle) -> Result<usize, AbiError>> MemCount for F {
+    fn count(&self, l: &crate::module_abi::Lifecycle) -> Result<usize, AbiError> {
+        self(l)
+    }
+}

@@ -41,7 +41,9 @@ use crate::tile::TileParam;
 /// private host pointer, `!Send`/`!Sync`; `unsafe extern "C" fn` where raw pointers are trusted.
 /// Version 3: kernel memory (`mem_*` in the lifecycle and processor vtables) — a module built for it
 /// must not load into a host without them, so the version changed although the vtables only grew.
-pub const ABI_VERSION: u32 = 3;
+/// Version 4: init and deinit read parameter metas (`param_meta` in the lifecycle vtable), so a
+/// kernel sizes its memory requests by its images.
+pub const ABI_VERSION: u32 = 4;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with
@@ -583,6 +585,8 @@ pub struct LifecycleVtable {
     pub mem_free: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<()>,
     /// A persistent block (each once per call).
     pub mem_block: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
+    /// What parameter `index` is (as a validator sees it).
+    pub param_meta: unsafe extern "C" fn(l: &Lifecycle, index: u32) -> AbiResult<ParamMeta>,
 }
 
 impl Lifecycle {
@@ -605,6 +609,12 @@ impl Lifecycle {
     pub fn is_aliased(&self, a: u32, b: u32) -> bool {
         // SAFETY: as in `local_data`.
         unsafe { (self.vtable.is_aliased())(self, a, b) }
+    }
+    /// What parameter `index` is: type, image format and size, scalar type (e.g. to size a
+    /// memory request by an image's width).
+    pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.param_meta())(self, index) }.into_result()
     }
     /// Allocate `count` elements of `T` in `region` (`tivxMemAlloc`; init only, refused in
     /// deinit). Persistent blocks live until [`free`](Self::free); scratch blocks are requests

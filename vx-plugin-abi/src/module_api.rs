@@ -133,10 +133,22 @@ pub extern "C" fn process_trampoline<P: ProcessFunction>(p: &Processor) -> AbiRe
 }
 
 /// A user kernel's typed node state: created at init (boxed behind the node's local data), dropped
-/// at deinit, with the kernel's own hooks run on it.
+/// at deinit, with the kernel's own hooks run on it; and its kernel memory requests, allocated
+/// before the state is made and freed after it is dropped.
 pub trait StateHooks: 'static {
-    /// The state.
+    /// The state (`()` for a kernel with memory requests and no state).
     type State: Default + 'static;
+    /// Allocate the kernel's memory requests, in order (blocks are numbered per region in
+    /// allocation order, so process finds them with [`MemBlock::nth`](crate::memory::MemBlock::nth)).
+    /// A failed init gets no deinit: the host takes back what was allocated.
+    fn allocate(_l: &Lifecycle) -> Result<(), AbiError> {
+        Ok(())
+    }
+    /// Free the persistent blocks [`allocate`](Self::allocate) made (deinit, after the state is
+    /// dropped).
+    fn release(_l: &Lifecycle) -> Result<(), AbiError> {
+        Ok(())
+    }
     /// The kernel's own init, run on the fresh state.
     fn init(_state: &mut Self::State) -> Result<(), AbiError> {
         Ok(())
@@ -147,9 +159,11 @@ pub trait StateHooks: 'static {
     }
 }
 
-/// Init for `H`: box a default state as the node's local data, then run `H::init` on it.
+/// Init for `H`: allocate its memory requests, box a default state as the node's local data, then
+/// run `H::init` on it.
 pub extern "C" fn init_trampoline<H: StateHooks>(l: &Lifecycle) -> AbiResult<()> {
     guard("init", || {
+        H::allocate(l)?;
         let mut state = Box::new(H::State::default());
         H::init(&mut state)?;
         l.set_local_data_size(std::mem::size_of::<H::State>() as u64)?;
@@ -163,20 +177,24 @@ pub extern "C" fn init_trampoline<H: StateHooks>(l: &Lifecycle) -> AbiResult<()>
     })
 }
 
-/// Deinit for `H`: run `H::deinit`, then drop the boxed state and clear the pointer.
+/// Deinit for `H`: run `H::deinit`, drop the boxed state and clear the pointer, then free the
+/// memory requests (`H::release`).
 pub extern "C" fn deinit_trampoline<H: StateHooks>(l: &Lifecycle) -> AbiResult<()> {
     guard("deinit", || {
         let d = l.local_data();
-        if d.ptr == 0 {
-            return Ok(());
-        }
-        // SAFETY: init_trampoline::<H> stored Box::into_raw(Box<H::State>) here and nothing else
-        // owns it; it is reclaimed exactly once (the pointer is cleared below).
-        let mut state = unsafe { Box::from_raw(d.ptr as *mut H::State) };
-        let r = H::deinit(&mut state);
-        drop(state);
-        l.set_local_data_ptr(0)?;
-        r
+        let r = if d.ptr == 0 {
+            Ok(())
+        } else {
+            // SAFETY: init_trampoline::<H> stored Box::into_raw(Box<H::State>) here and nothing
+            // else owns it; it is reclaimed exactly once (the pointer is cleared below).
+            let mut state = unsafe { Box::from_raw(d.ptr as *mut H::State) };
+            let r = H::deinit(&mut state);
+            drop(state);
+            l.set_local_data_ptr(0)?;
+            r
+        };
+        let freed = H::release(l);
+        r.and(freed)
     })
 }
 

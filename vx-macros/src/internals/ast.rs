@@ -1,8 +1,8 @@
 //! The annotated function as a model, shared by `#[tiling_kernel]` and `#[user_kernel]`: each
 //! argument is a kernel parameter (in argument order: input image, output image or scalar, each
 //! possibly `Option<…>` = an optional parameter) or an extra that is not a parameter (tile memory and
-//! tile context for tiling kernels, the typed state for user kernels). The two attributes differ only
-//! in their image view types ([`Flavor`]).
+//! tile context for tiling kernels, the typed state and kernel memory blocks for user kernels). The
+//! two attributes differ only in their image view types ([`Flavor`]).
 
 use quote::ToTokens;
 use syn::{FnArg, GenericArgument, ItemFn, PathArguments, Type, TypePath, TypeReference};
@@ -39,8 +39,8 @@ impl Flavor {
             }
             Flavor::User => {
                 "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a \
-                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, or `&mut L` for \
-                 the `local = L` state"
+                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut L` for \
+                 the `local = L` state, or `&mut [T]` for a memory block named in `scratch(...)` / `persistent(...)`"
             }
             Flavor::Rows => {
                 "unsupported parameter type in a row kernel: expected `Rows<T, N>` (an input image's neighborhood \
@@ -101,12 +101,52 @@ pub(crate) enum Extra {
     Local,
 }
 
+/// A kernel memory region a request names (`vx_plugin_abi::memory::MemRegion`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Region {
+    /// `persistent(...)`: init to deinit.
+    Persistent,
+    /// `scratch(...)`: one callback, in the executor's scratch arena.
+    Scratch,
+}
+
+impl Region {
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Region::Persistent => "persistent",
+            Region::Scratch => "scratch",
+        }
+    }
+}
+
+/// A memory request `name = count` in `scratch(...)` or `persistent(...)` (user kernels): the
+/// function's argument `name: &mut [T]` receives the block of `count` elements of `T`.
+pub(crate) struct MemRequest {
+    pub(crate) region: Region,
+    pub(crate) name: syn::Ident,
+    /// A `usize` expression or a function of the node's `Lifecycle` (`macro_support::MemCount`).
+    pub(crate) count: syn::Expr,
+}
+
+/// The argument a memory request names.
+pub(crate) struct MemArg {
+    /// Which request (index into the requests, in attribute order).
+    pub(crate) request: usize,
+    pub(crate) region: Region,
+    /// The block's number in its region: requests are allocated in order.
+    pub(crate) nth: u32,
+    /// `T` of `&mut [T]`.
+    pub(crate) elem: Type,
+}
+
 /// One argument of the annotated function.
 pub(crate) enum Arg {
     /// A kernel parameter.
     Param(Box<Param>),
     /// Something else the SDK passes.
     Extra(Extra),
+    /// A kernel memory block (user kernels).
+    Memory(Box<MemArg>),
 }
 
 /// The kernel parameters among `args`, in order.
@@ -223,8 +263,38 @@ fn extra(flavor: Flavor, ty: &Type, local: Option<&Type>) -> Option<Extra> {
     }
 }
 
-/// Classify every argument of `f`, collecting every error.
-pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) -> Vec<Arg> {
+/// `&mut [T]`: `T`.
+fn slice_of(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(TypeReference { mutability: Some(_), elem, .. }) => match &**elem {
+            Type::Slice(s) => Some(&s.elem),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `Some` when `pt` is the argument a memory request names (by its identifier): the argument, or
+/// `None` when its type is wrong (reported).
+fn memory_arg(cx: &Ctxt, pt: &syn::PatType, memory: &[MemRequest], used: &mut [bool]) -> Option<Option<Arg>> {
+    let syn::Pat::Ident(pi) = &*pt.pat else { return None };
+    let k = memory.iter().position(|m| m.name == pi.ident)?;
+    let m = &memory[k];
+    used[k] = true;
+    let Some(elem) = slice_of(&pt.ty) else {
+        cx.error_spanned_by(
+            &pt.ty,
+            format!("`{}` is a {} memory request: its argument is `&mut [T]` (T: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64)", m.name, m.region.key()),
+        );
+        return Some(None);
+    };
+    let nth = memory[..k].iter().filter(|o| o.region == m.region).count() as u32;
+    Some(Some(Arg::Memory(Box::new(MemArg { request: k, region: m.region, nth, elem: elem.clone() }))))
+}
+
+/// Classify every argument of `f`, collecting every error. `memory`: the user kernel's memory
+/// requests (each names one argument).
+pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, memory: &[MemRequest]) -> Vec<Arg> {
     if let Some(a) = &f.sig.asyncness {
         cx.error_spanned_by(a, "a kernel function cannot be async");
     }
@@ -232,12 +302,15 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) 
         cx.error_spanned_by(&f.sig.generics, "a kernel function cannot be generic");
     }
     let mut out = Vec::new();
+    let mut used = vec![false; memory.len()];
     for input in &f.sig.inputs {
         match input {
             FnArg::Receiver(r) => cx.error_spanned_by(r, "a kernel function cannot take `self`"),
             FnArg::Typed(pt) => {
                 let ty = &*pt.ty;
-                if let Some(e) = extra(flavor, ty, local) {
+                if let Some(m) = memory_arg(cx, pt, memory, &mut used) {
+                    out.extend(m);
+                } else if let Some(e) = extra(flavor, ty, local) {
                     out.push(Arg::Extra(e));
                 } else if let Some(t) = in_place_of(ty).filter(|_| flavor == Flavor::Tiling) {
                     for (kind, half) in
@@ -256,6 +329,19 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>) 
                     cx.error_spanned_by(ty, flavor.expected());
                 }
             }
+        }
+    }
+    for (m, used) in memory.iter().zip(used) {
+        if !used {
+            cx.error_spanned_by(
+                &m.name,
+                format!(
+                    "{} memory request `{}` names no argument of the function (add `{}: &mut [T]`)",
+                    m.region.key(),
+                    m.name,
+                    m.name
+                ),
+            );
         }
     }
     if local.is_some() && !out.iter().any(|a| matches!(a, Arg::Extra(Extra::Local))) {

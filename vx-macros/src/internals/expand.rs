@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{ItemFn, LitInt, LitStr};
 
-use crate::internals::ast::{Arg, Extra, Flavor, InPlaceHalf, Param, ParamKind, params};
+use crate::internals::ast::{Arg, Extra, Flavor, InPlaceHalf, Param, ParamKind, Region, params};
 
 /// The kernel's name: the given one, or `crate_name.function_name`.
 pub(crate) fn kernel_name(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
@@ -84,10 +84,25 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                 call.push(quote!(__ctx));
             }
             Arg::Extra(Extra::Local) => call.push(quote!(__local)),
+            Arg::Memory(m) => {
+                let v = format_ident!("__m{}", m.request);
+                let (nth, elem) = (m.nth, &m.elem);
+                let region = region(m.region);
+                bind.push(quote!(let #v = p.block(__vx::memory::MemBlock::<#elem>::nth(#region, #nth))?;));
+                call.push(quote!(#v));
+            }
         }
     }
     bind.extend(late);
     (bind, call)
+}
+
+/// The SDK's `MemRegion` for `r`.
+pub(crate) fn region(r: Region) -> TokenStream {
+    match r {
+        Region::Persistent => quote!(__vx::memory::MemRegion::Persistent),
+        Region::Scratch => quote!(__vx::memory::MemRegion::Scratch),
+    }
 }
 
 /// The `ParamSig` entries the generated validator checks, one per parameter.

@@ -17,7 +17,7 @@ pub(crate) fn tiling_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
         |cx| {
             let attrs = attr::Attrs::parse(cx, args);
             let flavor = if ast::is_row_form(&f) { Flavor::Rows } else { Flavor::Tiling };
-            let fn_args = ast::args(cx, flavor, &f, None);
+            let fn_args = ast::args(cx, flavor, &f, None, &[]);
             let attrs = attrs?;
             valid::check(cx, &f, &attrs, &fn_args);
             Ok((attrs, fn_args))

@@ -4,6 +4,9 @@
 //! plus `&mut L` for typed local data when `local = L` is given: a boxed `L::default()` behind the
 //! node's local-data pointer, created at init (then the kernel's `init = path`, if any, runs on it)
 //! and dropped at deinit (after `deinit = path`). `validate = path` replaces the generated validator.
+//! `scratch(name = count, ..)` / `persistent(name = count, ..)` request kernel memory: the argument
+//! `name: &mut [T]` receives a block of `count` elements (a `usize` expression, or a function of
+//! the node's `Lifecycle`), allocated in init in request order and freed at deinit.
 //!
 //! The output implements the SDK's `ValidateFunction` and `ProcessFunction` (or `StateHooks` and
 //! `StatefulProcess` with `local = L`) on a unit type; the SDK's generic trampolines are the
@@ -13,9 +16,9 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 
-use crate::internals::ast::{self, Arg, Flavor, params};
+use crate::internals::ast::{self, Arg, Flavor, MemRequest, Region, params};
 use crate::internals::ctxt::Ctxt;
-use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, signature};
+use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, region, signature};
 
 #[derive(Default)]
 struct Attrs {
@@ -26,9 +29,10 @@ struct Attrs {
     deinit: Option<Path>,
     local: Option<Type>,
     any_size: bool,
+    memory: Vec<MemRequest>,
 }
 
-const KEYS: &str = "name, enumeration, validate, init, deinit, local, any_size";
+const KEYS: &str = "name, enumeration, validate, init, deinit, local, any_size, scratch, persistent";
 
 fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
     let mut a = Attrs::default();
@@ -47,6 +51,21 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
             "deinit" => a.deinit = Some(meta.value()?.parse()?),
             "local" => a.local = Some(meta.value()?.parse()?),
             "any_size" => a.any_size = true,
+            "scratch" | "persistent" => {
+                let region = if key == "scratch" { Region::Scratch } else { Region::Persistent };
+                meta.parse_nested_meta(|m| {
+                    let Some(name) = m.path.get_ident().cloned() else {
+                        return Err(m.error("expected `name = count` (the argument `name: &mut [T]` gets the block)"));
+                    };
+                    let count: syn::Expr = m.value()?.parse()?;
+                    if a.memory.iter().any(|r| r.name == name) {
+                        cx.error_spanned_by(&name, format!("memory request `{name}` is declared twice"));
+                    } else {
+                        a.memory.push(MemRequest { region, name, count });
+                    }
+                    Ok(())
+                })?;
+            }
             _ => {
                 cx.error_spanned_by(
                     &meta.path,
@@ -86,8 +105,9 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
         #(#bind)*
         __vx::macro_support::IntoAbiResult::into_abi_result(#ident(#(#call),*))
     };
-    let (process_impl, process, lifecycle) = match &a.local {
-        None => (
+    let stateful = a.local.is_some() || !a.memory.is_empty();
+    let (process_impl, process, lifecycle) = if !stateful {
+        (
             quote! {
                 impl __vx::module_api::ProcessFunction for __VxKernel {
                     fn process(p: &__vx::module_abi::Processor) -> #result { #call_kernel }
@@ -95,31 +115,34 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
             },
             quote!(__vx::module_api::process_trampoline::<__VxKernel>),
             quote!(::core::option::Option::None, ::core::option::Option::None),
-        ),
-        Some(l) => {
-            let hook = |name: &str, p: &Option<Path>| {
-                let name = syn::Ident::new(name, proc_macro2::Span::call_site());
-                p.as_ref().map(|p| quote!(fn #name(state: &mut #l) -> #result { #p(state) }))
-            };
-            let (init, deinit) = (hook("init", &a.init), hook("deinit", &a.deinit));
-            (
-                quote! {
-                    impl __vx::module_api::StateHooks for __VxKernel {
-                        type State = #l;
-                        #init
-                        #deinit
-                    }
-                    impl __vx::module_api::StatefulProcess for __VxKernel {
-                        fn process(p: &__vx::module_abi::Processor, __local: &mut #l) -> #result { #call_kernel }
-                    }
-                },
-                quote!(__vx::module_api::stateful_process_trampoline::<__VxKernel>),
-                quote! {
-                    ::core::option::Option::Some(__vx::module_api::init_trampoline::<__VxKernel>),
-                    ::core::option::Option::Some(__vx::module_api::deinit_trampoline::<__VxKernel>)
-                },
-            )
-        }
+        )
+    } else {
+        let state = a.local.as_ref().map_or_else(|| quote!(()), |l| quote!(#l));
+        let local = if a.local.is_some() { quote!(__local) } else { quote!(_) };
+        let hook = |name: &str, p: &Option<Path>| {
+            let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+            p.as_ref().map(|p| quote!(fn #name(state: &mut #state) -> #result { #p(state) }))
+        };
+        let (init, deinit) = (hook("init", &a.init), hook("deinit", &a.deinit));
+        let memory = memory_hooks(a, args);
+        (
+            quote! {
+                impl __vx::module_api::StateHooks for __VxKernel {
+                    type State = #state;
+                    #memory
+                    #init
+                    #deinit
+                }
+                impl __vx::module_api::StatefulProcess for __VxKernel {
+                    fn process(p: &__vx::module_abi::Processor, #local: &mut #state) -> #result { #call_kernel }
+                }
+            },
+            quote!(__vx::module_api::stateful_process_trampoline::<__VxKernel>),
+            quote! {
+                ::core::option::Option::Some(__vx::module_api::init_trampoline::<__VxKernel>),
+                ::core::option::Option::Some(__vx::module_api::deinit_trampoline::<__VxKernel>)
+            },
+        )
     };
     quote! {
         #f
@@ -151,14 +174,54 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
+/// `StateHooks::allocate` / `release` for the memory requests: allocated in request order (so
+/// the `nth` block of a region is the `nth` request of it), persistent blocks freed at deinit.
+fn memory_hooks(a: &Attrs, args: &[Arg]) -> TokenStream {
+    if a.memory.is_empty() {
+        return TokenStream::new();
+    }
+    let result = quote!(::core::result::Result<(), __vx::module_abi::AbiError>);
+    let mut alloc = Vec::new();
+    let mut free = Vec::new();
+    for (k, req) in a.memory.iter().enumerate() {
+        // Every request names an argument (checked in the model).
+        let Some(m) = args.iter().find_map(|x| match x {
+            Arg::Memory(m) if m.request == k => Some(m),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let (elem, count, reg, nth) = (&m.elem, &req.count, region(m.region), m.nth);
+        alloc.push(quote! {
+            l.alloc::<#elem>(#reg, __vx::macro_support::MemCount::count(&(#count), l)?)?;
+        });
+        if m.region == Region::Persistent {
+            free.push(quote!(l.free(__vx::memory::MemBlock::<#elem>::nth(#reg, #nth))?;));
+        }
+    }
+    quote! {
+        fn allocate(l: &__vx::module_abi::Lifecycle) -> #result {
+            #(#alloc)*
+            ::core::result::Result::Ok(())
+        }
+        fn release(l: &__vx::module_abi::Lifecycle) -> #result {
+            #(#free)*
+            ::core::result::Result::Ok(())
+        }
+    }
+}
+
 /// Expand `#[user_kernel(args)]` on `f` (or the fallback with every error).
 pub(crate) fn user_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
     crate::internals::run(
         &f,
         |cx| {
             let attrs = parse_attrs(cx, args);
-            let local = attrs.as_ref().ok().and_then(|a| a.local.clone());
-            let fn_args = ast::args(cx, Flavor::User, &f, local.as_ref());
+            let (local, memory) = match &attrs {
+                Ok(a) => (a.local.as_ref(), &a.memory[..]),
+                Err(_) => (None, &[][..]),
+            };
+            let fn_args = ast::args(cx, Flavor::User, &f, local, memory);
             Ok((attrs?, fn_args))
         },
         |(attrs, fn_args)| expand(&f, attrs, fn_args),

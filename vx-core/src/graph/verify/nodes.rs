@@ -111,8 +111,12 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerif
             memory: &mut run.memory,
             resources: &v.graph.ctx.inner.shared.resources,
         };
-        call_guarded("init", || init(&mut lc))
-            .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name).in_graph(&v.gname))?;
+        if let Err(e) = call_guarded("init", || init(&mut lc)) {
+            // A failed init gets no deinit (TIOVX: a failed create gets no delete): what it
+            // allocated goes back now, and the next init numbers its blocks from 0 again.
+            run.memory.reclaim();
+            return Err(e.in_kernel(&s.kernel.name).in_node(&s.name).in_graph(&v.gname));
+        }
     }
     if ks == 0 && run.local.size != 0 && run.local.ptr().is_null() {
         let size = run.local.size;

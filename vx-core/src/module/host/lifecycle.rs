@@ -1,16 +1,19 @@
 //! The lifecycle vtable: what a module's init and deinit may call (node local data under the spec's
-//! rules, alias decisions).
+//! rules, alias decisions, parameter metas, kernel memory).
 
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo};
+use vx_plugin_abi::module_abi::{
+    AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo, ParamMeta,
+};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::LifecycleContext;
 use crate::kernel::memory::Taken;
 use crate::module::host::processor::region;
+use crate::module::host::validator::param_meta;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 struct LifecycleCall<'a, 'b> {
@@ -63,6 +66,10 @@ unsafe extern "C" fn life_mem_block(l: &Lifecycle, region_code: u32, index: u32)
     })
 }
 
+unsafe extern "C" fn life_param_meta(l: &Lifecycle, index: u32) -> AbiResult<ParamMeta> {
+    catch("param meta", || abi(param_meta(lifecycle_call(l).params(), index)))
+}
+
 unsafe extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
     catch_or("local data", LocalData { ptr: 0, size: 0 }, || {
         let c = lifecycle_call(l);
@@ -93,6 +100,7 @@ fn lifecycle_vtable() -> LifecycleVtableRef {
             mem_alloc: life_mem_alloc,
             mem_free: life_mem_free,
             mem_block: life_mem_block,
+            param_meta: life_param_meta,
         }
         .leak_into_prefix()
     })

@@ -33,34 +33,32 @@ unsafe extern "C" fn val_num_params(v: &Validator) -> u32 {
 }
 
 unsafe extern "C" fn val_param_meta(v: &Validator, index: u32) -> AbiResult<ParamMeta> {
-    catch("param meta", || {
-        let c = validate_call(v);
-        abi((|| {
-            let params = c.v.params();
-            let slot = params.get(index as usize).ok_or_else(|| {
-                Error::new(ErrorKind::InvalidParameters, "no such parameter")
-                    .expected_found(format!("index < {}", params.len()), index)
-            })?;
-            let mut m =
-                ParamMeta { present: slot.is_some(), data_type: 0, format: 0, width: 0, height: 0, scalar_type: 0 };
-            match slot {
-                None => {}
-                Some(Reference::Image(i)) => {
-                    m.data_type = data_type::IMAGE;
-                    m.format = i.format().fourcc();
-                    m.width = i.width();
-                    m.height = i.height();
-                }
-                Some(Reference::Scalar(s)) => {
-                    m.data_type = data_type::SCALAR;
-                    m.scalar_type = s.scalar_type().code() as u32;
-                }
-                Some(Reference::Array(_)) => m.data_type = data_type::ARRAY,
-                Some(Reference::UserDataObject(_)) => m.data_type = data_type::USER_DATA_OBJECT,
-            }
-            Ok(m)
-        })())
-    })
+    catch("param meta", || abi(param_meta(validate_call(v).v.params(), index)))
+}
+
+/// What parameter `index` of `params` is, as the module ABI describes it (validators, init, deinit).
+pub(super) fn param_meta(params: &[Option<Reference>], index: u32) -> Result<ParamMeta> {
+    let slot = params.get(index as usize).ok_or_else(|| {
+        Error::new(ErrorKind::InvalidParameters, "no such parameter")
+            .expected_found(format!("index < {}", params.len()), index)
+    })?;
+    let mut m = ParamMeta { present: slot.is_some(), data_type: 0, format: 0, width: 0, height: 0, scalar_type: 0 };
+    match slot {
+        None => {}
+        Some(Reference::Image(i)) => {
+            m.data_type = data_type::IMAGE;
+            m.format = i.format().fourcc();
+            m.width = i.width();
+            m.height = i.height();
+        }
+        Some(Reference::Scalar(s)) => {
+            m.data_type = data_type::SCALAR;
+            m.scalar_type = s.scalar_type().code() as u32;
+        }
+        Some(Reference::Array(_)) => m.data_type = data_type::ARRAY,
+        Some(Reference::UserDataObject(_)) => m.data_type = data_type::USER_DATA_OBJECT,
+    }
+    Ok(m)
 }
 
 unsafe extern "C" fn val_set_output_image(
