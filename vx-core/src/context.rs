@@ -33,7 +33,7 @@ use crate::module::library::ModuleState;
 use crate::module::loader::Modules;
 use crate::shared::{
     AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ResourceKind, ResourceStat, ResourceUsage, Sealed,
-    TilingPolicy,
+    TargetConfig, TargetInfo, TilingPolicy,
 };
 
 /// Builds a [`Context`] with non-default limits or thread count.
@@ -104,6 +104,12 @@ impl ContextBuilder {
     /// one buffer per virtual image).
     pub fn memory_plan(mut self, on: bool) -> Self {
         self.config.memory_plan = on;
+        self
+    }
+
+    /// Add a named target (an executor with its own threads and FIFO), started with the context.
+    pub fn target(mut self, target: TargetConfig) -> Self {
+        self.config.targets.push(target);
         self
     }
 
@@ -185,6 +191,12 @@ impl Context {
     /// Threads that compute in parallel steps (the calling thread and `threads - 1` helpers).
     pub fn threads(&self) -> usize {
         self.inner.shared.threads
+    }
+
+    /// The context's named targets, each with its configuration and counters (the default target,
+    /// [`HOST_TARGET`](crate::HOST_TARGET), runs nodes on the calling thread and the crew and is not listed).
+    pub fn targets(&self) -> Vec<TargetInfo> {
+        self.inner.shared.targets.list.iter().map(|t| t.info()).collect()
     }
 
     /// Usage of one kind of resource: current, peak and configured maximum.

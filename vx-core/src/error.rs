@@ -57,6 +57,8 @@ pub enum ErrorKind {
     MultipleWriters,
     /// `VX_ERROR_REFERENCE_NONZERO`
     ReferenceNonzero,
+    /// A wait ran out of time (`Node::send_command`); status `VX_FAILURE`.
+    Timeout,
 }
 
 impl ErrorKind {
@@ -87,6 +89,7 @@ impl ErrorKind {
             ErrorKind::GraphAbandoned => Status::GraphAbandoned,
             ErrorKind::MultipleWriters => Status::MultipleWriters,
             ErrorKind::ReferenceNonzero => Status::ReferenceNonzero,
+            ErrorKind::Timeout => Status::Failure,
         }
     }
 

@@ -73,13 +73,14 @@ pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarTy
 pub use data::user_data::{MAX_TYPE_NAME, UserDataObject};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::node::{Node, Perf};
+pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;
-pub use kernel::callbacks::{LifecycleFn, ProcessFn, TilingFn, ValidateFn};
+pub use kernel::callbacks::{ControlFn, LifecycleFn, ProcessFn, TargetKernel, TilingFn, ValidateFn};
 pub use kernel::contexts::{
-    KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
+    ControlContext, KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
 };
 pub use kernel::handle::Kernel;
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
@@ -92,8 +93,8 @@ pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, ke
 pub use module::library::ModuleState;
 pub use module::loader::MODULE_PATH_VAR;
 pub use shared::{
-    AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ResourceKind, ResourceStat, ResourceUsage,
-    TilingPolicy, VirtualScope,
+    AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ResourceKind, ResourceStat,
+    ResourceUsage, TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
 };
 pub use vx_plugin_abi::{
     BorderMode, ImageFormat, Neighborhood, Rect, Status, Tile, TileArgs, TileBlockSize, TileError, TileMut, TilePixel,

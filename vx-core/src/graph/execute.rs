@@ -9,17 +9,20 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+
 use std::time::Instant;
 
 use vx_plugin_abi::Status;
 
 use crate::data::buffer::RawBuf;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::targets::{NodeAction, NodeCompletion};
 use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ProcessContext;
 use crate::shared::ContextShared;
+use crate::shared::target::{Job, Latch};
 use crate::support::sync::lock;
 use crate::support::unwind::call_guarded;
 
@@ -58,33 +61,86 @@ impl Graph {
 fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Result<()> {
     let shared = &ctx.inner.shared;
     let node = |n: usize| body.nodes[n].as_ref().expect("scheduled nodes are live");
+    // A node on a named target runs on its executor, unless this thread is one of that target's
+    // (a graph processed from inside a target callback): then it runs here.
+    let remote = |n: usize| node(n).executor().is_some_and(|e| !e.is_current());
     for level in &body.schedule {
-        match level.as_slice() {
-            [] => {}
-            [n] => run_node(shared, graph, &body.scratch, node(*n))?,
-            many => {
-                // The calling thread and the crew's helpers take the level's nodes from a shared
-                // counter; the error of the first failing node (in schedule order) is reported.
-                let next = AtomicUsize::new(0);
-                let failed = AtomicUsize::new(usize::MAX);
-                let first_error: Mutex<Option<Error>> = Mutex::new(None);
-                shared.crew.run(many.len() - 1, &|| {
-                    while let Some(&n) = many.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
-                            let mut slot = lock(&first_error);
-                            if failed.fetch_min(n, Ordering::Relaxed) > n {
-                                *slot = Some(e);
-                            }
-                        }
-                    }
-                });
-                if let Some(e) = first_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-                    return Err(e);
+        let on_targets = level.iter().filter(|&&n| remote(n)).count();
+        let level_run = LevelRun { shared, graph, body, first_error: Mutex::new(None), done: Latch::new(on_targets) };
+        if on_targets > 0 {
+            for &n in level.iter().filter(|&&n| remote(n)) {
+                let ex = node(n).executor().expect("remote nodes have an executor");
+                let job = Job { run: run_on_target, data: &level_run as *const LevelRun<'_> as *const (), arg: n };
+                // SAFETY: `level_run` lives on this stack until `done` is released below: every
+                // queued job counts it down once (a job that failed to queue is counted here).
+                if let Err(e) = unsafe { ex.submit(job, true) } {
+                    level_run.fail(n, e.in_node(&node(n).name));
+                    level_run.done.count_down();
                 }
             }
         }
+        let host: &[usize] = level;
+        match host.iter().filter(|&&n| !remote(n)).count() {
+            0 => {}
+            1 => {
+                let n = *host.iter().find(|&&n| !remote(n)).expect("counted");
+                if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
+                    level_run.fail(n, e);
+                }
+            }
+            many => {
+                // The calling thread and the crew's helpers take the level's host nodes from a
+                // shared counter; the error of the first failing node (in schedule order) wins.
+                let next = AtomicUsize::new(0);
+                shared.crew.run(many - 1, &|| {
+                    while let Some(&n) = host.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if remote(n) {
+                            continue;
+                        }
+                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
+                            level_run.fail(n, e);
+                        }
+                    }
+                });
+            }
+        }
+        level_run.done.wait();
+        if let Some((_, e)) = level_run.first_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            return Err(e);
+        }
     }
     Ok(())
+}
+
+/// One level of one frame, shared by the threads running its nodes.
+struct LevelRun<'a> {
+    shared: &'a ContextShared,
+    graph: u64,
+    body: &'a GraphBody,
+    /// The first failing node in schedule order, and its error.
+    first_error: Mutex<Option<(usize, Error)>>,
+    /// Released when every node queued on a target has run.
+    done: Latch,
+}
+
+impl LevelRun<'_> {
+    fn fail(&self, n: usize, e: Error) {
+        let mut slot = lock(&self.first_error);
+        if slot.as_ref().is_none_or(|(m, _)| n < *m) {
+            *slot = Some((n, e));
+        }
+    }
+}
+
+/// The job of one node on its target (`arg` = the node's index).
+unsafe fn run_on_target(data: *const (), n: usize) {
+    // SAFETY: `run_levels` keeps the LevelRun alive until this job counts `done` down.
+    let lr = unsafe { &*(data as *const LevelRun<'_>) };
+    let s = lr.body.nodes[n].as_ref().expect("scheduled nodes are live");
+    if let Err(e) = run_node(lr.shared, lr.graph, &lr.body.scratch, s) {
+        lr.fail(n, e);
+    }
+    lr.done.count_down();
 }
 
 /// The scratch arena of the executor running on this thread: crew helper `i` has `arenas[i]`, the
@@ -104,7 +160,8 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
     let run = &mut *run;
     let t0 = Instant::now();
     let result = match &s.kernel.functions {
-        KernelFunctions::User { process } => {
+        KernelFunctions::User { .. } => {
+            let process = s.process_fn().expect("placed user nodes have a process function");
             let arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {
                 node_name: &s.name,
@@ -116,6 +173,7 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
                 // The guard is held for the call: the arena is this executor's alone until it returns.
                 scratch: arena.as_ref().map_or((std::ptr::null_mut(), 0), |a| (a.as_ptr(), a.len())),
                 taken: Default::default(),
+                instance: &mut run.instance,
             };
             call_guarded("process", || process(&mut pc))
         }
@@ -128,6 +186,21 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
     match result {
         Ok(()) => {
             run.status = Status::Success;
+            if let Some(cb) = &s.callback {
+                let perf = run.perf;
+                let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.target.as_str());
+                let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
+                let action = call_guarded("completion callback", || Ok(cb(&done)))
+                    .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name))?;
+                if action == NodeAction::Abandon {
+                    return Err(Error::new(
+                        ErrorKind::GraphAbandoned,
+                        "the node's completion callback abandoned the graph",
+                    )
+                    .in_kernel(&s.kernel.name)
+                    .in_node(&s.name));
+                }
+            }
             Ok(())
         }
         Err(e) => {

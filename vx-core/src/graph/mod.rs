@@ -4,6 +4,8 @@
 
 mod execute;
 pub(crate) mod node;
+mod schedule;
+pub(crate) mod targets;
 pub(crate) mod tiling;
 pub(crate) mod verify;
 
@@ -49,6 +51,8 @@ pub(crate) struct NodeRun {
     pub(crate) memory: crate::kernel::memory::NodeMemory,
     perf: Perf,
     pub(crate) status: Status,
+    /// The typed instance context (`tivxSetTargetKernelInstanceContext`).
+    pub(crate) instance: crate::kernel::instance::InstanceContext,
 }
 
 pub(crate) struct NodeSlot {
@@ -71,7 +75,17 @@ pub(crate) struct NodeSlot {
     /// Validate and init ran (so deinit is due at re-verification or destruction).
     pub(crate) initialized: bool,
     valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,
-    pub(crate) run: Mutex<NodeRun>,
+    /// The node's run state; shared with its control port, so a command reaches it without the
+    /// graph's lock (and waits for the node's process call, never for the whole frame).
+    pub(crate) run: Arc<Mutex<NodeRun>>,
+    /// The target the application asked for (`Node::set_target`).
+    pub(crate) requested_target: Option<String>,
+    /// Where the node runs and with which functions (pass `targets`).
+    pub(crate) placement: Option<targets::Placement>,
+    /// Where commands reach the node, while it is initialized.
+    pub(crate) port: Option<Arc<targets::ControlPort>>,
+    /// `vxAssignNodeCallback`.
+    pub(crate) callback: Option<Arc<targets::NodeCallbackFn>>,
     _slot: ResourceSlot,
 }
 
@@ -84,16 +98,33 @@ impl NodeSlot {
         self.kernel.final_().expect("nodes are created from finalized kernels").params[index]
     }
 
-    /// Call deinit (if the kernel has one) under the spec's local-data rules.
-    /// Then free the kernel memory deinit left, reporting persistent blocks as a leak.
+    /// Call deinit (the kernel's, or its target implementation's delete) under the spec's
+    /// local-data rules, on the node's target. Then drop the instance context and free the kernel
+    /// memory deinit left, reporting persistent blocks as a leak.
     pub(crate) fn deinit(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
         if !self.initialized {
             return Ok(());
         }
         self.initialized = false;
+        if let Some(port) = self.port.take() {
+            port.retire();
+        }
+        match self.placement.as_ref().and_then(|p| p.executor.clone()) {
+            // A stopped target (the context is going away) cannot run it: run it here.
+            Some(ex) => match ex.run_sync(|| self.deinit_here(shared)) {
+                Ok(r) => r,
+                Err(_) => self.deinit_here(shared),
+            },
+            None => self.deinit_here(shared),
+        }
+    }
+
+    fn deinit_here(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
         let ks = self.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
-        let run = get_mut(&mut self.run);
-        let result = match self.kernel.deinit.clone() {
+        let deinit = self.deinit_fn();
+        let mut run = lock(&self.run);
+        let run = &mut *run;
+        let result = match deinit {
             None => Ok(()),
             Some(deinit) => {
                 let mut lc = LifecycleContext {
@@ -106,11 +137,13 @@ impl NodeSlot {
                     local: &mut run.local,
                     memory: &mut run.memory,
                     resources: &shared.resources,
+                    instance: &mut run.instance,
                 };
                 crate::support::unwind::call_guarded("deinit", || deinit(&mut lc))
                     .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
             }
         };
+        run.instance.clear();
         if let Some((blocks, bytes)) = run.memory.reclaim() {
             shared.report_leak(crate::shared::MemoryLeak {
                 node: self.name.clone(),
@@ -152,6 +185,10 @@ pub(crate) struct GraphInner {
     pub(crate) ctx: Context,
     pub(crate) name: Mutex<String>,
     body: Mutex<GraphBody>,
+    /// Each node's control port (by node index), reachable while the graph processes.
+    pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
+    /// The run of `Graph::schedule`, until `Graph::wait` collects it.
+    pub(crate) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     _slot: ResourceSlot,
 }
 
@@ -333,6 +370,8 @@ impl Graph {
                     memory: Default::default(),
                     scratch: Vec::new(),
                 }),
+                ports: Mutex::new(Vec::new()),
+                scheduled: Mutex::new(None),
                 _slot: slot,
             }),
         })
@@ -434,12 +473,17 @@ impl Graph {
             dirty: true,
             initialized: false,
             valid_rect_fns: vec![None; fin.params.len()],
-            run: Mutex::new(NodeRun {
+            run: Arc::new(Mutex::new(NodeRun {
                 local: LocalData::default(),
                 memory: Default::default(),
                 perf: Perf::default(),
                 status: Status::Success,
-            }),
+                instance: Default::default(),
+            })),
+            requested_target: None,
+            placement: None,
+            port: None,
+            callback: None,
             _slot: slot,
         }));
         body.invalidate();

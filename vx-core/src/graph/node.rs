@@ -57,7 +57,7 @@ impl fmt::Debug for Node {
 }
 
 impl Node {
-    fn with<R>(&self, f: impl FnOnce(&GraphInner, &mut GraphBody, usize) -> Result<R>) -> Result<R> {
+    pub(super) fn with<R>(&self, f: impl FnOnce(&GraphInner, &mut GraphBody, usize) -> Result<R>) -> Result<R> {
         let g = self
             .graph
             .upgrade()

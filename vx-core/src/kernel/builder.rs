@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use vx_plugin_abi::{MAX_TILING_PARAMS, TileArgs, TileError};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernel::callbacks::{KernelFunctions, LifecycleFn, ProcessFn, TilingFn, ValidateFn};
-use crate::kernel::contexts::{LifecycleContext, ProcessContext, ValidateContext};
+use crate::kernel::callbacks::{
+    ControlFn, KernelFunctions, LifecycleFn, ProcessFn, TargetKernel, TilingFn, ValidateFn,
+};
+use crate::kernel::contexts::{ControlContext, LifecycleContext, ProcessContext, ValidateContext};
 use crate::kernel::handle::Kernel;
 use crate::kernel::meta_format::MetaFormats;
 use crate::kernel::record::{KernelBuild, KernelInner};
@@ -33,6 +35,8 @@ pub struct KernelBuilder<'c> {
     validate: Option<Arc<ValidateFn>>,
     init: Option<Arc<LifecycleFn>>,
     deinit: Option<Arc<LifecycleFn>>,
+    control: Option<Arc<ControlFn>>,
+    targets: Vec<(String, TargetKernel)>,
     keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     staged: bool,
     owns_enumeration: bool,
@@ -59,6 +63,8 @@ impl<'c> KernelBuilder<'c> {
             validate: None,
             init: None,
             deinit: None,
+            control: None,
+            targets: Vec::new(),
             keep_alive: None,
             staged: false,
             owns_enumeration: false,
@@ -118,6 +124,18 @@ impl<'c> KernelBuilder<'c> {
         self.deinit = Some(Arc::new(f));
         self
     }
+    /// The control callback (`tivxNodeSendCommand`) of nodes that run the kernel's own process.
+    pub fn control(mut self, f: impl Fn(&mut ControlContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
+        self.control = Some(Arc::new(f));
+        self
+    }
+    /// The kernel's implementation on target `target` (`tivxAddTargetKernelByName`): nodes placed
+    /// on that target run it (process, and its create/delete instead of init/deinit). A user kernel
+    /// needs its own process function, or at least one target implementation.
+    pub fn target(mut self, target: &str, implementation: TargetKernel) -> Self {
+        self.targets.push((target.to_owned(), implementation));
+        self
+    }
     /// Keep `owner` alive as long as the kernel (used for module libraries).
     pub fn keep_alive(mut self, owner: Arc<dyn Any + Send + Sync>) -> Self {
         self.keep_alive = Some(owner);
@@ -154,6 +172,12 @@ impl<'c> KernelBuilder<'c> {
                 return Err(fail(ErrorKind::InvalidParameters, "too many parameters for a tiling kernel")
                     .expected_found(format!("at most {MAX_TILING_PARAMS}"), self.num_params));
             }
+            if !self.targets.is_empty() {
+                return Err(fail(
+                    ErrorKind::NotSupported,
+                    "target implementations belong to user kernels (a tiling kernel runs on the host target)",
+                ));
+            }
             KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible }
         } else {
             if self.fast.is_some() || self.flexible.is_some() {
@@ -162,10 +186,22 @@ impl<'c> KernelBuilder<'c> {
                     "fast/flexible functions belong to tiling kernels (use Context::tiling_kernel)",
                 ));
             }
-            let Some(process) = self.process else {
-                return Err(fail(ErrorKind::InvalidParameters, "a user kernel needs a process function"));
-            };
-            KernelFunctions::User { process }
+            if self.process.is_none() && self.targets.is_empty() {
+                return Err(fail(
+                    ErrorKind::InvalidParameters,
+                    "a user kernel needs a process function or a target implementation",
+                ));
+            }
+            for (i, (t, _)) in self.targets.iter().enumerate() {
+                if t.is_empty() || self.targets[..i].iter().any(|(o, _)| o == t) {
+                    return Err(fail(
+                        ErrorKind::InvalidParameters,
+                        "target implementations need distinct, non-empty target names",
+                    )
+                    .found(format!("'{t}'")));
+                }
+            }
+            KernelFunctions::User { process: self.process }
         };
         let Some(validate) = self.validate else {
             return Err(fail(ErrorKind::InvalidParameters, "a kernel needs a validate function"));
@@ -184,6 +220,8 @@ impl<'c> KernelBuilder<'c> {
             validate,
             init: self.init,
             deinit: self.deinit,
+            control: self.control,
+            targets: self.targets,
             build: Mutex::new(KernelBuild {
                 params: vec![None; self.num_params as usize],
                 attrs: KernelAttributes::default(),

@@ -1,6 +1,7 @@
 //! What a kernel's callbacks receive: the node's parameters, its attributes, and its local data.
 //! [`ValidateContext`] for the validator, [`LifecycleContext`] for init/deinit (with the spec's
-//! local-data rules), [`ProcessContext`] for process. Objects reached through these contexts may
+//! local-data rules), [`ProcessContext`] for process, [`ControlContext`] for a command sent to the
+//! node. Init, process, control and deinit reach the node's typed instance context. Objects reached through these contexts may
 //! be virtual: kernels of the owning graph may map them, the application may not.
 
 use std::ffi::c_void;
@@ -14,6 +15,7 @@ use crate::data::reference::Reference;
 use crate::data::scalar::Scalar;
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::instance::InstanceContext;
 use crate::kernel::local_data::{LocalData, LocalPtr, Phase, check_set_ptr, check_set_size};
 use crate::kernel::memory::{MemBlock, MemRegion, NodeMemory, Plain, Taken, block_slice};
 use crate::shared::Resources;
@@ -120,6 +122,7 @@ pub struct LifecycleContext<'a> {
     /// The node's kernel memory (blocks allocated in init, freed in deinit).
     pub(crate) memory: &'a mut NodeMemory,
     pub(crate) resources: &'a Arc<Resources>,
+    pub(crate) instance: &'a mut InstanceContext,
 }
 
 impl<'a> LifecycleContext<'a> {
@@ -199,6 +202,21 @@ impl<'a> LifecycleContext<'a> {
         Ok(unsafe { block_slice(ptr, bytes) })
     }
 
+    /// Set the node's instance context (`tivxSetTargetKernelInstanceContext`), typically in init
+    /// (create): any `Send` value, reached in process and control with `instance::<S>()`, taken back
+    /// in deinit with [`take_instance`](Self::take_instance) or dropped after it.
+    pub fn set_instance<S: std::any::Any + Send>(&mut self, value: S) {
+        self.instance.set(value);
+    }
+    /// The node's instance context, if it is an `S` (`tivxGetTargetKernelInstanceContext`).
+    pub fn instance<S: std::any::Any + Send>(&mut self) -> Result<&mut S> {
+        self.instance.get(self.node_name)
+    }
+    /// Take the instance context back (deinit / delete); what is left is dropped after deinit.
+    pub fn take_instance<S: std::any::Any + Send>(&mut self) -> Result<S> {
+        self.instance.take(self.node_name)
+    }
+
     /// Set `VX_NODE_LOCAL_DATA_PTR` to memory the kernel owns (and frees in deinit). Same rules as
     /// [`set_local_data_size`](Self::set_local_data_size); the framework never dereferences it.
     pub fn set_local_data_ptr(&mut self, ptr: *mut c_void) -> Result<()> {
@@ -224,10 +242,16 @@ pub struct ProcessContext<'a> {
     pub(crate) scratch: (*mut u8, usize),
     /// The blocks handed out in this call (each once).
     pub(crate) taken: std::cell::RefCell<Taken>,
+    pub(crate) instance: &'a mut InstanceContext,
 }
 
 impl<'a> ProcessContext<'a> {
     param_accessors!();
+
+    /// The node's instance context, if it is an `S` (`tivxGetTargetKernelInstanceContext`).
+    pub fn instance<S: std::any::Any + Send>(&mut self) -> Result<&mut S> {
+        self.instance.get(self.node_name)
+    }
 
     /// The elements of a block init allocated: persistent, or scratch in this executor's arena.
     /// Each block once per call (a second time is an error), so the slices never overlap; they
@@ -408,5 +432,45 @@ impl KernelUserData<'_> {
     /// Copy bytes in.
     pub fn copy_from(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.object.copy_in_impl(offset, src, Access::Kernel)
+    }
+}
+
+/// What a control callback sees (`tivxNodeSendCommand` → `control_func`): the command, the
+/// references sent with it, the node's parameters, instance context and persistent kernel memory.
+/// It runs on the node's target, never at the same time as the node's process; it cannot allocate.
+pub struct ControlContext<'a> {
+    pub(crate) node_name: &'a str,
+    pub(crate) params: &'a [Option<Reference>],
+    pub(crate) border: BorderMode,
+    pub(crate) aliased: &'a [(u32, u32)],
+    pub(crate) command: u32,
+    pub(crate) refs: &'a [Reference],
+    pub(crate) memory: &'a NodeMemory,
+    pub(crate) taken: std::cell::RefCell<Taken>,
+    pub(crate) instance: &'a mut InstanceContext,
+}
+
+impl<'a> ControlContext<'a> {
+    param_accessors!();
+
+    /// The command code the application sent.
+    pub fn command(&self) -> u32 {
+        self.command
+    }
+    /// The references sent with the command.
+    pub fn refs(&self) -> &'a [Reference] {
+        self.refs
+    }
+    /// The node's instance context, if it is an `S`.
+    pub fn instance<S: std::any::Any + Send>(&mut self) -> Result<&mut S> {
+        self.instance.get(self.node_name)
+    }
+    /// A persistent block init allocated (each once per call; scratch is process-only).
+    pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&'a mut [T]> {
+        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), (std::ptr::null_mut(), 0))?;
+        self.taken.borrow_mut().take(block.region(), block.index())?;
+        // SAFETY: a persistent block of the node, valid for the call ('a: the node's memory is
+        // borrowed for it and control cannot free); `taken` hands each block out once per call.
+        Ok(unsafe { block_slice(ptr, bytes) })
     }
 }

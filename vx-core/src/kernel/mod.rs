@@ -1,6 +1,6 @@
 //! Kernels: the handle and its signature and attributes, the builder (`vxAddUserKernel`,
-//! `vxAddTilingKernel`), the contexts callbacks see, meta formats, node local data, kernel memory
-//! regions (persistent and scratch), and the
+//! `vxAddTilingKernel`, per-target implementations), the contexts callbacks see, meta formats, node
+//! local data and instance contexts, kernel memory regions (persistent and scratch), and the
 //! context's kernel table with its id pools. Kernels hold the kernel table (and through it the
 //! context's shared part), never the context.
 
@@ -8,6 +8,7 @@ pub(crate) mod builder;
 pub(crate) mod callbacks;
 pub(crate) mod contexts;
 pub(crate) mod handle;
+pub(crate) mod instance;
 pub(crate) mod local_data;
 pub(crate) mod memory;
 pub(crate) mod meta_format;

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use crate::kernel::callbacks::{KernelFunctions, LifecycleFn, ValidateFn};
+use crate::kernel::callbacks::{ControlFn, KernelFunctions, LifecycleFn, TargetKernel, ValidateFn};
 use crate::kernel::signature::{AliasHint, KernelAttributes, ParamSpec};
 use crate::shared::ResourceSlot;
 use crate::support::sync::lock;
@@ -48,6 +48,10 @@ pub(crate) struct KernelInner {
     pub(crate) validate: Arc<ValidateFn>,
     pub(crate) init: Option<Arc<LifecycleFn>>,
     pub(crate) deinit: Option<Arc<LifecycleFn>>,
+    /// Control for nodes running the kernel's own process (any target).
+    pub(crate) control: Option<Arc<ControlFn>>,
+    /// Implementations per target, by target name (`tivxAddTargetKernelByName`).
+    pub(crate) targets: Vec<(String, TargetKernel)>,
     pub(super) build: Mutex<KernelBuild>,
     pub(crate) finalized: OnceLock<FinalKernel>,
     /// Keeps whatever the kernel's code lives in (a module's library) alive as long as the kernel.
@@ -92,5 +96,15 @@ impl KernelInner {
     }
     pub(crate) fn final_(&self) -> Option<&FinalKernel> {
         self.finalized.get()
+    }
+
+    /// The kernel's implementation for target `name`, if it registered one.
+    pub(crate) fn target_impl(&self, name: &str) -> Option<&TargetKernel> {
+        self.targets.iter().find(|(t, _)| t == name).map(|(_, k)| k)
+    }
+
+    /// Whether the kernel has a process function for any target (its own).
+    pub(crate) fn runs_anywhere(&self) -> bool {
+        !matches!(self.functions, KernelFunctions::User { process: None })
     }
 }

@@ -33,6 +33,8 @@ pub struct ContextConfig {
     /// Place virtual images by lifetime in one arena per graph, sharing memory between images never
     /// live at once (default true). `false`: a buffer of its own for each.
     pub memory_plan: bool,
+    /// Named targets (executors) besides the default host target.
+    pub targets: Vec<super::TargetConfig>,
 }
 
 impl Default for ContextConfig {
@@ -51,6 +53,7 @@ impl Default for ContextConfig {
             module_history: 16,
             aliasing: true,
             memory_plan: true,
+            targets: Vec::new(),
         }
     }
 }

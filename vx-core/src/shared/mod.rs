@@ -8,6 +8,7 @@ mod config;
 pub(crate) mod crew;
 pub(crate) mod limits;
 mod resources;
+pub(crate) mod target;
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ pub use config::{ContextConfig, TilingPolicy};
 pub use limits::{Limits, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
+pub use target::{HOST_TARGET, TargetConfig, TargetInfo};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::support::ids::next_id;
@@ -33,6 +35,53 @@ pub struct ContextShared {
     pub(crate) resources: Arc<Resources>,
     /// Persistent-memory leaks found at deinit, newest last (at most [`MAX_LEAK_REPORTS`]).
     leaks: std::sync::Mutex<std::collections::VecDeque<MemoryLeak>>,
+    /// The named targets (executors), in configuration order.
+    pub(crate) targets: Targets,
+}
+
+/// A context's targets: the configured executors, and the one that runs control commands sent to
+/// nodes of the default host target (started on the first such command). Stopped with the context.
+pub(crate) struct Targets {
+    pub(crate) list: Vec<Arc<target::Executor>>,
+    host_control: std::sync::OnceLock<std::result::Result<Arc<target::Executor>, String>>,
+    context: u64,
+}
+
+impl Targets {
+    /// The executor named `name` (`None` for the host target or an unknown name).
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<target::Executor>> {
+        self.list.iter().find(|t| t.config.name == name)
+    }
+
+    /// Whether `name` is a target of this context (the host target included).
+    pub(crate) fn exists(&self, name: &str) -> bool {
+        name == HOST_TARGET || self.get(name).is_some()
+    }
+
+    /// The names of the context's targets, the host target first.
+    pub(crate) fn names(&self) -> Vec<&str> {
+        std::iter::once(HOST_TARGET).chain(self.list.iter().map(|t| t.config.name.as_str())).collect()
+    }
+
+    /// The executor of control commands for host-target nodes.
+    pub(crate) fn host_control(&self) -> Result<&Arc<target::Executor>> {
+        self.host_control
+            .get_or_init(|| {
+                let mut c = TargetConfig::new("host-control");
+                c.queue_depth = 64;
+                target::Executor::start(c, self.context).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the host control thread: {e}")))
+    }
+}
+
+impl Drop for Targets {
+    fn drop(&mut self) {
+        for t in self.list.iter().chain(self.host_control.get().and_then(|r| r.as_ref().ok())) {
+            t.stop();
+        }
+    }
 }
 
 /// Leak reports a context keeps (older ones are dropped).
@@ -62,7 +111,15 @@ impl ContextShared {
             Error::new(ErrorKind::NoResources, format!("could not start the context's helper threads: {e}"))
         })?;
         let resources = Resources::new(limits::maxima(&config));
-        tracing::debug!(context = id, threads, "context created");
+        let mut list: Vec<Arc<target::Executor>> = Vec::new();
+        for t in &config.targets {
+            if list.iter().any(|o| o.config.name == t.name) {
+                return Err(Error::new(ErrorKind::InvalidValue, format!("target '{}' is configured twice", t.name)));
+            }
+            list.push(target::Executor::start(t.clone(), id)?);
+        }
+        let targets = Targets { list, host_control: Default::default(), context: id };
+        tracing::debug!(context = id, threads, targets = targets.list.len(), "context created");
         Ok(Arc::new(ContextShared {
             id,
             config,
@@ -71,6 +128,7 @@ impl ContextShared {
             pool: std::sync::OnceLock::new(),
             resources,
             leaks: Default::default(),
+            targets,
         }))
     }
 

@@ -89,21 +89,29 @@ impl CpuSet {
     /// Restrict the calling thread to exactly `cpu` (tests force a collision with it).
     #[cfg(test)]
     pub(crate) fn pin_to(cpu: usize) -> bool {
+        CpuSet::pin_to_cores(&[cpu])
+    }
+
+    /// Restrict the calling thread to `cpus` (a target pinned to cores). False (nothing changed)
+    /// when a CPU is out of range, the set is empty, or the call fails.
+    pub(crate) fn pin_to_cores(cpus: &[usize]) -> bool {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: all zeroes is an empty cpu_set_t.
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-            if cpu >= libc::CPU_SETSIZE as usize {
+            if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
                 return false;
             }
-            // SAFETY: `cpu` < CPU_SETSIZE, so the bit lies inside the set.
-            unsafe { libc::CPU_SET(cpu, &mut set) };
+            for &cpu in cpus {
+                // SAFETY: `cpu` < CPU_SETSIZE (checked above), so the bit lies inside the set.
+                unsafe { libc::CPU_SET(cpu, &mut set) };
+            }
             // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 = the calling thread.
             unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = cpu;
+            let _ = cpus;
             false
         }
     }

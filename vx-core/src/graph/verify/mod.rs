@@ -20,7 +20,8 @@
 //! | `meta` | `meta.rs` | meta formats applied: virtual outputs completed, real ones checked |
 //! | `aliasing` | `aliasing.rs` | the node's alias hints decided (same meta; sparse before dense) |
 //! | `tiling` | `nodes.rs` | tiling nodes: the extension's checks, the tile plan and arenas |
-//! | `init` | `nodes.rs` | the kernel's init, then the local data it asked for |
+//! | `targets` | `nodes.rs` | where the node runs: its target, the implementation it runs there |
+//! | `init` | `nodes.rs` | the kernel's init (or create), on the node's target; then its local data and control port |
 //! | `valid regions` | `valid_regions.rs` | output valid rectangles (every node, re-verified or not) |
 //!
 //! Adding a pass is one file and one line in [`GRAPH_PASSES`] or [`NODE_PASSES`]. Verification is
@@ -81,6 +82,7 @@ pub(super) const NODE_PASSES: &[NodePass] = &[
     NodePass { name: "meta", always: false, run: meta::run },
     NodePass { name: "aliasing", always: true, run: aliasing::decide },
     NodePass { name: "tiling", always: false, run: nodes::tiling },
+    NodePass { name: "targets", always: false, run: nodes::targets },
     NodePass { name: "init", always: false, run: nodes::init },
     NodePass { name: "valid regions", always: true, run: valid_regions::run },
 ];

@@ -13,7 +13,7 @@ use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::{LifecycleContext, ValidateContext};
 use crate::kernel::local_data::Phase;
 use crate::kernel::meta_format::{MetaFormat, MetaFormats};
-use crate::support::sync::get_mut;
+use crate::support::sync::lock;
 use crate::support::unwind::call_guarded;
 
 /// Graph pass `nodes`: the node passes, in order, on each node in schedule order — on every node
@@ -45,7 +45,7 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
     if s.initialized {
         // Re-verification step 1: deinit; step 2: reset local data if the kernel size is 0.
         s.deinit(&v.graph.ctx.inner.shared).map_err(|e| e.in_graph(&v.gname))?;
-        let run = get_mut(&mut s.run);
+        let mut run = lock(&s.run);
         if ks == 0 {
             run.local.reset();
         } else if !run.local.is_framework() {
@@ -53,7 +53,7 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
         }
     } else {
         // First verification step 1: initialize local data attributes.
-        let run = get_mut(&mut s.run);
+        let mut run = lock(&s.run);
         if ks == 0 {
             run.local.reset();
         } else {
@@ -95,11 +95,42 @@ pub(super) fn tiling(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVer
     Ok(())
 }
 
-/// Node pass `init`: the kernel's init, then the local data it asked for (size set, no pointer).
-pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
+/// Node pass `targets`: where the node runs (its target and the implementation it runs there).
+pub(super) fn targets(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
+    let placement =
+        crate::graph::targets::place(&s.kernel, s.requested_target.as_deref(), &v.graph.ctx.inner.shared.targets)
+            .map_err(|e| v.at(s, e))?;
+    s.placement = Some(placement);
+    Ok(())
+}
+
+/// Node pass `init`: the kernel's init (or its target implementation's create), on the node's
+/// target, then the local data it asked for (size set, no pointer); then the node's control port.
+pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
+    let shared = &v.graph.ctx.inner.shared;
+    let result = match s.executor().cloned() {
+        // TIOVX: create runs on the node's target (a device handle is made on the thread that
+        // will use it); nodes one by one, as verification visits them.
+        Some(ex) => ex.run_sync(|| init_here(shared, s)).and_then(|r| r),
+        None => init_here(shared, s),
+    };
+    result.map_err(|e| e.in_graph(&v.gname))?;
+    s.initialized = true;
+    let port = s.open_port(&shared.targets).map_err(|e| v.at(s, e))?;
+    let mut ports = crate::support::sync::lock(&v.graph.ports);
+    if ports.len() <= nv.node {
+        ports.resize(nv.node + 1, None);
+    }
+    ports[nv.node] = Some(port);
+    Ok(())
+}
+
+fn init_here(shared: &Arc<crate::shared::ContextShared>, s: &mut NodeSlot) -> Result<()> {
     let ks = s.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
-    let run = get_mut(&mut s.run);
-    if let Some(init) = s.kernel.init.clone() {
+    let init = s.init_fn();
+    let mut run = lock(&s.run);
+    let run = &mut *run;
+    if let Some(init) = init {
         let mut lc = LifecycleContext {
             node_name: &s.name,
             params: &s.params,
@@ -109,22 +140,21 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerif
             kernel_local_size: ks,
             local: &mut run.local,
             memory: &mut run.memory,
-            resources: &v.graph.ctx.inner.shared.resources,
+            resources: &shared.resources,
+            instance: &mut run.instance,
         };
         if let Err(e) = call_guarded("init", || init(&mut lc)) {
             // A failed init gets no deinit (TIOVX: a failed create gets no delete): what it
             // allocated goes back now, and the next init numbers its blocks from 0 again.
             run.memory.reclaim();
-            return Err(e.in_kernel(&s.kernel.name).in_node(&s.name).in_graph(&v.gname));
+            run.instance.clear();
+            return Err(e.in_kernel(&s.kernel.name).in_node(&s.name));
         }
     }
     if ks == 0 && run.local.size != 0 && run.local.ptr().is_null() {
         let size = run.local.size;
-        run.local
-            .allocate(size, &v.graph.ctx.inner.shared.resources)
-            .map_err(|e| e.in_node(&s.name).in_graph(&v.gname))?;
+        run.local.allocate(size, &shared.resources).map_err(|e| e.in_node(&s.name))?;
     }
-    s.initialized = true;
     Ok(())
 }
 

@@ -61,7 +61,7 @@ impl Graph {
 }
 
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
-    let need = body.nodes.iter_mut().flatten().map(|s| get_mut(&mut s.run).memory.scratch_bytes).max().unwrap_or(0);
+    let need = body.nodes.iter_mut().flatten().map(|s| lock(&s.run).memory.scratch_bytes).max().unwrap_or(0);
     let have = body.scratch.first_mut().map_or(0, |a| get_mut(a).len());
     if need == have && (need == 0 || !body.scratch.is_empty()) {
         return Ok(());

@@ -1,0 +1,50 @@
+//! `vxScheduleGraph` / `vxWaitGraph`: a graph's process started on a thread of its own and
+//! collected later. One run at a time per graph: scheduling a graph already scheduled is refused
+//! (`GraphScheduled`) until `wait` collects the run.
+
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::Graph;
+use crate::support::sync::lock;
+
+impl Graph {
+    /// `vxScheduleGraph`: start processing the graph (verifying first if needed) and return at
+    /// once; [`wait`](Self::wait) returns the result.
+    pub fn schedule(&self) -> Result<()> {
+        let mut slot = lock(&self.inner.scheduled);
+        if slot.is_some() {
+            return Err(Error::new(
+                ErrorKind::GraphScheduled,
+                "the graph is already scheduled: wait for it before scheduling it again",
+            )
+            .in_graph(&self.name()));
+        }
+        let graph = Graph { inner: Arc::clone(&self.inner) };
+        let handle = std::thread::Builder::new()
+            .name(format!("vx-graph{}", self.inner.id))
+            .spawn(move || graph.process())
+            .map_err(|e| {
+                Error::new(ErrorKind::NoResources, format!("could not start the scheduled run: {e}"))
+                    .in_graph(&self.name())
+            })?;
+        *slot = Some(handle);
+        Ok(())
+    }
+
+    /// `vxWaitGraph`: wait for the run [`schedule`](Self::schedule) started and return its result.
+    /// Refused (`Failure`) when the graph is not scheduled.
+    pub fn wait(&self) -> Result<()> {
+        let handle = lock(&self.inner.scheduled).take();
+        let Some(handle) = handle else {
+            return Err(Error::new(ErrorKind::Failure, "the graph is not scheduled").in_graph(&self.name()));
+        };
+        handle.join().unwrap_or_else(|p| {
+            Err(Error::new(
+                ErrorKind::Failure,
+                format!("the scheduled run panicked: {}", crate::support::unwind::panic_message(&*p)),
+            )
+            .in_graph(&self.name()))
+        })
+    }
+}
