@@ -172,6 +172,40 @@ fn steady_state_process_allocates_nothing() {
     let tiling = ALLOCS.load(SeqCst);
     assert_eq!(tiling, 0, "a parallel tiling node allocated {tiling} times in {TILE_RUNS} runs");
 
+    // Nodes on named targets: each queued on its target's FIFO as a job of two words, the level
+    // waiting on a latch on the stack; nothing allocated. The chain spans the host and two targets.
+    let tctx = Context::builder()
+        .threads(2)
+        .target(TargetConfig::new("dsp1"))
+        .target(TargetConfig::new("dsp2"))
+        .build()
+        .unwrap();
+    let (t1, t2, t3) =
+        (add_kernel(&tctx, "alloc.t1", 1), add_kernel(&tctx, "alloc.t2", 2), add_kernel(&tctx, "alloc.t3", 3));
+    let g5 = Graph::new(&tctx).unwrap();
+    let tsrc = Image::new(&tctx, 64, 48, ImageFormat::U8).unwrap();
+    tsrc.copy_from(Rect::full(64, 48), 0, &vec![10u8; 64 * 48]).unwrap();
+    let (tv1, tv2) = (
+        Image::new_virtual(&g5, 0, 0, ImageFormat::Virtual).unwrap(),
+        Image::new_virtual(&g5, 0, 0, ImageFormat::Virtual).unwrap(),
+    );
+    let tdst = Image::new(&tctx, 64, 48, ImageFormat::U8).unwrap();
+    g5.add_node(&t1, [&tsrc, &tv1]).unwrap().set_target("dsp1").unwrap();
+    g5.add_node(&t2, [&tv1, &tv2]).unwrap().set_target("dsp2").unwrap();
+    g5.add_node(&t3, [&tv2, &tdst]).unwrap();
+    for _ in 0..3 {
+        g5.process().unwrap();
+    }
+    ALLOCS.store(0, SeqCst);
+    COUNTING.store(true, SeqCst);
+    for _ in 0..200 {
+        g5.process().unwrap();
+    }
+    COUNTING.store(false, SeqCst);
+    let on_targets = ALLOCS.load(SeqCst);
+    assert_eq!(on_targets, 0, "nodes on targets allocated {on_targets} times in 200 runs");
+    assert_eq!(tdst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
+
     // The counter does see allocations (the test can fail).
     COUNTING.store(true, SeqCst);
     let v = std::hint::black_box(vec![1u8; 10]);
