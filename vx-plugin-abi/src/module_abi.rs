@@ -28,7 +28,7 @@ use std::ffi::c_void;
 use abi_stable::library::RootModule;
 use abi_stable::marker_type::UnsyncUnsend;
 use abi_stable::sabi_types::VersionStrings;
-use abi_stable::std_types::{RResult, RStr, RString};
+use abi_stable::std_types::{RResult, RSlice, RStr, RString};
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings};
 
 use crate::geometry::Rect;
@@ -42,7 +42,8 @@ use crate::tile::TileParam;
 /// Version 3: kernel memory (`mem_*` in the lifecycle and processor vtables) — a module built for it
 /// must not load into a host without them, so the version changed although the vtables only grew.
 /// Version 4: init and deinit read parameter metas (`param_meta` in the lifecycle vtable), so a
-/// kernel sizes its memory requests by its images.
+/// kernel sizes its memory requests by its images; target kernels (`KernelDesc::targets`, control
+/// callbacks and the [`Controller`] handle).
 pub const ABI_VERSION: u32 = 4;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
@@ -94,6 +95,25 @@ pub type ProcessFnPtr = extern "C" fn(p: &Processor) -> AbiResult<()>;
 /// Init or deinit across the boundary.
 pub type LifecycleFnPtr = extern "C" fn(l: &Lifecycle) -> AbiResult<()>;
 
+/// A control callback's entry point (`tivxNodeSendCommand` → `control_func`).
+pub type ControlFnPtr = extern "C" fn(c: &Controller) -> AbiResult<()>;
+
+/// One target's implementation of a kernel (`tivxAddTargetKernelByName`).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct TargetDesc<'a> {
+    /// The target's name.
+    pub target: RStr<'a>,
+    /// Process on that target.
+    pub process: extern "C" fn(p: &Processor) -> AbiResult<()>,
+    /// Create (init) on that target.
+    pub create: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Delete (deinit) on that target.
+    pub delete: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Control on that target.
+    pub control: Option<extern "C" fn(c: &Controller) -> AbiResult<()>>,
+}
+
 /// A module's `publish` / `unpublish`.
 pub type EntryFnPtr = extern "C" fn(host: &Host) -> AbiResult<()>;
 
@@ -139,6 +159,10 @@ pub struct KernelDesc<'a> {
     pub init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
     /// `vx_kernel_deinitialize_f` (user kernels).
     pub deinit: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Control for nodes running the kernel's own process (user kernels).
+    pub control: Option<extern "C" fn(c: &Controller) -> AbiResult<()>>,
+    /// Implementations per target (user kernels; `process` may then be `None`).
+    pub targets: RSlice<'a, TargetDesc<'a>>,
 }
 
 impl<'a> KernelDesc<'a> {
@@ -161,6 +185,8 @@ impl<'a> KernelDesc<'a> {
             flexible,
             init: None,
             deinit: None,
+            control: None,
+            targets: RSlice::EMPTY,
         }
     }
 
@@ -182,6 +208,31 @@ impl<'a> KernelDesc<'a> {
             flexible: None,
             init: None,
             deinit: None,
+            control: None,
+            targets: RSlice::EMPTY,
+        }
+    }
+
+    /// A user kernel implemented only on targets (no process of its own).
+    pub fn target_only(
+        name: &'a str,
+        enumeration: i32,
+        num_params: u32,
+        validate: ValidateFnPtr,
+        targets: &'a [TargetDesc<'a>],
+    ) -> Self {
+        KernelDesc {
+            name: RStr::from_str(name),
+            enumeration,
+            num_params,
+            validate,
+            process: None,
+            fast: None,
+            flexible: None,
+            init: None,
+            deinit: None,
+            control: None,
+            targets: RSlice::from_slice(targets),
         }
     }
 
@@ -189,6 +240,18 @@ impl<'a> KernelDesc<'a> {
     pub fn with_lifecycle(mut self, init: Option<LifecycleFnPtr>, deinit: Option<LifecycleFnPtr>) -> Self {
         self.init = init;
         self.deinit = deinit;
+        self
+    }
+
+    /// Add a control callback (user kernels).
+    pub fn with_control(mut self, control: Option<ControlFnPtr>) -> Self {
+        self.control = control;
+        self
+    }
+
+    /// Add implementations per target (user kernels).
+    pub fn with_targets(mut self, targets: &'a [TargetDesc<'a>]) -> Self {
+        self.targets = RSlice::from_slice(targets);
         self
     }
 }
@@ -239,6 +302,12 @@ handle!(
     /// The host's side of one user-kernel process call.
     Processor,
     ProcessorVtableRef,
+    *mut c_void
+);
+handle!(
+    /// The host's side of one control call (a command sent to a node).
+    Controller,
+    ControllerVtableRef,
     *mut c_void
 );
 handle!(
@@ -636,6 +705,58 @@ impl Lifecycle {
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
         let region = block.region().code();
         // SAFETY: as in `local_data`.
+        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
+        // SAFETY: the host handed this block out for this call, once.
+        Ok(unsafe { block_slice(info) })
+    }
+}
+
+/// Functions a control callback may call. Each trusts the handle's host pointer; call them
+/// through the [`Controller`] methods.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = ControllerVtableRef)))]
+#[sabi(missing_field(panic))]
+pub struct ControllerVtable {
+    /// The command code.
+    pub command: unsafe extern "C" fn(c: &Controller) -> u32,
+    /// How many references came with the command.
+    pub num_refs: unsafe extern "C" fn(c: &Controller) -> u32,
+    /// Reference `index` of the command, if it is a scalar: its value.
+    pub ref_scalar: unsafe extern "C" fn(c: &Controller, index: u32) -> AbiResult<ScalarBits>,
+    /// The node's local data (the module's state).
+    pub local_data: unsafe extern "C" fn(c: &Controller) -> LocalData,
+    /// A persistent block (each once per call).
+    #[sabi(last_prefix_field)]
+    pub mem_block: unsafe extern "C" fn(c: &Controller, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
+}
+
+impl Controller {
+    /// The command code the application sent.
+    pub fn command(&self) -> u32 {
+        // SAFETY: only the host makes a Controller (`from_raw`'s contract).
+        unsafe { (self.vtable.command())(self) }
+    }
+    /// How many references came with the command.
+    pub fn num_refs(&self) -> u32 {
+        // SAFETY: as in `command`.
+        unsafe { (self.vtable.num_refs())(self) }
+    }
+    /// The value of the command's reference `index`, a scalar.
+    pub fn ref_scalar(&self, index: u32) -> Result<ScalarBits, AbiError> {
+        // SAFETY: as in `command`.
+        unsafe { (self.vtable.ref_scalar())(self, index) }.into_result()
+    }
+    /// The node's local data.
+    pub fn local_data(&self) -> LocalData {
+        // SAFETY: as in `command`.
+        unsafe { (self.vtable.local_data())(self) }
+    }
+    /// The elements of a persistent block init allocated (each once per call).
+    #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
+    pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
+        let region = block.region().code();
+        // SAFETY: as in `command`.
         let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
         // SAFETY: the host handed this block out for this call, once.
         Ok(unsafe { block_slice(info) })

@@ -9,7 +9,9 @@
 //! | [`ValidateFunction`] | [`validate_trampoline`] | `KernelDesc::validate` |
 //! | [`ProcessFunction`] | [`process_trampoline`] | `KernelDesc::process` |
 //! | [`StatefulProcess`] | [`stateful_process_trampoline`] | `KernelDesc::process` (with state) |
-//! | [`StateHooks`] | [`init_trampoline`], [`deinit_trampoline`] | `KernelDesc::init` / `deinit` |
+//! | [`StateHooks`] | [`init_trampoline`], [`deinit_trampoline`] | `KernelDesc::init` / `deinit`, `TargetDesc::create` / `delete` |
+//! | [`ControlFunction`] | [`control_trampoline`] | `KernelDesc::control` / `TargetDesc::control` |
+//! | [`StatefulControl`] | [`stateful_control_trampoline`] | `KernelDesc::control` / `TargetDesc::control` (with state) |
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,7 +19,7 @@ use std::sync::Once;
 
 use abi_stable::std_types::{RResult, RString};
 
-use crate::module_abi::{AbiError, AbiResult, Lifecycle, Processor, Validator};
+use crate::module_abi::{AbiError, AbiResult, Controller, Lifecycle, LocalData, Processor, Validator};
 use crate::status::Status;
 use crate::tile::{TileArgs, TileError, TileParam};
 
@@ -210,8 +212,36 @@ pub extern "C" fn stateful_process_trampoline<P: StatefulProcess>(p: &Processor)
     guard("process", || {
         // SAFETY: taken once for this process call; the host runs a node's process one call at a
         // time, so this is the only reference to the state while it lives.
-        let state = unsafe { state::<P>(p)? };
+        let state = unsafe { state::<P>(p.local_data())? };
         P::process(p, state)
+    })
+}
+
+/// A kernel's control callback (`tivxNodeSendCommand` → `control_func`).
+pub trait ControlFunction: 'static {
+    /// Handle one command.
+    fn control(c: &Controller) -> Result<(), AbiError>;
+}
+
+/// The control entry point for `C`, panics caught.
+pub extern "C" fn control_trampoline<C: ControlFunction>(c: &Controller) -> AbiResult<()> {
+    guard("control", || C::control(c))
+}
+
+/// A control callback over the kernel's typed node state (the host serializes it with process).
+pub trait StatefulControl: StateHooks {
+    /// Handle one command, with the node's state.
+    fn control(c: &Controller, state: &mut Self::State) -> Result<(), AbiError>;
+}
+
+/// The control entry point for `C`: the node's state (made by [`init_trampoline::<C>`]) is
+/// passed to `C::control`, panics caught.
+pub extern "C" fn stateful_control_trampoline<C: StatefulControl>(c: &Controller) -> AbiResult<()> {
+    guard("control", || {
+        // SAFETY: taken once for this control call; the host never runs a node's control and
+        // process at once (the node's run lock), so this is the only reference to the state.
+        let state = unsafe { state::<C>(c.local_data())? };
+        C::control(c, state)
     })
 }
 
@@ -219,11 +249,9 @@ pub extern "C" fn stateful_process_trampoline<P: StatefulProcess>(p: &Processor)
 ///
 /// # Safety
 ///
-/// Call at most once per process call: the returned reference is the only one to the node's state
-/// for the call's duration.
-#[allow(clippy::mut_from_ref)]
-unsafe fn state<H: StateHooks>(p: &Processor) -> Result<&mut H::State, AbiError> {
-    let d = p.local_data();
+/// Call at most once per process or control call, with the node's local data: the returned
+/// reference is the only one to the node's state for the call's duration.
+unsafe fn state<'a, H: StateHooks>(d: LocalData) -> Result<&'a mut H::State, AbiError> {
     if d.ptr == 0 || d.size as usize != std::mem::size_of::<H::State>() {
         return Err(AbiError::new(
             Status::NotAllocated,

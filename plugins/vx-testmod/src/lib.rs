@@ -4,7 +4,9 @@
 //! Kernels: `testmod.invert` (tiling, flexible; v1: 255 - p, v2: 255 - p + 1), `testmod.panicky`
 //! (tiling; panics on a pixel of 13), `testmod.scale` (user kernel: out = in * scalar + frames so far,
 //! saturating, through a scratch row, with a persistent frame counter — kernel memory through the ABI),
-//! `testmod.histogram` (user kernel with init/deinit, host-allocated local data and an array output).
+//! `testmod.histogram` (user kernel with init/deinit, host-allocated local data and an array output);
+//! with the `target-kernel` feature, `testmod.gain` (a target kernel on `tm_dsp` only: out = in × gain
+//! (+ 1 in v2), the gain in a typed state made by create, set by control from a scalar reference).
 //! Features select broken variants for the failure tests (see Cargo.toml).
 
 // The loader static that `#[export_root_module]` generates carries no doc comment.
@@ -13,11 +15,15 @@
 use abi_stable::export_root_module;
 use vx_plugin_abi::abi_stable::prefix_type::WithMetadata;
 use vx_plugin_abi::abi_stable::std_types::RStr;
+use vx_plugin_abi::module_abi::TargetDesc;
 use vx_plugin_abi::module_abi::{
     ABI_VERSION, AbiError, AbiResult, Host, KernelAttr, KernelDesc, Lifecycle, Processor, Validator, VxModule,
     VxModuleRef,
 };
-use vx_plugin_abi::module_api::{TilingFunction, guard, tiling_trampoline};
+use vx_plugin_abi::module_api::{
+    StateHooks, StatefulControl, StatefulProcess, TilingFunction, deinit_trampoline, guard, init_trampoline,
+    stateful_control_trampoline, stateful_process_trampoline, tiling_trampoline,
+};
 use vx_plugin_abi::wire::{alias_kind, data_type, direction, param_state, scalar_type};
 use vx_plugin_abi::{ImageFormat, MemBlock, MemRegion, Rect, Status, TileArgs, TileError};
 
@@ -28,7 +34,83 @@ const NAME: &str = match option_env!("VX_TESTMOD_NAME") {
     Some(n) => n,
     None => "vx_testmod",
 };
-const KERNELS: [&str; 4] = ["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"];
+const KERNELS: &[&str] = if cfg!(feature = "target-kernel") {
+    &["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram", "testmod.gain"]
+} else {
+    &["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"]
+};
+
+/// The gain target kernel's node state (its instance context): made by create on the target.
+struct Gain {
+    gain: u8,
+    /// The OS thread create ran on (the module's own `std` does not know the host's thread names).
+    thread: String,
+}
+
+/// The calling OS thread (`<pid>/task/<tid>`).
+fn os_thread() -> String {
+    std::fs::read_link("/proc/thread-self").map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+impl Default for Gain {
+    fn default() -> Self {
+        Gain { gain: 1, thread: os_thread() }
+    }
+}
+
+struct GainKernel;
+impl StateHooks for GainKernel {
+    type State = Gain;
+}
+impl StatefulProcess for GainKernel {
+    fn process(p: &Processor, state: &mut Gain) -> Result<(), AbiError> {
+        let src = p.map_image(0, Rect::default(), false)?;
+        let dst = p.map_image(1, Rect::default(), true)?;
+        for y in 0..src.dim_y as usize {
+            // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
+            // unmap; rows of distinct images do not overlap.
+            let (s, d) = unsafe {
+                (
+                    std::slice::from_raw_parts(src.base.add(y * src.stride_y as usize), src.dim_x as usize),
+                    std::slice::from_raw_parts_mut(dst.base.add(y * dst.stride_y as usize), dst.dim_x as usize),
+                )
+            };
+            for (o, i) in d.iter_mut().zip(s) {
+                let v = i.saturating_mul(state.gain);
+                *o = if cfg!(feature = "v2") { v.saturating_add(1) } else { v };
+            }
+        }
+        p.unmap_image(src.token);
+        p.unmap_image(dst.token);
+        Ok(())
+    }
+}
+impl StatefulControl for GainKernel {
+    fn control(c: &vx_plugin_abi::module_abi::Controller, state: &mut Gain) -> Result<(), AbiError> {
+        match c.command() {
+            // Set the gain from the command's first reference, a U8 scalar.
+            1 => {
+                let v = c.ref_scalar(0)?;
+                if v.type_code != scalar_type::UINT8 {
+                    return Err(AbiError::new(Status::InvalidType, "the gain is a U8 scalar"));
+                }
+                state.gain = v.bytes[0];
+                Ok(())
+            }
+            // Fail unless create ran on this thread: control runs on the node's target, so create did
+            // too (not on the thread that verified the graph).
+            2 => {
+                let here = os_thread();
+                if state.thread == here && !here.is_empty() {
+                    Ok(())
+                } else {
+                    Err(AbiError::new(Status::Failure, format!("create ran on {}, control on {here}", state.thread)))
+                }
+            }
+            other => Err(AbiError::new(Status::NotSupported, format!("unknown command {other}"))),
+        }
+    }
+}
 
 fn invert(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
@@ -275,7 +357,21 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
         let k = api.add_kernel(&desc)?;
         api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
         api.add_parameter(k, 1, direction::OUTPUT, data_type::ARRAY, param_state::REQUIRED)?;
-        api.finalize(k)
+        api.finalize(k)?;
+        if cfg!(feature = "target-kernel") {
+            let targets = [TargetDesc {
+                target: RStr::from_str("tm_dsp"),
+                process: stateful_process_trampoline::<GainKernel>,
+                create: Some(init_trampoline::<GainKernel>),
+                delete: Some(deinit_trampoline::<GainKernel>),
+                control: Some(stateful_control_trampoline::<GainKernel>),
+            }];
+            let desc = KernelDesc::target_only(KERNELS[4], 0x7E57_0005, 2, validate_u8_same_size, &targets);
+            let k = api.add_kernel(&desc)?;
+            image_in_out(api, k)?;
+            api.finalize(k)?;
+        }
+        Ok(())
     })
 }
 

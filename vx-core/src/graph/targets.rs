@@ -205,6 +205,7 @@ impl ControlPort {
             memory: &run.memory,
             taken: Default::default(),
             instance: &mut run.instance,
+            local: &run.local,
         };
         call_guarded("control", || control(&mut cc)).map_err(|e| e.in_kernel(&self.kernel).in_node(&self.node))
     }

@@ -448,9 +448,25 @@ pub struct ControlContext<'a> {
     pub(crate) memory: &'a NodeMemory,
     pub(crate) taken: std::cell::RefCell<Taken>,
     pub(crate) instance: &'a mut InstanceContext,
+    pub(crate) local: &'a LocalData,
 }
 
 impl<'a> ControlContext<'a> {
+    /// `VX_NODE_LOCAL_DATA_SIZE`.
+    pub fn local_data_size(&self) -> usize {
+        self.local.size
+    }
+    /// `VX_NODE_LOCAL_DATA_PTR` (null when unset).
+    pub fn local_data_ptr(&self) -> *mut c_void {
+        self.local.ptr()
+    }
+    /// A persistent block's address and size, handed out once per call (the module ABI).
+    pub(crate) fn raw_block(&self, region: MemRegion, index: u32) -> Result<(*mut u8, usize)> {
+        let found = self.memory.locate(region, index, (std::ptr::null_mut(), 0))?;
+        self.taken.borrow_mut().take(region, index)?;
+        Ok(found)
+    }
+
     param_accessors!();
 
     /// The command code the application sent.

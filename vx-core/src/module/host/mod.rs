@@ -6,6 +6,7 @@
 //! `extern "C"` function catches panics ([`catch`]); the handles it lends a module are built with
 //! `from_raw` over state that lives for the call.
 
+mod control;
 mod lifecycle;
 mod processor;
 pub(crate) mod publish;

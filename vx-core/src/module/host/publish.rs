@@ -13,9 +13,11 @@ use vx_plugin_abi::{BorderMode, Neighborhood, TileBlockSize, wire};
 use crate::data::types::{DataType, ParamState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::builder::KernelBuilder;
+use crate::kernel::callbacks::TargetKernel;
 use crate::kernel::handle::Kernel;
 use crate::kernel::signature::{AliasKind, KernelAttribute, ParamDirection};
 use crate::kernel::table::KernelTable;
+use crate::module::host::control::call_control;
 use crate::module::host::lifecycle::call_lifecycle;
 use crate::module::host::processor::call_process;
 use crate::module::host::tiling::call_tiling;
@@ -93,6 +95,23 @@ unsafe extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiR
             }
             if let Some(f) = desc.deinit {
                 b = b.deinit(move |lc| call_lifecycle(f, lc));
+            }
+            if let Some(f) = desc.control {
+                b = b.control(move |cc| call_control(f, cc));
+            }
+            for t in desc.targets.iter() {
+                let process = t.process;
+                let mut imp = TargetKernel::new(move |pc| call_process(process, pc));
+                if let Some(f) = t.create {
+                    imp = imp.create(move |lc| call_lifecycle(f, lc));
+                }
+                if let Some(f) = t.delete {
+                    imp = imp.delete(move |lc| call_lifecycle(f, lc));
+                }
+                if let Some(f) = t.control {
+                    imp = imp.control(move |cc| call_control(f, cc));
+                }
+                b = b.target(t.target.as_str(), imp);
             }
             let k = b.add()?;
             let mut added = p.added.borrow_mut();

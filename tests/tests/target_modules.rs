@@ -1,0 +1,75 @@
+//! A module that publishes a target kernel (`vx_testmod` with `target-kernel`: `testmod.gain`,
+//! implemented on target `tm_dsp` only, through the module ABI's `TargetDesc`): loaded, placed on
+//! its target by the default rule, create run on the target's thread, sent commands (with a scalar
+//! reference) serialized with process, reloaded while the graph keeps its node, refused where the
+//! context has no such target.
+
+use std::path::Path;
+use std::time::Duration;
+
+use vx_core::*;
+use vx_tests::{plugin_dir, testmod};
+
+const LONG: Duration = Duration::from_secs(10);
+
+fn install(dir: &Path, name: &str, lib: &Path) {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::copy(lib, &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join(format!("lib{name}.so"))).unwrap();
+}
+
+#[test]
+fn a_module_target_kernel_is_loaded_used_sent_commands_and_reloaded() {
+    let name = "testmod_target";
+    let (v1, v2) = (testmod(name, &["target-kernel"]), testmod(name, &["target-kernel", "v2"]));
+    let dir = plugin_dir("target", &[(name, &v1)]);
+    let ctx = Context::builder().threads(2).target(TargetConfig::new("tm_dsp")).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module(name).unwrap();
+    let k = ctx.kernel_by_name("testmod.gain").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(4, 1), 0, &[1u8, 2, 3, 100]).unwrap();
+    let dst = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
+    let n = g.add_node(&k, [&src, &dst]).unwrap();
+    g.process().unwrap();
+    assert_eq!(n.target().unwrap(), "tm_dsp", "the kernel's only target");
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [1, 2, 3, 100], "gain 1 from create");
+    n.send_command(2, &[], LONG).expect("create ran on the target's thread");
+
+    let gain = Scalar::new(&ctx, ScalarValue::Uint8(2)).unwrap();
+    n.send_command(1, &[Reference::from(&gain)], LONG).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [2, 4, 6, 200]);
+    let wrong = Scalar::new(&ctx, ScalarValue::Int32(2)).unwrap();
+    let e = n.send_command(1, &[Reference::from(&wrong)], LONG).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidType, "the module's control status: {e}");
+    assert!(e.to_string().contains("the gain is a U8 scalar"), "{e}");
+    let e = n.send_command(9, &[], LONG).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+
+    // Reload: the node moves to version 2 at its next frame (create again, on the target: gain 1).
+    install(&dir, name, &v2);
+    ctx.reload_module(name).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [2, 3, 4, 101], "v2: in × 1 + 1");
+    assert_eq!(g.reloads().unwrap(), 1);
+    n.send_command(1, &[Reference::from(&gain)], LONG).unwrap();
+    n.send_command(2, &[], LONG).expect("v2's create ran on the target's thread too");
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [3, 5, 7, 201]);
+    drop(g);
+    ctx.unload_module(name).unwrap();
+    assert!(ctx.memory_leaks().is_empty());
+
+    // A context without the target cannot place the kernel.
+    let bare = Context::builder().threads(1).build().unwrap();
+    bare.add_module_dir(&dir);
+    bare.load_module(name).unwrap();
+    let g = Graph::new(&bare).unwrap();
+    let (s, d) = (Image::new(&bare, 4, 1, ImageFormat::U8).unwrap(), Image::new(&bare, 4, 1, ImageFormat::U8).unwrap());
+    g.add_node(&bare.kernel_by_name("testmod.gain").unwrap(), [&s, &d]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.to_string().contains("tm_dsp"), "{e}");
+}
