@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx_core::*;
 
-use vx_plugin_abi::module_abi::{AbiError, Lifecycle};
-use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, tiling_kernel, user_kernel};
+use vx_plugin_abi::module_abi::{AbiError, Controller, Lifecycle};
+use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, target_kernel, tiling_kernel, user_kernel};
 use vx_tests::workspace_root;
 
 // The spec's example kernels: the very source of the `vx-spec-kernels` module, compiled in here.
@@ -137,6 +137,40 @@ fn frames_kept(input: &ImageIn<u8>, output: &mut ImageOut<u8>, last: &mut [u8], 
     last[0] = input.row(0)[0];
 }
 
+/// A target kernel's state: made by create on the target, changed by control.
+#[derive(Default)]
+struct MacroGain {
+    gain: u8,
+    created_on: String,
+}
+
+fn gain_create(g: &mut MacroGain) -> Result<(), AbiError> {
+    g.gain = 1;
+    g.created_on = std::thread::current().name().unwrap_or("").to_owned();
+    Ok(())
+}
+
+fn gain_control(c: &Controller, g: &mut MacroGain) -> Result<(), AbiError> {
+    match c.command() {
+        0 if g.created_on.ends_with("mdsp-0") => Ok(()),
+        0 => Err(AbiError::new(vx_plugin_abi::Status::Failure, format!("created on '{}'", g.created_on))),
+        n => {
+            g.gain = n as u8;
+            Ok(())
+        }
+    }
+}
+
+/// A target kernel from the macro: implemented on target `mdsp` only, with create and control.
+#[target_kernel(name = "macro.gain", target = "mdsp", local = MacroGain, create = gain_create, control = gain_control)]
+fn gain(input: &ImageIn<u8>, output: &mut ImageOut<u8>, g: &mut MacroGain) {
+    for y in 0..input.height() {
+        for (o, &i) in output.row_mut(y).iter_mut().zip(input.row(y)) {
+            *o = i.saturating_mul(g.gain);
+        }
+    }
+}
+
 /// A user kernel with optional parameters (the shared signature model): a second input image and
 /// an offset, each used only when the node sets it.
 #[user_kernel(name = "macro.blend")]
@@ -173,6 +207,7 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
             "macro.blend",
             "macro.frames",
             "macro.frames_kept",
+            "macro.gain",
             "macro.rows_constant",
             "macro.rows_replicate",
             "macro.scale",
@@ -431,4 +466,24 @@ fn a_user_kernel_gets_its_typed_memory_requests() {
     drop(g);
     assert!(ctx.memory_leaks().is_empty());
     assert_eq!(ctx.resource_stat("max_persistent_bytes").unwrap().used, 0);
+}
+
+#[test]
+fn a_target_kernel_from_the_macro_runs_on_its_target_and_takes_commands() {
+    let ctx = Context::builder().target(TargetConfig::new("mdsp")).build().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.gain").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let a = u8_image(&ctx, 3, 1, &[1, 2, 100]);
+    let out = Image::new(&ctx, 3, 1, ImageFormat::U8).unwrap();
+    let n = g.add_node(&k, [&a, &out]).unwrap();
+    g.process().unwrap();
+    assert_eq!(n.target().unwrap(), "mdsp");
+    assert_eq!(out.to_vec::<u8>().unwrap(), [1, 2, 100]);
+    n.send_command(0, &[], std::time::Duration::from_secs(10)).expect("create ran on the target");
+    n.send_command(3, &[], std::time::Duration::from_secs(10)).unwrap();
+    g.process().unwrap();
+    assert_eq!(out.to_vec::<u8>().unwrap(), [3, 6, 255]);
+    // The host target has no implementation of it.
+    assert_eq!(n.set_target(HOST_TARGET).unwrap_err().kind(), ErrorKind::NotSupported);
 }

@@ -48,11 +48,26 @@ pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 /// those (optional parameters), and `&mut L` for typed local data. Keys: `name = "..."`, `enumeration = N`, `validate = path`
 /// (`fn(&Validator) -> Result<(), AbiError>`, replaces the generated validator), `local = L`
 /// (`L: Default`, created at init and dropped at deinit), `init = path` / `deinit = path`
-/// (`fn(&mut L) -> Result<(), AbiError>`), `any_size`.
+/// (`fn(&mut L) -> Result<(), AbiError>`), `any_size`, `scratch(name = count, ..)` /
+/// `persistent(name = count, ..)` (kernel memory: the argument `name: &mut [T]`), `control = path`,
+/// `target = "name"` (see [`macro@target_kernel`]).
 #[proc_macro_attribute]
 pub fn user_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
-        Ok(f) => user::user_kernel(args.into(), f).into(),
+        Ok(f) => user::user_kernel(args.into(), f, user::Entry::User).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Turn a function into a target kernel (TIOVX `tivxAddTargetKernelByName`): a user kernel
+/// implemented on one target. Keys as `#[user_kernel]`, plus `target = "name"` (required),
+/// `create = path` / `delete = path` (the target's init / deinit, on the node's target, over
+/// `local = L`), `control = path` (`fn(&Controller, &mut L) -> Result<(), AbiError>` with `local`,
+/// else `fn(&Controller) -> ...`; commands sent with `Node::send_command`, serialized with process).
+#[proc_macro_attribute]
+pub fn target_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => user::user_kernel(args.into(), f, user::Entry::Target).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

@@ -59,4 +59,4 @@ pub use tile::{
     TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
 };
 pub use unwind::panic_message;
-pub use vx_macros::{tiling_kernel, user_kernel, vx_module};
+pub use vx_macros::{target_kernel, tiling_kernel, user_kernel, vx_module};

@@ -8,6 +8,12 @@
 //! `name: &mut [T]` receives a block of `count` elements (a `usize` expression, or a function of
 //! the node's `Lifecycle`), allocated in init in request order and freed at deinit.
 //!
+//! `control = path` adds a control callback (`fn(&Controller) -> Result<(), AbiError>`, or with
+//! `local = L` `fn(&Controller, &mut L) -> ...`); `target = "name"` registers the kernel on that
+//! target only (a target kernel: its init / deinit are the target's create / delete).
+//! `#[target_kernel]` is the same attribute with `target` required and `create` / `delete` as the
+//! names of `init` / `deinit`.
+//!
 //! The output implements the SDK's `ValidateFunction` and `ProcessFunction` (or `StateHooks` and
 //! `StatefulProcess` with `local = L`) on a unit type; the SDK's generic trampolines are the
 //! `extern "C"` glue. No `extern "C"` and no `unsafe` in the output.
@@ -30,11 +36,25 @@ struct Attrs {
     local: Option<Type>,
     any_size: bool,
     memory: Vec<MemRequest>,
+    /// `target = "name"`: the kernel is implemented on that target only (a target kernel).
+    target: Option<LitStr>,
+    /// `control = path`: the control callback (`Node::send_command`).
+    control: Option<Path>,
+    /// The keys init and deinit were given with (`init`/`create`, `deinit`/`delete`).
+    lifecycle_keys: (String, String),
 }
 
-const KEYS: &str = "name, enumeration, validate, init, deinit, local, any_size, scratch, persistent";
+const KEYS: &str = "name, enumeration, validate, init (create), deinit (delete), local, any_size, scratch, persistent, target, control";
 
-fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
+/// Which attribute: `#[user_kernel]` or `#[target_kernel]` (target required; `create` / `delete`
+/// are its names for init / deinit).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    User,
+    Target,
+}
+
+fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry) -> syn::Result<Attrs> {
     let mut a = Attrs::default();
     let mut seen: Vec<String> = Vec::new();
     let parser = syn::meta::parser(|meta| {
@@ -47,8 +67,22 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
             "name" => a.name = Some(meta.value()?.parse()?),
             "enumeration" => a.enumeration = Some(meta.value()?.parse()?),
             "validate" => a.validate = Some(meta.value()?.parse()?),
-            "init" => a.init = Some(meta.value()?.parse()?),
-            "deinit" => a.deinit = Some(meta.value()?.parse()?),
+            "init" | "create" => {
+                a.init = Some(meta.value()?.parse()?);
+                a.lifecycle_keys.0 = key.clone();
+            }
+            "deinit" | "delete" => {
+                a.deinit = Some(meta.value()?.parse()?);
+                a.lifecycle_keys.1 = key.clone();
+            }
+            "target" => {
+                let t: LitStr = meta.value()?.parse()?;
+                if t.value().is_empty() {
+                    cx.error_spanned_by(&t, "a target name cannot be empty");
+                }
+                a.target = Some(t);
+            }
+            "control" => a.control = Some(meta.value()?.parse()?),
             "local" => a.local = Some(meta.value()?.parse()?),
             "any_size" => a.any_size = true,
             "scratch" | "persistent" => {
@@ -78,8 +112,12 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream) -> syn::Result<Attrs> {
         }
         Ok(())
     });
+    let span = args.clone();
     syn::parse::Parser::parse2(parser, args)?;
-    for (key, path) in [("init", &a.init), ("deinit", &a.deinit)] {
+    if entry == Entry::Target && a.target.is_none() {
+        cx.error_spanned_by(span, "a target kernel names its target: `target = \"name\"`");
+    }
+    for (key, path) in [(&a.lifecycle_keys.0, &a.init), (&a.lifecycle_keys.1, &a.deinit)] {
         if let (Some(p), None) = (path, &a.local) {
             cx.error_spanned_by(p, format!("`{key}` runs on the kernel's local data: declare it with `local = Type`"));
         }
@@ -106,6 +144,30 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
         __vx::macro_support::IntoAbiResult::into_abi_result(#ident(#(#call),*))
     };
     let stateful = a.local.is_some() || !a.memory.is_empty();
+    let (control_impl, control) = match (&a.control, stateful) {
+        (None, _) => (TokenStream::new(), quote!(::core::option::Option::None)),
+        (Some(c), true) => {
+            let state = a.local.as_ref().map_or_else(|| quote!(()), |l| quote!(#l));
+            let call = if a.local.is_some() { quote!(#c(c, state)) } else { quote!(#c(c)) };
+            (
+                quote! {
+                    impl __vx::module_api::StatefulControl for __VxKernel {
+                        #[allow(unused_variables)]
+                        fn control(c: &__vx::module_abi::Controller, state: &mut #state) -> #result { #call }
+                    }
+                },
+                quote!(::core::option::Option::Some(__vx::module_api::stateful_control_trampoline::<__VxKernel>)),
+            )
+        }
+        (Some(c), false) => (
+            quote! {
+                impl __vx::module_api::ControlFunction for __VxKernel {
+                    fn control(c: &__vx::module_abi::Controller) -> #result { #c(c) }
+                }
+            },
+            quote!(::core::option::Option::Some(__vx::module_api::control_trampoline::<__VxKernel>)),
+        ),
+    };
     let (process_impl, process, lifecycle) = if !stateful {
         (
             quote! {
@@ -114,7 +176,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
                 }
             },
             quote!(__vx::module_api::process_trampoline::<__VxKernel>),
-            quote!(::core::option::Option::None, ::core::option::Option::None),
+            (quote!(::core::option::Option::None), quote!(::core::option::Option::None)),
         )
     } else {
         let state = a.local.as_ref().map_or_else(|| quote!(()), |l| quote!(#l));
@@ -138,11 +200,37 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
                 }
             },
             quote!(__vx::module_api::stateful_process_trampoline::<__VxKernel>),
-            quote! {
-                ::core::option::Option::Some(__vx::module_api::init_trampoline::<__VxKernel>),
-                ::core::option::Option::Some(__vx::module_api::deinit_trampoline::<__VxKernel>)
-            },
+            (
+                quote!(::core::option::Option::Some(__vx::module_api::init_trampoline::<__VxKernel>)),
+                quote!(::core::option::Option::Some(__vx::module_api::deinit_trampoline::<__VxKernel>)),
+            ),
         )
+    };
+    let (init, deinit) = lifecycle;
+    let describe = match &a.target {
+        Some(t) => quote! {
+            let targets = [__vx::module_abi::TargetDesc {
+                target: __vx::abi_stable::std_types::RStr::from_str(#t),
+                process: #process,
+                create: #init,
+                delete: #deinit,
+                control: #control,
+            }];
+            let desc = __vx::module_abi::KernelDesc::target_only(
+                #name, #enumeration, #n,
+                __vx::module_api::validate_trampoline::<__VxKernel>,
+                &targets,
+            );
+        },
+        None => quote! {
+            let desc = __vx::module_abi::KernelDesc::user(
+                #name, #enumeration, #n,
+                __vx::module_api::validate_trampoline::<__VxKernel>,
+                #process,
+            )
+            .with_lifecycle(#init, #deinit)
+            .with_control(#control);
+        },
     };
     quote! {
         #f
@@ -156,13 +244,9 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
                 fn validate(v: &__vx::module_abi::Validator) -> #result { #validate_body }
             }
             #process_impl
+            #control_impl
             fn __vx_register(api: &__vx::module_abi::Host) -> #result {
-                let desc = __vx::module_abi::KernelDesc::user(
-                    #name, #enumeration, #n,
-                    __vx::module_api::validate_trampoline::<__VxKernel>,
-                    #process,
-                )
-                .with_lifecycle(#lifecycle);
+                #describe
                 let k = api.add_kernel(&desc)?;
                 #(#add)*
                 api.finalize(k)
@@ -211,12 +295,13 @@ fn memory_hooks(a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
-/// Expand `#[user_kernel(args)]` on `f` (or the fallback with every error).
-pub(crate) fn user_kernel(args: TokenStream, f: ItemFn) -> TokenStream {
+/// Expand `#[user_kernel(args)]` or `#[target_kernel(args)]` on `f` (or the fallback with every
+/// error).
+pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenStream {
     crate::internals::run(
         &f,
         |cx| {
-            let attrs = parse_attrs(cx, args);
+            let attrs = parse_attrs(cx, args, entry);
             let (local, memory) = match &attrs {
                 Ok(a) => (a.local.as_ref(), &a.memory[..]),
                 Err(_) => (None, &[][..]),
