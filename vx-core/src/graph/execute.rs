@@ -188,7 +188,7 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
             run.status = Status::Success;
             if let Some(cb) = &s.callback {
                 let perf = run.perf;
-                let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.target.as_str());
+                let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.name());
                 let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
                 let action = call_guarded("completion callback", || Ok(cb(&done)))
                     .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name))?;

@@ -39,7 +39,6 @@ use crate::support::unwind::call_guarded;
 /// Where a node runs: its target, the target's executor (`None`: the host target), and the target
 /// implementation it runs (`None`: the kernel's own functions).
 pub(crate) struct Placement {
-    pub(crate) target: String,
     pub(crate) executor: Option<Arc<Executor>>,
     pub(crate) implementation: Option<TargetKernel>,
 }
@@ -54,7 +53,6 @@ pub(crate) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
         t.join(", ")
     };
     let at = |target: &str| Placement {
-        target: target.to_owned(),
         executor: targets.get(target).cloned(),
         implementation: kernel.target_impl(target).cloned(),
     };
@@ -87,6 +85,13 @@ pub(crate) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
     }
 }
 
+impl Placement {
+    /// The target's name.
+    pub(crate) fn name(&self) -> &str {
+        self.executor.as_ref().map_or(HOST_TARGET, |e| e.config.name.as_str())
+    }
+}
+
 impl NodeSlot {
     fn implementation(&self) -> Option<&TargetKernel> {
         self.placement.as_ref()?.implementation.as_ref()
@@ -113,7 +118,7 @@ impl NodeSlot {
             None => self.kernel.deinit.clone(),
         }
     }
-    fn control_fn(&self) -> Option<Arc<ControlFn>> {
+    pub(crate) fn control_fn(&self) -> Option<Arc<ControlFn>> {
         match self.implementation() {
             Some(t) => t.control.clone(),
             None => self.kernel.control.clone(),
@@ -124,7 +129,7 @@ impl NodeSlot {
         self.placement.as_ref()?.executor.as_ref()
     }
 
-    /// The node's control port, made when its init succeeded.
+    /// The node's control port, made when its init succeeded (nodes with a control callback).
     pub(crate) fn open_port(&mut self, targets: &Targets) -> Result<Arc<ControlPort>> {
         let placement = self.placement.as_ref().expect("placed before init");
         let executor = match &placement.executor {
@@ -134,7 +139,7 @@ impl NodeSlot {
         let port = Arc::new(ControlPort {
             node: self.name.clone(),
             kernel: self.kernel.name.clone(),
-            target: placement.target.clone(),
+            target: placement.name().to_owned(),
             control: self.control_fn(),
             executor,
             host: placement.executor.is_none(),
@@ -323,8 +328,10 @@ impl Node {
         self.with(|g, body, i| {
             let s = body.nodes[i].as_ref().expect("checked");
             match &s.placement {
-                Some(p) => Ok(p.target.clone()),
-                None => Ok(place(&s.kernel, s.requested_target.as_deref(), &g.ctx.inner.shared.targets)?.target),
+                Some(p) => Ok(p.name().to_owned()),
+                None => {
+                    Ok(place(&s.kernel, s.requested_target.as_deref(), &g.ctx.inner.shared.targets)?.name().to_owned())
+                }
             }
         })
     }
@@ -343,7 +350,8 @@ impl Node {
         let Some(port) = port else {
             return Err(Error::new(
                 ErrorKind::NotSupported,
-                "commands reach a node between its graph's verification and its release: verify the graph first",
+                "commands reach a node whose kernel has a control callback, between its graph's verification and its \
+                 release: verify the graph first",
             )
             .in_graph(&g.name()));
         };

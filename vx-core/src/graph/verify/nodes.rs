@@ -116,12 +116,19 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVeri
     };
     result.map_err(|e| e.in_graph(&v.gname))?;
     s.initialized = true;
-    let port = s.open_port(&shared.targets).map_err(|e| v.at(s, e))?;
+    // Only nodes that can take commands get a port (nothing allocated for the others).
+    let port = match s.control_fn() {
+        Some(_) => Some(s.open_port(&shared.targets).map_err(|e| v.at(s, e))?),
+        None => None,
+    };
     let mut ports = crate::support::sync::lock(&v.graph.ports);
     if ports.len() <= nv.node {
+        if port.is_none() {
+            return Ok(());
+        }
         ports.resize(nv.node + 1, None);
     }
-    ports[nv.node] = Some(port);
+    ports[nv.node] = port;
     Ok(())
 }
 
