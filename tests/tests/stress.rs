@@ -243,14 +243,15 @@ fn reloading_vx_filters_under_four_processing_threads_holds_no_memory() {
     // sample per end measures the swing: each end is the highest of samples every 25 reloads over a
     // window of `warm` reloads (peak against peak; a leak still lifts the late window's peak).
     let warm = reloads / 20;
+    let step = (warm / 20).max(1);
     let mut loaded_before: Option<Held> = None;
     let mut loaded_after: Option<Held> = None;
     let higher = |a: Option<Held>, b: Held| Some(a.filter(|a| a.rss_kib >= b.rss_kib).unwrap_or(b));
     for i in 0..reloads {
-        if i % 25 == 0 && (warm..2 * warm).contains(&i) {
+        if i % step == 0 && (warm..2 * warm).contains(&i) {
             loaded_before = higher(loaded_before, held());
         }
-        if i % 25 == 0 && i >= reloads - warm {
+        if i % step == 0 && i >= reloads - warm {
             loaded_after = higher(loaded_after, held());
         }
         ctx.reload_module("vx_filters").unwrap();
