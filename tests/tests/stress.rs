@@ -240,7 +240,7 @@ fn reloading_vx_filters_under_four_processing_threads_holds_no_memory() {
     // RSS is compared under the same load at both ends: after the processing threads have started
     // and run a while (their stacks, graphs and per-thread caches are in), and before they stop.
     // Under load RSS swings by up to a MiB as the threads' malloc arenas grow and shrink, so one
-    // sample per end measures the swing: each end is the highest of samples every 25 reloads over a
+    // sample per end measures the swing: each end is the highest of samples every `warm / 20` reloads over a
     // window of `warm` reloads (peak against peak; a leak still lifts the late window's peak).
     let warm = reloads / 20;
     let step = (warm / 20).max(1);
