@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::image_in_out;
+use common::u8_kernel as kernel;
 use vx_core::*;
 
 const W: u32 = 8;
@@ -20,19 +20,6 @@ const LONG: Duration = Duration::from_secs(10);
 
 fn thread_name() -> String {
     std::thread::current().name().unwrap_or("?").to_owned()
-}
-
-/// A U8 → U8 kernel of the input's size, with what `build` adds.
-fn kernel(ctx: &Context, name: &str, build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>) -> Kernel {
-    let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2).validate(|v, metas| {
-        let i = v.expect_image_format(0, ImageFormat::U8)?;
-        metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-        Ok(())
-    });
-    let k = build(b).add().unwrap();
-    image_in_out(&k);
-    k.finalize().unwrap();
-    k
 }
 
 /// Output = input + `add` (wrapping).

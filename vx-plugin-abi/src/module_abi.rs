@@ -513,16 +513,21 @@ pub struct MemBlockInfo {
     pub bytes: u64,
 }
 
-/// `info` as `&mut [T]`.
+/// A handle's `block`: ask the host for the block (`mem_block`: region code, index), then view it
+/// as `&mut [T]`.
 ///
 /// # Safety
 ///
-/// `info` must describe a block the host handed out for the current call, which no other
-/// reference covers (the host hands each block out once per call).
-unsafe fn block_slice<'a, T: Plain>(info: MemBlockInfo) -> &'a mut [T] {
-    // SAFETY: the caller's contract; blocks are 64-byte aligned, zero-initialised when
-    // allocated, and every bit pattern is a valid `Plain`.
-    unsafe { std::slice::from_raw_parts_mut(info.ptr as *mut T, info.bytes as usize / std::mem::size_of::<T>()) }
+/// `mem_block` must be the handle's host function, which hands a block out at most once per call,
+/// so no other reference covers the returned slice while the call lasts.
+unsafe fn handed_block<'a, T: Plain>(
+    block: MemBlock<T>,
+    mem_block: impl FnOnce(u32, u32) -> AbiResult<MemBlockInfo>,
+) -> Result<&'a mut [T], AbiError> {
+    let info = mem_block(block.region().code(), block.index()).into_result()?;
+    // SAFETY: the caller's contract; blocks are 64-byte aligned, zero-initialised when allocated,
+    // and every bit pattern is a valid `Plain`.
+    Ok(unsafe { std::slice::from_raw_parts_mut(info.ptr as *mut T, info.bytes as usize / std::mem::size_of::<T>()) })
 }
 
 impl Processor {
@@ -595,11 +600,8 @@ impl Processor {
     /// never overlap.
     #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
-        let region = block.region().code();
-        // SAFETY: as in `map_image`.
-        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
-        // SAFETY: the host handed this block out for this call, once.
-        Ok(unsafe { block_slice(info) })
+        // SAFETY: the handle's own `mem_block` (valid as in `map_image`), one block per call.
+        unsafe { handed_block(block, |r, i| (self.vtable.mem_block())(self, r, i)) }
     }
     /// Allocate in process: the host always refuses (kernels allocate in init, TIOVX's rule);
     /// here so a module can see the rule enforced.
@@ -703,11 +705,8 @@ impl Lifecycle {
     /// The elements of a persistent block (each once per call).
     #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
-        let region = block.region().code();
-        // SAFETY: as in `local_data`.
-        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
-        // SAFETY: the host handed this block out for this call, once.
-        Ok(unsafe { block_slice(info) })
+        // SAFETY: the handle's own `mem_block` (valid as in `local_data`), one block per call.
+        unsafe { handed_block(block, |r, i| (self.vtable.mem_block())(self, r, i)) }
     }
 }
 
@@ -755,11 +754,8 @@ impl Controller {
     /// The elements of a persistent block init allocated (each once per call).
     #[allow(clippy::mut_from_ref)] // the host hands each block out once per call
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&mut [T], AbiError> {
-        let region = block.region().code();
-        // SAFETY: as in `command`.
-        let info = unsafe { (self.vtable.mem_block())(self, region, block.index()) }.into_result()?;
-        // SAFETY: the host handed this block out for this call, once.
-        Ok(unsafe { block_slice(info) })
+        // SAFETY: the handle's own `mem_block` (valid as in `command`), one block per call.
+        unsafe { handed_block(block, |r, i| (self.vtable.mem_block())(self, r, i)) }
     }
 }
 

@@ -79,11 +79,10 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
                 }
             }
         }
-        let host: &[usize] = level;
-        match host.iter().filter(|&&n| !remote(n)).count() {
+        match level.len() - on_targets {
             0 => {}
             1 => {
-                let n = *host.iter().find(|&&n| !remote(n)).expect("counted");
+                let n = if on_targets == 0 { level[0] } else { *level.iter().find(|&&n| !remote(n)).expect("counted") };
                 if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
                     level_run.fail(n, e);
                 }
@@ -93,8 +92,8 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
                 // shared counter; the error of the first failing node (in schedule order) wins.
                 let next = AtomicUsize::new(0);
                 shared.crew.run(many - 1, &|| {
-                    while let Some(&n) = host.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if remote(n) {
+                    while let Some(&n) = level.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if on_targets > 0 && remote(n) {
                             continue;
                         }
                         if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
@@ -104,7 +103,9 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
                 });
             }
         }
-        level_run.done.wait();
+        if on_targets > 0 {
+            level_run.done.wait();
+        }
         if let Some((_, e)) = level_run.first_error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
             return Err(e);
         }

@@ -119,26 +119,35 @@ impl NodeSlot {
         }
     }
 
+    /// What init or deinit sees of this node (`run` is the node's locked run state).
+    pub(crate) fn lifecycle<'a>(
+        &'a self,
+        run: &'a mut NodeRun,
+        phase: Phase,
+        resources: &'a Arc<crate::shared::Resources>,
+    ) -> LifecycleContext<'a> {
+        LifecycleContext {
+            node_name: &self.name,
+            params: &self.params,
+            border: self.border,
+            aliased: &self.aliased,
+            phase,
+            kernel_local_size: self.kernel.final_().map_or(0, |f| f.attrs.local_data_size),
+            local: &mut run.local,
+            memory: &mut run.memory,
+            resources,
+            instance: &mut run.instance,
+        }
+    }
+
     fn deinit_here(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
-        let ks = self.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
         let deinit = self.deinit_fn();
         let mut run = lock(&self.run);
         let run = &mut *run;
         let result = match deinit {
             None => Ok(()),
             Some(deinit) => {
-                let mut lc = LifecycleContext {
-                    node_name: &self.name,
-                    params: &self.params,
-                    border: self.border,
-                    aliased: &self.aliased,
-                    phase: Phase::Deinit,
-                    kernel_local_size: ks,
-                    local: &mut run.local,
-                    memory: &mut run.memory,
-                    resources: &shared.resources,
-                    instance: &mut run.instance,
-                };
+                let mut lc = self.lifecycle(run, Phase::Deinit, &shared.resources);
                 crate::support::unwind::call_guarded("deinit", || deinit(&mut lc))
                     .map_err(|e| e.in_kernel(&self.kernel.name).in_node(&self.name))
             }

@@ -130,7 +130,7 @@ impl NodeSlot {
     }
 
     /// The node's control port, made when its init succeeded (nodes with a control callback).
-    pub(crate) fn open_port(&mut self, targets: &Targets) -> Result<Arc<ControlPort>> {
+    pub(crate) fn open_port(&mut self, control: Arc<ControlFn>, targets: &Targets) -> Result<Arc<ControlPort>> {
         let placement = self.placement.as_ref().expect("placed before init");
         let executor = match &placement.executor {
             Some(e) => Arc::clone(e),
@@ -140,7 +140,7 @@ impl NodeSlot {
             node: self.name.clone(),
             kernel: self.kernel.name.clone(),
             target: placement.name().to_owned(),
-            control: self.control_fn(),
+            control,
             executor,
             host: placement.executor.is_none(),
             run: Arc::clone(&self.run),
@@ -160,7 +160,7 @@ pub(crate) struct ControlPort {
     node: String,
     kernel: String,
     target: String,
-    control: Option<Arc<ControlFn>>,
+    control: Arc<ControlFn>,
     /// The node's target executor, or the host control thread.
     executor: Arc<Executor>,
     /// The node runs on the host target (the calling thread and the crew).
@@ -196,9 +196,6 @@ impl ControlPort {
         if !self.live.load(Ordering::Acquire) {
             return Err(self.refused("the node was released or is being re-verified"));
         }
-        let Some(control) = &self.control else {
-            return Err(self.refused("its kernel has no control callback"));
-        };
         let run = &mut *run;
         let mut cc = ControlContext {
             node_name: &self.node,
@@ -212,7 +209,7 @@ impl ControlPort {
             instance: &mut run.instance,
             local: &run.local,
         };
-        call_guarded("control", || control(&mut cc)).map_err(|e| e.in_kernel(&self.kernel).in_node(&self.node))
+        call_guarded("control", || (self.control)(&mut cc)).map_err(|e| e.in_kernel(&self.kernel).in_node(&self.node))
     }
 
     /// Queue a command on the node's target and wait for it at most `timeout`.

@@ -483,10 +483,9 @@ impl<'a> ControlContext<'a> {
     }
     /// A persistent block init allocated (each once per call; scratch is process-only).
     pub fn block<T: Plain>(&self, block: MemBlock<T>) -> Result<&'a mut [T]> {
-        let (ptr, bytes) = self.memory.locate(block.region(), block.index(), (std::ptr::null_mut(), 0))?;
-        self.taken.borrow_mut().take(block.region(), block.index())?;
+        let (ptr, bytes) = self.raw_block(block.region(), block.index())?;
         // SAFETY: a persistent block of the node, valid for the call ('a: the node's memory is
-        // borrowed for it and control cannot free); `taken` hands each block out once per call.
+        // borrowed for it and control cannot free); `raw_block` hands each block out once per call.
         Ok(unsafe { block_slice(ptr, bytes) })
     }
 }

@@ -67,9 +67,7 @@ impl Targets {
     pub(crate) fn host_control(&self) -> Result<&Arc<target::Executor>> {
         self.host_control
             .get_or_init(|| {
-                let mut c = TargetConfig::new("host-control");
-                c.queue_depth = 64;
-                target::Executor::start(c, self.context).map_err(|e| e.to_string())
+                target::Executor::start(TargetConfig::new("host-control"), self.context).map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the host control thread: {e}")))

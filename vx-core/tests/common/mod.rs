@@ -104,6 +104,24 @@ pub(crate) fn image_in_out(k: &Kernel) {
     k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
 }
 
+/// A U8 → U8 user kernel of the input's size (validator included), with what `build` adds
+/// (process, init, deinit, target implementations, …).
+pub(crate) fn u8_kernel(
+    ctx: &Context,
+    name: &str,
+    build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
+) -> Kernel {
+    let b = ctx.user_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2).validate(|v, metas| {
+        let i = v.expect_image_format(0, ImageFormat::U8)?;
+        metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+        Ok(())
+    });
+    let k = build(b).add().unwrap();
+    image_in_out(&k);
+    k.finalize().unwrap();
+    k
+}
+
 pub(crate) fn u8_image(ctx: &Context, w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Image {
     let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
     let px: Vec<u8> = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| f(x, y)).collect();

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::graph::verify::{NODE_PASSES, NodeVerification, Verification};
 use crate::graph::{GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
-use crate::kernel::contexts::{LifecycleContext, ValidateContext};
+use crate::kernel::contexts::ValidateContext;
 use crate::kernel::local_data::Phase;
 use crate::kernel::meta_format::{MetaFormat, MetaFormats};
 use crate::support::sync::lock;
@@ -118,7 +118,7 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVeri
     s.initialized = true;
     // Only nodes that can take commands get a port (nothing allocated for the others).
     let port = match s.control_fn() {
-        Some(_) => Some(s.open_port(&shared.targets).map_err(|e| v.at(s, e))?),
+        Some(control) => Some(s.open_port(control, &shared.targets).map_err(|e| v.at(s, e))?),
         None => None,
     };
     let mut ports = crate::support::sync::lock(&v.graph.ports);
@@ -132,24 +132,13 @@ pub(super) fn init(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVeri
     Ok(())
 }
 
-fn init_here(shared: &Arc<crate::shared::ContextShared>, s: &mut NodeSlot) -> Result<()> {
+fn init_here(shared: &Arc<crate::shared::ContextShared>, s: &NodeSlot) -> Result<()> {
     let ks = s.kernel.final_().map_or(0, |f| f.attrs.local_data_size);
     let init = s.init_fn();
     let mut run = lock(&s.run);
     let run = &mut *run;
     if let Some(init) = init {
-        let mut lc = LifecycleContext {
-            node_name: &s.name,
-            params: &s.params,
-            border: s.border,
-            aliased: &s.aliased,
-            phase: Phase::Init,
-            kernel_local_size: ks,
-            local: &mut run.local,
-            memory: &mut run.memory,
-            resources: &shared.resources,
-            instance: &mut run.instance,
-        };
+        let mut lc = s.lifecycle(run, Phase::Init, &shared.resources);
         if let Err(e) = call_guarded("init", || init(&mut lc)) {
             // A failed init gets no deinit (TIOVX: a failed create gets no delete): what it
             // allocated goes back now, and the next init numbers its blocks from 0 again.

@@ -11,7 +11,7 @@ use vx_plugin_abi::module_abi::{
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ControlContext;
-use crate::module::host::processor::region;
+use crate::module::host::processor::{region, scalar_bits};
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 fn control_call<'a, 'b>(c: &Controller) -> &'a mut ControlContext<'b> {
@@ -41,8 +41,7 @@ unsafe extern "C" fn ctl_ref_scalar(c: &Controller, index: u32) -> AbiResult<Sca
                 Error::new(ErrorKind::InvalidType, "the command's reference is not a scalar")
                     .expected_found("scalar", r.data_type())
             })?;
-            let v = s.value();
-            Ok(ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() })
+            Ok(scalar_bits(s.value()))
         })())
     })
 }

@@ -30,6 +30,11 @@ pub(super) fn region(code: u32) -> Result<MemRegion> {
         .ok_or_else(|| Error::new(ErrorKind::InvalidParameters, "no such memory region").found(code))
 }
 
+/// A scalar value as the module ABI carries it.
+pub(super) fn scalar_bits(v: ScalarValue) -> ScalarBits {
+    ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
+}
+
 unsafe extern "C" fn proc_mem_block(p: &Processor, region_code: u32, index: u32) -> AbiResult<MemBlockInfo> {
     catch("memory block", || {
         let c = process_call(p);
@@ -111,10 +116,7 @@ unsafe extern "C" fn proc_unmap_image(p: &Processor, token: u64) {
 unsafe extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
     catch("read scalar", || {
         let c = process_call(p);
-        abi(c.p.scalar(index).map(|s| {
-            let v = s.value();
-            ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
-        }))
+        abi(c.p.scalar(index).map(|s| scalar_bits(s.value())))
     })
 }
 
