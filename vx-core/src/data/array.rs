@@ -193,6 +193,15 @@ impl Array {
         self.obj.buffer.is_allocated()
     }
 
+    /// A new virtual array of the same graph with this (completed) array's item type and capacity:
+    /// the copy a pipelined graph gives each frame in flight (`graph/verify/frames.rs`).
+    pub(crate) fn frame_copy(&self, frame_slot: usize) -> Result<Array> {
+        let s = self.state();
+        let header = ObjectHeader::new(&self.obj.header.ctx, "virtual-array", self.obj.header.scope)?;
+        header.set_name(&format!("{}@slot{frame_slot}", self.name()));
+        Array::build(header, s.item_type, s.capacity)
+    }
+
     pub(crate) fn complete_virtual(&self, item_type: ArrayItemType, capacity: usize) -> Result<bool> {
         check_size(item_type, capacity).map_err(|e| e.on_object(&self.name()))?;
         let mut s = self.lock();

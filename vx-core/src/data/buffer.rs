@@ -190,7 +190,6 @@ impl SharedBuffer {
     }
 
     /// The arena and offset this buffer is placed at, if a memory plan placed it.
-    #[cfg(test)]
     pub(crate) fn placement(&self) -> Option<(usize, usize)> {
         match &self.lock().buf {
             Some(Backing::Placed { arena, offset, .. }) => Some((Arc::as_ptr(arena) as usize, *offset)),

@@ -141,6 +141,20 @@ impl Reference {
         self.header().id == other.header().id
     }
 
+    /// The copy of a virtual object a pipelined graph gives frame slot `frame_slot`
+    /// (`graph/verify/frames.rs`).
+    pub(crate) fn frame_copy(&self, frame_slot: usize) -> crate::error::Result<Reference> {
+        match self {
+            Reference::Image(i) => i.frame_copy(frame_slot).map(Reference::Image),
+            Reference::Array(a) => a.frame_copy(frame_slot).map(Reference::Array),
+            other => Err(crate::error::Error::new(
+                crate::error::ErrorKind::NotSupported,
+                format!("a virtual {} cannot be copied for each frame in flight", other.data_type()),
+            )
+            .on_object(&other.name())),
+        }
+    }
+
     pub(crate) fn ensure_allocated(&self) -> crate::error::Result<()> {
         match self {
             Reference::Image(i) => i.ensure_allocated(),

@@ -36,6 +36,13 @@ impl Graph {
         if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
             crate::graph::rebind_replaced(&mut body, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
         }
+        if body.pipeline.is_some() {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "the graph is pipelined (a queue mode): enqueue and dequeue its parameters instead of processing it",
+            )
+            .in_graph(&g.name()));
+        }
         if !body.verified {
             let never = body.nodes.iter().flatten().all(|n| !n.initialized);
             verify_body(g, &mut body, never)?;
@@ -83,7 +90,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
             0 => {}
             1 => {
                 let n = if on_targets == 0 { level[0] } else { *level.iter().find(|&&n| !remote(n)).expect("counted") };
-                if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
+                if let Err(e) = run_node(shared, graph, &body.scratch, node(n), &node(n).params) {
                     level_run.fail(n, e);
                 }
             }
@@ -96,7 +103,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
                         if on_targets > 0 && remote(n) {
                             continue;
                         }
-                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n)) {
+                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n), &node(n).params) {
                             level_run.fail(n, e);
                         }
                     }
@@ -138,7 +145,7 @@ unsafe fn run_on_target(data: *const (), n: usize) {
     // SAFETY: `run_levels` keeps the LevelRun alive until this job counts `done` down.
     let lr = unsafe { &*(data as *const LevelRun<'_>) };
     let s = lr.body.nodes[n].as_ref().expect("scheduled nodes are live");
-    if let Err(e) = run_node(lr.shared, lr.graph, &lr.body.scratch, s) {
+    if let Err(e) = run_node(lr.shared, lr.graph, &lr.body.scratch, s, &s.params) {
         lr.fail(n, e);
     }
     lr.done.count_down();
@@ -153,7 +160,14 @@ fn executor_arena(arenas: &[Mutex<RawBuf>]) -> Option<MutexGuard<'_, RawBuf>> {
     Some(lock(&arenas[i]))
 }
 
-fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &NodeSlot) -> Result<()> {
+/// Run node `s` once on this thread, seeing `params` (its own, or a pipelined frame's).
+pub(super) fn run_node(
+    shared: &ContextShared,
+    graph: u64,
+    scratch: &[Mutex<RawBuf>],
+    s: &NodeSlot,
+    params: &[Option<crate::data::reference::Reference>],
+) -> Result<()> {
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
@@ -166,7 +180,7 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
             let arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {
                 node_name: &s.name,
-                params: &s.params,
+                params,
                 border: s.border,
                 aliased: &s.aliased,
                 local: &mut run.local,
@@ -180,7 +194,7 @@ fn run_node(shared: &ContextShared, graph: u64, scratch: &[Mutex<RawBuf>], s: &N
         }
         KernelFunctions::Tiling { fast, flexible } => {
             let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
-            crate::graph::tiling::run(shared, graph, s, fin, fast.as_deref(), flexible.as_deref())
+            crate::graph::tiling::run(shared, graph, s, params, fin, fast.as_deref(), flexible.as_deref())
         }
     };
     run.perf.record(t0.elapsed());

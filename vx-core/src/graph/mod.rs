@@ -4,6 +4,8 @@
 
 mod execute;
 pub(crate) mod node;
+pub(crate) mod parameters;
+pub(crate) mod pipeline;
 mod schedule;
 pub(crate) mod targets;
 pub(crate) mod tiling;
@@ -179,6 +181,12 @@ pub(crate) struct GraphBody {
     /// One kernel scratch arena per executor: crew helper `i` uses `scratch[i]`, the calling
     /// thread the last (pass `scratch arenas`). Empty when no node asked for scratch memory.
     pub(crate) scratch: Vec<Mutex<crate::data::buffer::RawBuf>>,
+    /// Graph parameters: (node index, parameter index) (`vxAddParameterToGraph`).
+    pub(crate) graph_params: Vec<(usize, u32)>,
+    /// The schedule config of a pipelined graph (queue modes; `None`: sequential).
+    pub(crate) pipeline: Option<Arc<pipeline::ScheduleConfig>>,
+    /// The frame slots of a pipelined graph (pass `frame slots`).
+    pub(crate) frames: verify::FrameSlots,
 }
 
 impl GraphBody {
@@ -198,6 +206,8 @@ pub(crate) struct GraphInner {
     pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
     /// The run of `Graph::schedule`, until `Graph::wait` collects it.
     pub(crate) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    /// The graph-parameter queues of a pipelined graph and its coordinator's inbox.
+    pub(crate) queues: Arc<pipeline::Queues>,
     _slot: ResourceSlot,
 }
 
@@ -299,6 +309,7 @@ impl GraphInner {
 
 impl Drop for GraphInner {
     fn drop(&mut self) {
+        self.queues.shut_down();
         let name = self.name();
         let shared = Arc::clone(&self.ctx.inner.shared);
         let body = get_mut(&mut self.body);
@@ -378,9 +389,13 @@ impl Graph {
                     reloads: 0,
                     memory: Default::default(),
                     scratch: Vec::new(),
+                    graph_params: Vec::new(),
+                    pipeline: None,
+                    frames: Default::default(),
                 }),
                 ports: Mutex::new(Vec::new()),
                 scheduled: Mutex::new(None),
+                queues: Arc::new(pipeline::Queues::new()),
                 _slot: slot,
             }),
         })

@@ -11,7 +11,13 @@ use crate::support::sync::lock;
 impl Graph {
     /// `vxScheduleGraph`: start processing the graph (verifying first if needed) and return at
     /// once; [`wait`](Self::wait) returns the result.
+    ///
+    /// In a queue mode (a pipelined graph): manual mode starts the frames whose references are
+    /// all enqueued; auto mode refuses (its frames start on their own).
     pub fn schedule(&self) -> Result<()> {
+        if self.inner.queues.queued() {
+            return self.schedule_queued();
+        }
         let mut slot = lock(&self.inner.scheduled);
         if slot.is_some() {
             return Err(Error::new(
@@ -34,7 +40,13 @@ impl Graph {
 
     /// `vxWaitGraph`: wait for the run [`schedule`](Self::schedule) started and return its result.
     /// Refused (`Failure`) when the graph is not scheduled.
+    ///
+    /// In a queue mode: wait until no frame is in flight or can start, and return the first
+    /// error of a frame since the last wait.
     pub fn wait(&self) -> Result<()> {
+        if self.inner.queues.queued() {
+            return self.wait_queued();
+        }
         let handle = lock(&self.inner.scheduled).take();
         let Some(handle) = handle else {
             return Err(Error::new(ErrorKind::Failure, "the graph is not scheduled").in_graph(&self.name()));

@@ -44,6 +44,10 @@ pub struct ContextShared {
 pub(crate) struct Targets {
     pub(crate) list: Vec<Arc<target::Executor>>,
     host_control: std::sync::OnceLock<std::result::Result<Arc<target::Executor>, String>>,
+    /// The executor of host-target nodes in pipelined graphs (started on first use).
+    host_pipeline: std::sync::OnceLock<std::result::Result<Arc<target::Executor>, String>>,
+    /// Threads of the host pipeline executor (the context's thread count).
+    host_threads: usize,
     context: u64,
 }
 
@@ -72,11 +76,24 @@ impl Targets {
             .as_ref()
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the host control thread: {e}")))
     }
+
+    /// The executor that runs host-target nodes of pipelined graphs: as many threads as the
+    /// context computes with, so host stages of different frames overlap.
+    pub(crate) fn host_pipeline(&self) -> Result<&Arc<target::Executor>> {
+        self.host_pipeline
+            .get_or_init(|| {
+                let config = TargetConfig::new("host-pipeline").threads(self.host_threads).queue_depth(1024);
+                target::Executor::start(config, self.context).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| Error::new(ErrorKind::NoResources, format!("could not start the host pipeline threads: {e}")))
+    }
 }
 
 impl Drop for Targets {
     fn drop(&mut self) {
-        for t in self.list.iter().chain(self.host_control.get().and_then(|r| r.as_ref().ok())) {
+        let lazy = [&self.host_control, &self.host_pipeline];
+        for t in self.list.iter().chain(lazy.into_iter().filter_map(|l| l.get().and_then(|r| r.as_ref().ok()))) {
             t.stop();
         }
     }
@@ -116,7 +133,13 @@ impl ContextShared {
             }
             list.push(target::Executor::start(t.clone(), id)?);
         }
-        let targets = Targets { list, host_control: Default::default(), context: id };
+        let targets = Targets {
+            list,
+            host_control: Default::default(),
+            host_pipeline: Default::default(),
+            host_threads: threads,
+            context: id,
+        };
         tracing::debug!(context = id, threads, targets = targets.list.len(), "context created");
         Ok(Arc::new(ContextShared {
             id,

@@ -267,6 +267,23 @@ impl Image {
         Ok(changed)
     }
 
+    /// A new virtual image of the same graph with this (completed) image's meta data and valid
+    /// rectangle, its own storage: the copy a pipelined graph gives each frame in flight
+    /// (`graph/verify/frames.rs`). Bind and place it like the original.
+    pub(crate) fn frame_copy(&self, frame_slot: usize) -> Result<Image> {
+        let m = self.meta();
+        let layout = self.obj.storage.layout().clone();
+        if layout.is_none() {
+            return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
+                .on_object(&self.name()));
+        }
+        let header = ObjectHeader::new(&self.obj.header.ctx, "virtual-image", self.obj.header.scope)?;
+        header.set_name(&format!("{}@slot{frame_slot}", self.name()));
+        let copy = Image::from_parts(header, layout, m.format, m.width, m.height);
+        copy.set_valid_unchecked(m.valid);
+        Ok(copy)
+    }
+
     /// Allocate the buffer if it does not exist yet (or has the wrong size after re-verify).
     pub(crate) fn ensure_allocated(&self) -> Result<()> {
         let storage = self.storage();
@@ -300,7 +317,6 @@ impl Image {
     }
 
     /// Where a memory plan placed the pixels: (arena address, offset).
-    #[cfg(test)]
     pub(crate) fn placement(&self) -> Option<(usize, usize)> {
         self.storage().buffer.placement()
     }

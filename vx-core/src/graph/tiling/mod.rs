@@ -177,13 +177,14 @@ pub(crate) fn run(
     shared: &ContextShared,
     graph: u64,
     s: &NodeSlot,
+    params: &[Option<Reference>],
     fin: &FinalKernel,
     fast: Option<&TilingFn>,
     flexible: Option<&TilingFn>,
 ) -> Result<()> {
     let state =
         s.tiling.as_ref().ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the tiling node has no tile plan"))?;
-    let n = s.params.len();
+    let n = params.len();
     let mut leases: [Option<PlaneLease<'_>>; MAX_TILING_PARAMS] = Default::default();
     let mut run = TileRun {
         n,
@@ -196,12 +197,12 @@ pub(crate) fn run(
     };
     // Outputs first: an aliased input is then given its output's lease (one writable mapping of
     // the shared buffer, not a reader and a writer that would exclude each other).
-    let outputs_first = (0..s.params.len())
+    let outputs_first = (0..params.len())
         .filter(|&i| fin.params[i].direction == Direction::Output)
-        .chain((0..s.params.len()).filter(|&i| fin.params[i].direction != Direction::Output));
+        .chain((0..params.len()).filter(|&i| fin.params[i].direction != Direction::Output));
     for i in outputs_first {
         let aliased_output = state.alias_pairs.iter().find(|p| p.0 as usize == i).map(|p| p.1 as usize);
-        match (&s.params[i], aliased_output) {
+        match (&params[i], aliased_output) {
             (None, _) => {}
             (Some(Reference::Image(_)), Some(o)) => {
                 let Some(g) = run.images[o] else {

@@ -96,6 +96,7 @@ pub(super) type Topology = Vec<(AliasHint, Option<String>)>;
 /// Graph pass `alias candidates`.
 pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let enabled = v.graph.ctx.inner.shared.config.aliasing;
+    let pipelined = body.pipeline.is_some();
     // Producers of each node (writers of what it reads), for the "runs before" rule.
     let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut readers: Vec<(usize, usize, Reference)> = Vec::new();
@@ -139,6 +140,7 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
             let (i, o) = oriented(s, &h);
             let verdict = if enabled {
                 topology_rule(s, n, i, o, &readers, &names, &runs_before)
+                    .or_else(|| pipelined_rule(s, o, pipelined))
             } else {
                 Some("aliasing is disabled in this context (ContextConfig::aliasing)".to_string())
             };
@@ -208,6 +210,19 @@ fn topology_rule(
         ));
     }
     None
+}
+
+/// In a pipelined graph (queue modes) every frame in flight has its own virtual images, and a
+/// non-virtual image is either shared by all frames or a different queued reference each frame:
+/// an input bound to it could not follow. So only virtual outputs are aliased there.
+fn pipelined_rule(s: &NodeSlot, o: u32, pipelined: bool) -> Option<String> {
+    let out = s.params.get(o as usize)?.as_ref()?.as_image()?;
+    (pipelined && !out.is_virtual()).then(|| {
+        format!(
+            "output '{}' is not virtual and the graph is pipelined: each frame in flight needs its own buffer",
+            out.name()
+        )
+    })
 }
 
 /// Node pass `aliasing`: rules 7 and 8 on the node's candidates; the node's decisions.

@@ -13,6 +13,7 @@
 //! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
 //! | `memory plan` | `memory_plan.rs` | virtual images placed by lifetime in one arena |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
+//! | `frame slots` | `frames.rs` | pipelined graphs: per frame in flight, its virtual objects and parameter table |
 //!
 //! | node pass | file | what |
 //! |---|---|---|
@@ -31,6 +32,7 @@
 mod aliasing;
 mod buffers;
 mod dataflow;
+mod frames;
 mod memory_plan;
 mod meta;
 mod nodes;
@@ -44,6 +46,7 @@ use crate::graph::{ActiveGuard, Graph, GraphBody, GraphInner, GraphState, NodeSl
 use crate::kernel::meta_format::MetaFormats;
 
 pub use aliasing::AliasDecision;
+pub(crate) use frames::FrameSlots;
 pub(crate) use memory_plan::PlanState;
 pub use memory_plan::{MemoryPlan, PlannedBuffer};
 pub use scratch::{KernelMemoryUse, NodeMemoryUse};
@@ -74,6 +77,7 @@ pub(super) const GRAPH_PASSES: &[GraphPass] = &[
     GraphPass { name: "alias binding", run: aliasing::bind },
     GraphPass { name: "memory plan", run: memory_plan::run },
     GraphPass { name: "buffers", run: buffers::run },
+    GraphPass { name: "frame slots", run: frames::run },
 ];
 
 /// The node passes, in order.

@@ -1,0 +1,328 @@
+//! The coordinator of a pipelined graph: one thread per graph in a queue mode. Idle, it waits for
+//! a frame to become admissible; then it takes the graph's lock for a *burst* — verifies if
+//! needed, admits frames into free frame slots, dispatches node jobs as their frames allow, and
+//! delivers finished frames to the done queues — until no frame is in flight or can start.
+//!
+//! All scheduling state is the coordinator's own (no lock); jobs report back through the queues'
+//! completion list. A node of frame *f* runs when (1) its producers in frame *f* are done, (2) it
+//! has run frame *f* − 1 (frames reach a node in order), (3) the readers of the shared objects it
+//! writes have run frame *f* − 1 (`FrameSlots::hazards`), and (4) it is not running.
+
+use std::sync::{Arc, Weak};
+
+use crate::error::{Error, Result};
+use crate::graph::execute::run_node;
+use crate::graph::pipeline::{Dequeued, QueueState, Queues};
+use crate::graph::verify::verify_body;
+use crate::graph::{GraphBody, GraphInner, GraphState};
+use crate::shared::ContextShared;
+use crate::shared::target::{Executor, Job};
+use crate::support::sync::read;
+
+/// The coordinator thread's life: wait, burst, wait … until the graph goes.
+pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
+    loop {
+        {
+            let mut st = queues.lock();
+            loop {
+                if st.shutdown {
+                    return;
+                }
+                if st.admissible() {
+                    st.bursting = true;
+                    break;
+                }
+                st = queues.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        }
+        let Some(g) = graph.upgrade() else { return };
+        bursts(&g, &queues);
+        // The last handle may be this one: then the graph is released here.
+        drop(g);
+    }
+}
+
+/// Bursts until the pipeline is idle: a module reload ends one burst (after its frames drained)
+/// and the next starts rebound.
+fn bursts(g: &GraphInner, queues: &Queues) {
+    let mut body = match g.lock() {
+        Ok(b) => b,
+        Err(e) => return fail_admissible(queues, &e),
+    };
+    loop {
+        if let Err(e) = prepare(g, &mut body) {
+            body.state = GraphState::Abandoned;
+            return fail_admissible(queues, &e);
+        }
+        match burst(g, &body, queues) {
+            Outcome::Idle(state) => {
+                body.state = state;
+                return;
+            }
+            Outcome::Rebind => continue,
+            Outcome::Failed(e) => {
+                body.state = GraphState::Abandoned;
+                return fail_admissible(queues, &e);
+            }
+        }
+    }
+}
+
+/// Rebind reloaded kernels and verify, as `process` does.
+fn prepare(g: &GraphInner, body: &mut GraphBody) -> Result<()> {
+    if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
+        crate::graph::rebind_replaced(body, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
+    }
+    if !body.verified {
+        let never = body.nodes.iter().flatten().all(|n| !n.initialized);
+        verify_body(g, body, never)?;
+    }
+    if body.frames.slots.is_empty() {
+        return Err(Error::new(crate::error::ErrorKind::InvalidGraph, "the pipelined graph has no frame slots")
+            .in_graph(&g.name()));
+    }
+    Ok(())
+}
+
+/// The graph could not run: every frame that could start is delivered failed with `e`, and the
+/// burst ends.
+fn fail_admissible(queues: &Queues, e: &Error) {
+    let mut st = queues.lock();
+    while st.admissible() {
+        let frame = st.next_frame;
+        st.next_frame += 1;
+        if st.config.as_ref().is_some_and(|c| c.mode == super::ScheduleMode::QueueManual) {
+            st.permits -= 1;
+        }
+        for q in 0..st.ready.len() {
+            let i = st.ready[q].pop_front().expect("admissible");
+            let reference = st.config.as_ref().expect("queued").queues[q].refs[i].clone();
+            st.done[q].push_back(Dequeued { reference, frame, result: Err(e.clone()) });
+        }
+    }
+    st.first_error.get_or_insert_with(|| e.clone());
+    st.bursting = false;
+    queues.changed.notify_all();
+}
+
+enum Outcome {
+    /// Nothing in flight and nothing can start; the graph's state after the last frame.
+    Idle(GraphState),
+    /// A kernel was replaced: the frames in flight drained, rebind and go on.
+    Rebind,
+    /// The burst could not go on (no host pipeline executor).
+    Failed(Error),
+}
+
+/// What the jobs of one burst share (on the coordinator's stack until every job reported).
+struct Burst<'a> {
+    shared: &'a ContextShared,
+    graph: u64,
+    body: &'a GraphBody,
+    queues: &'a Queues,
+    n_nodes: usize,
+}
+
+/// One frame slot's progress.
+struct SlotRun {
+    busy: bool,
+    frame: u64,
+    /// Per node: producers of this frame not done yet.
+    preds_left: Vec<u32>,
+    finished: Vec<bool>,
+    done: usize,
+    error: Option<Error>,
+    /// Per queue: the index of the frame's reference.
+    refs: Vec<usize>,
+}
+
+#[derive(Clone, Copy)]
+struct NodeProgress {
+    /// The frame the node runs next.
+    next: u64,
+    running: bool,
+}
+
+fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues) -> Outcome {
+    let frames = &body.frames;
+    let n_nodes = body.nodes.len();
+    let order: Vec<usize> = body.schedule.iter().flatten().copied().collect();
+    let host = match g.ctx.inner.shared.targets.host_pipeline() {
+        Ok(h) => Arc::clone(h),
+        Err(e) => return Outcome::Failed(e.in_graph(&g.name())),
+    };
+    let n_queues = frames.sites.len();
+    let mut slots: Vec<SlotRun> = (0..frames.slots.len())
+        .map(|_| SlotRun {
+            busy: false,
+            frame: 0,
+            preds_left: vec![0; n_nodes],
+            finished: vec![false; n_nodes],
+            done: 0,
+            error: None,
+            refs: vec![0; n_queues],
+        })
+        .collect();
+    let mut nodes = vec![NodeProgress { next: 0, running: false }; n_nodes];
+    let mut runnable: Vec<(usize, usize)> = Vec::with_capacity(n_nodes);
+    let mut outstanding = 0usize;
+    let mut draining = false;
+    let mut last_state = GraphState::Completed;
+    let b = Burst { shared: &g.ctx.inner.shared, graph: g.id, body, queues, n_nodes };
+
+    let mut st = queues.lock();
+    // Every earlier frame is done: each node's next frame is the next admitted one.
+    let first = st.next_frame;
+    nodes.iter_mut().for_each(|n| n.next = first);
+    loop {
+        // Settle everything that can be settled without running a node.
+        loop {
+            let mut progressed = false;
+            while let Some((s, n, error)) = st.completions.pop_front() {
+                outstanding -= 1;
+                node_done(&mut slots[s], &mut nodes[n], n, error, frames);
+            }
+            for slot in slots.iter_mut().filter(|s| s.busy && s.done == order.len()) {
+                last_state = deliver(&mut st, slot, queues);
+                progressed = true;
+            }
+            if !draining && body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
+                draining = true;
+            }
+            while !draining && st.admissible() {
+                let Some(s) = slots.iter().position(|s| !s.busy) else { break };
+                admit(&mut st, &mut slots[s], s, body);
+                progressed = true;
+            }
+            // Runnable nodes, oldest frame first; a failed frame's nodes are skipped here.
+            runnable.clear();
+            let mut by_frame: Vec<usize> = (0..slots.len()).filter(|&s| slots[s].busy).collect();
+            by_frame.sort_unstable_by_key(|&s| slots[s].frame);
+            for s in by_frame {
+                for &n in &order {
+                    let slot = &slots[s];
+                    let ready = !slot.finished[n]
+                        && slot.preds_left[n] == 0
+                        && nodes[n].next == slot.frame
+                        && !nodes[n].running
+                        && frames.hazards[n].iter().all(|&h| nodes[h].next >= slot.frame);
+                    if !ready {
+                        continue;
+                    }
+                    if slot.error.is_some() {
+                        node_done(&mut slots[s], &mut nodes[n], n, None, frames);
+                        progressed = true;
+                    } else {
+                        nodes[n].running = true;
+                        runnable.push((s, n));
+                    }
+                }
+            }
+            if !progressed || !runnable.is_empty() {
+                break;
+            }
+        }
+        if runnable.is_empty() {
+            if outstanding == 0 && slots.iter().all(|s| !s.busy) {
+                if draining {
+                    return Outcome::Rebind;
+                }
+                st.bursting = false;
+                queues.changed.notify_all();
+                return Outcome::Idle(last_state);
+            }
+            st = queues.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            continue;
+        }
+        drop(st);
+        for &(s, n) in &runnable {
+            outstanding += 1;
+            let node = body.nodes[n].as_ref().expect("scheduled nodes are live");
+            let ex: &Executor = node.executor().map_or(&host, |e| e);
+            let job = Job { run: run_job, data: &b as *const Burst<'_> as *const (), arg: s * n_nodes + n };
+            // SAFETY: `b` lives on this stack until every job reported (`outstanding` reaches 0
+            // before `burst` returns); a job that failed to queue is reported here.
+            if let Err(e) = unsafe { ex.submit(job, true) } {
+                queues.complete(s, n, Some(e.in_node(&node.name)));
+            }
+        }
+        st = queues.lock();
+    }
+}
+
+/// Start a frame in free slot `s`: its references written into the slot's table at every site.
+fn admit(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody) {
+    let config = Arc::clone(st.config.as_ref().expect("admissible"));
+    if config.mode == super::ScheduleMode::QueueManual {
+        st.permits -= 1;
+    }
+    slot.frame = st.next_frame;
+    st.next_frame += 1;
+    st.in_flight += 1;
+    let frames = &body.frames;
+    let mut table = crate::support::sync::write(&frames.slots[s].params);
+    for (q, sites) in frames.sites.iter().enumerate() {
+        let i = st.ready[q].pop_front().expect("admissible");
+        slot.refs[q] = i;
+        for &(n, p) in sites {
+            table[n][p] = Some(config.queues[q].refs[i].clone());
+        }
+    }
+    slot.busy = true;
+    slot.done = 0;
+    slot.error = None;
+    slot.finished.fill(false);
+    slot.preds_left.copy_from_slice(&frames.producers);
+}
+
+fn node_done(
+    slot: &mut SlotRun,
+    node: &mut NodeProgress,
+    n: usize,
+    error: Option<Error>,
+    frames: &crate::graph::verify::FrameSlots,
+) {
+    node.running = false;
+    node.next += 1;
+    slot.finished[n] = true;
+    slot.done += 1;
+    for &m in &frames.successors[n] {
+        slot.preds_left[m] -= 1;
+    }
+    if let Some(e) = error {
+        slot.error.get_or_insert(e);
+    }
+}
+
+/// A finished frame's references to the done queues.
+fn deliver(st: &mut QueueState, slot: &mut SlotRun, queues: &Queues) -> GraphState {
+    let config = Arc::clone(st.config.as_ref().expect("queued"));
+    let result = slot.error.take().map_or(Ok(()), Err);
+    for (q, &i) in slot.refs.iter().enumerate() {
+        let reference = config.queues[q].refs[i].clone();
+        st.done[q].push_back(Dequeued { reference, frame: slot.frame, result: result.clone() });
+    }
+    slot.busy = false;
+    st.in_flight -= 1;
+    queues.changed.notify_all();
+    match result {
+        Ok(()) => GraphState::Completed,
+        Err(e) => {
+            st.first_error.get_or_insert(e);
+            GraphState::Abandoned
+        }
+    }
+}
+
+/// The job of one node of one frame (`arg` = slot × nodes + node).
+unsafe fn run_job(data: *const (), arg: usize) {
+    // SAFETY: `burst` keeps the Burst alive until this job reported through `complete`.
+    let b = unsafe { &*(data as *const Burst<'_>) };
+    let (s, n) = (arg / b.n_nodes, arg % b.n_nodes);
+    let node = b.body.nodes[n].as_ref().expect("scheduled nodes are live");
+    let result = {
+        let table = read(&b.body.frames.slots[s].params);
+        run_node(b.shared, b.graph, &b.body.scratch, node, &table[n])
+    };
+    b.queues.complete(s, n, result.err());
+}
