@@ -73,10 +73,10 @@ pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarTy
 pub use data::user_data::{MAX_TYPE_NAME, UserDataObject};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::node::{Node, Perf};
+pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
 pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
-pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;
 pub use kernel::callbacks::{ControlFn, LifecycleFn, ProcessFn, TargetKernel, TilingFn, ValidateFn};

@@ -46,7 +46,10 @@ impl Graph {
             Some(_) => {}
         }
         if body.graph_params.contains(&(node.index, index)) {
-            return Err(ctxt(Error::new(ErrorKind::InvalidParameters, "the node parameter is already a graph parameter")));
+            return Err(ctxt(Error::new(
+                ErrorKind::InvalidParameters,
+                "the node parameter is already a graph parameter",
+            )));
         }
         body.graph_params.push((node.index, index));
         body.invalidate();

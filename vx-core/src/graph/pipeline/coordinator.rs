@@ -186,7 +186,9 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues) -> Outcome {
                 last_state = deliver(&mut st, slot, queues);
                 progressed = true;
             }
-            if !draining && body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
+            if !draining
+                && body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+            {
                 draining = true;
             }
             while !draining && st.admissible() {

@@ -314,9 +314,12 @@ impl Graph {
         let (q, i) = self.queue_of(&st, param, Some(&r))?;
         let i = i.expect("asked for");
         if st.enqueued[q][i] {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the reference is enqueued already (dequeue it first)")
-                .on_object(&r.name())
-                .in_graph(&self.name()));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "the reference is enqueued already (dequeue it first)",
+            )
+            .on_object(&r.name())
+            .in_graph(&self.name()));
         }
         st.enqueued[q][i] = true;
         st.ready[q].push_back(i);
@@ -334,7 +337,9 @@ impl Graph {
         let (q, _) = self.queue_of(&st, param, None)?;
         loop {
             if let Some(d) = st.done[q].pop_front() {
-                if let Some(i) = st.config.as_ref().expect("queued").queues[q].refs.iter().position(|r| r.same_object(&d.reference)) {
+                if let Some(i) =
+                    st.config.as_ref().expect("queued").queues[q].refs.iter().position(|r| r.same_object(&d.reference))
+                {
                     st.enqueued[q][i] = false;
                 }
                 return Ok(d);

@@ -139,8 +139,7 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
         for h in hints {
             let (i, o) = oriented(s, &h);
             let verdict = if enabled {
-                topology_rule(s, n, i, o, &readers, &names, &runs_before)
-                    .or_else(|| pipelined_rule(s, o, pipelined))
+                topology_rule(s, n, i, o, &readers, &names, &runs_before).or_else(|| pipelined_rule(s, o, pipelined))
             } else {
                 Some("aliasing is disabled in this context (ContextConfig::aliasing)".to_string())
             };

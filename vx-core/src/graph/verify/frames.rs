@@ -68,7 +68,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             r.ensure_allocated().map_err(|e| e.in_graph(&v.gname))?;
         }
     }
-    let queued = |r: &Reference| sites.iter().flatten().any(|&(n, p)| param(n)[p].as_ref().is_some_and(|o| o.overlaps(r)));
+    let queued =
+        |r: &Reference| sites.iter().flatten().any(|&(n, p)| param(n)[p].as_ref().is_some_and(|o| o.overlaps(r)));
 
     // Dataflow edges and hazards.
     let mut successors = vec![Vec::new(); n_nodes];
@@ -96,11 +97,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     let plan_arena = body.memory.plan.arena_bytes;
     let mut slots = Vec::with_capacity(config.depth);
     for k in 0..config.depth {
-        let mut table: Vec<Vec<Option<Reference>>> = body
-            .nodes
-            .iter()
-            .map(|s| s.as_ref().map_or_else(Vec::new, |s| s.params.clone()))
-            .collect();
+        let mut table: Vec<Vec<Option<Reference>>> =
+            body.nodes.iter().map(|s| s.as_ref().map_or_else(Vec::new, |s| s.params.clone())).collect();
         let mut arena = None;
         if k > 0 {
             let mut copies: Vec<(Reference, Reference)> = Vec::new();

@@ -1,0 +1,435 @@
+//! Pipelined graphs (OpenVX pipelining queue modes, TIOVX pipeline depth): frames in flight across
+//! targets give the results of sequential processing frame by frame; stages really overlap at depth
+//! 3 and never at depth 1; shared objects, failing frames, manual mode, every refusal, and a graph
+//! dropped with frames in flight.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use common::u8_kernel as kernel;
+use vx_core::*;
+
+const W: u32 = 16;
+const H: u32 = 4;
+
+fn ctx_with(targets: &[&str]) -> Context {
+    let mut b = Context::builder().threads(2);
+    for t in targets {
+        b = b.target(TargetConfig::new(t));
+    }
+    b.build().unwrap()
+}
+
+fn image(ctx: &Context) -> Image {
+    Image::new(ctx, W, H, ImageFormat::U8).unwrap()
+}
+
+/// Frame `f`'s input pixels.
+fn frame_pixels(f: usize) -> Vec<u8> {
+    (0..W * H).map(|i| (i as usize * 7 + f * 31) as u8).collect()
+}
+
+/// How many stage calls run at once, and the most seen.
+#[derive(Default)]
+struct Overlap {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl Overlap {
+    fn enter(&self) {
+        let n = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(n, SeqCst);
+    }
+    fn leave(&self) {
+        self.now.fetch_sub(1, SeqCst);
+    }
+}
+
+/// Stage `k`: out = in × 3 + k + (frames this node saw before) — the count makes a node's frame
+/// order visible in the output. Sleeps `work` so stages last long enough to overlap.
+fn stage(ctx: &Context, k: u8, work: Duration, overlap: Arc<Overlap>) -> Kernel {
+    static KERNELS: AtomicUsize = AtomicUsize::new(0);
+    let seen = Arc::new(AtomicU32::new(0));
+    kernel(ctx, &format!("pipe.stage{k}_{}", KERNELS.fetch_add(1, SeqCst)), move |b| {
+        b.process(move |p| {
+            overlap.enter();
+            std::thread::sleep(work);
+            let count = seen.fetch_add(1, SeqCst) as u8;
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = i.wrapping_mul(3).wrapping_add(k).wrapping_add(count);
+                }
+            }
+            overlap.leave();
+            Ok(())
+        })
+    })
+}
+
+/// `input → stage1 → v1 → stage2 → v2 → stage3 → output`, node `k` on `targets[k]`; returns the
+/// graph, its input and output graph parameters and the exemplar images.
+fn three_stages(ctx: &Context, targets: [&str; 3], work: Duration, overlap: &Arc<Overlap>) -> (Graph, u32, u32) {
+    let g = Graph::new(ctx).unwrap();
+    let (input, output) = (image(ctx), image(ctx));
+    let v1 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let v2 = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let mut nodes = Vec::new();
+    for (k, (i, o)) in [(&input, &v1), (&v1, &v2), (&v2, &output)].into_iter().enumerate() {
+        let n = g.add_node(&stage(ctx, k as u8 + 1, work, overlap.clone()), [i, o]).unwrap();
+        n.set_target(targets[k]).unwrap();
+        nodes.push(n);
+    }
+    let p_in = g.add_parameter(&nodes[0], 0).unwrap();
+    let p_out = g.add_parameter(&nodes[2], 1).unwrap();
+    (g, p_in, p_out)
+}
+
+/// Stream `frames` through a pipelined graph with `n_refs` input and output images, refilling
+/// inputs as they come back; the outputs in dequeue order, each checked to be the next frame.
+fn stream(g: &Graph, p_in: u32, p_out: u32, ins: &[Image], outs: &[Image], frames: usize) -> Vec<Vec<u8>> {
+    let mut free_in: VecDeque<Image> = ins.iter().cloned().collect();
+    let mut free_out: VecDeque<Image> = outs.iter().cloned().collect();
+    let (mut next, mut results) = (0, Vec::new());
+    while results.len() < frames {
+        while next < frames && !free_in.is_empty() && !free_out.is_empty() {
+            let i = free_in.pop_front().unwrap();
+            i.copy_from(Rect::full(W, H), 0, &frame_pixels(next)).unwrap();
+            g.enqueue(p_in, &i).unwrap();
+            g.enqueue(p_out, free_out.pop_front().unwrap()).unwrap();
+            next += 1;
+        }
+        let done = g.dequeue(p_out).unwrap();
+        done.result.clone().unwrap();
+        let first = results.len() as u64;
+        let out = done.reference.as_image().unwrap().clone();
+        assert!(done.frame >= first, "frames come back in order");
+        results.push(out.to_vec::<u8>().unwrap());
+        free_out.push_back(out);
+        free_in.push_back(g.dequeue(p_in).unwrap().reference.as_image().unwrap().clone());
+    }
+    g.wait().unwrap();
+    results
+}
+
+/// The same frames processed one by one by a graph in normal mode.
+fn sequential(ctx: &Context, targets: [&str; 3], frames: usize) -> Vec<Vec<u8>> {
+    let (g, p_in, p_out) = three_stages(ctx, targets, Duration::ZERO, &Arc::default());
+    let (input, output) = (g.parameter_by_index(p_in).unwrap(), g.parameter_by_index(p_out).unwrap());
+    (0..frames)
+        .map(|f| {
+            input.as_image().unwrap().copy_from(Rect::full(W, H), 0, &frame_pixels(f)).unwrap();
+            g.process().unwrap();
+            output.as_image().unwrap().to_vec::<u8>().unwrap()
+        })
+        .collect()
+}
+
+fn images(ctx: &Context, n: usize) -> Vec<Image> {
+    (0..n).map(|_| image(ctx)).collect()
+}
+
+#[test]
+fn three_stages_on_three_targets_give_the_sequential_results_frame_by_frame_and_overlap_at_depth_3() {
+    let ctx = ctx_with(&["a", "b", "c"]);
+    const FRAMES: usize = 12;
+    let expected = sequential(&ctx, ["a", "b", "c"], FRAMES);
+    for depth in [1, 3] {
+        let overlap = Arc::new(Overlap::default());
+        let (g, p_in, p_out) = three_stages(&ctx, ["a", "b", "c"], Duration::from_millis(3), &overlap);
+        let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
+        g.set_schedule_config(
+            ScheduleConfig::queue_auto().depth(depth).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+        )
+        .unwrap();
+        let got = stream(&g, p_in, p_out, &ins, &outs, FRAMES);
+        assert_eq!(got, expected, "depth {depth}: outputs differ from sequential processing");
+        let most = overlap.most.load(SeqCst);
+        if depth == 1 {
+            assert_eq!(most, 1, "depth 1 runs one stage at a time");
+        } else {
+            assert!(most >= 2, "depth 3: stages of different frames overlap (most at once: {most})");
+        }
+        assert_eq!(g.state().unwrap(), GraphState::Completed);
+    }
+}
+
+#[test]
+fn host_nodes_and_a_tiling_node_pipeline_too() {
+    let ctx = ctx_with(&["dsp"]);
+    let invert = common::tiling_kernel_with(&ctx, "pipe.invert", |args| {
+        let (src, mut dst) = (args.input::<u8>(0)?, args.output::<u8>(1)?);
+        for y in 0..dst.height() {
+            for x in 0..dst.width() {
+                dst.set(x, y, 255 - src.pixel(x, y, 0, 0));
+            }
+        }
+        Ok(())
+    });
+    invert.finalize().unwrap();
+    let plus = kernel(&ctx, "pipe.plus1", |b| {
+        b.process(|p| {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = i.wrapping_add(1);
+                }
+            }
+            Ok(())
+        })
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let (input, output) = (image(&ctx), image(&ctx));
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let n0 = g.add_node(&invert, [&input, &v]).unwrap();
+    let n1 = g.add_node(&plus, [&v, &output]).unwrap();
+    n1.set_target("dsp").unwrap();
+    let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+    let (ins, outs) = (images(&ctx, 2), images(&ctx, 2));
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    let got = stream(&g, p_in, p_out, &ins, &outs, 6);
+    for (f, out) in got.iter().enumerate() {
+        let want: Vec<u8> = frame_pixels(f).iter().map(|p| (255 - p).wrapping_add(1)).collect();
+        assert_eq!(out, &want, "frame {f}");
+    }
+}
+
+#[test]
+fn a_shared_image_written_inside_the_graph_is_not_overwritten_before_its_reader_is_done() {
+    // Stage 1 writes a real image (not queued: shared by every frame) that stage 2 reads after a
+    // sleep. Frame f + 1's stage 1 must wait for frame f's stage 2, or stage 2 would see f + 1.
+    let ctx = ctx_with(&["a", "b"]);
+    let copy = |name: &str, nap: u64| {
+        kernel(&ctx, name, move |b| {
+            b.process(move |p| {
+                std::thread::sleep(Duration::from_millis(nap));
+                let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+                for y in 0..i.height() {
+                    o.row_mut(y).copy_from_slice(i.row(y));
+                }
+                Ok(())
+            })
+        })
+    };
+    let (fast, slow) = (copy("pipe.fast", 0), copy("pipe.slow", 5));
+    let g = Graph::new(&ctx).unwrap();
+    let (input, shared, output) = (image(&ctx), image(&ctx), image(&ctx));
+    let n0 = g.add_node(&fast, [&input, &shared]).unwrap();
+    let n1 = g.add_node(&slow, [&shared, &output]).unwrap();
+    n0.set_target("a").unwrap();
+    n1.set_target("b").unwrap();
+    let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+    let (ins, outs) = (images(&ctx, 4), images(&ctx, 4));
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(4).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    let got = stream(&g, p_in, p_out, &ins, &outs, 8);
+    for (f, out) in got.iter().enumerate() {
+        assert_eq!(out, &frame_pixels(f), "frame {f} saw another frame's shared image");
+    }
+    // After the stream, the shared image holds the last frame's pixels.
+    assert_eq!(shared.to_vec::<u8>().unwrap(), frame_pixels(7));
+}
+
+#[test]
+fn a_failing_frame_is_dequeued_with_its_error_and_later_frames_work() {
+    let ctx = ctx_with(&["t"]);
+    let ran_after = Arc::new(AtomicU32::new(0));
+    let fails = kernel(&ctx, "pipe.fails_on_99", |b| {
+        b.process(|p| {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            if i.row(0)[0] == 99 {
+                return Err(Error::new(ErrorKind::InvalidValue, "pixel 99 refused"));
+            }
+            for y in 0..i.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+    });
+    let r = ran_after.clone();
+    let after = kernel(&ctx, "pipe.after", move |b| {
+        b.process(move |p| {
+            r.fetch_add(1, SeqCst);
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+    });
+    let g = Graph::with_name(&ctx, "failing").unwrap();
+    let (input, output) = (image(&ctx), image(&ctx));
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let n0 = g.add_node(&fails, [&input, &v]).unwrap();
+    let n1 = g.add_node(&after, [&v, &output]).unwrap();
+    n0.set_target("t").unwrap();
+    let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+    let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    for (f, (i, o)) in ins.iter().zip(&outs).enumerate() {
+        i.copy_from(Rect::full(W, H), 0, &vec![if f == 1 { 99 } else { f as u8 }; (W * H) as usize]).unwrap();
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    let done: Vec<Dequeued> = (0..3).map(|_| g.dequeue(p_out).unwrap()).collect();
+    assert_eq!(done.iter().map(|d| d.frame).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(done[0].result.is_ok() && done[2].result.is_ok());
+    let e = done[1].result.clone().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidValue);
+    assert_eq!(e.context().node.as_deref(), Some(n0.name().unwrap().as_str()), "{e}");
+    assert_eq!(ran_after.load(SeqCst), 2, "the failed frame's later node is skipped");
+    assert_eq!(done[2].reference.as_image().unwrap().to_vec::<u8>().unwrap()[0], 2);
+    // The inputs come back too, the failed frame's with its error.
+    let inputs: Vec<Dequeued> = (0..3).map(|_| g.dequeue(p_in).unwrap()).collect();
+    assert!(inputs[1].result.is_err() && inputs[0].result.is_ok());
+    // `wait` reports the frame's error once.
+    assert_eq!(g.wait().unwrap_err().kind(), ErrorKind::InvalidValue);
+    g.wait().unwrap();
+}
+
+#[test]
+fn manual_mode_starts_frames_at_schedule() {
+    let ctx = ctx_with(&[]);
+    let overlap = Arc::new(Overlap::default());
+    let (g, p_in, p_out) = three_stages(&ctx, [HOST_TARGET; 3], Duration::ZERO, &overlap);
+    let (ins, outs) = (images(&ctx, 2), images(&ctx, 2));
+    g.set_schedule_config(ScheduleConfig::queue_manual().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    assert_eq!(g.schedule_mode(), ScheduleMode::QueueManual);
+    assert_eq!(g.schedule().unwrap_err().kind(), ErrorKind::Failure, "nothing enqueued yet");
+    for (i, o) in ins.iter().zip(&outs) {
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    // Not scheduled: nothing runs, and waiting for an output is refused at once (no hang).
+    let e = g.dequeue(p_out).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Failure);
+    assert!(e.message().contains("manual mode"), "{e}");
+    assert_eq!(overlap.most.load(SeqCst), 0);
+    g.schedule().unwrap();
+    assert_eq!(g.dequeue(p_out).unwrap().frame, 0);
+    assert_eq!(g.dequeue(p_out).unwrap().frame, 1);
+    g.wait().unwrap();
+    assert_eq!(g.check_done(p_in).unwrap(), 2);
+}
+
+#[test]
+fn every_misuse_is_refused_with_a_clear_error_and_nothing_changes() {
+    let ctx = ctx_with(&[]);
+    let overlap = Arc::new(Overlap::default());
+    let (g, p_in, p_out) = three_stages(&ctx, [HOST_TARGET; 3], Duration::ZERO, &overlap);
+    let (ins, outs) = (images(&ctx, 2), images(&ctx, 2));
+    let kind = |r: Result<()>| r.unwrap_err().kind();
+
+    // Before a queue mode.
+    assert_eq!(kind(g.enqueue(p_in, &ins[0])), ErrorKind::NotSupported);
+    assert_eq!(g.dequeue(p_out).unwrap_err().kind(), ErrorKind::NotSupported);
+    // Bad configs.
+    let cfg = || ScheduleConfig::queue_auto().queue(p_in, ins.clone()).queue(p_out, outs.clone());
+    assert_eq!(kind(g.set_schedule_config(cfg().depth(0))), ErrorKind::InvalidParameters);
+    assert_eq!(kind(g.set_schedule_config(cfg().depth(MAX_PIPELINE_DEPTH + 1))), ErrorKind::InvalidParameters);
+    assert_eq!(kind(g.set_schedule_config(ScheduleConfig::queue_auto())), ErrorKind::InvalidParameters);
+    assert_eq!(kind(g.set_schedule_config(cfg().queue(7, ins.clone()))), ErrorKind::InvalidParameters);
+    assert_eq!(kind(g.set_schedule_config(cfg().queue(p_in, ins.clone()))), ErrorKind::InvalidParameters);
+    let big = Image::new(&ctx, W * 2, H, ImageFormat::U8).unwrap();
+    let e = g.set_schedule_config(ScheduleConfig::queue_auto().queue(p_in, [big])).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters);
+    assert!(e.message().contains("meta data") && e.to_string().contains("32x4"), "{e}");
+    let twice = ScheduleConfig::queue_auto().queue(p_in, [ins[0].clone(), ins[0].clone()]);
+    assert_eq!(kind(g.set_schedule_config(twice)), ErrorKind::InvalidParameters);
+    let virt = Image::new_virtual(&g, W, H, ImageFormat::U8).unwrap();
+    assert_eq!(
+        kind(g.set_schedule_config(ScheduleConfig::queue_auto().queue(p_in, [virt]))),
+        ErrorKind::InvalidParameters
+    );
+    assert_eq!(g.schedule_mode(), ScheduleMode::Normal, "a refused config changes nothing");
+    // A node of another graph is refused.
+    let other = Graph::new(&ctx).unwrap();
+    let k = kernel(&ctx, "pipe.other", |b| b.process(|_| Ok(())));
+    let foreign = other.add_node(&k, [&image(&ctx), &image(&ctx)]).unwrap();
+    assert_eq!(g.add_parameter(&foreign, 0).unwrap_err().kind(), ErrorKind::InvalidReference);
+
+    g.set_schedule_config(cfg()).unwrap();
+    assert_eq!(kind(g.process()), ErrorKind::NotSupported);
+    assert_eq!(kind(g.schedule()), ErrorKind::NotSupported, "auto mode starts frames by itself");
+    let stranger = image(&ctx);
+    assert_eq!(kind(g.enqueue(p_in, &stranger)), ErrorKind::InvalidReference);
+    assert_eq!(kind(g.enqueue(9, &ins[0])), ErrorKind::InvalidParameters);
+    // An input without an output: nothing can start; dequeue says which parameter lacks a reference.
+    g.enqueue(p_in, &ins[0]).unwrap();
+    assert_eq!(kind(g.enqueue(p_in, &ins[0])), ErrorKind::InvalidParameters, "enqueued twice");
+    let e = g.dequeue(p_out).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Failure);
+    assert!(e.message().contains(&format!("graph parameter {p_out} has no reference")), "{e}");
+    assert_eq!(kind(g.set_schedule_config(cfg().depth(2))), ErrorKind::GraphScheduled);
+    // Completing the set runs the frame.
+    g.enqueue(p_out, &outs[0]).unwrap();
+    assert_eq!(g.dequeue(p_out).unwrap().frame, 0);
+    g.wait().unwrap();
+    // Back to normal mode: process works again.
+    g.set_schedule_config(ScheduleConfig::normal()).unwrap();
+    g.process().unwrap();
+}
+
+#[test]
+fn dropping_a_pipelined_graph_with_frames_in_flight_releases_everything() {
+    let ctx = ctx_with(&["a", "b", "c"]);
+    let deinits = Arc::new(AtomicU32::new(0));
+    let d = deinits.clone();
+    let k = kernel(&ctx, "pipe.slow_counted", move |b| {
+        b.process(|p| {
+            std::thread::sleep(Duration::from_millis(5));
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+        .deinit(move |_| {
+            d.fetch_add(1, SeqCst);
+            Ok(())
+        })
+    });
+    {
+        let g = Graph::new(&ctx).unwrap();
+        let (input, output) = (image(&ctx), image(&ctx));
+        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        let n0 = g.add_node(&k, [&input, &v]).unwrap();
+        let n1 = g.add_node(&k, [&v, &output]).unwrap();
+        n0.set_target("a").unwrap();
+        n1.set_target("b").unwrap();
+        let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+        let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
+        g.set_schedule_config(
+            ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+        )
+        .unwrap();
+        g.verify().unwrap();
+        for (i, o) in ins.iter().zip(&outs) {
+            g.enqueue(p_in, i).unwrap();
+            g.enqueue(p_out, o).unwrap();
+        }
+    }
+    // The frames in flight finish (those not started are dropped), then the graph is released:
+    // its nodes' deinit run.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while deinits.load(SeqCst) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(deinits.load(SeqCst), 2, "both nodes deinitialized");
+    let stat = |name: &str| ctx.resource_stat(name).unwrap().used;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (stat("max_graphs") > 0 || stat("max_nodes") > 0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!((stat("max_graphs"), stat("max_nodes")), (0, 0));
+    // The context still works.
+    assert_eq!(sequential(&ctx, ["a", "b", "c"], 2).len(), 2);
+}
