@@ -15,7 +15,12 @@
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
 //! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
-//! `VX_BENCH_ONLY=memory` (or `aliasing`) runs that section alone.
+//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`) runs that section alone.
+//!
+//! Pipelining: a three-stage graph (gaussian3x3 → box3x3 → not) with each stage on a target of its
+//! own (one thread each; the context computes with one thread, so a stage never forks), streamed
+//! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds; frames per second,
+//! the ratio, and the outputs compared frame by frame.
 
 #[allow(dead_code)]
 mod spec_kernels {
@@ -277,6 +282,114 @@ fn memory_plan(dir: &Path) {
     }
 }
 
+/// A pipelined three-stage graph at `depth`: its input and output graph parameters, and the
+/// references each may be enqueued (`refs` each; input `k` holds pixels of seed `k`).
+struct Pipelined {
+    g: Graph,
+    ins: Vec<Image>,
+    outs: Vec<Image>,
+}
+
+fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipelined {
+    let g = Graph::new(ctx).unwrap();
+    let img = || Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    let ins: Vec<Image> = (0..refs)
+        .map(|k| {
+            let i = img();
+            i.copy_from(Rect::full(w, h), 0, &pixels(10 + k as u64, w, h)).unwrap();
+            i
+        })
+        .collect();
+    let outs: Vec<Image> = (0..refs).map(|_| img()).collect();
+    let v = |_| Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let (v1, v2) = (v(1), v(2));
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let stages = [("gaussian3x3", &ins[0], &v1, "a"), ("box3x3", &v1, &v2, "b"), ("not", &v2, &outs[0], "c")];
+    let nodes: Vec<Node> = stages
+        .iter()
+        .map(|(name, i, o, t)| {
+            let n = g.add_node(&k(name), [*i, *o]).unwrap();
+            n.set_target(t).unwrap();
+            n
+        })
+        .collect();
+    let (p_in, p_out) = (g.add_parameter(&nodes[0], 0).unwrap(), g.add_parameter(&nodes[2], 1).unwrap());
+    assert_eq!((p_in, p_out), (0, 1));
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(depth).queue(0, ins.clone()).queue(1, outs.clone()))
+        .unwrap();
+    g.verify().unwrap();
+    Pipelined { g, ins, outs }
+}
+
+/// Stream `frames` frames (frame `f` reads input `f % refs`); the elapsed time and, when `check`,
+/// a hash of each frame's whole output in frame order.
+fn stream(p: &Pipelined, frames: usize, check: bool) -> (Duration, Vec<u64>) {
+    let refs = p.ins.len();
+    let mut sums = Vec::with_capacity(frames);
+    let t0 = Instant::now();
+    let mut next = 0;
+    while next < frames.min(refs) {
+        p.g.enqueue(0, &p.ins[next]).unwrap();
+        p.g.enqueue(1, &p.outs[next]).unwrap();
+        next += 1;
+    }
+    for _ in 0..frames {
+        let out = p.g.dequeue(1).unwrap();
+        out.result.unwrap();
+        let input = p.g.dequeue(0).unwrap();
+        if check {
+            let px = out.reference.as_image().unwrap().to_vec::<u8>().unwrap();
+            sums.push(px.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3)));
+        }
+        if next < frames {
+            p.g.enqueue(0, input.reference).unwrap();
+            p.g.enqueue(1, out.reference).unwrap();
+            next += 1;
+        }
+    }
+    p.g.wait().unwrap();
+    (t0.elapsed(), sums)
+}
+
+fn pipelining(dir: &Path) {
+    const FRAMES: usize = 24;
+    let ctx = Context::builder()
+        .threads(1)
+        .target(TargetConfig::new("a"))
+        .target(TargetConfig::new("b"))
+        .target(TargetConfig::new("c"))
+        .build()
+        .unwrap();
+    ctx.add_module_dir(dir);
+    ctx.load_module("vx_filters").unwrap();
+    println!(
+        "\npipelining: gaussian3x3 → box3x3 → not, one stage per target (1 thread each), {FRAMES} frames per round, median of {ROUNDS}"
+    );
+    println!("{:<12} {:>12} {:>12} {:>9}  outputs", "size", "depth 1 fps", "depth 3 fps", "3 / 1");
+    for (w, h) in sizes() {
+        let (d1, d3) = (pipelined(&ctx, w, h, 1, 4), pipelined(&ctx, w, h, 3, 4));
+        let (_, first1) = stream(&d1, FRAMES, true);
+        let (_, first3) = stream(&d3, FRAMES, true);
+        let same = first1 == first3;
+        let (mut t1, mut t3) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            t1.push(stream(&d1, FRAMES, false).0);
+            t3.push(stream(&d3, FRAMES, false).0);
+        }
+        let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
+        let (f1, f3) = (fps(median(t1)), fps(median(t3)));
+        println!(
+            "{:<12} {:>12.1} {:>12.1} {:>8.2}x  {}",
+            format!("{w}x{h}"),
+            f1,
+            f3,
+            f3 / f1,
+            if same { "identical frame by frame" } else { "DIFFER" }
+        );
+        assert!(same, "depth 3 changed the outputs");
+    }
+}
+
 fn sizes() -> Vec<(u32, u32)> {
     match std::env::var("VX_BENCH_SIZES") {
         Ok(v) => v
@@ -296,6 +409,7 @@ fn main() {
     match std::env::var("VX_BENCH_ONLY").as_deref() {
         Ok("memory") => return memory_plan(&dir),
         Ok("aliasing") => return aliasing(&dir),
+        Ok("pipelining") => return pipelining(&dir),
         _ => {}
     }
     let ctxs = [context(1, &dir), context(2, &dir)];
@@ -382,6 +496,7 @@ fn main() {
     }
     aliasing(&dir);
     memory_plan(&dir);
+    pipelining(&dir);
     let setups = &ctxs;
     let (w, h) = (3840u32, 2160u32);
     let a_px = pixels(1, w, h);
