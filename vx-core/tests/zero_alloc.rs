@@ -206,6 +206,59 @@ fn steady_state_process_allocates_nothing() {
     assert_eq!(on_targets, 0, "nodes on targets allocated {on_targets} times in 200 runs");
     assert_eq!(tdst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
 
+    // The same chain pipelined (depth 3, queued input and output): a steady stream — dequeue a
+    // frame's references, enqueue them again — allocates nothing, on the application's thread,
+    // the coordinator or the targets, whether or not the pipeline runs dry between frames.
+    let g6 = Graph::new(&tctx).unwrap();
+    let (pv1, pv2) = (
+        Image::new_virtual(&g6, 0, 0, ImageFormat::Virtual).unwrap(),
+        Image::new_virtual(&g6, 0, 0, ImageFormat::Virtual).unwrap(),
+    );
+    let ins: Vec<Image> = (0..3)
+        .map(|k| {
+            let i = Image::new(&tctx, 64, 48, ImageFormat::U8).unwrap();
+            i.copy_from(Rect::full(64, 48), 0, &vec![k as u8 * 10; 64 * 48]).unwrap();
+            i
+        })
+        .collect();
+    let outs: Vec<Image> = (0..3).map(|_| Image::new(&tctx, 64, 48, ImageFormat::U8).unwrap()).collect();
+    let n0 = g6.add_node(&t1, [&ins[0], &pv1]).unwrap();
+    n0.set_target("dsp1").unwrap();
+    g6.add_node(&t2, [&pv1, &pv2]).unwrap().set_target("dsp2").unwrap();
+    let n2 = g6.add_node(&t3, [&pv2, &outs[0]]).unwrap();
+    let (p_in, p_out) = (g6.add_parameter(&n0, 0).unwrap(), g6.add_parameter(&n2, 1).unwrap());
+    g6.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    let cycle = |frames: usize| {
+        for _ in 0..frames {
+            let out = g6.dequeue(p_out).unwrap();
+            let input = g6.dequeue(p_in).unwrap();
+            assert!(out.result.is_ok());
+            g6.enqueue(p_in, input.reference).unwrap();
+            g6.enqueue(p_out, out.reference).unwrap();
+        }
+    };
+    for (i, o) in ins.iter().zip(&outs) {
+        g6.enqueue(p_in, i).unwrap();
+        g6.enqueue(p_out, o).unwrap();
+    }
+    cycle(30);
+    ALLOCS.store(0, SeqCst);
+    COUNTING.store(true, SeqCst);
+    cycle(200);
+    COUNTING.store(false, SeqCst);
+    let pipelined = ALLOCS.load(SeqCst);
+    for _ in 0..3 {
+        g6.dequeue(p_out).unwrap();
+        g6.dequeue(p_in).unwrap();
+    }
+    g6.wait().unwrap();
+    assert_eq!(pipelined, 0, "a pipelined stream allocated {pipelined} times in 200 frames");
+    for o in &outs {
+        let first = o.to_vec::<u8>().unwrap()[0];
+        assert!([6, 16, 26].contains(&first), "output {first}");
+    }
+
     // The counter does see allocations (the test can fail).
     COUNTING.store(true, SeqCst);
     let v = std::hint::black_box(vec![1u8; 10]);

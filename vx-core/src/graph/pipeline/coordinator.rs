@@ -21,6 +21,9 @@ use crate::support::sync::read;
 
 /// The coordinator thread's life: wait, burst, wait … until the graph goes.
 pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
+    // Kept across bursts, so a steady stream allocates nothing even when the pipeline runs dry
+    // between frames.
+    let mut book = Bookkeeping::default();
     loop {
         {
             let mut st = queues.lock();
@@ -36,7 +39,7 @@ pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
             }
         }
         let Some(g) = graph.upgrade() else { return };
-        bursts(&g, &queues);
+        bursts(&g, &queues, &mut book);
         // The last handle may be this one: then the graph is released here.
         drop(g);
     }
@@ -44,7 +47,7 @@ pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
 
 /// Bursts until the pipeline is idle: a module reload ends one burst (after its frames drained)
 /// and the next starts rebound.
-fn bursts(g: &GraphInner, queues: &Queues) {
+fn bursts(g: &GraphInner, queues: &Queues, book: &mut Bookkeeping) {
     let mut body = match g.lock() {
         Ok(b) => b,
         Err(e) => return fail_admissible(queues, &e),
@@ -54,7 +57,7 @@ fn bursts(g: &GraphInner, queues: &Queues) {
             body.state = GraphState::Abandoned;
             return fail_admissible(queues, &e);
         }
-        match burst(g, &body, queues) {
+        match burst(g, &body, queues, book) {
             Outcome::Idle(state) => {
                 body.state = state;
                 return;
@@ -136,6 +139,48 @@ struct SlotRun {
     refs: Vec<usize>,
 }
 
+/// The coordinator's working state, reused from burst to burst (sized again only when the graph's
+/// shape changes).
+#[derive(Default)]
+struct Bookkeeping {
+    slots: Vec<SlotRun>,
+    nodes: Vec<NodeProgress>,
+    /// Live nodes in schedule order.
+    order: Vec<usize>,
+    /// Busy slots, oldest frame first.
+    by_frame: Vec<usize>,
+    runnable: Vec<(usize, usize)>,
+}
+
+impl Bookkeeping {
+    fn reset(&mut self, body: &GraphBody) {
+        let (n_nodes, depth, n_queues) = (body.nodes.len(), body.frames.slots.len(), body.frames.sites.len());
+        let fits = self.slots.len() == depth
+            && self.nodes.len() == n_nodes
+            && self.slots.first().is_none_or(|s| s.finished.len() == n_nodes && s.refs.len() == n_queues);
+        if !fits {
+            self.slots = (0..depth)
+                .map(|_| SlotRun {
+                    busy: false,
+                    frame: 0,
+                    preds_left: vec![0; n_nodes],
+                    finished: vec![false; n_nodes],
+                    done: 0,
+                    error: None,
+                    refs: vec![0; n_queues],
+                })
+                .collect();
+            self.nodes = vec![NodeProgress { next: 0, running: false }; n_nodes];
+            self.by_frame = Vec::with_capacity(depth);
+            self.runnable = Vec::with_capacity(n_nodes);
+        }
+        self.slots.iter_mut().for_each(|s| s.busy = false);
+        self.nodes.iter_mut().for_each(|n| n.running = false);
+        self.order.clear();
+        self.order.extend(body.schedule.iter().flatten().copied());
+    }
+}
+
 #[derive(Clone, Copy)]
 struct NodeProgress {
     /// The frame the node runs next.
@@ -143,28 +188,15 @@ struct NodeProgress {
     running: bool,
 }
 
-fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues) -> Outcome {
+fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeeping) -> Outcome {
     let frames = &body.frames;
     let n_nodes = body.nodes.len();
-    let order: Vec<usize> = body.schedule.iter().flatten().copied().collect();
     let host = match g.ctx.inner.shared.targets.host_pipeline() {
         Ok(h) => Arc::clone(h),
         Err(e) => return Outcome::Failed(e.in_graph(&g.name())),
     };
-    let n_queues = frames.sites.len();
-    let mut slots: Vec<SlotRun> = (0..frames.slots.len())
-        .map(|_| SlotRun {
-            busy: false,
-            frame: 0,
-            preds_left: vec![0; n_nodes],
-            finished: vec![false; n_nodes],
-            done: 0,
-            error: None,
-            refs: vec![0; n_queues],
-        })
-        .collect();
-    let mut nodes = vec![NodeProgress { next: 0, running: false }; n_nodes];
-    let mut runnable: Vec<(usize, usize)> = Vec::with_capacity(n_nodes);
+    book.reset(body);
+    let Bookkeeping { slots, nodes, order, by_frame, runnable } = book;
     let mut outstanding = 0usize;
     let mut draining = false;
     let mut last_state = GraphState::Completed;
@@ -198,10 +230,11 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues) -> Outcome {
             }
             // Runnable nodes, oldest frame first; a failed frame's nodes are skipped here.
             runnable.clear();
-            let mut by_frame: Vec<usize> = (0..slots.len()).filter(|&s| slots[s].busy).collect();
+            by_frame.clear();
+            by_frame.extend((0..slots.len()).filter(|&s| slots[s].busy));
             by_frame.sort_unstable_by_key(|&s| slots[s].frame);
-            for s in by_frame {
-                for &n in &order {
+            for &s in by_frame.iter() {
+                for &n in order.iter() {
                     let slot = &slots[s];
                     let ready = !slot.finished[n]
                         && slot.preds_left[n] == 0
@@ -237,7 +270,7 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues) -> Outcome {
             continue;
         }
         drop(st);
-        for &(s, n) in &runnable {
+        for &(s, n) in runnable.iter() {
             outstanding += 1;
             let node = body.nodes[n].as_ref().expect("scheduled nodes are live");
             let ex: &Executor = node.executor().map_or(&host, |e| e);

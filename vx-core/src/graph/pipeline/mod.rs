@@ -284,6 +284,10 @@ impl Graph {
         st.done = config.queues.iter().map(|q| VecDeque::with_capacity(q.refs.len())).collect();
         st.enqueued = config.queues.iter().map(|q| vec![false; q.refs.len()]).collect();
         st.permits = 0;
+        // Room for every node of every slot to report at once (no allocation while streaming).
+        let reports = body.nodes.len() * config.depth;
+        let queued_reports = st.completions.len();
+        st.completions.reserve(reports.saturating_sub(queued_reports));
         st.config = queued.then_some(config);
         if queued && st.coordinator.is_none() {
             let (graph, queues): (Weak<GraphInner>, Arc<Queues>) =
