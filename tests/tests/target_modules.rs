@@ -73,3 +73,66 @@ fn a_module_target_kernel_is_loaded_used_sent_commands_and_reloaded() {
     assert_eq!(e.kind(), ErrorKind::NotSupported);
     assert!(e.to_string().contains("tm_dsp"), "{e}");
 }
+
+#[test]
+fn a_pipelined_stream_keeps_flowing_through_a_module_reload_and_no_frame_mixes_versions() {
+    // Two `testmod.gain` nodes in a chain on `tm_dsp`, pipelined at depth 2. Version 1 copies
+    // (gain 1), version 2 adds 1: a frame gives x (v1), x + 2 (v2), never x + 1 (a frame that ran
+    // one node on each version).
+    let name = "testmod_target_pipe";
+    let (v1, v2) = (testmod(name, &["target-kernel"]), testmod(name, &["target-kernel", "v2"]));
+    let dir = plugin_dir("target-pipe", &[(name, &v1)]);
+    let ctx = Context::builder().threads(2).target(TargetConfig::new("tm_dsp")).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module(name).unwrap();
+    let k = ctx.kernel_by_name("testmod.gain").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let img = || Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
+    let (ins, outs) = ([img(), img()], [img(), img()]);
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let n0 = g.add_node(&k, [&ins[0], &v]).unwrap();
+    let n1 = g.add_node(&k, [&v, &outs[0]]).unwrap();
+    let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    const FRAMES: usize = 40;
+    let pixels = |f: usize| [f as u8, f as u8 + 1, 50, 100];
+    let enqueue = |f: usize, i: &Image, o: &Image| {
+        i.copy_from(Rect::full(4, 1), 0, &pixels(f)).unwrap();
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    };
+    for f in 0..2 {
+        enqueue(f, &ins[f], &outs[f]);
+    }
+    let mut versions = Vec::new();
+    for f in 0..FRAMES {
+        if f == FRAMES / 2 {
+            install(&dir, name, &v2);
+            ctx.reload_module(name).unwrap();
+        }
+        let out = g.dequeue(p_out).unwrap();
+        out.result.clone().unwrap();
+        let input = g.dequeue(p_in).unwrap();
+        let got = out.reference.as_image().unwrap().to_vec::<u8>().unwrap();
+        let x = pixels(f);
+        let v = match got[..] {
+            ref p if p == x => 1,
+            ref p if p == x.map(|b| b + 2) => 2,
+            ref p => panic!("frame {f}: {p:?} from input {x:?} is neither version (mixed versions?)"),
+        };
+        versions.push(v);
+        if f + 2 < FRAMES {
+            enqueue(f + 2, input.reference.as_image().unwrap(), out.reference.as_image().unwrap());
+        }
+    }
+    g.wait().unwrap();
+    // Version 1 until the reload, version 2 for every frame admitted after it.
+    let switch = versions.iter().position(|&v| v == 2).expect("the reload took effect");
+    assert!(switch >= FRAMES / 2 && switch <= FRAMES / 2 + 2, "{versions:?}");
+    assert!(versions[switch..].iter().all(|&v| v == 2), "{versions:?}");
+    assert_eq!(g.reloads().unwrap(), 2, "both nodes rebound once");
+    drop(g);
+    ctx.unload_module(name).unwrap();
+    assert!(ctx.memory_leaks().is_empty());
+}
