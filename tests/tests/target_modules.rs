@@ -129,7 +129,7 @@ fn a_pipelined_stream_keeps_flowing_through_a_module_reload_and_no_frame_mixes_v
     g.wait().unwrap();
     // Version 1 until the reload, version 2 for every frame admitted after it.
     let switch = versions.iter().position(|&v| v == 2).expect("the reload took effect");
-    assert!(switch >= FRAMES / 2 && switch <= FRAMES / 2 + 2, "{versions:?}");
+    assert!((FRAMES / 2..=FRAMES / 2 + 2).contains(&switch), "{versions:?}");
     assert!(versions[switch..].iter().all(|&v| v == 2), "{versions:?}");
     assert_eq!(g.reloads().unwrap(), 2, "both nodes rebound once");
     drop(g);
