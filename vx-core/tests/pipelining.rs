@@ -433,3 +433,57 @@ fn dropping_a_pipelined_graph_with_frames_in_flight_releases_everything() {
     // The context still works.
     assert_eq!(sequential(&ctx, ["a", "b", "c"], 2).len(), 2);
 }
+
+#[test]
+fn while_frames_stream_graph_calls_are_refused_not_blocked_and_commands_still_arrive() {
+    let ctx = ctx_with(&["t"]);
+    let gain = Arc::new(AtomicU32::new(1));
+    let g2 = gain.clone();
+    let k = kernel(&ctx, "pipe.slow_gain", move |b| {
+        b.process(|p| {
+            std::thread::sleep(Duration::from_millis(30));
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+        .control(move |c| {
+            g2.store(c.command(), SeqCst);
+            Ok(())
+        })
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let (ins, outs) = (images(&ctx, 4), images(&ctx, 4));
+    let n = g.add_node(&k, [&ins[0], &outs[0]]).unwrap();
+    n.set_target("t").unwrap();
+    let (p_in, p_out) = (g.add_parameter(&n, 0).unwrap(), g.add_parameter(&n, 1).unwrap());
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    g.verify().unwrap();
+    for (i, o) in ins.iter().zip(&outs) {
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    // Four frames of 30 ms: the stream runs for about 120 ms; a query made meanwhile is refused.
+    let t0 = Instant::now();
+    let refused = loop {
+        match g.state() {
+            Err(e) => break e,
+            Ok(_) if t0.elapsed() > Duration::from_secs(5) => panic!("the stream never started"),
+            Ok(_) => std::thread::yield_now(),
+        }
+    };
+    assert_eq!(refused.kind(), ErrorKind::GraphScheduled, "{refused}");
+    assert!(t0.elapsed() < Duration::from_secs(1), "refused at once, not after the stream");
+    assert_eq!(n.name().unwrap_err().kind(), ErrorKind::GraphScheduled);
+    // A command reaches the node between two of its frames.
+    n.send_command(7, &[], Duration::from_secs(10)).unwrap();
+    assert_eq!(gain.load(SeqCst), 7);
+    for _ in 0..4 {
+        g.dequeue(p_out).unwrap().result.unwrap();
+    }
+    g.wait().unwrap();
+    assert_eq!(g.state().unwrap(), GraphState::Completed);
+    assert_eq!(n.perf().unwrap().num, 4);
+}

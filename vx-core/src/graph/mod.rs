@@ -284,6 +284,19 @@ impl GraphInner {
     /// only locked if it is free: waiting could deadlock (graph A's kernel processing B while B's
     /// kernel processes A on another thread), so a busy graph is refused with `NotSupported`.
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
+        if self.queues.streaming() {
+            return Err(Error::new(
+                ErrorKind::GraphScheduled,
+                "the graph is streaming pipelined frames: wait for it (Graph::wait) before changing, verifying or querying it",
+            )
+            .in_graph(&self.name()));
+        }
+        self.lock_for_pipeline()
+    }
+
+    /// [`lock`](Self::lock) without the streaming check: the pipeline's coordinator takes the
+    /// graph with it.
+    pub(crate) fn lock_for_pipeline(&self) -> Result<MutexGuard<'_, GraphBody>> {
         let active = ACTIVE_GRAPH.with(|c| c.get());
         if active == self.id {
             return Err(Error::new(

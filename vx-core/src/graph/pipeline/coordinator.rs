@@ -32,7 +32,7 @@ pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
                     return;
                 }
                 if st.admissible() {
-                    st.bursting = true;
+                    queues.set_bursting(&mut st, true);
                     break;
                 }
                 st = queues.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -48,7 +48,7 @@ pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
 /// Bursts until the pipeline is idle: a module reload ends one burst (after its frames drained)
 /// and the next starts rebound.
 fn bursts(g: &GraphInner, queues: &Queues, book: &mut Bookkeeping) {
-    let mut body = match g.lock() {
+    let mut body = match g.lock_for_pipeline() {
         Ok(b) => b,
         Err(e) => return fail_admissible(queues, &e),
     };
@@ -104,7 +104,7 @@ fn fail_admissible(queues: &Queues, e: &Error) {
         }
     }
     st.first_error.get_or_insert_with(|| e.clone());
-    st.bursting = false;
+    queues.set_bursting(&mut st, false);
     queues.changed.notify_all();
 }
 
@@ -262,7 +262,7 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 if draining {
                     return Outcome::Rebind;
                 }
-                st.bursting = false;
+                queues.set_bursting(&mut st, false);
                 queues.changed.notify_all();
                 return Outcome::Idle(last_state);
             }

@@ -17,13 +17,15 @@
 //!   node sees frames in order, so stateful kernels behave as in sequential processing) and the
 //!   readers of shared objects it writes are done with the previous frame. A frame whose node
 //!   fails skips its remaining nodes; its references are dequeued with the error.
-//! - While frames are in flight the coordinator holds the graph's lock: graph and node calls wait
-//!   until the pipeline drains (it always does: admitted frames never wait for the application).
+//! - While frames are in flight the coordinator holds the graph's lock: graph and node calls are
+//!   refused with `GraphScheduled` (a monitoring thread must not hang on a stream that never
+//!   drains); `Node::send_command` still reaches nodes (control ports live outside the lock).
 //!   A module reload stops admission until the frames in flight are done, then rebinds.
 
 mod coordinator;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
 use crate::data::reference::Reference;
@@ -120,6 +122,8 @@ pub(crate) struct Queues {
     wake: Condvar,
     /// The application waits here for done references and a drained pipeline.
     changed: Condvar,
+    /// `QueueState::bursting`, readable without the lock (every graph call checks it).
+    streaming: AtomicBool,
 }
 
 pub(crate) struct QueueState {
@@ -180,7 +184,18 @@ impl Queues {
             }),
             wake: Condvar::new(),
             changed: Condvar::new(),
+            streaming: AtomicBool::new(false),
         }
+    }
+
+    /// The coordinator holds the graph (between admitting a first frame and the pipeline draining).
+    pub(crate) fn streaming(&self) -> bool {
+        self.streaming.load(Ordering::Acquire)
+    }
+
+    fn set_bursting(&self, st: &mut QueueState, on: bool) {
+        st.bursting = on;
+        self.streaming.store(on, Ordering::Release);
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
