@@ -340,7 +340,10 @@ fn a_user_kernel_with_typed_local_data() {
     let g = Graph::new(&ctx).unwrap();
     let wrong = Scalar::new(&ctx, ScalarValue::Int32(3)).unwrap();
     g.add_node(&k, [Reference::from(&a), Reference::from(&wrong), Reference::from(&out)]).unwrap();
-    assert_eq!(g.verify().unwrap_err().kind(), ErrorKind::InvalidType);
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidType);
+    // Types by name, not by code ("type 0x3, found 0x6").
+    assert!(e.message().contains("parameter 1 must be a scalar of type U8, found a scalar of type I32"), "{e}");
 }
 
 #[test]

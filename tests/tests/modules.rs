@@ -128,6 +128,15 @@ fn bad_names_and_missing_modules() {
     let e = ctx.load_module("does_not_exist").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidModule);
     assert!(e.to_string().contains("libdoes_not_exist.so in one of:"), "{e}");
+    // The empty name is not called a path; a file name gets a "did you mean".
+    let e = ctx.load_module("").unwrap_err();
+    assert!(e.message().contains("empty") && !e.message().contains("path"), "{e}");
+    for given in ["libfilters.so", "libfilters", "filters.so"] {
+        let e = ctx.load_module(given).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidModule);
+        assert!(e.message().contains("did you mean 'filters'?"), "{given}: {e}");
+    }
+    assert!(!ctx.load_module("filters").unwrap_err().message().contains("did you mean"));
     assert_eq!(ctx.module_count(), 0);
 }
 

@@ -71,7 +71,15 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                 if m.data_type != data_type::SCALAR || m.scalar_type != type_code {
                     return Err(AbiError::new(
                         Status::InvalidType,
-                        format!("parameter {i} must be a scalar of type {type_code:#x}, found {:#x}", m.scalar_type),
+                        format!(
+                            "parameter {i} must be a scalar of type {}, found {}",
+                            crate::wire::scalar_type::name(type_code),
+                            if m.data_type == data_type::SCALAR {
+                                format!("a scalar of type {}", crate::wire::scalar_type::name(m.scalar_type))
+                            } else {
+                                "another type".into()
+                            }
+                        ),
                     ));
                 }
             }
@@ -231,7 +239,11 @@ pub fn read_scalar<T: TileScalar>(p: &Processor, index: u32) -> Result<T, AbiErr
     if bits.type_code != T::TYPE_CODE {
         return Err(AbiError::new(
             Status::InvalidType,
-            format!("parameter {index}: scalar of type {:#x}, not the kernel's {:#x}", bits.type_code, T::TYPE_CODE),
+            format!(
+                "parameter {index}: a scalar of type {}, not the kernel's {}",
+                crate::wire::scalar_type::name(bits.type_code),
+                crate::wire::scalar_type::name(T::TYPE_CODE)
+            ),
         ));
     }
     // SAFETY: the bytes hold a value of T's scalar type (type code checked) at their start.

@@ -47,6 +47,29 @@ pub mod scalar_type {
     pub const DF_IMAGE: u32 = 0x00E;
     /// `VX_TYPE_BOOL`.
     pub const BOOL: u32 = 0x010;
+
+    /// The type's name for messages (`U8`, `F32`, …; an unknown code in hex).
+    pub fn name(code: u32) -> std::borrow::Cow<'static, str> {
+        let known = match code {
+            CHAR => "CHAR",
+            INT8 => "I8",
+            UINT8 => "U8",
+            INT16 => "I16",
+            UINT16 => "U16",
+            INT32 => "I32",
+            UINT32 => "U32",
+            INT64 => "I64",
+            UINT64 => "U64",
+            FLOAT32 => "F32",
+            FLOAT64 => "F64",
+            ENUM => "ENUM",
+            SIZE => "SIZE",
+            DF_IMAGE => "DF_IMAGE",
+            BOOL => "BOOL",
+            other => return format!("unknown type {other:#x}").into(),
+        };
+        known.into()
+    }
 }
 
 /// Parameter directions (`vx_direction_e` order).

@@ -91,7 +91,11 @@ struct ModuleTable {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.contains(['/', '\\', '\0']) || name.contains("..") {
+    if name.is_empty() {
+        return Err(Error::new(ErrorKind::InvalidParameters, "the module name is empty")
+            .expected("a short name such as 'filters' (the file libfilters.so)"));
+    }
+    if name.contains(['/', '\\', '\0']) || name.contains("..") {
         return Err(Error::new(
             ErrorKind::InvalidParameters,
             "a module name is a short name such as 'filters', not a path",
@@ -173,7 +177,14 @@ impl Modules {
         let dirs = self.search_path();
         dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()).ok_or_else(|| {
             let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            Error::new(ErrorKind::InvalidModule, format!("module '{name}' not found"))
+            let short = name.strip_prefix("lib").unwrap_or(name);
+            let short = short.strip_suffix(".so").unwrap_or(short);
+            let hint = if short != name && !short.is_empty() {
+                format!(" (did you mean '{short}'? a module is named without 'lib' and '.so')")
+            } else {
+                String::new()
+            };
+            Error::new(ErrorKind::InvalidModule, format!("module '{name}' not found{hint}"))
                 .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file")
         })
     }
