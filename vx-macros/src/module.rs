@@ -48,8 +48,14 @@ impl Parse for ModuleArgs {
             }
             *slot = Some(kv.value);
         }
-        if args.name.is_none() {
-            cx.error_spanned_by(Ident::new("vx_module", Span::call_site()), "`name = \"...\"` is required");
+        match &args.name {
+            None => cx.error_spanned_by(Ident::new("vx_module", Span::call_site()), "`name = \"...\"` is required"),
+            Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if s.value().trim().is_empty() => cx
+                .error_spanned_by(
+                    s,
+                    "the module name is empty: it names the library file (`name = \"filters\"` for libfilters.so)",
+                ),
+            Some(_) => {}
         }
         cx.check()?;
         Ok(args)

@@ -18,6 +18,18 @@ pub(crate) fn kernel_name(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
     }
 }
 
+/// Refuse `name = ""` (the host would refuse it at load time; the macro says so at compile time).
+pub(crate) fn check_name(cx: &super::ctxt::Ctxt, name: Option<&LitStr>) {
+    if let Some(n) = name
+        && n.value().trim().is_empty()
+    {
+        cx.error_spanned_by(
+            n,
+            "the kernel name is empty: give one such as `name = \"module.kernel\"`, or leave the key out for `<crate>.<function>`",
+        );
+    }
+}
+
 /// The kernel's enumeration: the given one, or 0 (the host allocates one).
 pub(crate) fn enumeration(e: Option<&LitInt>) -> TokenStream {
     e.map_or(quote!(0), |e| quote!(#e))

@@ -114,6 +114,7 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry) -> syn::Result<Attrs>
     });
     let span = args.clone();
     syn::parse::Parser::parse2(parser, args)?;
+    crate::internals::expand::check_name(cx, a.name.as_ref());
     if entry == Entry::Target && a.target.is_none() {
         cx.error_spanned_by(span, "a target kernel names its target: `target = \"name\"`");
     }
