@@ -15,6 +15,16 @@ pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
         cx.error_spanned_by(&f.sig.ident, format!("a tiling kernel needs at least one output image ({view})"));
     }
     check_border(cx, f, attrs, row_form);
+    if attrs.tile_memory.is_none_or(|m| m == 0) {
+        for (input, arg) in f.sig.inputs.iter().zip(args) {
+            if matches!(arg, Arg::Extra(crate::internals::ast::Extra::TileMemory)) {
+                cx.error_spanned_by(
+                    input,
+                    "`&mut [u8]` is the tile's memory, and the kernel asks for none: add `tile_memory = <bytes per tile>`",
+                );
+            }
+        }
+    }
     if row_form {
         check_row_form(cx, f, attrs, args);
     }
