@@ -4,7 +4,7 @@
 //! reference) serialized with process, reloaded while the graph keeps its node, refused where the
 //! context has no such target.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use vx_core::*;
@@ -18,14 +18,27 @@ fn install(dir: &Path, name: &str, lib: &Path) {
     std::fs::rename(&tmp, dir.join(format!("lib{name}.so"))).unwrap();
 }
 
-#[test]
-fn a_module_target_kernel_is_loaded_used_sent_commands_and_reloaded() {
-    let name = "testmod_target";
+/// A context with target `tm_dsp` that loaded `vx_testmod --features target-kernel` as `name`
+/// from a plugin directory of its own, and version 2 of it, built for a reload.
+struct Loaded {
+    ctx: Context,
+    dir: PathBuf,
+    v2: PathBuf,
+}
+
+fn load_target_module(name: &str, dir_name: &str) -> Loaded {
     let (v1, v2) = (testmod(name, &["target-kernel"]), testmod(name, &["target-kernel", "v2"]));
-    let dir = plugin_dir("target", &[(name, &v1)]);
+    let dir = plugin_dir(dir_name, &[(name, &v1)]);
     let ctx = Context::builder().threads(2).target(TargetConfig::new("tm_dsp")).build().unwrap();
     ctx.add_module_dir(&dir);
     ctx.load_module(name).unwrap();
+    Loaded { ctx, dir, v2 }
+}
+
+#[test]
+fn a_module_target_kernel_is_loaded_used_sent_commands_and_reloaded() {
+    let name = "testmod_target";
+    let Loaded { ctx, dir, v2 } = load_target_module(name, "target");
     let k = ctx.kernel_by_name("testmod.gain").unwrap();
     let g = Graph::new(&ctx).unwrap();
     let src = Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();
@@ -80,11 +93,7 @@ fn a_pipelined_stream_keeps_flowing_through_a_module_reload_and_no_frame_mixes_v
     // (gain 1), version 2 adds 1: a frame gives x (v1), x + 2 (v2), never x + 1 (a frame that ran
     // one node on each version).
     let name = "testmod_target_pipe";
-    let (v1, v2) = (testmod(name, &["target-kernel"]), testmod(name, &["target-kernel", "v2"]));
-    let dir = plugin_dir("target-pipe", &[(name, &v1)]);
-    let ctx = Context::builder().threads(2).target(TargetConfig::new("tm_dsp")).build().unwrap();
-    ctx.add_module_dir(&dir);
-    ctx.load_module(name).unwrap();
+    let Loaded { ctx, dir, v2 } = load_target_module(name, "target-pipe");
     let k = ctx.kernel_by_name("testmod.gain").unwrap();
     let g = Graph::new(&ctx).unwrap();
     let img = || Image::new(&ctx, 4, 1, ImageFormat::U8).unwrap();

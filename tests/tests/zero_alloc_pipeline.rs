@@ -4,15 +4,13 @@
 //! module's own std has its own allocator entry points; its kernels allocate nothing either, by
 //! construction). Alone in its binary so no other test allocates meanwhile.
 
-use std::sync::atomic::Ordering::SeqCst;
-
 use vx_core::*;
 use vx_tests::{build_module, plugin_dir};
 
 #[path = "../../vx-core/tests/common/counting.rs"]
 mod counting;
 
-use counting::{ALLOCS, COUNTING, Counting};
+use counting::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -42,20 +40,14 @@ fn the_1080p_edge_pipeline_allocates_nothing_per_frame_at_1_2_and_4_threads() {
         for _ in 0..3 {
             g.process().unwrap(); // warm-up: verification, first-use thread-locals
         }
-        ALLOCS.store(0, SeqCst);
-        COUNTING.store(true, SeqCst);
-        for _ in 0..10 {
-            g.process().unwrap();
-        }
-        COUNTING.store(false, SeqCst);
-        let counted = ALLOCS.load(SeqCst);
+        let counted = allocations(|| {
+            for _ in 0..10 {
+                g.process().unwrap();
+            }
+        });
         assert_eq!(counted, 0, "{counted} allocations in 10 frames at {threads} thread(s)");
         assert!(edges.to_vec::<u8>().unwrap().contains(&255), "the pipeline found edges");
     }
     // The counter does see allocations (the test can fail).
-    COUNTING.store(true, SeqCst);
-    let v = std::hint::black_box(vec![1u8; 10]);
-    COUNTING.store(false, SeqCst);
-    drop(v);
-    assert!(ALLOCS.load(SeqCst) >= 1);
+    assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 10]))) >= 1);
 }

@@ -33,6 +33,28 @@ fn frame_pixels(f: usize) -> Vec<u8> {
     (0..W * H).map(|i| (i as usize * 7 + f * 31) as u8).collect()
 }
 
+/// A node's process: output = input.
+fn copy(p: &mut ProcessContext<'_>) -> Result<()> {
+    let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+    for y in 0..i.height() {
+        o.row_mut(y).copy_from_slice(i.row(y));
+    }
+    Ok(())
+}
+
+/// Put `g` in the queue mode of `config`, input and output queued with their images.
+fn queue(g: &Graph, config: ScheduleConfig, (p_in, ins): (u32, &[Image]), (p_out, outs): (u32, &[Image])) {
+    g.set_schedule_config(config.queue(p_in, ins.to_vec()).queue(p_out, outs.to_vec())).unwrap();
+}
+
+/// Enqueue every input with its output: one frame per pair.
+fn enqueue_all(g: &Graph, (p_in, ins): (u32, &[Image]), (p_out, outs): (u32, &[Image])) {
+    for (i, o) in ins.iter().zip(outs) {
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+}
+
 /// How many stage calls run at once, and the most seen.
 #[derive(Default)]
 struct Overlap {
@@ -143,10 +165,7 @@ fn three_stages_on_three_targets_give_the_sequential_results_frame_by_frame_and_
         let overlap = Arc::new(Overlap::default());
         let (g, p_in, p_out) = three_stages(&ctx, ["a", "b", "c"], Duration::from_millis(3), &overlap);
         let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
-        g.set_schedule_config(
-            ScheduleConfig::queue_auto().depth(depth).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
-        )
-        .unwrap();
+        queue(&g, ScheduleConfig::queue_auto().depth(depth), (p_in, &ins), (p_out, &outs));
         let got = stream(&g, p_in, p_out, &ins, &outs, FRAMES);
         assert_eq!(got, expected, "depth {depth}: outputs differ from sequential processing");
         let most = overlap.most.load(SeqCst);
@@ -191,8 +210,7 @@ fn host_nodes_and_a_tiling_node_pipeline_too() {
     n1.set_target("dsp").unwrap();
     let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
     let (ins, outs) = (images(&ctx, 2), images(&ctx, 2));
-    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-        .unwrap();
+    queue(&g, ScheduleConfig::queue_auto().depth(2), (p_in, &ins), (p_out, &outs));
     let got = stream(&g, p_in, p_out, &ins, &outs, 6);
     for (f, out) in got.iter().enumerate() {
         let want: Vec<u8> = frame_pixels(f).iter().map(|p| (255 - p).wrapping_add(1)).collect();
@@ -205,19 +223,15 @@ fn a_shared_image_written_inside_the_graph_is_not_overwritten_before_its_reader_
     // Stage 1 writes a real image (not queued: shared by every frame) that stage 2 reads after a
     // sleep. Frame f + 1's stage 1 must wait for frame f's stage 2, or stage 2 would see f + 1.
     let ctx = ctx_with(&["a", "b"]);
-    let copy = |name: &str, nap: u64| {
+    let napping_copy = |name: &str, nap: u64| {
         kernel(&ctx, name, move |b| {
             b.process(move |p| {
                 std::thread::sleep(Duration::from_millis(nap));
-                let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-                for y in 0..i.height() {
-                    o.row_mut(y).copy_from_slice(i.row(y));
-                }
-                Ok(())
+                copy(p)
             })
         })
     };
-    let (fast, slow) = (copy("pipe.fast", 0), copy("pipe.slow", 5));
+    let (fast, slow) = (napping_copy("pipe.fast", 0), napping_copy("pipe.slow", 5));
     let g = Graph::new(&ctx).unwrap();
     let (input, shared, output) = (image(&ctx), image(&ctx), image(&ctx));
     let n0 = g.add_node(&fast, [&input, &shared]).unwrap();
@@ -226,8 +240,7 @@ fn a_shared_image_written_inside_the_graph_is_not_overwritten_before_its_reader_
     n1.set_target("b").unwrap();
     let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
     let (ins, outs) = (images(&ctx, 4), images(&ctx, 4));
-    g.set_schedule_config(ScheduleConfig::queue_auto().depth(4).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-        .unwrap();
+    queue(&g, ScheduleConfig::queue_auto().depth(4), (p_in, &ins), (p_out, &outs));
     let got = stream(&g, p_in, p_out, &ins, &outs, 8);
     for (f, out) in got.iter().enumerate() {
         assert_eq!(out, &frame_pixels(f), "frame {f} saw another frame's shared image");
@@ -256,11 +269,7 @@ fn a_failing_frame_is_dequeued_with_its_error_and_later_frames_work() {
     let after = kernel(&ctx, "pipe.after", move |b| {
         b.process(move |p| {
             r.fetch_add(1, SeqCst);
-            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-            for y in 0..i.height() {
-                o.row_mut(y).copy_from_slice(i.row(y));
-            }
-            Ok(())
+            copy(p)
         })
     });
     let g = Graph::with_name(&ctx, "failing").unwrap();
@@ -271,8 +280,7 @@ fn a_failing_frame_is_dequeued_with_its_error_and_later_frames_work() {
     n0.set_target("t").unwrap();
     let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
     let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
-    g.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-        .unwrap();
+    queue(&g, ScheduleConfig::queue_auto().depth(3), (p_in, &ins), (p_out, &outs));
     for (f, (i, o)) in ins.iter().zip(&outs).enumerate() {
         i.copy_from(Rect::full(W, H), 0, &vec![if f == 1 { 99 } else { f as u8 }; (W * H) as usize]).unwrap();
         g.enqueue(p_in, i).unwrap();
@@ -300,14 +308,10 @@ fn manual_mode_starts_frames_at_schedule() {
     let overlap = Arc::new(Overlap::default());
     let (g, p_in, p_out) = three_stages(&ctx, [HOST_TARGET; 3], Duration::ZERO, &overlap);
     let (ins, outs) = (images(&ctx, 2), images(&ctx, 2));
-    g.set_schedule_config(ScheduleConfig::queue_manual().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-        .unwrap();
+    queue(&g, ScheduleConfig::queue_manual().depth(2), (p_in, &ins), (p_out, &outs));
     assert_eq!(g.schedule_mode(), ScheduleMode::QueueManual);
     assert_eq!(g.schedule().unwrap_err().kind(), ErrorKind::Failure, "nothing enqueued yet");
-    for (i, o) in ins.iter().zip(&outs) {
-        g.enqueue(p_in, i).unwrap();
-        g.enqueue(p_out, o).unwrap();
-    }
+    enqueue_all(&g, (p_in, &ins), (p_out, &outs));
     // Not scheduled: nothing runs, and waiting for an output is refused at once (no hang).
     let e = g.dequeue(p_out).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Failure);
@@ -386,11 +390,7 @@ fn dropping_a_pipelined_graph_with_frames_in_flight_releases_everything() {
     let k = kernel(&ctx, "pipe.slow_counted", move |b| {
         b.process(|p| {
             std::thread::sleep(Duration::from_millis(5));
-            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-            for y in 0..i.height() {
-                o.row_mut(y).copy_from_slice(i.row(y));
-            }
-            Ok(())
+            copy(p)
         })
         .deinit(move |_| {
             d.fetch_add(1, SeqCst);
@@ -407,15 +407,9 @@ fn dropping_a_pipelined_graph_with_frames_in_flight_releases_everything() {
         n1.set_target("b").unwrap();
         let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
         let (ins, outs) = (images(&ctx, 3), images(&ctx, 3));
-        g.set_schedule_config(
-            ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
-        )
-        .unwrap();
+        queue(&g, ScheduleConfig::queue_auto().depth(3), (p_in, &ins), (p_out, &outs));
         g.verify().unwrap();
-        for (i, o) in ins.iter().zip(&outs) {
-            g.enqueue(p_in, i).unwrap();
-            g.enqueue(p_out, o).unwrap();
-        }
+        enqueue_all(&g, (p_in, &ins), (p_out, &outs));
     }
     // The frames in flight finish (those not started are dropped), then the graph is released:
     // its nodes' deinit run.
@@ -442,11 +436,7 @@ fn while_frames_stream_graph_calls_are_refused_not_blocked_and_commands_still_ar
     let k = kernel(&ctx, "pipe.slow_gain", move |b| {
         b.process(|p| {
             std::thread::sleep(Duration::from_millis(30));
-            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-            for y in 0..i.height() {
-                o.row_mut(y).copy_from_slice(i.row(y));
-            }
-            Ok(())
+            copy(p)
         })
         .control(move |c| {
             g2.store(c.command(), SeqCst);
@@ -458,13 +448,9 @@ fn while_frames_stream_graph_calls_are_refused_not_blocked_and_commands_still_ar
     let n = g.add_node(&k, [&ins[0], &outs[0]]).unwrap();
     n.set_target("t").unwrap();
     let (p_in, p_out) = (g.add_parameter(&n, 0).unwrap(), g.add_parameter(&n, 1).unwrap());
-    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-        .unwrap();
+    queue(&g, ScheduleConfig::queue_auto().depth(2), (p_in, &ins), (p_out, &outs));
     g.verify().unwrap();
-    for (i, o) in ins.iter().zip(&outs) {
-        g.enqueue(p_in, i).unwrap();
-        g.enqueue(p_out, o).unwrap();
-    }
+    enqueue_all(&g, (p_in, &ins), (p_out, &outs));
     // Four frames of 30 ms: the stream runs for about 120 ms; a query made meanwhile is refused.
     let t0 = Instant::now();
     let refused = loop {

@@ -7,14 +7,12 @@
 //! placed by the memory plan. This binary holds a
 //! single test so no other test allocates concurrently.
 
-use std::sync::atomic::Ordering::SeqCst;
-
 use vx_core::*;
 
 #[path = "common/counting.rs"]
 mod counting;
 
-use counting::{ALLOCS, COUNTING, Counting};
+use counting::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -79,13 +77,11 @@ fn steady_state_process_allocates_nothing() {
         g.process().unwrap();
     }
 
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    for _ in 0..200 {
-        g.process().unwrap();
-    }
-    COUNTING.store(false, SeqCst);
-    let counted = ALLOCS.load(SeqCst);
+    let counted = allocations(|| {
+        for _ in 0..200 {
+            g.process().unwrap();
+        }
+    });
 
     assert_eq!(dst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
     assert_eq!(counted, 0, "process allocated {counted} times in 200 runs");
@@ -101,13 +97,11 @@ fn steady_state_process_allocates_nothing() {
         g2.process().unwrap();
     }
     const RUNS: usize = 630;
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    for _ in 0..RUNS {
-        g2.process().unwrap();
-    }
-    COUNTING.store(false, SeqCst);
-    let parallel = ALLOCS.load(SeqCst);
+    let parallel = allocations(|| {
+        for _ in 0..RUNS {
+            g2.process().unwrap();
+        }
+    });
     assert_eq!(parallel, 0, "parallel levels allocated {parallel} times in {RUNS} runs");
     assert_eq!(b.to_vec::<u8>().unwrap(), vec![12u8; 64 * 48]);
 
@@ -152,24 +146,21 @@ fn steady_state_process_allocates_nothing() {
     for _ in 0..3 {
         g4.process().unwrap();
     }
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    for _ in 0..200 {
-        g4.process().unwrap();
-    }
-    COUNTING.store(false, SeqCst);
-    assert_eq!(ALLOCS.load(SeqCst), 0, "a small tiling node allocated");
+    let small_node = allocations(|| {
+        for _ in 0..200 {
+            g4.process().unwrap();
+        }
+    });
+    assert_eq!(small_node, 0, "a small tiling node allocated");
     for _ in 0..3 {
         g3.process().unwrap();
     }
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
     const TILE_RUNS: usize = 126;
-    for _ in 0..TILE_RUNS {
-        g3.process().unwrap();
-    }
-    COUNTING.store(false, SeqCst);
-    let tiling = ALLOCS.load(SeqCst);
+    let tiling = allocations(|| {
+        for _ in 0..TILE_RUNS {
+            g3.process().unwrap();
+        }
+    });
     assert_eq!(tiling, 0, "a parallel tiling node allocated {tiling} times in {TILE_RUNS} runs");
 
     // Nodes on named targets: each queued on its target's FIFO as a job of two words, the level
@@ -196,13 +187,11 @@ fn steady_state_process_allocates_nothing() {
     for _ in 0..3 {
         g5.process().unwrap();
     }
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    for _ in 0..200 {
-        g5.process().unwrap();
-    }
-    COUNTING.store(false, SeqCst);
-    let on_targets = ALLOCS.load(SeqCst);
+    let on_targets = allocations(|| {
+        for _ in 0..200 {
+            g5.process().unwrap();
+        }
+    });
     assert_eq!(on_targets, 0, "nodes on targets allocated {on_targets} times in 200 runs");
     assert_eq!(tdst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
 
@@ -243,11 +232,9 @@ fn steady_state_process_allocates_nothing() {
         g6.enqueue(p_out, o).unwrap();
     }
     cycle(30);
-    ALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    cycle(200);
-    COUNTING.store(false, SeqCst);
-    let pipelined = ALLOCS.load(SeqCst);
+    let pipelined = allocations(|| {
+        cycle(200);
+    });
     for _ in 0..3 {
         g6.dequeue(p_out).unwrap();
         g6.dequeue(p_in).unwrap();
@@ -260,9 +247,5 @@ fn steady_state_process_allocates_nothing() {
     }
 
     // The counter does see allocations (the test can fail).
-    COUNTING.store(true, SeqCst);
-    let v = std::hint::black_box(vec![1u8; 10]);
-    COUNTING.store(false, SeqCst);
-    drop(v);
-    assert!(ALLOCS.load(SeqCst) > 0);
+    assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 10]))) > 0);
 }

@@ -221,19 +221,8 @@ impl<'a> KernelDesc<'a> {
         validate: ValidateFnPtr,
         targets: &'a [TargetDesc<'a>],
     ) -> Self {
-        KernelDesc {
-            name: RStr::from_str(name),
-            enumeration,
-            num_params,
-            validate,
-            process: None,
-            fast: None,
-            flexible: None,
-            init: None,
-            deinit: None,
-            control: None,
-            targets: RSlice::from_slice(targets),
-        }
+        // No process and no tiling functions: only the targets' implementations.
+        KernelDesc::tiling(name, enumeration, num_params, validate, None, None).with_targets(targets)
     }
 
     /// Add init and deinit callbacks (user kernels).

@@ -17,7 +17,6 @@ use vx_plugin_abi::Status;
 use crate::data::buffer::RawBuf;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::targets::{NodeAction, NodeCompletion};
-use crate::graph::verify::verify_body;
 use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ProcessContext;
@@ -32,10 +31,6 @@ impl Graph {
     pub fn process(&self) -> Result<()> {
         let g = &self.inner;
         let mut body = g.lock()?;
-        // A module reload replaced a kernel some node uses: rebind (one atomic load per node).
-        if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
-            crate::graph::rebind_replaced(&mut body, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
-        }
         if body.pipeline.is_some() {
             return Err(Error::new(
                 ErrorKind::NotSupported,
@@ -43,10 +38,7 @@ impl Graph {
             )
             .in_graph(&g.name()));
         }
-        if !body.verified {
-            let never = body.nodes.iter().flatten().all(|n| !n.initialized);
-            verify_body(g, &mut body, never)?;
-        }
+        body.prepare_to_run(g)?;
         let _active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
         let result = run_levels(&g.ctx, g.id, &body);

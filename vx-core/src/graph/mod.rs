@@ -190,6 +190,24 @@ pub(crate) struct GraphBody {
 }
 
 impl GraphBody {
+    /// A module reload replaced the kernel of some node (one atomic load per node).
+    pub(crate) fn kernel_replaced(&self) -> bool {
+        self.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Make the graph ready to run, as `process` and the pipeline's coordinator both need it: nodes
+    /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
+    pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
+        if self.kernel_replaced() {
+            rebind_replaced(self, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
+        }
+        if !self.verified {
+            let never = self.nodes.iter().flatten().all(|n| !n.initialized);
+            verify::verify_body(g, self, never)?;
+        }
+        Ok(())
+    }
+
     /// The graph changed (or is being verified): it must be verified again before it runs.
     fn invalidate(&mut self) {
         self.verified = false;

@@ -33,3 +33,12 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// Allocations made while `f` runs (on every thread).
+pub(crate) fn allocations(f: impl FnOnce()) -> usize {
+    ALLOCS.store(0, SeqCst);
+    COUNTING.store(true, SeqCst);
+    f();
+    COUNTING.store(false, SeqCst);
+    ALLOCS.load(SeqCst)
+}

@@ -13,7 +13,6 @@ use std::sync::{Arc, Weak};
 use crate::error::{Error, Result};
 use crate::graph::execute::run_node;
 use crate::graph::pipeline::{Dequeued, QueueState, Queues};
-use crate::graph::verify::verify_body;
 use crate::graph::{GraphBody, GraphInner, GraphState};
 use crate::shared::ContextShared;
 use crate::shared::target::{Executor, Job};
@@ -73,13 +72,7 @@ fn bursts(g: &GraphInner, queues: &Queues, book: &mut Bookkeeping) {
 
 /// Rebind reloaded kernels and verify, as `process` does.
 fn prepare(g: &GraphInner, body: &mut GraphBody) -> Result<()> {
-    if body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire)) {
-        crate::graph::rebind_replaced(body, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
-    }
-    if !body.verified {
-        let never = body.nodes.iter().flatten().all(|n| !n.initialized);
-        verify_body(g, body, never)?;
-    }
+    body.prepare_to_run(g)?;
     if body.frames.slots.is_empty() {
         return Err(Error::new(crate::error::ErrorKind::InvalidGraph, "the pipelined graph has no frame slots")
             .in_graph(&g.name()));
@@ -218,11 +211,7 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 last_state = deliver(&mut st, slot, queues);
                 progressed = true;
             }
-            if !draining
-                && body.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
-            {
-                draining = true;
-            }
+            draining = draining || body.kernel_replaced();
             while !draining && st.admissible() {
                 let Some(s) = slots.iter().position(|s| !s.busy) else { break };
                 admit(&mut st, &mut slots[s], s, body);
