@@ -217,11 +217,12 @@ fn valid_rectangle_callback_shrinks_output_by_two() {
         .validate(|v, metas| {
             let i = v.image(0)?;
             metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?.set_valid_rect_callback(
-                |index, inputs| {
+                |index, inputs, out| {
                     assert_eq!(index, 1);
-                    assert_eq!(inputs.len(), 1);
+                    assert_eq!((inputs.len(), out.len()), (1, 1));
                     let r = inputs[0];
-                    Ok(Rect::new(r.start_x + 2, r.start_y + 2, r.end_x - 2, r.end_y - 2))
+                    out[0] = Rect::new(r.start_x + 2, r.start_y + 2, r.end_x - 2, r.end_y - 2);
+                    Ok(())
                 },
             )?;
             Ok(())

@@ -13,6 +13,24 @@ pub mod data_type {
     pub const IMAGE: u32 = 0x80F;
     /// `VX_TYPE_USER_DATA_OBJECT`.
     pub const USER_DATA_OBJECT: u32 = 0x816;
+    /// `VX_TYPE_LUT`.
+    pub const LUT: u32 = 0x807;
+    /// `VX_TYPE_DISTRIBUTION`.
+    pub const DISTRIBUTION: u32 = 0x808;
+    /// `VX_TYPE_PYRAMID`.
+    pub const PYRAMID: u32 = 0x809;
+    /// `VX_TYPE_THRESHOLD`.
+    pub const THRESHOLD: u32 = 0x80A;
+    /// `VX_TYPE_MATRIX`.
+    pub const MATRIX: u32 = 0x80B;
+    /// `VX_TYPE_CONVOLUTION`.
+    pub const CONVOLUTION: u32 = 0x80C;
+    /// `VX_TYPE_REMAP`.
+    pub const REMAP: u32 = 0x810;
+    /// `VX_TYPE_OBJECT_ARRAY`.
+    pub const OBJECT_ARRAY: u32 = 0x813;
+    /// `VX_TYPE_TENSOR`.
+    pub const TENSOR: u32 = 0x815;
 }
 
 /// Scalar types (`vx_type_e`).

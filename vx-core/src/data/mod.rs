@@ -3,10 +3,20 @@
 //! never the context. Buffers are allocated at verify or at the first map/copy (TIOVX's rule).
 
 pub(crate) mod array;
+pub(crate) mod blob;
 pub(crate) mod buffer;
+pub(crate) mod convolution;
+pub(crate) mod distribution;
 pub(crate) mod image;
+pub(crate) mod lut;
+pub(crate) mod matrix;
 pub(crate) mod object;
+pub(crate) mod object_array;
+pub(crate) mod pyramid;
 pub(crate) mod reference;
+pub(crate) mod remap;
 pub(crate) mod scalar;
+pub(crate) mod tensor;
+pub(crate) mod threshold;
 pub(crate) mod types;
 pub(crate) mod user_data;

@@ -23,6 +23,9 @@ pub(crate) struct ObjectHeader {
     name: Mutex<String>,
     /// The graph id of a virtual object.
     pub(crate) scope: Option<u64>,
+    /// The objects this one is part of, innermost first: a pyramid level's pyramid, an object
+    /// array's items' array, an ROI's image (and theirs). Writing a container writes its parts.
+    pub(crate) ancestors: Vec<u64>,
     _slot: ResourceSlot,
 }
 
@@ -31,7 +34,28 @@ impl ObjectHeader {
         let ctx = ctx.as_context();
         let slot = ctx.acquire(ResourceKind::DataObjects)?;
         let id = next_id();
-        Ok(ObjectHeader { id, ctx: Arc::clone(ctx), name: Mutex::new(format!("{prefix}#{id}")), scope, _slot: slot })
+        Ok(ObjectHeader {
+            id,
+            ctx: Arc::clone(ctx),
+            name: Mutex::new(format!("{prefix}#{id}")),
+            scope,
+            ancestors: Vec::new(),
+            _slot: slot,
+        })
+    }
+
+    /// The header of a part of `container` (same context and scope; named after the container).
+    pub(crate) fn part_of(container: &ObjectHeader, prefix: &str, index: usize) -> Result<ObjectHeader> {
+        let mut h = ObjectHeader::new(&container.ctx, prefix, container.scope)?;
+        h.ancestors.push(container.id);
+        h.ancestors.extend_from_slice(&container.ancestors);
+        h.set_name(&format!("{}[{index}]", container.name()));
+        Ok(h)
+    }
+
+    /// True when this object is `other` or a part of it (or the other way round).
+    pub(crate) fn contains_or_within(&self, other: &ObjectHeader) -> bool {
+        self.id == other.id || self.ancestors.contains(&other.id) || other.ancestors.contains(&self.id)
     }
 
     pub(crate) fn name(&self) -> String {

@@ -2,16 +2,27 @@
 //! data and identity.
 
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::array::{Array, ArrayItemType};
+use crate::data::convolution::{Convolution, ConvolutionMeta};
+use crate::data::distribution::{Distribution, DistributionMeta};
 use crate::data::image::Image;
+use crate::data::lut::{Lut, LutMeta};
+use crate::data::matrix::{Matrix, MatrixMeta};
 use crate::data::object::ObjectHeader;
+use crate::data::object_array::ObjectArray;
+use crate::data::pyramid::{Pyramid, PyramidMeta};
+use crate::data::remap::{Remap, RemapMeta};
 use crate::data::scalar::Scalar;
-use crate::data::types::{DataType, ScalarType};
+use crate::data::tensor::{Tensor, TensorMeta};
+use crate::data::threshold::{Threshold, ThresholdMeta};
+use crate::data::types::{DataType, ScalarType, ScalarValue};
 use crate::data::user_data::UserDataObject;
+use crate::error::{Error, ErrorKind, Result};
 use crate::shared::ContextShared;
 
 /// Any data object.
@@ -25,11 +36,29 @@ pub enum Reference {
     Array(Array),
     /// A user data object.
     UserDataObject(UserDataObject),
+    /// A matrix.
+    Matrix(Matrix),
+    /// A convolution.
+    Convolution(Convolution),
+    /// A LUT.
+    Lut(Lut),
+    /// A distribution.
+    Distribution(Distribution),
+    /// A threshold.
+    Threshold(Threshold),
+    /// A pyramid.
+    Pyramid(Pyramid),
+    /// A remap.
+    Remap(Remap),
+    /// An object array.
+    ObjectArray(ObjectArray),
+    /// A tensor.
+    Tensor(Tensor),
 }
 
 /// The meta data of an object: what a validator's meta format describes and what re-verification
 /// compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectMeta {
     /// An image.
     Image {
@@ -54,9 +83,55 @@ pub enum ObjectMeta {
     },
     /// A user data object.
     UserDataObject {
+        /// `VX_USER_DATA_OBJECT_NAME`.
+        type_name: String,
         /// Bytes.
         size: usize,
     },
+    /// A matrix.
+    Matrix(MatrixMeta),
+    /// A convolution.
+    Convolution(ConvolutionMeta),
+    /// A LUT.
+    Lut(LutMeta),
+    /// A distribution.
+    Distribution(DistributionMeta),
+    /// A threshold.
+    Threshold(ThresholdMeta),
+    /// A pyramid.
+    Pyramid(PyramidMeta),
+    /// A remap.
+    Remap(RemapMeta),
+    /// An object array.
+    ObjectArray {
+        /// `VX_OBJECT_ARRAY_ITEMTYPE`.
+        item_type: DataType,
+        /// `VX_OBJECT_ARRAY_NUMITEMS`.
+        count: usize,
+    },
+    /// A tensor.
+    Tensor(TensorMeta),
+}
+
+impl ObjectMeta {
+    /// The type of object this describes.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            ObjectMeta::Image { .. } => DataType::Image,
+            ObjectMeta::Scalar { .. } => DataType::Scalar,
+            ObjectMeta::Array { .. } => DataType::Array,
+            ObjectMeta::UserDataObject { .. } => DataType::UserDataObject,
+            ObjectMeta::Matrix(_) => DataType::Matrix,
+            ObjectMeta::Convolution(_) => DataType::Convolution,
+            ObjectMeta::Lut(_) => DataType::Lut,
+            ObjectMeta::Distribution(_) => DataType::Distribution,
+            ObjectMeta::Threshold(_) => DataType::Threshold,
+            ObjectMeta::Pyramid(_) => DataType::Pyramid,
+            ObjectMeta::Remap(_) => DataType::Remap,
+            ObjectMeta::ObjectArray { .. } => DataType::ObjectArray,
+            ObjectMeta::Tensor(_) => DataType::Tensor,
+        }
+    }
 }
 
 impl fmt::Display for ObjectMeta {
@@ -66,29 +141,126 @@ impl fmt::Display for ObjectMeta {
             ObjectMeta::Scalar { scalar_type } => write!(f, "scalar {scalar_type}"),
             ObjectMeta::Array { item_type: Some(t), capacity } => write!(f, "array of {capacity} {t}"),
             ObjectMeta::Array { item_type: None, capacity } => write!(f, "array of {capacity} (type unknown)"),
-            ObjectMeta::UserDataObject { size } => write!(f, "user data object of {size} bytes"),
+            ObjectMeta::UserDataObject { type_name, size } => {
+                write!(f, "user data object '{type_name}' of {size} bytes")
+            }
+            ObjectMeta::Matrix(m) => write!(
+                f,
+                "matrix {} {}x{} origin {:?} pattern {:?}",
+                m.element, m.columns, m.rows, m.origin, m.pattern
+            ),
+            ObjectMeta::Convolution(m) => write!(f, "convolution {}x{}", m.columns, m.rows),
+            ObjectMeta::Lut(m) => write!(f, "LUT of {} {}", m.count, m.element),
+            ObjectMeta::Distribution(m) => {
+                write!(f, "distribution of {} bins, offset {}, range {}", m.bins, m.offset, m.range)
+            }
+            ObjectMeta::Threshold(m) => {
+                write!(f, "threshold {:?} {} -> {}", m.threshold_type, m.input_format, m.output_format)
+            }
+            ObjectMeta::Pyramid(m) => {
+                write!(f, "pyramid of {} levels x {} from {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
+            }
+            ObjectMeta::Remap(m) => write!(
+                f,
+                "remap {}x{} -> {}x{}",
+                m.source_width, m.source_height, m.destination_width, m.destination_height
+            ),
+            ObjectMeta::ObjectArray { item_type, count } => write!(f, "object array of {count} {item_type}"),
+            ObjectMeta::Tensor(m) => match m.data_type {
+                Some(t) => write!(f, "tensor {:?} of {t} (fixed point {})", m.dims(), m.fixed_point_position),
+                None => write!(f, "tensor {:?} (type unknown)", m.dims()),
+            },
         }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The data object types: what [`Reference`] holds, named by their handle types, for typed
+/// parameter access (`v.object::<Matrix>(1)`, `p.object::<Lut>(0)`).
+pub trait DataObject: sealed::Sealed + Clone + Send + Sync + 'static {
+    /// The type tag.
+    const TYPE: DataType;
+    /// The object, if `r` is one of this type.
+    fn from_reference(r: &Reference) -> Option<&Self>;
+}
+
+/// A data object as a kernel of its graph sees it while running: it may copy and map the object
+/// even when it is virtual (the application may not). Attributes through `Deref`.
+pub struct KernelView<'a, T> {
+    pub(crate) object: &'a T,
+}
+
+impl<T> Clone for KernelView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for KernelView<'_, T> {}
+
+impl<'a, T> KernelView<'a, T> {
+    pub(crate) fn new(object: &'a T) -> KernelView<'a, T> {
+        KernelView { object }
+    }
+    /// The object handle (attributes; application-side access).
+    pub fn object(&self) -> &'a T {
+        self.object
+    }
+}
+
+impl<T> Deref for KernelView<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.object
     }
 }
 
 impl Reference {
     /// The type of the object.
     pub fn data_type(&self) -> DataType {
-        match self {
-            Reference::Image(_) => DataType::Image,
-            Reference::Scalar(_) => DataType::Scalar,
-            Reference::Array(_) => DataType::Array,
-            Reference::UserDataObject(_) => DataType::UserDataObject,
+        macro_rules! tag {
+            ($($v:ident),*) => { match self { $(Reference::$v(_) => DataType::$v,)* } };
         }
+        tag!(Image, Scalar, Array, UserDataObject, Matrix, Convolution, Lut, Distribution, Threshold, Pyramid, Remap,
+            ObjectArray, Tensor)
     }
 
     pub(crate) fn header(&self) -> &ObjectHeader {
-        match self {
-            Reference::Image(i) => &i.obj.header,
-            Reference::Scalar(s) => &s.obj.header,
-            Reference::Array(a) => &a.obj.header,
-            Reference::UserDataObject(u) => &u.obj.header,
+        macro_rules! header {
+            ($($v:ident),*) => { match self { $(Reference::$v(x) => &x.obj.header,)* } };
         }
+        header!(Image, Scalar, Array, UserDataObject, Matrix, Convolution, Lut, Distribution, Threshold, Pyramid, Remap,
+            ObjectArray, Tensor)
+    }
+
+    /// A new object of `meta` under `header` (an object array's item). Scalars start at zero.
+    pub(crate) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
+        Ok(match meta.clone() {
+            ObjectMeta::Image { format, width, height } => {
+                Reference::Image(Image::with_header(header, width, height, format)?)
+            }
+            ObjectMeta::Scalar { scalar_type } => {
+                Reference::Scalar(Scalar::with_header(header, ScalarValue::zero(scalar_type)))
+            }
+            ObjectMeta::Array { item_type, capacity } => Reference::Array(Array::build(header, item_type, capacity)?),
+            ObjectMeta::UserDataObject { type_name, size } => {
+                Reference::UserDataObject(UserDataObject::with_header(header, &type_name, size)?)
+            }
+            ObjectMeta::Matrix(m) => Reference::Matrix(Matrix::with_header(header, m)?),
+            ObjectMeta::Convolution(m) => Reference::Convolution(Convolution::with_header(header, m)?),
+            ObjectMeta::Lut(m) => Reference::Lut(Lut::with_header(header, m)?),
+            ObjectMeta::Distribution(m) => Reference::Distribution(Distribution::with_header(header, m)?),
+            ObjectMeta::Threshold(m) => Reference::Threshold(Threshold::with_header(header, m)?),
+            ObjectMeta::Pyramid(m) => Reference::Pyramid(Pyramid::with_header(header, m)?),
+            ObjectMeta::Remap(m) => Reference::Remap(Remap::with_header(header, m)?),
+            ObjectMeta::Tensor(m) => Reference::Tensor(Tensor::with_header(header, m)?),
+            ObjectMeta::ObjectArray { .. } => {
+                return Err(Error::new(ErrorKind::InvalidType, "an object array cannot hold object arrays")
+                    .on_object(&header.name()));
+            }
+        })
     }
 
     /// The object's name.
@@ -117,14 +289,26 @@ impl Reference {
                 let s = a.state();
                 ObjectMeta::Array { item_type: s.item_type, capacity: s.capacity }
             }
-            Reference::UserDataObject(u) => ObjectMeta::UserDataObject { size: u.size() },
+            Reference::UserDataObject(u) => {
+                ObjectMeta::UserDataObject { type_name: u.type_name().to_owned(), size: u.size() }
+            }
+            Reference::Matrix(m) => ObjectMeta::Matrix(m.meta()),
+            Reference::Convolution(c) => ObjectMeta::Convolution(c.meta()),
+            Reference::Lut(l) => ObjectMeta::Lut(l.meta()),
+            Reference::Distribution(d) => ObjectMeta::Distribution(d.meta()),
+            Reference::Threshold(t) => ObjectMeta::Threshold(t.meta()),
+            Reference::Pyramid(p) => ObjectMeta::Pyramid(p.meta()),
+            Reference::Remap(r) => ObjectMeta::Remap(r.meta()),
+            Reference::ObjectArray(o) => ObjectMeta::ObjectArray { item_type: o.item_type(), count: o.count() },
+            Reference::Tensor(t) => ObjectMeta::Tensor(t.meta()),
         }
     }
 
-    /// True when writing `self` may change what reading `other` sees (same object, or images
-    /// sharing pixels).
+    /// True when writing `self` may change what reading `other` sees: the same object, one a part
+    /// of the other (a pyramid and its level, an object array and its item, an image and its ROI),
+    /// or images (tensors) sharing pixels (elements).
     pub(crate) fn overlaps(&self, other: &Reference) -> bool {
-        if self.same_object(other) {
+        if self.header().contains_or_within(other.header()) {
             // Checked first: a virtual image of unknown size covers an empty rectangle.
             return true;
         }
@@ -132,6 +316,7 @@ impl Reference {
             (Reference::Image(x), Reference::Image(y)) => {
                 x.storage_key() == y.storage_key() && x.rect_in_storage().overlaps(&y.rect_in_storage())
             }
+            (Reference::Tensor(x), Reference::Tensor(y)) => x.storage_key() == y.storage_key() && x.boxes_overlap(y),
             _ => false,
         }
     }
@@ -158,10 +343,23 @@ impl Reference {
     pub(crate) fn ensure_allocated(&self) -> crate::error::Result<()> {
         match self {
             Reference::Image(i) => i.ensure_allocated(),
-            Reference::Scalar(_) => Ok(()),
+            Reference::Scalar(_) | Reference::Threshold(_) => Ok(()),
             Reference::Array(a) => a.ensure_allocated(),
             Reference::UserDataObject(u) => u.ensure_allocated(),
+            Reference::Matrix(m) => m.ensure_allocated(),
+            Reference::Convolution(c) => c.ensure_allocated(),
+            Reference::Lut(l) => l.ensure_allocated(),
+            Reference::Distribution(d) => d.ensure_allocated(),
+            Reference::Pyramid(p) => p.ensure_allocated(),
+            Reference::Remap(r) => r.ensure_allocated(),
+            Reference::ObjectArray(o) => o.ensure_allocated(),
+            Reference::Tensor(t) => t.ensure_allocated(),
         }
+    }
+
+    /// The object, if it is a `T`: `r.get::<Matrix>()`.
+    pub fn get<T: DataObject>(&self) -> Option<&T> {
+        T::from_reference(self)
     }
 
     /// The image, if this is one.
@@ -196,6 +394,13 @@ impl Reference {
 
 macro_rules! reference_from {
     ($($t:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl DataObject for $t {
+            const TYPE: DataType = DataType::$t;
+            fn from_reference(r: &Reference) -> Option<&Self> {
+                match r { Reference::$t(x) => Some(x), _ => None }
+            }
+        }
         impl From<&$t> for Reference {
             fn from(x: &$t) -> Reference { Reference::$t(x.clone()) }
         }
@@ -207,4 +412,18 @@ macro_rules! reference_from {
         }
     )*};
 }
-reference_from!(Image, Scalar, Array, UserDataObject);
+reference_from!(
+    Image,
+    Scalar,
+    Array,
+    UserDataObject,
+    Matrix,
+    Convolution,
+    Lut,
+    Distribution,
+    Threshold,
+    Pyramid,
+    Remap,
+    ObjectArray,
+    Tensor
+);

@@ -33,6 +33,11 @@ impl Scalar {
         })
     }
 
+    /// A scalar under a given header (an object array's item).
+    pub(crate) fn with_header(header: ObjectHeader, value: ScalarValue) -> Scalar {
+        Scalar { obj: Arc::new(ScalarObj { header, value: Mutex::new(value) }) }
+    }
+
     /// `VX_SCALAR_TYPE`.
     pub fn scalar_type(&self) -> ScalarType {
         self.value().scalar_type()

@@ -15,17 +15,66 @@ pub enum DataType {
     Array,
     /// `VX_TYPE_USER_DATA_OBJECT`
     UserDataObject,
+    /// `VX_TYPE_MATRIX`
+    Matrix,
+    /// `VX_TYPE_CONVOLUTION`
+    Convolution,
+    /// `VX_TYPE_LUT`
+    Lut,
+    /// `VX_TYPE_DISTRIBUTION`
+    Distribution,
+    /// `VX_TYPE_THRESHOLD`
+    Threshold,
+    /// `VX_TYPE_PYRAMID`
+    Pyramid,
+    /// `VX_TYPE_REMAP`
+    Remap,
+    /// `VX_TYPE_OBJECT_ARRAY`
+    ObjectArray,
+    /// `VX_TYPE_TENSOR`
+    Tensor,
 }
 
 impl DataType {
+    /// Every data object type.
+    pub const ALL: [DataType; 13] = [
+        DataType::Image,
+        DataType::Scalar,
+        DataType::Array,
+        DataType::UserDataObject,
+        DataType::Matrix,
+        DataType::Convolution,
+        DataType::Lut,
+        DataType::Distribution,
+        DataType::Threshold,
+        DataType::Pyramid,
+        DataType::Remap,
+        DataType::ObjectArray,
+        DataType::Tensor,
+    ];
+
     /// The `vx_type_e` value.
     pub const fn code(self) -> i32 {
-        match self {
-            DataType::Scalar => data_type::SCALAR as i32,
-            DataType::Array => data_type::ARRAY as i32,
-            DataType::Image => data_type::IMAGE as i32,
-            DataType::UserDataObject => data_type::USER_DATA_OBJECT as i32,
-        }
+        (match self {
+            DataType::Scalar => data_type::SCALAR,
+            DataType::Array => data_type::ARRAY,
+            DataType::Image => data_type::IMAGE,
+            DataType::UserDataObject => data_type::USER_DATA_OBJECT,
+            DataType::Matrix => data_type::MATRIX,
+            DataType::Convolution => data_type::CONVOLUTION,
+            DataType::Lut => data_type::LUT,
+            DataType::Distribution => data_type::DISTRIBUTION,
+            DataType::Threshold => data_type::THRESHOLD,
+            DataType::Pyramid => data_type::PYRAMID,
+            DataType::Remap => data_type::REMAP,
+            DataType::ObjectArray => data_type::OBJECT_ARRAY,
+            DataType::Tensor => data_type::TENSOR,
+        }) as i32
+    }
+
+    /// The type with `vx_type_e` value `code`.
+    pub fn from_code(code: u32) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|t| t.code() as u32 == code)
     }
 }
 
@@ -36,6 +85,15 @@ impl fmt::Display for DataType {
             DataType::Scalar => "scalar",
             DataType::Array => "array",
             DataType::UserDataObject => "user data object",
+            DataType::Matrix => "matrix",
+            DataType::Convolution => "convolution",
+            DataType::Lut => "LUT",
+            DataType::Distribution => "distribution",
+            DataType::Threshold => "threshold",
+            DataType::Pyramid => "pyramid",
+            DataType::Remap => "remap",
+            DataType::ObjectArray => "object array",
+            DataType::Tensor => "tensor",
         })
     }
 }

@@ -1,12 +1,14 @@
 //! User data objects (`vx_user_data_object`): a named type and a size in bytes, copied in and
-//! out. The bytes are allocated on first copy or at verify.
+//! out or mapped (`vxCopyUserDataObject`, `vxMapUserDataObject`). The type name is part of the
+//! meta data. The bytes are allocated on first copy or map, or at verify.
 
 use std::sync::Arc;
 
-use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::blob::{Blob, MappedSlice, MappedSliceMut};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
-use crate::shared::AsContext;
+use crate::shared::{AsContext, VirtualScope};
 
 /// `VX_MAX_REFERENCE_NAME`: the longest type name of a user data object.
 pub const MAX_TYPE_NAME: usize = 64;
@@ -15,7 +17,7 @@ pub(crate) struct UserDataObj {
     pub(crate) header: ObjectHeader,
     pub(super) type_name: String,
     pub(crate) size: usize,
-    pub(crate) buffer: SharedBuffer,
+    data: Blob,
 }
 
 /// A user data object handle.
@@ -33,21 +35,28 @@ impl std::fmt::Debug for UserDataObject {
 impl UserDataObject {
     /// `vxCreateUserDataObject`: `size` bytes (at least 1) of a type called `type_name`.
     pub fn new(ctx: &impl AsContext, type_name: &str, size: usize) -> Result<UserDataObject> {
+        UserDataObject::with_header(ObjectHeader::new(ctx, "user-data", None)?, type_name, size)
+    }
+
+    /// `vxCreateVirtualUserDataObject`: bytes only the kernels of `graph` read and write.
+    pub fn new_virtual(graph: &impl VirtualScope, type_name: &str, size: usize) -> Result<UserDataObject> {
+        let header = ObjectHeader::new(graph, "virtual-user-data", Some(graph.scope_id()))?;
+        UserDataObject::with_header(header, type_name, size)
+    }
+
+    pub(crate) fn with_header(header: ObjectHeader, type_name: &str, size: usize) -> Result<UserDataObject> {
         if type_name.len() >= MAX_TYPE_NAME {
             return Err(Error::new(ErrorKind::InvalidParameters, "the type name is too long")
+                .on_object(&header.name())
                 .expected_found(format!("fewer than {MAX_TYPE_NAME} bytes"), type_name.len()));
         }
         if size == 0 || size > isize::MAX as usize {
             return Err(Error::new(ErrorKind::InvalidParameters, "a user data object needs a size")
+                .on_object(&header.name())
                 .expected_found(format!("1..={}", isize::MAX), size));
         }
         Ok(UserDataObject {
-            obj: Arc::new(UserDataObj {
-                header: ObjectHeader::new(ctx, "user-data", None)?,
-                type_name: type_name.to_owned(),
-                size,
-                buffer: SharedBuffer::new(),
-            }),
+            obj: Arc::new(UserDataObj { header, type_name: type_name.to_owned(), size, data: Blob::new(size) }),
         })
     }
 
@@ -65,43 +74,29 @@ impl UserDataObject {
     }
     /// True once the bytes exist.
     pub fn is_allocated(&self) -> bool {
-        self.obj.buffer.is_allocated()
+        self.obj.data.is_allocated()
     }
 
     pub(crate) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.buffer.ensure(self.obj.size, &self.obj.header.ctx.resources)
-    }
-
-    fn check_range(&self, offset: usize, len: usize) -> Result<()> {
-        if offset.checked_add(len).is_none_or(|end| end > self.obj.size) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the byte range lies outside the object")
-                .on_object(&self.name())
-                .expected_found(format!("offset + length <= {}", self.obj.size), format!("{offset} + {len}")));
-        }
-        Ok(())
+        self.obj.data.ensure(&self.obj.header)
     }
 
     pub(crate) fn copy_out_impl(&self, offset: usize, out: &mut [u8], access: Access) -> Result<()> {
-        self.obj.header.check_access(access)?;
-        self.check_range(offset, out.len())?;
-        self.ensure_allocated()?;
-        let lease = self.obj.buffer.acquire(WHOLE, false)?;
-        // SAFETY: the range was checked against size == buffer length; the read lease keeps writers
-        // away while we copy.
-        unsafe { std::ptr::copy_nonoverlapping(lease.ptr.add(offset), out.as_mut_ptr(), out.len()) };
-        self.obj.buffer.release(lease.slot);
-        Ok(())
+        self.obj.data.copy_out(&self.obj.header, access, offset, out)
     }
 
     pub(crate) fn copy_in_impl(&self, offset: usize, src: &[u8], access: Access) -> Result<()> {
-        self.obj.header.check_access(access)?;
-        self.check_range(offset, src.len())?;
-        self.ensure_allocated()?;
-        let lease = self.obj.buffer.acquire(WHOLE, true)?;
-        // SAFETY: range checked as above; the write lease makes this the only access.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), lease.ptr.add(offset), src.len()) };
-        self.obj.buffer.release(lease.slot);
-        Ok(())
+        self.obj.data.copy_in(&self.obj.header, access, offset, src)
+    }
+
+    /// `vxMapUserDataObject` for reading: every byte; unmapped when the guard drops.
+    pub fn map(&self) -> Result<MappedSlice<'_, u8>> {
+        self.obj.data.map(&self.obj.header, Access::Application)
+    }
+
+    /// `vxMapUserDataObject` for writing.
+    pub fn map_mut(&self) -> Result<MappedSliceMut<'_, u8>> {
+        self.obj.data.map_mut(&self.obj.header, Access::Application)
     }
 
     /// `vxCopyUserDataObject` (read): copy bytes starting at `offset` into `out`.
@@ -112,5 +107,24 @@ impl UserDataObject {
     /// `vxCopyUserDataObject` (write): copy `src` into the object at `offset`.
     pub fn copy_from(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.copy_in_impl(offset, src, Access::Application)
+    }
+}
+
+impl<'a> KernelView<'a, UserDataObject> {
+    /// Copy bytes out.
+    pub fn copy_to(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.object.copy_out_impl(offset, out, Access::Kernel)
+    }
+    /// Copy bytes in.
+    pub fn copy_from(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.object.copy_in_impl(offset, src, Access::Kernel)
+    }
+    /// Map every byte for reading.
+    pub fn map(&self) -> Result<MappedSlice<'a, u8>> {
+        self.object.obj.data.map(&self.object.obj.header, Access::Kernel)
+    }
+    /// Map every byte for writing.
+    pub fn map_mut(&self) -> Result<MappedSliceMut<'a, u8>> {
+        self.object.obj.data.map_mut(&self.object.obj.header, Access::Kernel)
     }
 }

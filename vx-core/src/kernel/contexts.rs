@@ -5,13 +5,13 @@
 //! be virtual: kernels of the owning graph may map them, the application may not.
 
 use std::ffi::c_void;
-use vx_plugin_abi::{BorderMode, ImageFormat, Rect};
+use vx_plugin_abi::{BorderMode, ImageFormat};
 
 use crate::data::array::{Array, ArrayItem};
 use crate::data::image::Image;
 use crate::data::image::patch::{ImagePatch, ImagePatchMut, Pixel};
 use crate::data::object::Access;
-use crate::data::reference::Reference;
+use crate::data::reference::{DataObject, KernelView, Reference};
 use crate::data::scalar::Scalar;
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
@@ -53,6 +53,11 @@ macro_rules! param_accessors {
         pub fn scalar(&self, i: u32) -> Result<&'a Scalar> {
             let r = param(self.params, i)?;
             r.as_scalar().ok_or_else(|| wrong_type(i, "scalar", r))
+        }
+        /// Parameter `i` as a `T` (its attributes): `v.get::<Pyramid>(0)?.levels()`.
+        pub fn get<T: DataObject>(&self, i: u32) -> Result<&'a T> {
+            let r = param(self.params, i)?;
+            T::from_reference(r).ok_or_else(|| wrong_type(i, &T::TYPE.to_string(), r))
         }
         /// The node's border mode (`VX_NODE_BORDER`).
         pub fn border(&self) -> BorderMode {
@@ -268,7 +273,7 @@ impl<'a> ProcessContext<'a> {
     /// Parameter `i` as an image the kernel may map.
     pub fn image(&self, i: u32) -> Result<KernelImage<'a>> {
         let r = param(self.params, i)?;
-        r.as_image().map(|image| KernelImage { image }).ok_or_else(|| wrong_type(i, "image", r))
+        r.as_image().map(KernelView::new).ok_or_else(|| wrong_type(i, "image", r))
     }
     /// Map the whole of input image `input` (plane 0) for reading and output image `output` for
     /// writing: the usual start of an image-to-image kernel.
@@ -317,6 +322,12 @@ impl<'a> ProcessContext<'a> {
         let r = param(self.params, i)?;
         r.as_array().map(|array| KernelArray { array }).ok_or_else(|| wrong_type(i, "array", r))
     }
+    /// Parameter `i` as a `T` the kernel may copy and map (`p.object::<Lut>(1)?.map::<u8>()?`),
+    /// virtual or not.
+    pub fn object<T: DataObject>(&self, i: u32) -> Result<KernelView<'a, T>> {
+        let r = param(self.params, i)?;
+        T::from_reference(r).map(KernelView::new).ok_or_else(|| wrong_type(i, &T::TYPE.to_string(), r))
+    }
     /// Parameter `i` as a user data object the kernel may copy in and out.
     pub fn user_data_object(&self, i: u32) -> Result<KernelUserData<'a>> {
         let r = param(self.params, i)?;
@@ -338,42 +349,8 @@ impl<'a> ProcessContext<'a> {
     }
 }
 
-/// An image as a kernel sees it during process.
-#[derive(Clone, Copy)]
-pub struct KernelImage<'a> {
-    image: &'a Image,
-}
-
-impl<'a> KernelImage<'a> {
-    /// The image handle (attributes).
-    pub fn image(&self) -> &'a Image {
-        self.image
-    }
-    /// Format.
-    pub fn format(&self) -> ImageFormat {
-        self.image.format()
-    }
-    /// Width.
-    pub fn width(&self) -> u32 {
-        self.image.width()
-    }
-    /// Height.
-    pub fn height(&self) -> u32 {
-        self.image.height()
-    }
-    /// The whole image as a rectangle.
-    pub fn full_rect(&self) -> Rect {
-        Rect::full(self.width(), self.height())
-    }
-    /// Map a patch of `plane` for reading.
-    pub fn map<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatch<'a, T>> {
-        Ok(self.image.map_impl::<T>(rect, plane, false, Access::Kernel)?.read())
-    }
-    /// Map a patch of `plane` for writing.
-    pub fn map_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'a, T>> {
-        Ok(self.image.map_impl::<T>(rect, plane, true, Access::Kernel)?.write())
-    }
-}
+/// An image as a kernel sees it during process (mappable even when virtual).
+pub type KernelImage<'a> = KernelView<'a, Image>;
 
 /// An array as a kernel sees it during process.
 #[derive(Clone, Copy)]

@@ -22,6 +22,7 @@ pub(crate) mod patch;
 
 use crate::data::buffer::{RawBuf, SharedBuffer};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
@@ -96,6 +97,25 @@ impl Image {
         Ok(Image::from_parts(header, None, format, width, height))
     }
 
+    /// An image under a given header (a pyramid level, an object array's item): virtual when the
+    /// header is, with unknown size or format completed at verify.
+    pub(crate) fn with_header(header: ObjectHeader, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+        let known = width != 0 && height != 0 && format != ImageFormat::Virtual;
+        if !known && header.scope.is_none() {
+            return Err(Error::new(ErrorKind::InvalidParameters, "a real image needs a size and a format")
+                .on_object(&header.name())
+                .found(format!("{format} {width}x{height}")));
+        }
+        let layout = if known { Some(ImageLayout::new(format, width, height)?) } else { None };
+        Ok(Image::from_parts(header, layout, format, width, height))
+    }
+
+    /// A virtual image that is not part of another object (a pyramid level is not): the memory
+    /// plan and buffer aliasing place only these.
+    pub(crate) fn is_standalone_virtual(&self) -> bool {
+        self.is_virtual() && self.obj.header.ancestors.is_empty()
+    }
+
     fn from_parts(header: ObjectHeader, layout: Option<ImageLayout>, format: ImageFormat, w: u32, h: u32) -> Image {
         Image {
             obj: Arc::new(ImageObj {
@@ -136,7 +156,9 @@ impl Image {
                 .on_object(&self.name())
                 .found(rect));
         }
-        let header = ObjectHeader::new(&self.obj.header.ctx, "roi", None)?;
+        let mut header = ObjectHeader::new(&self.obj.header.ctx, "roi", None)?;
+        header.ancestors.push(self.obj.header.id);
+        header.ancestors.extend_from_slice(&self.obj.header.ancestors);
         let (w, h) = (rect.width(), rect.height());
         self.obj.storage.has_rois.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(Image {
@@ -550,5 +572,24 @@ impl<'a> RawMapping<'a> {
             rect: self.rect,
             _t: PhantomData,
         }
+    }
+}
+
+impl<'a> KernelView<'a, Image> {
+    /// The image handle (attributes).
+    pub fn image(&self) -> &'a Image {
+        self.object
+    }
+    /// The whole image as a rectangle.
+    pub fn full_rect(&self) -> Rect {
+        Rect::full(self.object.width(), self.object.height())
+    }
+    /// Map a patch of `plane` for reading.
+    pub fn map<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatch<'a, T>> {
+        Ok(self.object.map_impl::<T>(rect, plane, false, Access::Kernel)?.read())
+    }
+    /// Map a patch of `plane` for writing.
+    pub fn map_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'a, T>> {
+        Ok(self.object.map_impl::<T>(rect, plane, true, Access::Kernel)?.write())
     }
 }

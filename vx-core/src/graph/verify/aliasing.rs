@@ -186,6 +186,9 @@ fn topology_rule(
             inp.name()
         ));
     }
+    if let Some(part) = [inp, out].into_iter().find(|img| img.is_virtual() && !img.is_standalone_virtual()) {
+        return Some(format!("'{}' is part of a pyramid or object array, whose memory is its own", part.name()));
+    }
     if let Some((p, _)) = s.params.iter().enumerate().find(|(p, r)| {
         *p != i as usize && r.as_ref().is_some_and(|r| r.overlaps(input) && s.spec(*p).direction == Direction::Input)
     }) {
@@ -343,7 +346,7 @@ pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()>
     for &n in &v.live {
         let s = body.nodes[n].as_ref().expect("live");
         for img in s.params.iter().flatten().filter_map(Reference::as_image) {
-            if !img.is_virtual() {
+            if !img.is_standalone_virtual() {
                 continue;
             }
             let target = images.iter().position(|i| i.storage_key() == img.storage_key()).and_then(|k| owner_of[k]);

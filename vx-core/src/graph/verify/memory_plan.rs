@@ -94,7 +94,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             for r in &s.params {
                 let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
-                if !img.is_virtual() {
+                // Parts of pyramids and object arrays keep their own memory, like real images.
+                if !img.is_standalone_virtual() {
                     app_storages.push(img.storage_key());
                     continue;
                 }

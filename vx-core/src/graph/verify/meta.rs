@@ -21,15 +21,16 @@ pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerif
     Ok(())
 }
 
-fn mismatch(kind: ErrorKind, want: ObjectMeta, have: ObjectMeta) -> Error {
+fn mismatch(kind: ErrorKind, want: &ObjectMeta, have: &ObjectMeta) -> Error {
     Error::new(kind, "the output object does not match the validator's meta format").expected_found(want, have)
 }
 
 /// Complete a virtual output from `meta`, or check a real one against it.
 fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> Result<()> {
     let have = r.meta();
-    match (r, meta) {
-        (Reference::Image(img), ObjectMeta::Image { format, width, height }) => {
+    let fail = |kind| Err(mismatch(kind, &meta, &have));
+    match (r, &meta) {
+        (Reference::Image(img), &ObjectMeta::Image { format, width, height }) => {
             let (df, dw, dh) = if img.is_virtual() {
                 img.obj.declared
             } else {
@@ -39,36 +40,120 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
                 }
             };
             if df != ImageFormat::Virtual && df != format {
-                return Err(mismatch(ErrorKind::InvalidFormat, meta, have));
+                return fail(ErrorKind::InvalidFormat);
             }
             if (dw != 0 && dw != width) || (dh != 0 && dh != height) {
-                return Err(mismatch(ErrorKind::InvalidDimension, meta, have));
+                return fail(ErrorKind::InvalidDimension);
             }
             if img.is_virtual() && img.complete_virtual(format, width, height)? {
                 changed.push(r.clone());
             }
         }
-        (Reference::Array(a), ObjectMeta::Array { item_type, capacity }) => {
+        (Reference::Array(a), &ObjectMeta::Array { item_type, capacity }) => {
             let (dt, dc) = a.obj.declared;
             if a.is_virtual() {
                 if dt.is_some_and(|t| Some(t) != item_type) || (dc != 0 && dc < capacity) {
-                    return Err(mismatch(ErrorKind::NotCompatible, meta, have));
+                    return fail(ErrorKind::NotCompatible);
                 }
                 let item = item_type.expect("resolved meta has an item type");
                 if a.complete_virtual(item, if dc != 0 { dc } else { capacity })? {
                     changed.push(r.clone());
                 }
             } else if dt != item_type {
-                return Err(mismatch(ErrorKind::InvalidType, meta, have));
+                return fail(ErrorKind::InvalidType);
             } else if dc < capacity {
-                return Err(mismatch(ErrorKind::InvalidDimension, meta, have));
+                return fail(ErrorKind::InvalidDimension);
             }
         }
-        (Reference::Scalar(_), m @ ObjectMeta::Scalar { .. }) if m == have => {}
-        (Reference::Scalar(_), m) => return Err(mismatch(ErrorKind::InvalidType, m, have)),
-        (Reference::UserDataObject(_), m @ ObjectMeta::UserDataObject { .. }) if m == have => {}
-        (Reference::UserDataObject(_), m) => return Err(mismatch(ErrorKind::InvalidDimension, m, have)),
-        (_, m) => return Err(mismatch(ErrorKind::InvalidType, m, have)),
+        (Reference::Scalar(_), ObjectMeta::Scalar { .. }) if meta != have => return fail(ErrorKind::InvalidType),
+        (Reference::Scalar(_), ObjectMeta::Scalar { .. }) => {}
+        (Reference::UserDataObject(u), ObjectMeta::UserDataObject { type_name, size }) => {
+            if !type_name.is_empty() && type_name != u.type_name() {
+                return fail(ErrorKind::InvalidType);
+            }
+            if *size != u.size() {
+                return fail(ErrorKind::InvalidDimension);
+            }
+        }
+        (Reference::Matrix(m), ObjectMeta::Matrix(w)) => {
+            let h = m.meta();
+            if h.element != w.element {
+                return fail(ErrorKind::InvalidType);
+            }
+            if (h.columns, h.rows) != (w.columns, w.rows) {
+                return fail(ErrorKind::InvalidDimension);
+            }
+        }
+        (Reference::Convolution(c), ObjectMeta::Convolution(w)) if c.meta() != *w => {
+            return fail(ErrorKind::InvalidDimension);
+        }
+        (Reference::Lut(l), ObjectMeta::Lut(w)) => {
+            if l.element_type() != w.element {
+                return fail(ErrorKind::InvalidType);
+            }
+            if l.count() != w.count {
+                return fail(ErrorKind::InvalidDimension);
+            }
+        }
+        (Reference::Distribution(d), ObjectMeta::Distribution(w)) if d.meta() != *w => {
+            return fail(ErrorKind::InvalidDimension);
+        }
+        (Reference::Threshold(t), ObjectMeta::Threshold(w)) => {
+            let h = t.meta();
+            if h.threshold_type != w.threshold_type {
+                return fail(ErrorKind::InvalidType);
+            }
+            let differs = |want: ImageFormat, have: ImageFormat| want != ImageFormat::Virtual && want != have;
+            if differs(w.input_format, h.input_format) || differs(w.output_format, h.output_format) {
+                return fail(ErrorKind::InvalidFormat);
+            }
+        }
+        (Reference::Remap(m), ObjectMeta::Remap(w)) if m.meta() != *w => return fail(ErrorKind::InvalidDimension),
+        (Reference::ObjectArray(o), &ObjectMeta::ObjectArray { item_type, count }) => {
+            if o.item_type() != item_type {
+                return fail(ErrorKind::InvalidType);
+            }
+            if o.count() != count {
+                return fail(ErrorKind::InvalidDimension);
+            }
+        }
+        (Reference::Pyramid(p), ObjectMeta::Pyramid(w)) => {
+            let d = if p.is_virtual() { p.obj.declared } else { p.meta() };
+            if d.levels != w.levels || d.scale != w.scale {
+                return fail(ErrorKind::InvalidDimension);
+            }
+            if d.format != ImageFormat::Virtual && d.format != w.format {
+                return fail(ErrorKind::InvalidFormat);
+            }
+            if (d.width != 0 && d.width != w.width) || (d.height != 0 && d.height != w.height) {
+                return fail(ErrorKind::InvalidDimension);
+            }
+            if p.is_virtual() && p.complete_virtual(w.format, w.width, w.height)? {
+                changed.push(r.clone());
+            }
+        }
+        (Reference::Tensor(t), ObjectMeta::Tensor(w)) => {
+            let d = if t.is_virtual() { t.obj.declared } else { t.meta() };
+            if d.data_type.is_some_and(|dt| Some(dt) != w.data_type) {
+                return fail(ErrorKind::InvalidType);
+            }
+            let dims_differ = d.num_dims != 0
+                && (d.num_dims != w.num_dims || d.dims().iter().zip(w.dims()).any(|(a, b)| *a != 0 && a != b));
+            if dims_differ {
+                return fail(ErrorKind::InvalidDimension);
+            }
+            if d.fixed_point_position != w.fixed_point_position {
+                return fail(ErrorKind::InvalidValue);
+            }
+            if t.is_virtual() && t.complete_virtual(*w)? {
+                changed.push(r.clone());
+            }
+        }
+        (
+            Reference::Convolution(_) | Reference::Distribution(_) | Reference::Remap(_),
+            ObjectMeta::Convolution(_) | ObjectMeta::Distribution(_) | ObjectMeta::Remap(_),
+        ) if r.data_type() == meta.data_type() => {}
+        _ => return fail(ErrorKind::InvalidType),
     }
     Ok(())
 }

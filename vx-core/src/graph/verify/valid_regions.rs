@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use vx_plugin_abi::Rect;
 
+use crate::data::image::Image;
 use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
@@ -13,37 +14,52 @@ use crate::graph::NodeSlot;
 use crate::graph::verify::{NodeVerification, Verification};
 use crate::support::unwind::call_guarded;
 
+/// The images an object holds for valid rectangles: an image itself, a pyramid's levels.
+fn images(r: &Reference) -> &[Image] {
+    match r {
+        Reference::Image(img) => std::slice::from_ref(img),
+        Reference::Pyramid(p) => p.level_images(),
+        _ => &[],
+    }
+}
+
 pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
     let mut inputs: Vec<Rect> = Vec::new();
     for (p, r) in s.params.iter().enumerate() {
-        if let (Direction::Input, Some(Reference::Image(img))) = (s.spec(p).direction, r) {
-            inputs.push(img.valid_region());
+        if let (Direction::Input, Some(r)) = (s.spec(p).direction, r) {
+            inputs.extend(images(r).iter().map(Image::valid_region));
         }
     }
     for (p, r) in s.params.iter().enumerate() {
-        let (Direction::Output, Some(Reference::Image(img))) = (s.spec(p).direction, r) else { continue };
-        let full = Rect::full(img.width(), img.height());
-        let rect = match &s.valid_rect_fns[p] {
-            Some(f) => {
-                let f = Arc::clone(f);
-                let rect = call_guarded("valid rectangle callback", || f(p as u32, &inputs))
-                    .map_err(|e| v.at(s, e.at_parameter(p as u32)))?;
-                if !full.contains(&rect) {
+        let (Direction::Output, Some(r)) = (s.spec(p).direction, r) else { continue };
+        let outs = images(r);
+        if outs.is_empty() {
+            continue;
+        }
+        let mut rects: Vec<Rect> = outs.iter().map(|img| Rect::full(img.width(), img.height())).collect();
+        if let Some(f) = &s.valid_rect_fns[p] {
+            let f = Arc::clone(f);
+            call_guarded("valid rectangle callback", || f(p as u32, &inputs, &mut rects))
+                .map_err(|e| v.at(s, e.at_parameter(p as u32)))?;
+            for (level, (img, rect)) in outs.iter().zip(&rects).enumerate() {
+                let full = Rect::full(img.width(), img.height());
+                if !full.contains(rect) {
+                    let what = if outs.len() > 1 { format!(" (level {level})") } else { String::new() };
                     return Err(v.at(
                         s,
                         Error::new(
                             ErrorKind::InvalidValue,
-                            "the valid rectangle callback returned a rectangle outside the output",
+                            format!("the valid rectangle callback returned a rectangle outside the output{what}"),
                         )
                         .at_parameter(p as u32)
                         .expected_found(format!("inside {full}"), rect),
                     ));
                 }
-                rect
             }
-            None => full,
-        };
-        img.set_valid_unchecked(rect);
+        }
+        for (img, rect) in outs.iter().zip(rects) {
+            img.set_valid_unchecked(rect);
+        }
     }
     Ok(())
 }
@@ -59,9 +75,10 @@ mod tests {
         // Output valid = input valid shrunk by one pixel on each side.
         let k = u8_kernel(&ctx, "test.shrink", |b| {
             b.validate(|v, metas| {
-                same_size_u8(v, metas)?.set_valid_rect_callback(|_, inputs| {
+                same_size_u8(v, metas)?.set_valid_rect_callback(|_, inputs, out| {
                     let r = inputs[0];
-                    Ok(Rect::new(r.start_x + 1, r.start_y + 1, r.end_x - 1, r.end_y - 1))
+                    out[0] = Rect::new(r.start_x + 1, r.start_y + 1, r.end_x - 1, r.end_y - 1);
+                    Ok(())
                 })?;
                 Ok(())
             })
@@ -80,7 +97,10 @@ mod tests {
         let ctx = Context::builder().threads(1).build().unwrap();
         let k = u8_kernel(&ctx, "test.outside", |b| {
             b.validate(|v, metas| {
-                same_size_u8(v, metas)?.set_valid_rect_callback(|_, _| Ok(Rect::new(0, 0, 9, 9)))?;
+                same_size_u8(v, metas)?.set_valid_rect_callback(|_, _, out| {
+                    out[0] = Rect::new(0, 0, 9, 9);
+                    Ok(())
+                })?;
                 Ok(())
             })
         });

@@ -55,8 +55,8 @@ pub(super) fn param_meta(params: &[Option<Reference>], index: u32) -> Result<Par
             m.data_type = data_type::SCALAR;
             m.scalar_type = s.scalar_type().code() as u32;
         }
-        Some(Reference::Array(_)) => m.data_type = data_type::ARRAY,
-        Some(Reference::UserDataObject(_)) => m.data_type = data_type::USER_DATA_OBJECT,
+        // The other types are named; their meta data does not cross the ABI yet.
+        Some(other) => m.data_type = other.data_type().code() as u32,
     }
     Ok(m)
 }

@@ -1,0 +1,338 @@
+//! Tensors (`vx_tensor`): up to [`MAX_TENSOR_DIMS`] dimensions of a numeric type with a
+//! fixed-point position, stored packed with dimension 0 fastest. Views (`vxCreateTensorFromView`)
+//! share their tensor's memory; patches are copied in and out with a packed user layout
+//! (`vxCopyTensorPatch`). A virtual tensor's dimensions and type may be unknown until verify.
+
+use std::sync::{Arc, Mutex};
+
+use crate::data::array::{ArrayItem, ArrayItemType};
+use crate::data::blob::{Blob, check_element};
+use crate::data::matrix::is_numeric;
+use crate::data::object::{Access, ObjectHeader};
+use crate::data::reference::KernelView;
+use crate::data::types::ScalarType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::shared::{AsContext, VirtualScope};
+use crate::support::sync::lock;
+
+/// `VX_CONTEXT_MAX_TENSOR_DIMS`.
+pub const MAX_TENSOR_DIMS: usize = 6;
+
+/// The meta data of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMeta {
+    /// `VX_TENSOR_NUMBER_OF_DIMS` (0: unknown, a virtual tensor before verify).
+    pub num_dims: usize,
+    /// `VX_TENSOR_DIMS`: the first `num_dims` entries count.
+    pub dims: [usize; MAX_TENSOR_DIMS],
+    /// `VX_TENSOR_DATA_TYPE` (`None`: unknown).
+    pub data_type: Option<ScalarType>,
+    /// `VX_TENSOR_FIXED_POINT_POSITION`.
+    pub fixed_point_position: i8,
+}
+
+impl TensorMeta {
+    /// Meta data from a dimension list.
+    pub fn new(dims: &[usize], data_type: ScalarType, fixed_point_position: i8) -> TensorMeta {
+        let mut d = [0; MAX_TENSOR_DIMS];
+        let n = dims.len().min(MAX_TENSOR_DIMS);
+        d[..n].copy_from_slice(&dims[..n]);
+        TensorMeta { num_dims: dims.len(), dims: d, data_type: Some(data_type), fixed_point_position }
+    }
+    /// The dimensions.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims[..self.num_dims.min(MAX_TENSOR_DIMS)]
+    }
+    fn elements(&self) -> Option<usize> {
+        self.dims().iter().try_fold(1usize, |a, d| a.checked_mul(*d))
+    }
+    fn is_complete(&self) -> bool {
+        self.num_dims > 0 && self.data_type.is_some() && self.dims().iter().all(|d| *d > 0)
+    }
+    fn bytes(&self) -> usize {
+        match (self.is_complete(), self.data_type) {
+            (true, Some(t)) => self.elements().unwrap_or(0) * t.size(),
+            _ => 0,
+        }
+    }
+}
+
+/// The memory a tensor and its views share.
+pub(crate) struct TensorStorage {
+    data: Blob,
+    /// The root tensor's dimensions (its meta once known).
+    root: Mutex<TensorMeta>,
+}
+
+pub(crate) struct TensorObj {
+    pub(crate) header: ObjectHeader,
+    storage: Arc<TensorStorage>,
+    meta: Mutex<TensorMeta>,
+    /// As given at creation (partial for virtual tensors).
+    pub(crate) declared: TensorMeta,
+    /// Where this view starts in the root tensor (zeros for a tensor of its own).
+    start: [usize; MAX_TENSOR_DIMS],
+    _parent: Option<Tensor>,
+}
+
+/// A tensor handle.
+#[derive(Clone)]
+pub struct Tensor {
+    pub(crate) obj: Arc<TensorObj>,
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self.meta();
+        write!(f, "Tensor('{}', {:?} of {:?})", self.name(), m.dims(), m.data_type)
+    }
+}
+
+fn check_meta(m: &TensorMeta, partial: bool) -> Result<()> {
+    if m.num_dims > MAX_TENSOR_DIMS || (!partial && m.num_dims == 0) {
+        return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
+            .expected_found(format!("1..={MAX_TENSOR_DIMS}"), m.num_dims));
+    }
+    if !partial && m.dims().contains(&0) {
+        return Err(Error::new(ErrorKind::InvalidDimension, "a tensor's dimensions must not be 0").found(format!("{:?}", m.dims())));
+    }
+    if let Some(t) = m.data_type.filter(|t| !is_numeric(*t)) {
+        return Err(Error::new(ErrorKind::InvalidType, "a tensor holds numbers").expected_found("an integer or floating-point type", t));
+    }
+    if !partial && m.data_type.is_none() {
+        return Err(Error::new(ErrorKind::InvalidType, "a tensor needs a data type"));
+    }
+    if m.elements().and_then(|n| n.checked_mul(m.data_type.map_or(1, |t| t.size()))).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::new(ErrorKind::InvalidDimension, "the tensor overflows the addressable memory").found(format!("{:?}", m.dims())));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `vxCreateTensor`: zeros of `data_type` with dimensions `dims` (dimension 0 fastest).
+    pub fn new(ctx: &impl AsContext, dims: &[usize], data_type: ScalarType, fixed_point_position: i8) -> Result<Tensor> {
+        Tensor::with_header(ObjectHeader::new(ctx, "tensor", None)?, TensorMeta::new(dims, data_type, fixed_point_position))
+    }
+
+    /// `vxCreateVirtualTensor`: `dims` empty (or with 0 entries) and `data_type` `None` are left
+    /// to the producing node's meta format.
+    pub fn new_virtual(
+        graph: &impl VirtualScope,
+        dims: &[usize],
+        data_type: Option<ScalarType>,
+        fixed_point_position: i8,
+    ) -> Result<Tensor> {
+        let mut meta = TensorMeta::new(dims, ScalarType::Uint8, fixed_point_position);
+        meta.data_type = data_type;
+        Tensor::with_header(ObjectHeader::new(graph, "virtual-tensor", Some(graph.scope_id()))?, meta)
+    }
+
+    pub(crate) fn with_header(header: ObjectHeader, meta: TensorMeta) -> Result<Tensor> {
+        check_meta(&meta, header.scope.is_some()).map_err(|e| e.on_object(&header.name()))?;
+        let storage = Arc::new(TensorStorage { data: Blob::new(meta.bytes()), root: Mutex::new(meta) });
+        Ok(Tensor {
+            obj: Arc::new(TensorObj {
+                header,
+                storage,
+                meta: Mutex::new(meta),
+                declared: meta,
+                start: [0; MAX_TENSOR_DIMS],
+                _parent: None,
+            }),
+        })
+    }
+
+    /// `vxCreateTensorFromView`: the box `start..end` (per dimension, end exclusive) of this
+    /// tensor, sharing its memory.
+    pub fn view(&self, start: &[usize], end: &[usize]) -> Result<Tensor> {
+        let m = self.meta();
+        if self.is_virtual() {
+            return Err(Error::new(ErrorKind::InvalidReference, "a view cannot be taken of a virtual tensor")
+                .on_object(&self.name()));
+        }
+        self.check_box(&m, start, end)?;
+        let mut header = ObjectHeader::new(&self.obj.header.ctx, "tensor-view", None)?;
+        header.ancestors.push(self.obj.header.id);
+        header.ancestors.extend_from_slice(&self.obj.header.ancestors);
+        let dims: Vec<usize> = start.iter().zip(end).map(|(s, e)| e - s).collect();
+        let meta = TensorMeta::new(&dims, m.data_type.expect("real tensors have a type"), m.fixed_point_position);
+        let mut s = self.obj.start;
+        for (i, v) in start.iter().enumerate() {
+            s[i] += v;
+        }
+        Ok(Tensor {
+            obj: Arc::new(TensorObj {
+                header,
+                storage: Arc::clone(&self.obj.storage),
+                meta: Mutex::new(meta),
+                declared: meta,
+                start: s,
+                _parent: Some(self.clone()),
+            }),
+        })
+    }
+
+    fn check_box(&self, m: &TensorMeta, start: &[usize], end: &[usize]) -> Result<()> {
+        let ok = start.len() == m.num_dims
+            && end.len() == m.num_dims
+            && start.iter().zip(end).zip(m.dims()).all(|((s, e), d)| s < e && e <= d);
+        if !ok {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the box must be non-empty and inside the tensor")
+                .on_object(&self.name())
+                .expected_found(format!("start < end <= {:?}", m.dims()), format!("{start:?}..{end:?}")));
+        }
+        Ok(())
+    }
+
+    /// Every attribute.
+    pub fn meta(&self) -> TensorMeta {
+        *lock(&self.obj.meta)
+    }
+    /// `VX_TENSOR_NUMBER_OF_DIMS`.
+    pub fn num_dims(&self) -> usize {
+        self.meta().num_dims
+    }
+    /// `VX_TENSOR_DIMS`.
+    pub fn dims(&self) -> Vec<usize> {
+        self.meta().dims().to_vec()
+    }
+    /// `VX_TENSOR_DATA_TYPE` (`None` for a virtual tensor before verify).
+    pub fn data_type(&self) -> Option<ScalarType> {
+        self.meta().data_type
+    }
+    /// `VX_TENSOR_FIXED_POINT_POSITION`.
+    pub fn fixed_point_position(&self) -> i8 {
+        self.meta().fixed_point_position
+    }
+    /// The object's name.
+    pub fn name(&self) -> String {
+        self.obj.header.name()
+    }
+    /// True for virtual tensors.
+    pub fn is_virtual(&self) -> bool {
+        self.obj.header.scope.is_some()
+    }
+    /// True once the elements exist.
+    pub fn is_allocated(&self) -> bool {
+        self.obj.storage.data.is_allocated()
+    }
+
+    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+        self.obj.storage.data.ensure(&self.obj.header)
+    }
+
+    /// Complete (or re-complete) a virtual tensor. True when the meta data changed.
+    pub(crate) fn complete_virtual(&self, meta: TensorMeta) -> Result<bool> {
+        check_meta(&meta, false).map_err(|e| e.on_object(&self.name()))?;
+        let mut m = lock(&self.obj.meta);
+        let changed = *m != meta;
+        if changed {
+            *m = meta;
+            *lock(&self.obj.storage.root) = meta;
+            self.obj.storage.data.set_len(meta.bytes());
+        }
+        Ok(changed)
+    }
+
+    pub(crate) fn storage_key(&self) -> usize {
+        Arc::as_ptr(&self.obj.storage) as usize
+    }
+
+    /// True when the two boxes of one storage intersect.
+    pub(crate) fn boxes_overlap(&self, other: &Tensor) -> bool {
+        let (a, b) = (self.meta(), other.meta());
+        (0..a.num_dims.max(b.num_dims).min(MAX_TENSOR_DIMS)).all(|i| {
+            let (s0, e0) = (self.obj.start[i], self.obj.start[i] + a.dims[i].max(1));
+            let (s1, e1) = (other.obj.start[i], other.obj.start[i] + b.dims[i].max(1));
+            s0 < e1 && s1 < e0
+        })
+    }
+
+    /// Visit every run of dimension 0 of box `start..end` (in this tensor's coordinates): the
+    /// element offset in the root storage and in a packed copy of the box.
+    fn runs(&self, m: &TensorMeta, start: &[usize], end: &[usize], mut f: impl FnMut(usize, usize, usize)) {
+        let root = *lock(&self.obj.storage.root);
+        let n = m.num_dims;
+        let mut stride = [1usize; MAX_TENSOR_DIMS];
+        for i in 1..n {
+            stride[i] = stride[i - 1] * root.dims[i - 1];
+        }
+        let run = end[0] - start[0];
+        let mut idx: Vec<usize> = start.to_vec();
+        let mut packed = 0;
+        loop {
+            let off: usize = (0..n).map(|i| (self.obj.start[i] + idx[i]) * stride[i]).sum();
+            f(off, packed, run);
+            packed += run;
+            // Next index over dimensions 1..n.
+            let mut d = 1;
+            loop {
+                if d >= n {
+                    return;
+                }
+                idx[d] += 1;
+                if idx[d] < end[d] {
+                    break;
+                }
+                idx[d] = start[d];
+                d += 1;
+            }
+        }
+    }
+
+    fn patch_check<T: ArrayItem>(&self, start: &[usize], end: &[usize], n: usize) -> Result<TensorMeta> {
+        let m = self.meta();
+        let Some(t) = m.data_type else {
+            return Err(Error::new(ErrorKind::NotAllocated, "the virtual tensor's meta data is not known yet")
+                .on_object(&self.name()));
+        };
+        check_element::<T>(&self.obj.header, ArrayItemType::Scalar(t))?;
+        self.check_box(&m, start, end)?;
+        let want: usize = start.iter().zip(end).map(|(s, e)| e - s).product();
+        if n != want {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the elements do not fill the patch")
+                .on_object(&self.name())
+                .expected_found(format!("{want} elements (dimension 0 fastest)"), n));
+        }
+        Ok(m)
+    }
+
+    fn copy_patch_to_impl<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T], access: Access) -> Result<()> {
+        let m = self.patch_check::<T>(start, end, out.len())?;
+        self.obj.storage.data.read(&self.obj.header, access, |bytes| {
+            // SAFETY: T is sealed plain old data; the buffer is 64-byte aligned and holds the root
+            // tensor's elements of T (type checked above), so the cast slice is in bounds.
+            let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };
+            self.runs(&m, start, end, |src, dst, n| out[dst..dst + n].copy_from_slice(&all[src..src + n]));
+        })
+    }
+
+    fn copy_patch_from_impl<T: ArrayItem>(&self, start: &[usize], end: &[usize], src: &[T], access: Access) -> Result<()> {
+        let m = self.patch_check::<T>(start, end, src.len())?;
+        self.obj.storage.data.write(&self.obj.header, access, |bytes| {
+            // SAFETY: as above; the write lease makes this the only access to the bytes.
+            let all = unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };
+            self.runs(&m, start, end, |dst, s, n| all[dst..dst + n].copy_from_slice(&src[s..s + n]));
+        })
+    }
+
+    /// `vxCopyTensorPatch` (read): the box `start..end`, packed, dimension 0 fastest.
+    pub fn copy_patch_to<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T]) -> Result<()> {
+        self.copy_patch_to_impl(start, end, out, Access::Application)
+    }
+    /// `vxCopyTensorPatch` (write).
+    pub fn copy_patch_from<T: ArrayItem>(&self, start: &[usize], end: &[usize], src: &[T]) -> Result<()> {
+        self.copy_patch_from_impl(start, end, src, Access::Application)
+    }
+}
+
+impl KernelView<'_, Tensor> {
+    /// Copy the box `start..end` out, packed, dimension 0 fastest.
+    pub fn copy_patch_to<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T]) -> Result<()> {
+        self.object.copy_patch_to_impl(start, end, out, Access::Kernel)
+    }
+    /// Copy the box `start..end` in.
+    pub fn copy_patch_from<T: ArrayItem>(&self, start: &[usize], end: &[usize], src: &[T]) -> Result<()> {
+        self.object.copy_patch_from_impl(start, end, src, Access::Kernel)
+    }
+}
