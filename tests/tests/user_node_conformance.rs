@@ -280,10 +280,11 @@ fn user_kernel_id_allocation_ranges_and_exhaustion() {
 fn kernel_counts_follow_add_finalize_remove() {
     let ctx = Context::new().unwrap();
     assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count()), (0, 0));
-    let k = ctx.user_kernel("test.count", 1, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap();
+    let k = ctx.user_kernel("test.count", 1, 1).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap();
     assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count()), (1, 0), "added, not finalized");
     // An unfinalized kernel is not visible to lookups …
     assert!(ctx.kernel_by_name("test.count").is_err());
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
     k.finalize().unwrap();
     assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count()), (1, 1));
     assert_eq!(ctx.kernel_by_enum(1).unwrap().name(), "test.count");

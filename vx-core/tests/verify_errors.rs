@@ -280,16 +280,20 @@ fn kernel_registration_errors() {
     assert_eq!(k.finalize().unwrap_err().kind(), ErrorKind::NotSupported);
 
     // A duplicate name is refused (the Khronos sample accepts it silently).
-    let e = ctx.user_kernel("test.sig", 2, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap_err();
+    let e = ctx.user_kernel("test.sig", 2, 1).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParameters);
     assert!(e.to_string().contains("already exists"), "{e}");
     // So is a duplicate enumeration.
-    let e = ctx.user_kernel("test.other", 1, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap_err();
+    let e = ctx.user_kernel("test.other", 1, 1).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap_err();
     assert!(e.to_string().contains("already used by") || e.to_string().contains("already used"), "{e}");
     // Missing callbacks and bad names.
-    assert!(ctx.user_kernel("test.noproc", 3, 0).validate(|_, _| Ok(())).add().is_err());
-    assert!(ctx.user_kernel("test.novalidate", 4, 0).process(|_| Ok(())).add().is_err());
-    assert!(ctx.user_kernel("", 5, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().is_err());
+    assert!(ctx.user_kernel("test.noproc", 3, 1).validate(|_, _| Ok(())).add().is_err());
+    assert!(ctx.user_kernel("test.novalidate", 4, 1).process(|_| Ok(())).add().is_err());
+    assert!(ctx.user_kernel("", 5, 1).validate(|_, _| Ok(())).process(|_| Ok(())).add().is_err());
+    // No parameters (the Khronos sample refuses this too).
+    let e = ctx.user_kernel("test.none", 6, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters);
+    assert!(e.to_string().contains("at least one parameter"), "{e}");
     assert_eq!(ctx.kernel_count(), 1);
     // A removed kernel cannot be removed twice or used.
     let again = ctx.kernel_by_name("test.sig").unwrap();
@@ -318,7 +322,7 @@ fn context_limits_are_enforced_and_released() {
     assert_eq!((u.current, u.peak, u.max), (2, 2, 2));
 
     let k = map_kernel(&ctx, "test.inc", Arc::default(), inc);
-    assert!(ctx.user_kernel("test.two", 9, 0).validate(|_, _| Ok(())).process(|_| Ok(())).add().is_err());
+    assert!(ctx.user_kernel("test.two", 9, 1).validate(|_, _| Ok(())).process(|_| Ok(())).add().is_err());
     g.add_node(&k, [&a, &b]).unwrap();
     assert_eq!(g.add_node(&k, [&a, &b]).unwrap_err().kind(), ErrorKind::NoResources);
     assert!(Context::builder().threads(0).build().is_err());

@@ -19,7 +19,9 @@ pub(crate) struct Blob {
 
 /// The items of `bytes` (a whole number of `T`, 64-byte aligned: every data buffer is).
 fn items<T: ArrayItem>(bytes: &[u8]) -> &[T] {
-    debug_assert!(bytes.len().is_multiple_of(size_of::<T>()) && (bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()));
+    debug_assert!(
+        bytes.len().is_multiple_of(size_of::<T>()) && (bytes.as_ptr() as usize).is_multiple_of(align_of::<T>())
+    );
     // SAFETY: T is sealed plain old data (any bit pattern valid); the buffer is aligned to 64 bytes
     // (more than any item's alignment) and its length is a whole number of items (checked by the
     // callers' layouts); the borrow is tied to `bytes`.
@@ -27,7 +29,9 @@ fn items<T: ArrayItem>(bytes: &[u8]) -> &[T] {
 }
 
 fn items_mut<T: ArrayItem>(bytes: &mut [u8]) -> &mut [T] {
-    debug_assert!(bytes.len().is_multiple_of(size_of::<T>()) && (bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()));
+    debug_assert!(
+        bytes.len().is_multiple_of(size_of::<T>()) && (bytes.as_ptr() as usize).is_multiple_of(align_of::<T>())
+    );
     // SAFETY: as in `items`; the exclusive borrow of `bytes` makes the item slice exclusive.
     unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size_of::<T>()) }
 }
@@ -117,7 +121,13 @@ impl Blob {
     }
 
     /// Copy `src` into elements `first..first + src.len()`.
-    pub(crate) fn copy_in<T: ArrayItem>(&self, header: &ObjectHeader, access: Access, first: usize, src: &[T]) -> Result<()> {
+    pub(crate) fn copy_in<T: ArrayItem>(
+        &self,
+        header: &ObjectHeader,
+        access: Access,
+        first: usize,
+        src: &[T],
+    ) -> Result<()> {
         Blob::check_range(header, first, src.len(), self.len() / size_of::<T>())?;
         self.write(header, access, |b| items_mut::<T>(b)[first..first + src.len()].copy_from_slice(src))
     }

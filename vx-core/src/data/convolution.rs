@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::data::blob::Blob;
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
@@ -62,7 +62,8 @@ impl Convolution {
     }
 
     pub(crate) fn with_header(header: ObjectHeader, meta: ConvolutionMeta) -> Result<Convolution> {
-        check_side("column count", meta.columns).and_then(|_| check_side("row count", meta.rows))
+        check_side("column count", meta.columns)
+            .and_then(|_| check_side("row count", meta.rows))
             .map_err(|e| e.on_object(&header.name()))?;
         let data = Blob::new(meta.columns * meta.rows * 2);
         Ok(Convolution { obj: Arc::new(ConvolutionObj { header, meta, scale: AtomicU32::new(1), data }) })

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut};
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
@@ -50,7 +50,10 @@ impl Distribution {
     /// `vxCreateDistribution`: `bins` zero counts over `[offset, offset + range)`; `bins` must not
     /// exceed `range`.
     pub fn new(ctx: &impl AsContext, bins: usize, offset: i32, range: u32) -> Result<Distribution> {
-        Distribution::with_header(ObjectHeader::new(ctx, "distribution", None)?, DistributionMeta { bins, offset, range })
+        Distribution::with_header(
+            ObjectHeader::new(ctx, "distribution", None)?,
+            DistributionMeta { bins, offset, range },
+        )
     }
 
     /// `vxCreateVirtualDistribution`.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, check_element};
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, check_element};
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -84,7 +84,10 @@ fn check_meta(m: &MatrixMeta) -> Result<()> {
         return Err(Error::new(ErrorKind::InvalidDimension, "a matrix needs at least one row and column")
             .found(format!("{} columns, {} rows", m.columns, m.rows)));
     }
-    if m.columns.checked_mul(m.rows).and_then(|n| n.checked_mul(m.element.size())).is_none_or(|b| b > isize::MAX as usize)
+    if m.columns
+        .checked_mul(m.rows)
+        .and_then(|n| n.checked_mul(m.element.size()))
+        .is_none_or(|b| b > isize::MAX as usize)
     {
         return Err(Error::new(ErrorKind::InvalidDimension, "the matrix overflows the addressable memory")
             .found(format!("{} columns, {} rows", m.columns, m.rows)));
@@ -100,13 +103,15 @@ impl Matrix {
     /// `vxCreateMatrix`: `rows × columns` zeros of `element`, origin at the centre, pattern
     /// [`MatrixPattern::Other`].
     pub fn new(ctx: &impl AsContext, element: ScalarType, columns: usize, rows: usize) -> Result<Matrix> {
-        let meta = MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
+        let meta =
+            MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
         Matrix::build(ObjectHeader::new(ctx, "matrix", None)?, meta)
     }
 
     /// `vxCreateVirtualMatrix`: a matrix only the kernels of `graph` can read and write.
     pub fn new_virtual(graph: &impl VirtualScope, element: ScalarType, columns: usize, rows: usize) -> Result<Matrix> {
-        let meta = MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
+        let meta =
+            MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
         Matrix::build(ObjectHeader::new(graph, "virtual-matrix", Some(graph.scope_id()))?, meta)
     }
 

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::image::Image;
+use crate::data::kernel_view::KernelView;
 use crate::data::object::ObjectHeader;
-use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
@@ -87,14 +87,30 @@ pub struct Pyramid {
 impl std::fmt::Debug for Pyramid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = self.meta();
-        write!(f, "Pyramid('{}', {} levels x {}, {} {}x{})", self.name(), m.levels, m.scale, m.format, m.width, m.height)
+        write!(
+            f,
+            "Pyramid('{}', {} levels x {}, {} {}x{})",
+            self.name(),
+            m.levels,
+            m.scale,
+            m.format,
+            m.width,
+            m.height
+        )
     }
 }
 
 impl Pyramid {
     /// `vxCreatePyramid`: `levels` images of `format`, level 0 `width × height`, each next level
     /// `scale` ([`PYRAMID_SCALE_HALF`] or [`PYRAMID_SCALE_ORB`]) times the one before.
-    pub fn new(ctx: &impl AsContext, levels: usize, scale: f32, width: u32, height: u32, format: ImageFormat) -> Result<Pyramid> {
+    pub fn new(
+        ctx: &impl AsContext,
+        levels: usize,
+        scale: f32,
+        width: u32,
+        height: u32,
+        format: ImageFormat,
+    ) -> Result<Pyramid> {
         let meta = PyramidMeta { levels, scale, width, height, format };
         Pyramid::with_header(ObjectHeader::new(ctx, "pyramid", None)?, meta)
     }

@@ -1,8 +1,8 @@
 //! References (`vx_reference`): any data object, as passed to nodes and kernels, with its meta
-//! data and identity.
+//! data ([`ObjectMeta`]) and identity; [`DataObject`] for typed access; and object arrays, which
+//! are lists of references (so they live here).
 
 use std::fmt;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use vx_plugin_abi::ImageFormat;
@@ -11,10 +11,10 @@ use crate::data::array::{Array, ArrayItemType};
 use crate::data::convolution::{Convolution, ConvolutionMeta};
 use crate::data::distribution::{Distribution, DistributionMeta};
 use crate::data::image::Image;
+use crate::data::kernel_view::KernelView;
 use crate::data::lut::{Lut, LutMeta};
 use crate::data::matrix::{Matrix, MatrixMeta};
 use crate::data::object::ObjectHeader;
-use crate::data::object_array::ObjectArray;
 use crate::data::pyramid::{Pyramid, PyramidMeta};
 use crate::data::remap::{Remap, RemapMeta};
 use crate::data::scalar::Scalar;
@@ -23,7 +23,7 @@ use crate::data::threshold::{Threshold, ThresholdMeta};
 use crate::data::types::{DataType, ScalarType, ScalarValue};
 use crate::data::user_data::UserDataObject;
 use crate::error::{Error, ErrorKind, Result};
-use crate::shared::ContextShared;
+use crate::shared::{AsContext, ContextShared, VirtualScope};
 
 /// Any data object.
 #[derive(Clone, Debug)]
@@ -144,11 +144,9 @@ impl fmt::Display for ObjectMeta {
             ObjectMeta::UserDataObject { type_name, size } => {
                 write!(f, "user data object '{type_name}' of {size} bytes")
             }
-            ObjectMeta::Matrix(m) => write!(
-                f,
-                "matrix {} {}x{} origin {:?} pattern {:?}",
-                m.element, m.columns, m.rows, m.origin, m.pattern
-            ),
+            ObjectMeta::Matrix(m) => {
+                write!(f, "matrix {} {}x{} origin {:?} pattern {:?}", m.element, m.columns, m.rows, m.origin, m.pattern)
+            }
             ObjectMeta::Convolution(m) => write!(f, "convolution {}x{}", m.columns, m.rows),
             ObjectMeta::Lut(m) => write!(f, "LUT of {} {}", m.count, m.element),
             ObjectMeta::Distribution(m) => {
@@ -187,52 +185,48 @@ pub trait DataObject: sealed::Sealed + Clone + Send + Sync + 'static {
     fn from_reference(r: &Reference) -> Option<&Self>;
 }
 
-/// A data object as a kernel of its graph sees it while running: it may copy and map the object
-/// even when it is virtual (the application may not). Attributes through `Deref`.
-pub struct KernelView<'a, T> {
-    pub(crate) object: &'a T,
-}
-
-impl<T> Clone for KernelView<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for KernelView<'_, T> {}
-
-impl<'a, T> KernelView<'a, T> {
-    pub(crate) fn new(object: &'a T) -> KernelView<'a, T> {
-        KernelView { object }
-    }
-    /// The object handle (attributes; application-side access).
-    pub fn object(&self) -> &'a T {
-        self.object
-    }
-}
-
-impl<T> Deref for KernelView<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        self.object
-    }
-}
-
 impl Reference {
     /// The type of the object.
     pub fn data_type(&self) -> DataType {
         macro_rules! tag {
             ($($v:ident),*) => { match self { $(Reference::$v(_) => DataType::$v,)* } };
         }
-        tag!(Image, Scalar, Array, UserDataObject, Matrix, Convolution, Lut, Distribution, Threshold, Pyramid, Remap,
-            ObjectArray, Tensor)
+        tag!(
+            Image,
+            Scalar,
+            Array,
+            UserDataObject,
+            Matrix,
+            Convolution,
+            Lut,
+            Distribution,
+            Threshold,
+            Pyramid,
+            Remap,
+            ObjectArray,
+            Tensor
+        )
     }
 
     pub(crate) fn header(&self) -> &ObjectHeader {
         macro_rules! header {
             ($($v:ident),*) => { match self { $(Reference::$v(x) => &x.obj.header,)* } };
         }
-        header!(Image, Scalar, Array, UserDataObject, Matrix, Convolution, Lut, Distribution, Threshold, Pyramid, Remap,
-            ObjectArray, Tensor)
+        header!(
+            Image,
+            Scalar,
+            Array,
+            UserDataObject,
+            Matrix,
+            Convolution,
+            Lut,
+            Distribution,
+            Threshold,
+            Pyramid,
+            Remap,
+            ObjectArray,
+            Tensor
+        )
     }
 
     /// A new object of `meta` under `header` (an object array's item). Scalars start at zero.
@@ -427,3 +421,116 @@ reference_from!(
     ObjectArray,
     Tensor
 );
+
+// Object arrays live here: an object array is a list of references, and a reference may be one.
+
+/// The most items an object array holds.
+pub const MAX_OBJECT_ARRAY_ITEMS: usize = 1 << 16;
+
+pub(crate) struct ObjectArrayObj {
+    pub(crate) header: ObjectHeader,
+    items: Vec<Reference>,
+    item_type: DataType,
+}
+
+/// An object array handle.
+#[derive(Clone)]
+pub struct ObjectArray {
+    pub(crate) obj: Arc<ObjectArrayObj>,
+}
+
+impl std::fmt::Debug for ObjectArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ObjectArray('{}', {} x {})", self.name(), self.count(), self.item_type())
+    }
+}
+
+impl ObjectArray {
+    /// `vxCreateObjectArray`: `count` objects with `exemplar`'s type and meta data.
+    pub fn new(ctx: &impl AsContext, exemplar: impl Into<Reference>, count: usize) -> Result<ObjectArray> {
+        ObjectArray::with_header(ObjectHeader::new(ctx, "object-array", None)?, &exemplar.into().meta(), count)
+    }
+
+    /// `vxCreateVirtualObjectArray`: the items are virtual objects of `graph`.
+    pub fn new_virtual(graph: &impl VirtualScope, exemplar: impl Into<Reference>, count: usize) -> Result<ObjectArray> {
+        let header = ObjectHeader::new(graph, "virtual-object-array", Some(graph.scope_id()))?;
+        ObjectArray::with_header(header, &exemplar.into().meta(), count)
+    }
+
+    pub(crate) fn with_header(header: ObjectHeader, exemplar: &ObjectMeta, count: usize) -> Result<ObjectArray> {
+        let item_type = exemplar.data_type();
+        if item_type == DataType::ObjectArray {
+            return Err(Error::new(ErrorKind::InvalidType, "an object array cannot hold object arrays")
+                .on_object(&header.name())
+                .found(item_type));
+        }
+        if count == 0 || count > MAX_OBJECT_ARRAY_ITEMS {
+            return Err(Error::new(ErrorKind::InvalidParameters, "an object array's item count is out of range")
+                .on_object(&header.name())
+                .expected_found(format!("1..={MAX_OBJECT_ARRAY_ITEMS}"), count));
+        }
+        let items = (0..count)
+            .map(|i| Reference::with_meta(ObjectHeader::part_of(&header, "item", i)?, exemplar))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ObjectArray { obj: Arc::new(ObjectArrayObj { header, items, item_type }) })
+    }
+
+    /// `VX_OBJECT_ARRAY_ITEMTYPE`.
+    pub fn item_type(&self) -> DataType {
+        self.obj.item_type
+    }
+    /// `VX_OBJECT_ARRAY_NUMITEMS`.
+    pub fn count(&self) -> usize {
+        self.obj.items.len()
+    }
+    /// The object's name.
+    pub fn name(&self) -> String {
+        self.obj.header.name()
+    }
+    /// True for virtual object arrays.
+    pub fn is_virtual(&self) -> bool {
+        self.obj.header.scope.is_some()
+    }
+
+    /// `vxGetObjectArrayItem`: item `index` (a handle to the same object each time).
+    pub fn item(&self, index: usize) -> Result<Reference> {
+        self.item_ref(index).cloned()
+    }
+
+    /// Item `index` as its own type: `array.item_as::<Matrix>(3)`.
+    pub fn item_as<T: DataObject>(&self, index: usize) -> Result<T> {
+        let r = self.item_ref(index)?;
+        T::from_reference(r).cloned().ok_or_else(|| self.wrong_type::<T>())
+    }
+
+    fn wrong_type<T: DataObject>(&self) -> Error {
+        Error::new(ErrorKind::InvalidType, "the object array holds another type")
+            .on_object(&self.name())
+            .expected_found(T::TYPE, self.item_type())
+    }
+
+    pub(crate) fn item_ref(&self, index: usize) -> Result<&Reference> {
+        self.obj.items.get(index).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidParameters, "no such object array item")
+                .on_object(&self.name())
+                .expected_found(format!("index < {}", self.count()), index)
+        })
+    }
+
+    /// Every item.
+    pub fn items(&self) -> &[Reference] {
+        &self.obj.items
+    }
+
+    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+        self.obj.items.iter().try_for_each(Reference::ensure_allocated)
+    }
+}
+
+impl<'a> KernelView<'a, ObjectArray> {
+    /// Item `index` as its own type, as the kernel sees it (mappable even when virtual).
+    pub fn item<T: DataObject>(&self, index: usize) -> Result<KernelView<'a, T>> {
+        let r = self.object.item_ref(index)?;
+        T::from_reference(r).map(KernelView::new).ok_or_else(|| self.object.wrong_type::<T>())
+    }
+}

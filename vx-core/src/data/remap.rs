@@ -8,8 +8,8 @@ use vx_plugin_abi::Rect;
 
 use crate::data::array::Coordinates2dF;
 use crate::data::blob::Blob;
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
@@ -79,7 +79,10 @@ impl Remap {
     }
 
     pub(crate) fn with_header(header: ObjectHeader, meta: RemapMeta) -> Result<Remap> {
-        if meta.source_width == 0 || meta.source_height == 0 || meta.destination_width == 0 || meta.destination_height == 0
+        if meta.source_width == 0
+            || meta.source_height == 0
+            || meta.destination_width == 0
+            || meta.destination_height == 0
         {
             return Err(Error::new(ErrorKind::InvalidParameters, "a remap's sizes must not be 0")
                 .on_object(&header.name())
@@ -124,9 +127,12 @@ impl Remap {
     fn check_patch(&self, rect: Rect, n: usize) -> Result<()> {
         let full = Rect::full(self.destination_width(), self.destination_height());
         if rect.is_empty() || !full.contains(&rect) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the patch must be a non-empty rectangle of the destination")
-                .on_object(&self.name())
-                .expected_found(format!("inside {full}"), rect));
+            return Err(Error::new(
+                ErrorKind::InvalidParameters,
+                "the patch must be a non-empty rectangle of the destination",
+            )
+            .on_object(&self.name())
+            .expected_found(format!("inside {full}"), rect));
         }
         let want = rect.width() as usize * rect.height() as usize;
         if n != want {

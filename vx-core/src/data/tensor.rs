@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, check_element};
+use crate::data::kernel_view::KernelView;
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -94,24 +94,38 @@ fn check_meta(m: &TensorMeta, partial: bool) -> Result<()> {
             .expected_found(format!("1..={MAX_TENSOR_DIMS}"), m.num_dims));
     }
     if !partial && m.dims().contains(&0) {
-        return Err(Error::new(ErrorKind::InvalidDimension, "a tensor's dimensions must not be 0").found(format!("{:?}", m.dims())));
+        return Err(Error::new(ErrorKind::InvalidDimension, "a tensor's dimensions must not be 0")
+            .found(format!("{:?}", m.dims())));
     }
     if let Some(t) = m.data_type.filter(|t| !is_numeric(*t)) {
-        return Err(Error::new(ErrorKind::InvalidType, "a tensor holds numbers").expected_found("an integer or floating-point type", t));
+        return Err(Error::new(ErrorKind::InvalidType, "a tensor holds numbers")
+            .expected_found("an integer or floating-point type", t));
     }
     if !partial && m.data_type.is_none() {
         return Err(Error::new(ErrorKind::InvalidType, "a tensor needs a data type"));
     }
-    if m.elements().and_then(|n| n.checked_mul(m.data_type.map_or(1, |t| t.size()))).is_none_or(|b| b > isize::MAX as usize) {
-        return Err(Error::new(ErrorKind::InvalidDimension, "the tensor overflows the addressable memory").found(format!("{:?}", m.dims())));
+    if m.elements()
+        .and_then(|n| n.checked_mul(m.data_type.map_or(1, |t| t.size())))
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
+        return Err(Error::new(ErrorKind::InvalidDimension, "the tensor overflows the addressable memory")
+            .found(format!("{:?}", m.dims())));
     }
     Ok(())
 }
 
 impl Tensor {
     /// `vxCreateTensor`: zeros of `data_type` with dimensions `dims` (dimension 0 fastest).
-    pub fn new(ctx: &impl AsContext, dims: &[usize], data_type: ScalarType, fixed_point_position: i8) -> Result<Tensor> {
-        Tensor::with_header(ObjectHeader::new(ctx, "tensor", None)?, TensorMeta::new(dims, data_type, fixed_point_position))
+    pub fn new(
+        ctx: &impl AsContext,
+        dims: &[usize],
+        data_type: ScalarType,
+        fixed_point_position: i8,
+    ) -> Result<Tensor> {
+        Tensor::with_header(
+            ObjectHeader::new(ctx, "tensor", None)?,
+            TensorMeta::new(dims, data_type, fixed_point_position),
+        )
     }
 
     /// `vxCreateVirtualTensor`: `dims` empty (or with 0 entries) and `data_type` `None` are left
@@ -297,7 +311,13 @@ impl Tensor {
         Ok(m)
     }
 
-    fn copy_patch_to_impl<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T], access: Access) -> Result<()> {
+    fn copy_patch_to_impl<T: ArrayItem>(
+        &self,
+        start: &[usize],
+        end: &[usize],
+        out: &mut [T],
+        access: Access,
+    ) -> Result<()> {
         let m = self.patch_check::<T>(start, end, out.len())?;
         self.obj.storage.data.read(&self.obj.header, access, |bytes| {
             // SAFETY: T is sealed plain old data; the buffer is 64-byte aligned and holds the root
@@ -307,11 +327,18 @@ impl Tensor {
         })
     }
 
-    fn copy_patch_from_impl<T: ArrayItem>(&self, start: &[usize], end: &[usize], src: &[T], access: Access) -> Result<()> {
+    fn copy_patch_from_impl<T: ArrayItem>(
+        &self,
+        start: &[usize],
+        end: &[usize],
+        src: &[T],
+        access: Access,
+    ) -> Result<()> {
         let m = self.patch_check::<T>(start, end, src.len())?;
         self.obj.storage.data.write(&self.obj.header, access, |bytes| {
             // SAFETY: as above; the write lease makes this the only access to the bytes.
-            let all = unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };
+            let all =
+                unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };
             self.runs(&m, start, end, |dst, s, n| all[dst..dst + n].copy_from_slice(&src[s..s + n]));
         })
     }

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use vx_plugin_abi::ImageFormat;
 
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};

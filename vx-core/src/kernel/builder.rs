@@ -151,6 +151,12 @@ impl<'c> KernelBuilder<'c> {
             return Err(fail(ErrorKind::InvalidParameters, "invalid kernel name")
                 .expected_found(format!("1..{MAX_KERNEL_NAME} bytes"), name.len()));
         }
+        if self.num_params == 0 {
+            // The Khronos sample refuses it too (`vxAddUserKernel` with `numParams == 0`): a node
+            // of such a kernel could neither read nor write anything.
+            return Err(fail(ErrorKind::InvalidParameters, "a kernel needs at least one parameter")
+                .expected_found(format!("1..={MAX_KERNEL_PARAMETERS}"), 0));
+        }
         if self.num_params > MAX_KERNEL_PARAMETERS {
             return Err(fail(ErrorKind::InvalidParameters, "too many parameters")
                 .expected_found(format!("at most {MAX_KERNEL_PARAMETERS}"), self.num_params));

@@ -114,9 +114,11 @@ impl MetaAttribute {
             A::LutType(_) | A::LutCount(_) => DataType::Lut,
             A::DistributionBins(_) | A::DistributionOffset(_) | A::DistributionRange(_) => DataType::Distribution,
             A::ThresholdType(_) | A::ThresholdInputFormat(_) | A::ThresholdOutputFormat(_) => DataType::Threshold,
-            A::PyramidLevels(_) | A::PyramidScale(_) | A::PyramidWidth(_) | A::PyramidHeight(_) | A::PyramidFormat(_) => {
-                DataType::Pyramid
-            }
+            A::PyramidLevels(_)
+            | A::PyramidScale(_)
+            | A::PyramidWidth(_)
+            | A::PyramidHeight(_)
+            | A::PyramidFormat(_) => DataType::Pyramid,
             A::RemapSourceWidth(_)
             | A::RemapSourceHeight(_)
             | A::RemapDestinationWidth(_)
@@ -184,9 +186,12 @@ impl MetaFormat {
         let bad_format = |f: ImageFormat| f == ImageFormat::Virtual;
         match attribute {
             MetaAttribute::ImageFormat(f) | MetaAttribute::PyramidFormat(f) if bad_format(f) => {
-                return Err(Error::new(ErrorKind::InvalidFormat, "an output meta format needs a concrete image format")
-                    .at_parameter(self.index)
-                    .found(f));
+                return Err(Error::new(
+                    ErrorKind::InvalidFormat,
+                    "an output meta format needs a concrete image format",
+                )
+                .at_parameter(self.index)
+                .found(f));
             }
             MetaAttribute::TensorNumberOfDims(n) if n == 0 || n > MAX_TENSOR_DIMS => {
                 return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
@@ -234,9 +239,12 @@ impl MetaFormat {
     /// `VX_USER_DATA_OBJECT_NAME`: the output must be a user data object of this type name.
     pub fn set_user_data_object_type_name(&mut self, name: &str) -> Result<&mut Self> {
         if self.data_type != DataType::UserDataObject {
-            return Err(Error::new(ErrorKind::InvalidType, "cannot set a user data object attribute on this meta format")
-                .at_parameter(self.index)
-                .expected_found(format!("a {} attribute", self.data_type), "VX_USER_DATA_OBJECT_NAME"));
+            return Err(Error::new(
+                ErrorKind::InvalidType,
+                "cannot set a user data object attribute on this meta format",
+            )
+            .at_parameter(self.index)
+            .expected_found(format!("a {} attribute", self.data_type), "VX_USER_DATA_OBJECT_NAME"));
         }
         self.udo_type_name = Some(name.to_owned());
         Ok(self)
@@ -248,9 +256,12 @@ impl MetaFormat {
         f: impl Fn(u32, &[Rect], &mut [Rect]) -> Result<()> + Send + Sync + 'static,
     ) -> Result<&mut Self> {
         if !matches!(self.data_type, DataType::Image | DataType::Pyramid) {
-            return Err(Error::new(ErrorKind::InvalidType, "a valid rectangle callback is for image and pyramid outputs")
-                .at_parameter(self.index)
-                .found(self.data_type));
+            return Err(Error::new(
+                ErrorKind::InvalidType,
+                "a valid rectangle callback is for image and pyramid outputs",
+            )
+            .at_parameter(self.index)
+            .found(self.data_type));
         }
         self.valid_rect = Some(Arc::new(f));
         Ok(self)
@@ -304,7 +315,9 @@ impl MetaFormat {
                 A::RemapDestinationWidth(m.destination_width),
                 A::RemapDestinationHeight(m.destination_height),
             ],
-            ObjectMeta::ObjectArray { item_type, count } => vec![A::ObjectArrayItemType(item_type), A::ObjectArrayCount(count)],
+            ObjectMeta::ObjectArray { item_type, count } => {
+                vec![A::ObjectArrayItemType(item_type), A::ObjectArrayCount(count)]
+            }
             ObjectMeta::Tensor(m) => {
                 let mut v = vec![A::TensorNumberOfDims(m.num_dims), A::TensorDims(m.dims)];
                 v.extend(m.data_type.map(A::TensorDataType));
@@ -335,7 +348,9 @@ impl MetaFormat {
                 width: positive32(attr!(self, ImageWidth), "image width")?,
                 height: positive32(attr!(self, ImageHeight), "image height")?,
             },
-            DataType::Scalar => ObjectMeta::Scalar { scalar_type: attr!(self, ScalarType).ok_or_else(|| missing("scalar type"))? },
+            DataType::Scalar => {
+                ObjectMeta::Scalar { scalar_type: attr!(self, ScalarType).ok_or_else(|| missing("scalar type"))? }
+            }
             DataType::Array => ObjectMeta::Array {
                 item_type: Some(attr!(self, ArrayItemType).ok_or_else(|| missing("array item type"))?),
                 capacity: positive(attr!(self, ArrayCapacity), "array capacity")?,

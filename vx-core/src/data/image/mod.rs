@@ -21,8 +21,8 @@ pub(crate) mod layout;
 pub(crate) mod patch;
 
 use crate::data::buffer::{RawBuf, SharedBuffer};
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::reference::KernelView;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
