@@ -95,7 +95,7 @@ pub use kernel::contexts::{
 };
 pub use kernel::handle::Kernel;
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
-pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};
+pub use kernel::meta_format::{MetaAttribute, MetaFormat, MetaFormats, ValidRectFn};
 pub use kernel::signature::{
     AliasHint, AliasKind, KernelAttribute, KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
     ParamSpec,

@@ -386,6 +386,17 @@ impl Reference {
     }
 }
 
+impl From<&Reference> for Reference {
+    fn from(r: &Reference) -> Reference {
+        r.clone()
+    }
+}
+impl From<&Reference> for Option<Reference> {
+    fn from(r: &Reference) -> Option<Reference> {
+        Some(r.clone())
+    }
+}
+
 macro_rules! reference_from {
     ($($t:ident),*) => {$(
         impl sealed::Sealed for $t {}
