@@ -163,6 +163,18 @@ impl<T> Deref for MappedSlice<'_, T> {
     }
 }
 
+impl<T: std::fmt::Debug> std::fmt::Debug for MappedSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for MappedSliceMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 impl<T> Drop for MappedSlice<'_, T> {
     fn drop(&mut self) {
         self.buffer.release(self.slot);
