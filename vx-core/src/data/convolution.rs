@@ -42,7 +42,7 @@ impl std::fmt::Debug for Convolution {
 }
 
 fn check_side(what: &str, n: usize) -> Result<()> {
-    if n < 3 || n > MAX_CONVOLUTION_DIMENSION || n.is_multiple_of(2) {
+    if !(3..=MAX_CONVOLUTION_DIMENSION).contains(&n) || n.is_multiple_of(2) {
         return Err(Error::new(ErrorKind::InvalidDimension, format!("a convolution's {what} must be odd, 3 to 15"))
             .expected_found(format!("3, 5, …, {MAX_CONVOLUTION_DIMENSION}"), n));
     }
