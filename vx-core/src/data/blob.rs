@@ -132,6 +132,32 @@ impl Blob {
         self.write(header, access, |b| items_mut::<T>(b)[first..first + src.len()].copy_from_slice(src))
     }
 
+    fn check_whole(header: &ObjectHeader, n: usize, total: usize) -> Result<()> {
+        if n != total {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the object is copied whole")
+                .on_object(&header.name())
+                .expected_found(format!("{total} elements"), n));
+        }
+        Ok(())
+    }
+
+    /// Copy every element out (`out` holds exactly as many).
+    pub(crate) fn copy_out_whole<T: ArrayItem>(
+        &self,
+        header: &ObjectHeader,
+        access: Access,
+        out: &mut [T],
+    ) -> Result<()> {
+        Blob::check_whole(header, out.len(), self.len() / size_of::<T>())?;
+        self.copy_out(header, access, 0, out)
+    }
+
+    /// Copy every element in (`src` holds exactly as many).
+    pub(crate) fn copy_in_whole<T: ArrayItem>(&self, header: &ObjectHeader, access: Access, src: &[T]) -> Result<()> {
+        Blob::check_whole(header, src.len(), self.len() / size_of::<T>())?;
+        self.copy_in(header, access, 0, src)
+    }
+
     /// Map every element for reading.
     pub(crate) fn map<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSlice<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, false)?;

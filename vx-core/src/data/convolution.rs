@@ -111,24 +111,12 @@ impl Convolution {
         self.obj.data.ensure(&self.obj.header)
     }
 
-    fn whole(&self, n: usize) -> Result<()> {
-        let want = self.columns() * self.rows();
-        if n != want {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a convolution's coefficients are copied whole")
-                .on_object(&self.name())
-                .expected_found(format!("{want} coefficients (row-major)"), n));
-        }
-        Ok(())
-    }
-
     fn copy_to_impl(&self, out: &mut [i16], access: Access) -> Result<()> {
-        self.whole(out.len())?;
-        self.obj.data.copy_out(&self.obj.header, access, 0, out)
+        self.obj.data.copy_out_whole(&self.obj.header, access, out)
     }
 
     fn copy_from_impl(&self, src: &[i16], access: Access) -> Result<()> {
-        self.whole(src.len())?;
-        self.obj.data.copy_in(&self.obj.header, access, 0, src)
+        self.obj.data.copy_in_whole(&self.obj.header, access, src)
     }
 
     /// `vxCopyConvolutionCoefficients` (read), row-major.

@@ -113,21 +113,11 @@ impl Distribution {
         self.obj.data.ensure(&self.obj.header)
     }
 
-    fn whole(&self, n: usize) -> Result<()> {
-        if n != self.bins() {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a distribution is copied whole")
-                .on_object(&self.name())
-                .expected_found(format!("{} bins", self.bins()), n));
-        }
-        Ok(())
-    }
     fn copy_to_impl(&self, out: &mut [u32], access: Access) -> Result<()> {
-        self.whole(out.len())?;
-        self.obj.data.copy_out(&self.obj.header, access, 0, out)
+        self.obj.data.copy_out_whole(&self.obj.header, access, out)
     }
     fn copy_from_impl(&self, src: &[u32], access: Access) -> Result<()> {
-        self.whole(src.len())?;
-        self.obj.data.copy_in(&self.obj.header, access, 0, src)
+        self.obj.data.copy_in_whole(&self.obj.header, access, src)
     }
 
     /// `vxCopyDistribution` (read).

@@ -107,30 +107,24 @@ impl Lut {
         self.obj.data.ensure(&self.obj.header)
     }
 
-    fn check<T: ArrayItem>(&self, n: Option<usize>) -> Result<()> {
-        check_element::<T>(&self.obj.header, ArrayItemType::Scalar(self.obj.meta.element))?;
-        if let Some(n) = n.filter(|n| *n != self.count()) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a LUT is copied whole")
-                .on_object(&self.name())
-                .expected_found(format!("{} entries", self.count()), n));
-        }
-        Ok(())
+    fn check<T: ArrayItem>(&self) -> Result<()> {
+        check_element::<T>(&self.obj.header, ArrayItemType::Scalar(self.obj.meta.element))
     }
 
     fn copy_to_impl<T: ArrayItem>(&self, out: &mut [T], access: Access) -> Result<()> {
-        self.check::<T>(Some(out.len()))?;
-        self.obj.data.copy_out(&self.obj.header, access, 0, out)
+        self.check::<T>()?;
+        self.obj.data.copy_out_whole(&self.obj.header, access, out)
     }
     fn copy_from_impl<T: ArrayItem>(&self, src: &[T], access: Access) -> Result<()> {
-        self.check::<T>(Some(src.len()))?;
-        self.obj.data.copy_in(&self.obj.header, access, 0, src)
+        self.check::<T>()?;
+        self.obj.data.copy_in_whole(&self.obj.header, access, src)
     }
     fn map_impl<T: ArrayItem>(&self, access: Access) -> Result<MappedSlice<'_, T>> {
-        self.check::<T>(None)?;
+        self.check::<T>()?;
         self.obj.data.map(&self.obj.header, access)
     }
     fn map_mut_impl<T: ArrayItem>(&self, access: Access) -> Result<MappedSliceMut<'_, T>> {
-        self.check::<T>(None)?;
+        self.check::<T>()?;
         self.obj.data.map_mut(&self.obj.header, access)
     }
 

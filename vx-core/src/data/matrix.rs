@@ -212,24 +212,12 @@ impl Matrix {
 
     fn copy_to_impl<T: ArrayItem>(&self, out: &mut [T], access: Access) -> Result<()> {
         check_element::<T>(&self.obj.header, self.item_type())?;
-        self.whole(out.len())?;
-        self.obj.data.copy_out(&self.obj.header, access, 0, out)
+        self.obj.data.copy_out_whole(&self.obj.header, access, out)
     }
 
     fn copy_from_impl<T: ArrayItem>(&self, src: &[T], access: Access) -> Result<()> {
         check_element::<T>(&self.obj.header, self.item_type())?;
-        self.whole(src.len())?;
-        self.obj.data.copy_in(&self.obj.header, access, 0, src)
-    }
-
-    fn whole(&self, n: usize) -> Result<()> {
-        let want = self.obj.meta.columns * self.obj.meta.rows;
-        if n != want {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a matrix is copied whole")
-                .on_object(&self.name())
-                .expected_found(format!("{want} elements (row-major)"), n));
-        }
-        Ok(())
+        self.obj.data.copy_in_whole(&self.obj.header, access, src)
     }
 
     /// `vxCopyMatrix` (read): every element, row-major.

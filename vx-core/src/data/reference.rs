@@ -172,6 +172,28 @@ impl fmt::Display for ObjectMeta {
     }
 }
 
+/// `match` over every variant of a [`Reference`], binding the object as `$x`: the one list of
+/// variants the generic accessors share.
+macro_rules! each_object {
+    ($r:expr, $x:ident => $e:expr) => {
+        match $r {
+            Reference::Image($x) => $e,
+            Reference::Scalar($x) => $e,
+            Reference::Array($x) => $e,
+            Reference::UserDataObject($x) => $e,
+            Reference::Matrix($x) => $e,
+            Reference::Convolution($x) => $e,
+            Reference::Lut($x) => $e,
+            Reference::Distribution($x) => $e,
+            Reference::Threshold($x) => $e,
+            Reference::Pyramid($x) => $e,
+            Reference::Remap($x) => $e,
+            Reference::ObjectArray($x) => $e,
+            Reference::Tensor($x) => $e,
+        }
+    };
+}
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -188,45 +210,14 @@ pub trait DataObject: sealed::Sealed + Clone + Send + Sync + 'static {
 impl Reference {
     /// The type of the object.
     pub fn data_type(&self) -> DataType {
-        macro_rules! tag {
-            ($($v:ident),*) => { match self { $(Reference::$v(_) => DataType::$v,)* } };
+        fn tag<T: DataObject>(_: &T) -> DataType {
+            T::TYPE
         }
-        tag!(
-            Image,
-            Scalar,
-            Array,
-            UserDataObject,
-            Matrix,
-            Convolution,
-            Lut,
-            Distribution,
-            Threshold,
-            Pyramid,
-            Remap,
-            ObjectArray,
-            Tensor
-        )
+        each_object!(self, x => tag(x))
     }
 
     pub(crate) fn header(&self) -> &ObjectHeader {
-        macro_rules! header {
-            ($($v:ident),*) => { match self { $(Reference::$v(x) => &x.obj.header,)* } };
-        }
-        header!(
-            Image,
-            Scalar,
-            Array,
-            UserDataObject,
-            Matrix,
-            Convolution,
-            Lut,
-            Distribution,
-            Threshold,
-            Pyramid,
-            Remap,
-            ObjectArray,
-            Tensor
-        )
+        each_object!(self, x => &x.obj.header)
     }
 
     /// A new object of `meta` under `header` (an object array's item). Scalars start at zero.
