@@ -88,7 +88,7 @@ impl TargetConfig {
 pub struct TargetInfo {
     /// The configuration it was created with.
     pub config: TargetConfig,
-    /// Jobs (node calls, commands) run so far.
+    /// Jobs (node calls, commands) taken by its threads so far, counted as each starts.
     pub jobs_run: u64,
     /// Jobs waiting now.
     pub queued: usize,
@@ -192,12 +192,14 @@ impl Executor {
                 }
             };
             self.space.notify_one();
+            // Counted before the job runs: the job releases its submitter, who may read the count
+            // at once (counting after raced with that read).
+            self.jobs_run.fetch_add(1, Ordering::Relaxed);
             // SAFETY: the submitter promised `data` is usable until the job has run (`submit`).
             let r = catch_unwind(AssertUnwindSafe(|| unsafe { (job.run)(job.data, job.arg) }));
             if r.is_err() {
                 tracing::error!(target_name = %self.config.name, "a job panicked outside a guarded callback");
             }
-            self.jobs_run.fetch_add(1, Ordering::Relaxed);
         }
     }
 
