@@ -42,6 +42,7 @@ pub mod macro_support;
 pub mod memory;
 pub mod module_abi;
 pub mod module_api;
+pub mod object_meta;
 pub mod status;
 pub mod tile;
 mod unwind;
@@ -53,6 +54,7 @@ pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
 pub use macro_support::{ImageIn, ImageOut};
 pub use memory::{MemBlock, MemRegion, Plain};
+pub use object_meta::{ObjectMeta, ParamPath};
 pub use status::Status;
 pub use tile::{
     BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc,

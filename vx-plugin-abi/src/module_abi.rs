@@ -1,4 +1,4 @@
-//! The module ABI (version 3): what a kernel module exports and what the host passes it — the wire
+//! The module ABI (version 5): what a kernel module exports and what the host passes it — the wire
 //! contract only; the module-side glue is in [`crate::module_api`].
 //!
 //! A module exports one root descriptor ([`VxModule`], an abi_stable prefix type with an explicit
@@ -34,6 +34,7 @@ use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings
 use crate::geometry::Rect;
 use crate::image_format::ImageFormat;
 use crate::memory::{MemBlock, MemRegion, Plain};
+use crate::object_meta::{MappedData, ObjectMeta, ParamPath, ThresholdBits};
 use crate::status::Status;
 use crate::tile::TileParam;
 
@@ -44,7 +45,13 @@ use crate::tile::TileParam;
 /// Version 4: init and deinit read parameter metas (`param_meta` in the lifecycle vtable), so a
 /// kernel sizes its memory requests by its images; target kernels (`KernelDesc::targets`, control
 /// callbacks and the [`Controller`] handle).
-pub const ABI_VERSION: u32 = 4;
+/// Version 5: every data object ([`crate::object_meta`]): validators, init and deinit read any
+/// object's meta ([`ObjectMeta`], scalar values and array item counts included) and set outputs
+/// of any type, whole or attribute by attribute; process maps pyramid levels, object-array items
+/// and the fixed-layout objects, reads and writes thresholds. All new vtable functions follow the
+/// last prefix field, so the prefix-type layout rules hold; the version changed because a module
+/// calling them must not load into a host without them.
+pub const ABI_VERSION: u32 = 5;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with
@@ -411,6 +418,14 @@ pub struct ValidatorVtable {
     #[sabi(last_prefix_field)]
     pub set_output_array:
         unsafe extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
+    /// What the object at `path` is (ABI 5).
+    pub object_meta: unsafe extern "C" fn(v: &Validator, path: ParamPath) -> AbiResult<ObjectMeta>,
+    /// Set output `index`'s whole meta format (`vxSetMetaFormatFromReference`; ABI 5).
+    pub set_output_meta: unsafe extern "C" fn(v: &Validator, index: u32, meta: &ObjectMeta) -> AbiResult<()>,
+    /// Set one attribute of output `index`'s meta format (`vxSetMetaFormatAttribute`: a
+    /// [`crate::wire::attribute`] code and the value's bytes; ABI 5).
+    pub set_output_attribute:
+        unsafe extern "C" fn(v: &Validator, index: u32, attribute: u32, value: RSlice<'_, u8>) -> AbiResult<()>,
 }
 
 impl Validator {
@@ -433,6 +448,35 @@ impl Validator {
     pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
         // SAFETY: as in `num_params`.
         unsafe { (self.vtable.set_output_image())(self, index, format.fourcc(), width, height) }.into_result()
+    }
+    /// What parameter `index` is: any type, with a scalar's value and an array's item count.
+    pub fn meta(&self, index: u32) -> Result<ObjectMeta, AbiError> {
+        self.meta_at(ParamPath::param(index))
+    }
+    /// What the object at `path` is (an object array's item, a pyramid's level).
+    pub fn meta_at(&self, path: ParamPath) -> Result<ObjectMeta, AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.object_meta())(self, path) }.into_result()
+    }
+    /// Output `index` will look like `meta` (`vxSetMetaFormatFromReference` with an exemplar's
+    /// meta; values such as a scalar's are ignored).
+    pub fn set_output_meta(&self, index: u32, meta: &ObjectMeta) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_meta())(self, index, meta) }.into_result()
+    }
+    /// `vxSetMetaFormatAttribute`: one attribute of output `index` (a [`crate::wire::attribute`]
+    /// code; `value` is the attribute's C type: `&3usize` for a `vx_size`, `&fourcc` for a
+    /// `vx_df_image`, `&code` (`i32`) for a `vx_enum`).
+    pub fn set_output_attribute<T: Plain>(&self, index: u32, attribute: u32, value: &T) -> Result<(), AbiError> {
+        // SAFETY: `T: Plain` is a number type: its bytes are initialised.
+        let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.set_output_attribute_bytes(index, attribute, bytes)
+    }
+    /// [`Self::set_output_attribute`] with the value's bytes (a tensor's dimensions, a user data
+    /// object's type name).
+    pub fn set_output_attribute_bytes(&self, index: u32, attribute: u32, value: &[u8]) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_attribute())(self, index, attribute, RSlice::from_slice(value)) }.into_result()
     }
 }
 
@@ -490,6 +534,32 @@ pub struct ProcessorVtable {
     pub mem_block: unsafe extern "C" fn(p: &Processor, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
     /// Allocation in process: always refused (kernels allocate in init), with the reason.
     pub mem_alloc: unsafe extern "C" fn(p: &Processor, region: u32, bytes: u64) -> AbiResult<u32>,
+    /// What the object at `path` is (ABI 5).
+    pub object_meta: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ObjectMeta>,
+    /// `map_image` for the image at `path` (a pyramid level, an object-array item; ABI 5).
+    pub map_image_at:
+        unsafe extern "C" fn(p: &Processor, path: ParamPath, rect: Rect, write: bool) -> AbiResult<MappedImage>,
+    /// Map the memory of the fixed-layout object at `path` (matrix, convolution, LUT,
+    /// distribution, remap, tensor, user data object); unmap with `unmap_image`'s token (ABI 5).
+    pub map_data: unsafe extern "C" fn(p: &Processor, path: ParamPath, write: bool) -> AbiResult<MappedData>,
+    /// `read_scalar` at `path` (ABI 5).
+    pub read_scalar_at: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ScalarBits>,
+    /// `write_scalar` at `path` (ABI 5).
+    pub write_scalar_at: unsafe extern "C" fn(p: &Processor, path: ParamPath, value: ScalarBits) -> AbiResult<()>,
+    /// A threshold's values (ABI 5).
+    pub threshold_read: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ThresholdBits>,
+    /// Set a threshold's values: the binary value or the range (by its type), and the outputs (ABI 5).
+    pub threshold_write: unsafe extern "C" fn(p: &Processor, path: ParamPath, values: ThresholdBits) -> AbiResult<()>,
+    /// `array_info` at `path` (ABI 5).
+    pub array_info_at: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ArrayInfo>,
+    /// `array_add` at `path` (ABI 5).
+    pub array_add_at:
+        unsafe extern "C" fn(p: &Processor, path: ParamPath, items: *const u8, count: u64) -> AbiResult<()>,
+    /// `array_read` at `path` (ABI 5).
+    pub array_read_at:
+        unsafe extern "C" fn(p: &Processor, path: ParamPath, out: *mut u8, capacity: u64) -> AbiResult<u64>,
+    /// `array_truncate` at `path` (ABI 5).
+    pub array_truncate_at: unsafe extern "C" fn(p: &Processor, path: ParamPath, count: u64) -> AbiResult<()>,
 }
 
 /// A kernel memory block as the host hands it out: address and size.
@@ -598,6 +668,73 @@ impl Processor {
         // SAFETY: as in `map_image`.
         unsafe { (self.vtable.mem_alloc())(self, region.code(), bytes) }.into_result()
     }
+    /// What the object at `path` is.
+    pub fn meta_at(&self, path: ParamPath) -> Result<ObjectMeta, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.object_meta())(self, path) }.into_result()
+    }
+    /// [`Self::map_image`] for the image at `path` (a pyramid level, an object-array item).
+    pub fn map_image_at(&self, path: ParamPath, rect: Rect, write: bool) -> Result<MappedImage, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.map_image_at())(self, path, rect, write) }.into_result()
+    }
+    /// Map the memory of the fixed-layout object at `path`; unmap with
+    /// [`Self::unmap_image`]`(token)` (the host unmaps whatever is left when process returns).
+    /// The typed views ([`crate::views`]) are the safe way in.
+    pub fn map_data(&self, path: ParamPath, write: bool) -> Result<MappedData, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.map_data())(self, path, write) }.into_result()
+    }
+    /// Read the scalar at `path`.
+    pub fn read_scalar_at(&self, path: ParamPath) -> Result<ScalarBits, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.read_scalar_at())(self, path) }.into_result()
+    }
+    /// Write the scalar at `path`.
+    pub fn write_scalar_at(&self, path: ParamPath, value: ScalarBits) -> Result<(), AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.write_scalar_at())(self, path, value) }.into_result()
+    }
+    /// The values of the threshold at `path`.
+    pub fn threshold_values(&self, path: ParamPath) -> Result<ThresholdBits, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.threshold_read())(self, path) }.into_result()
+    }
+    /// Set the values of the threshold at `path` (the value or the range, by its type; the
+    /// true and false outputs).
+    pub fn set_threshold_values(&self, path: ParamPath, values: ThresholdBits) -> Result<(), AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.threshold_write())(self, path, values) }.into_result()
+    }
+    /// Shape of the array at `path`.
+    pub fn array_info_at(&self, path: ParamPath) -> Result<ArrayInfo, AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.array_info_at())(self, path) }.into_result()
+    }
+    /// Append the items in `bytes` to the array at `path`.
+    pub fn array_add_at(&self, path: ParamPath, bytes: &[u8]) -> Result<(), AbiError> {
+        let item = self.array_info_at(path)?.item_size.max(1) as usize;
+        if !bytes.len().is_multiple_of(item) {
+            return Err(AbiError::new(
+                Status::InvalidParameters,
+                format!("{} bytes are not a whole number of {item}-byte items", bytes.len()),
+            ));
+        }
+        // SAFETY: as in `map_image`; `bytes` holds `len / item` items of the array's item size.
+        unsafe { (self.vtable.array_add_at())(self, path, bytes.as_ptr(), (bytes.len() / item) as u64) }.into_result()
+    }
+    /// Copy items of the array at `path` into `out`; returns how many were copied.
+    pub fn array_read_at(&self, path: ParamPath, out: &mut [u8]) -> Result<u64, AbiError> {
+        let item = self.array_info_at(path)?.item_size.max(1) as usize;
+        // SAFETY: as in `map_image`; `out` has room for `len / item` items of the item size.
+        unsafe { (self.vtable.array_read_at())(self, path, out.as_mut_ptr(), (out.len() / item) as u64) }
+            .into_result()
+    }
+    /// Keep the first `count` items of the array at `path`.
+    pub fn array_truncate_at(&self, path: ParamPath, count: u64) -> Result<(), AbiError> {
+        // SAFETY: as in `map_image`.
+        unsafe { (self.vtable.array_truncate_at())(self, path, count) }.into_result()
+    }
 }
 
 /// An array's shape.
@@ -647,6 +784,8 @@ pub struct LifecycleVtable {
     pub mem_block: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
     /// What parameter `index` is (as a validator sees it).
     pub param_meta: unsafe extern "C" fn(l: &Lifecycle, index: u32) -> AbiResult<ParamMeta>,
+    /// What the object at `path` is (ABI 5).
+    pub object_meta: unsafe extern "C" fn(l: &Lifecycle, path: ParamPath) -> AbiResult<ObjectMeta>,
 }
 
 impl Lifecycle {
@@ -675,6 +814,11 @@ impl Lifecycle {
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
         // SAFETY: as in `local_data`.
         unsafe { (self.vtable.param_meta())(self, index) }.into_result()
+    }
+    /// What the object at `path` is (any type).
+    pub fn meta_at(&self, path: ParamPath) -> Result<ObjectMeta, AbiError> {
+        // SAFETY: as in `local_data`.
+        unsafe { (self.vtable.object_meta())(self, path) }.into_result()
     }
     /// Allocate `count` elements of `T` in `region` (`tivxMemAlloc`; init only, refused in
     /// deinit). Persistent blocks live until [`free`](Self::free); scratch blocks are requests

@@ -158,6 +158,13 @@ impl Blob {
         self.copy_in(header, access, 0, src)
     }
 
+    /// Map the bytes for a module's kernel (the module ABI's `map_data`): a lease held until the
+    /// [`RawLease`] drops.
+    pub(crate) fn lease_raw(&self, header: &ObjectHeader, access: Access, write: bool) -> Result<RawLease<'_>> {
+        let (ptr, len, slot) = self.lease(header, access, write)?;
+        Ok(RawLease { buffer: &self.buffer, ptr, len, slot })
+    }
+
     /// Map every element for reading.
     pub(crate) fn map<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSlice<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, false)?;
@@ -168,6 +175,22 @@ impl Blob {
     pub(crate) fn map_mut<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSliceMut<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, true)?;
         Ok(MappedSliceMut { buffer: &self.buffer, ptr: ptr.cast(), len: len / size_of::<T>(), slot, _t: PhantomData })
+    }
+}
+
+/// An object's bytes leased for reading or writing (as asked) until dropped: what a module's
+/// process maps through the ABI. The pointer is only handed across the boundary, never
+/// dereferenced here.
+pub(crate) struct RawLease<'a> {
+    buffer: &'a SharedBuffer,
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
+    slot: usize,
+}
+
+impl Drop for RawLease<'_> {
+    fn drop(&mut self) {
+        self.buffer.release(self.slot);
     }
 }
 

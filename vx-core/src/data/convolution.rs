@@ -50,6 +50,11 @@ fn check_side(what: &str, n: usize) -> Result<()> {
 }
 
 impl Convolution {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateConvolution`: zero coefficients, scale 1.
     pub fn new(ctx: &impl AsContext, columns: usize, rows: usize) -> Result<Convolution> {
         Convolution::with_header(ObjectHeader::new(ctx, "convolution", None)?, ConvolutionMeta { columns, rows })

@@ -47,6 +47,11 @@ impl std::fmt::Debug for Distribution {
 }
 
 impl Distribution {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateDistribution`: `bins` zero counts over `[offset, offset + range)`; `bins` must not
     /// exceed `range`.
     pub fn new(ctx: &impl AsContext, bins: usize, offset: i32, range: u32) -> Result<Distribution> {

@@ -46,6 +46,11 @@ impl std::fmt::Debug for Lut {
 }
 
 impl Lut {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateLUT`: `count` zero entries of `element` (U8: 1..=256, S16: 1..=65536).
     pub fn new(ctx: &impl AsContext, element: ScalarType, count: usize) -> Result<Lut> {
         Lut::with_header(ObjectHeader::new(ctx, "lut", None)?, LutMeta { element, count })

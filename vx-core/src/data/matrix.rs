@@ -100,6 +100,11 @@ fn check_meta(m: &MatrixMeta) -> Result<()> {
 }
 
 impl Matrix {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateMatrix`: `rows × columns` zeros of `element`, origin at the centre, pattern
     /// [`MatrixPattern::Other`].
     pub fn new(ctx: &impl AsContext, element: ScalarType, columns: usize, rows: usize) -> Result<Matrix> {

@@ -54,6 +54,11 @@ impl std::fmt::Debug for Remap {
 }
 
 impl Remap {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateRemap`: every point (0, 0) until set.
     pub fn new(
         ctx: &impl AsContext,

@@ -115,6 +115,28 @@ fn check_meta(m: &TensorMeta, partial: bool) -> Result<()> {
 }
 
 impl Tensor {
+    /// The shared storage and this view's header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.storage.data, &self.obj.header)
+    }
+
+    /// Where this view's elements lie in the storage: the byte offset of its first element, the
+    /// byte stride of each dimension, and the bytes from its first element to one past its last.
+    pub(crate) fn raw_layout(&self) -> (usize, [usize; MAX_TENSOR_DIMS], usize) {
+        let m = self.meta();
+        let root = *lock(&self.obj.storage.root);
+        let size = m.data_type.map_or(1, |t| t.size());
+        let mut stride = [0usize; MAX_TENSOR_DIMS];
+        let mut s = size;
+        for i in 0..root.num_dims {
+            stride[i] = s;
+            s *= root.dims[i];
+        }
+        let offset: usize = (0..m.num_dims).map(|i| self.obj.start[i] * stride[i]).sum();
+        let last: usize = (0..m.num_dims).map(|i| (m.dims[i].max(1) - 1) * stride[i]).sum();
+        (offset, stride, if m.num_dims == 0 { 0 } else { last + size })
+    }
+
     /// `vxCreateTensor`: zeros of `data_type` with dimensions `dims` (dimension 0 fastest).
     pub fn new(
         ctx: &impl AsContext,

@@ -33,6 +33,11 @@ impl std::fmt::Debug for UserDataObject {
 }
 
 impl UserDataObject {
+    /// The storage and header (a module kernel's raw map).
+    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+        (&self.obj.data, &self.obj.header)
+    }
+
     /// `vxCreateUserDataObject`: `size` bytes (at least 1) of a type called `type_name`.
     pub fn new(ctx: &impl AsContext, type_name: &str, size: usize) -> Result<UserDataObject> {
         UserDataObject::with_header(ObjectHeader::new(ctx, "user-data", None)?, type_name, size)

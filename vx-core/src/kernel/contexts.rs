@@ -359,7 +359,11 @@ pub struct KernelArray<'a> {
     array: &'a Array,
 }
 
-impl KernelArray<'_> {
+impl<'a> KernelArray<'a> {
+    /// `array` as a kernel sees it (an object-array item reached through the module ABI).
+    pub(crate) fn of(array: &'a Array) -> KernelArray<'a> {
+        KernelArray { array }
+    }
     /// Items currently held.
     pub fn num_items(&self) -> usize {
         self.array.num_items()

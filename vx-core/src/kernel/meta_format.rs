@@ -269,13 +269,18 @@ impl MetaFormat {
 
     /// `vxSetMetaFormatFromReference`: copy every meta attribute of `exemplar`.
     pub fn set_from_reference(&mut self, exemplar: &Reference) -> Result<&mut Self> {
-        if exemplar.data_type() != self.data_type {
+        self.set_from_meta(exemplar.meta())
+    }
+
+    /// Every meta attribute of `meta` (an exemplar's meta data, or one a module built).
+    pub fn set_from_meta(&mut self, meta: ObjectMeta) -> Result<&mut Self> {
+        if meta.data_type() != self.data_type {
             return Err(Error::new(ErrorKind::InvalidType, "the exemplar has another type than the parameter")
                 .at_parameter(self.index)
-                .expected_found(self.data_type, exemplar.data_type()));
+                .expected_found(self.data_type, meta.data_type()));
         }
         use MetaAttribute as A;
-        let attrs: Vec<MetaAttribute> = match exemplar.meta() {
+        let attrs: Vec<MetaAttribute> = match meta {
             ObjectMeta::Image { format, width, height } => {
                 vec![A::ImageFormat(format), A::ImageWidth(width), A::ImageHeight(height)]
             }

@@ -8,10 +8,12 @@ use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::module_abi::{
     AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo, ParamMeta,
 };
+use vx_plugin_abi::object_meta::{ObjectMeta as WireMeta, ParamPath};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::LifecycleContext;
 use crate::kernel::memory::Taken;
+use crate::module::host::objects::wire_meta;
 use crate::module::host::processor::region;
 use crate::module::host::validator::param_meta;
 use crate::module::host::{abi, catch, catch_or, to_error};
@@ -70,6 +72,10 @@ unsafe extern "C" fn life_param_meta(l: &Lifecycle, index: u32) -> AbiResult<Par
     catch("param meta", || abi(param_meta(lifecycle_call(l).params(), index)))
 }
 
+unsafe extern "C" fn life_object_meta(l: &Lifecycle, path: ParamPath) -> AbiResult<WireMeta> {
+    catch("object meta", || abi(wire_meta(lifecycle_call(l).params(), path)))
+}
+
 unsafe extern "C" fn life_local_data(l: &Lifecycle) -> LocalData {
     catch_or("local data", LocalData { ptr: 0, size: 0 }, || {
         let c = lifecycle_call(l);
@@ -101,6 +107,7 @@ fn lifecycle_vtable() -> LifecycleVtableRef {
             mem_free: life_mem_free,
             mem_block: life_mem_block,
             param_meta: life_param_meta,
+            object_meta: life_object_meta,
         }
         .leak_into_prefix()
     })

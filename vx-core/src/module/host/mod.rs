@@ -1,6 +1,7 @@
 //! The host side of the module ABI, one file per vtable: [`publish`] (the host vtable a module
 //! registers kernels through), [`validator`], [`processor`] (user-kernel process), [`lifecycle`]
-//! (init/deinit) and [`tiling`]. Each wrapper turns a module's `extern "C"` function into an
+//! (init/deinit) and [`tiling`]; [`objects`] says which object an ABI path names and carries
+//! every type's meta data across. Each wrapper turns a module's `extern "C"` function into an
 //! ordinary kernel callback, copies every string it receives, and turns an `AbiError` into an
 //! `Error`; the kernel it is stored in keeps the module's library alive. Every host-side
 //! `extern "C"` function catches panics ([`catch`]); the handles it lends a module are built with
@@ -8,6 +9,7 @@
 
 mod control;
 mod lifecycle;
+mod objects;
 mod processor;
 pub(crate) mod publish;
 pub(crate) mod tiling;

@@ -1,5 +1,6 @@
 //! The processor vtable: what a module's user-kernel `process` may call to reach its parameters
-//! (image patches, scalars, arrays, local data, alias decisions).
+//! (image patches — pyramid levels and object-array items too —, the memory of fixed-layout
+//! objects, scalars, thresholds, arrays, local data, alias decisions), each by [`ParamPath`].
 
 use std::ffi::c_void;
 use std::sync::OnceLock;
@@ -9,9 +10,19 @@ use vx_plugin_abi::module_abi::{
     AbiResult, ArrayInfo, LocalData, MappedImage, MemBlockInfo, Processor, ProcessorVtable, ProcessorVtableRef,
     ScalarBits,
 };
+use vx_plugin_abi::object_meta::{MappedData, ObjectMeta as WireMeta, ParamPath, ThresholdBits};
 
+use crate::data::array::Array;
+use crate::data::blob::RawLease;
 use crate::data::image::PlaneLease;
-use crate::data::types::{ScalarType, ScalarValue};
+use crate::data::kernel_view::KernelView;
+use crate::data::object::Access;
+use crate::data::reference::Reference;
+use crate::data::scalar::Scalar;
+use crate::data::threshold::{Threshold, ThresholdType};
+use crate::data::types::{DataType, ScalarType, ScalarValue};
+use crate::kernel::contexts::KernelArray;
+use crate::module::host::objects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ProcessContext;
 use crate::kernel::memory::MemRegion;
@@ -19,9 +30,15 @@ use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
 
+/// What a module has mapped: held until unmapped (by token = slot) or the call ends.
+enum Lease<'b> {
+    Plane(#[allow(dead_code)] PlaneLease<'b>),
+    Data(#[allow(dead_code)] RawLease<'b>),
+}
+
 struct ProcessCall<'a, 'b> {
     p: &'a mut ProcessContext<'b>,
-    maps: [Option<PlaneLease<'b>>; MAX_MAPS],
+    maps: [Option<Lease<'b>>; MAX_MAPS],
 }
 
 /// The region of a wire code, or an error naming it.
@@ -74,21 +91,41 @@ unsafe extern "C" fn proc_map_image(
     rect: vx_plugin_abi::Rect,
     write: bool,
 ) -> AbiResult<MappedImage> {
+    // SAFETY: forwarded with the same handle (the contract of this function's own caller).
+    unsafe { proc_map_image_at(p, ParamPath::param(index), rect, write) }
+}
+
+impl<'b> ProcessCall<'_, 'b> {
+    /// A free map slot, or an error naming the limit.
+    fn free_slot(&self) -> Result<usize> {
+        self.maps.iter().position(Option::is_none).ok_or_else(|| {
+            Error::new(ErrorKind::NoResources, "too many objects mapped at once").expected(MAX_MAPS)
+        })
+    }
+    fn params(&self) -> &'b [Option<Reference>] {
+        self.p.params()
+    }
+}
+
+unsafe extern "C" fn proc_map_image_at(
+    p: &Processor,
+    path: ParamPath,
+    rect: vx_plugin_abi::Rect,
+    write: bool,
+) -> AbiResult<MappedImage> {
     catch("map image", || {
         let c = process_call(p);
         abi((|| {
-            let img = c.p.image(index)?.image();
+            let img = objects::image(c.params(), path)?;
             let full = vx_plugin_abi::Rect::full(img.width(), img.height());
             let rect = if rect.is_empty() { full } else { rect };
             if !full.contains(&rect) {
                 return Err(Error::new(ErrorKind::InvalidParameters, "the patch must lie inside the image")
-                    .at_parameter(index)
+                    .at_parameter(path.index)
                     .expected_found(format!("inside {full}"), rect));
             }
-            let slot = c.maps.iter().position(Option::is_none).ok_or_else(|| {
-                Error::new(ErrorKind::NoResources, "too many images mapped at once").expected(MAX_MAPS)
-            })?;
-            let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(index))?;
+            let slot = c.free_slot()?;
+            let lease = img.lease_plane0(write).map_err(|e| e.at_parameter(path.index))?;
             let offset = rect.start_y as usize * lease.stride_y + rect.start_x as usize * lease.stride_x;
             let m = MappedImage {
                 // SAFETY: rect lies inside the image, so the offset stays inside the leased plane.
@@ -99,32 +136,97 @@ unsafe extern "C" fn proc_map_image(
                 stride_y: lease.stride_y as i32,
                 token: slot as u64,
             };
-            c.maps[slot] = Some(lease);
+            c.maps[slot] = Some(Lease::Plane(lease));
+            Ok(m)
+        })())
+    })
+}
+
+unsafe extern "C" fn proc_map_data(p: &Processor, path: ParamPath, write: bool) -> AbiResult<MappedData> {
+    catch("map data", || {
+        let c = process_call(p);
+        abi((|| {
+            let r = objects::resolve(c.params(), path)?.ok_or_else(|| {
+                Error::new(ErrorKind::InvalidParameters, format!("{path} is not set")).at_parameter(path.index)
+            })?;
+            let (blob, header) = match r.reference() {
+                Some(Reference::Matrix(m)) => m.blob(),
+                Some(Reference::Convolution(m)) => m.blob(),
+                Some(Reference::Lut(m)) => m.blob(),
+                Some(Reference::Distribution(m)) => m.blob(),
+                Some(Reference::Remap(m)) => m.blob(),
+                Some(Reference::Tensor(m)) => m.blob(),
+                Some(Reference::UserDataObject(m)) => m.blob(),
+                other => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidType,
+                        format!("{path}: only matrices, convolutions, LUTs, distributions, remaps, tensors and user data objects are mapped as data"),
+                    )
+                    .at_parameter(path.index)
+                    .found(other.map_or(DataType::Image, Reference::data_type)));
+                }
+            };
+            let slot = c.free_slot()?;
+            let lease = blob.lease_raw(header, Access::Kernel, write).map_err(|e| e.at_parameter(path.index))?;
+            let (offset, strides, bytes) = match r.reference() {
+                Some(Reference::Tensor(t)) => {
+                    let (o, s, b) = t.raw_layout();
+                    (o, s.map(|v| v as u64), b)
+                }
+                _ => (0, [0; 6], lease.len),
+            };
+            if offset + bytes > lease.len {
+                return Err(Error::new(ErrorKind::InvalidDimension, "the object's layout lies outside its storage")
+                    .at_parameter(path.index)
+                    .expected_found(format!("<= {} bytes", lease.len), offset + bytes));
+            }
+            let m = MappedData {
+                // SAFETY: offset + bytes lies inside the leased buffer (checked above).
+                base: unsafe { lease.ptr.add(offset) },
+                bytes: bytes as u64,
+                strides,
+                token: slot as u64,
+            };
+            c.maps[slot] = Some(Lease::Data(lease));
             Ok(m)
         })())
     })
 }
 
 unsafe extern "C" fn proc_unmap_image(p: &Processor, token: u64) {
-    catch_or("unmap image", (), || {
+    catch_or("unmap", (), || {
         if let Some(slot) = process_call(p).maps.get_mut(token as usize) {
             *slot = None;
         }
     })
 }
 
+unsafe extern "C" fn proc_object_meta(p: &Processor, path: ParamPath) -> AbiResult<WireMeta> {
+    catch("object meta", || abi(objects::wire_meta(process_call(p).params(), path)))
+}
+
 unsafe extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
+    // SAFETY: forwarded with the same handle.
+    unsafe { proc_read_scalar_at(p, ParamPath::param(index)) }
+}
+
+unsafe extern "C" fn proc_read_scalar_at(p: &Processor, path: ParamPath) -> AbiResult<ScalarBits> {
     catch("read scalar", || {
         let c = process_call(p);
-        abi(c.p.scalar(index).map(|s| scalar_bits(s.value())))
+        abi(objects::get::<Scalar>(c.params(), path).map(|s| scalar_bits(s.value())))
     })
 }
 
 unsafe extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()> {
+    // SAFETY: forwarded with the same handle.
+    unsafe { proc_write_scalar_at(p, ParamPath::param(index), value) }
+}
+
+unsafe extern "C" fn proc_write_scalar_at(p: &Processor, path: ParamPath, value: ScalarBits) -> AbiResult<()> {
     catch("write scalar", || {
         let c = process_call(p);
         abi((|| {
-            let s = c.p.scalar(index)?;
+            let s = objects::get::<Scalar>(c.params(), path)?;
             let ty = ScalarType::ALL
                 .into_iter()
                 .find(|t| t.code() as u32 == value.type_code)
@@ -134,10 +236,49 @@ unsafe extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarB
     })
 }
 
+unsafe extern "C" fn proc_threshold_read(p: &Processor, path: ParamPath) -> AbiResult<ThresholdBits> {
+    catch("threshold read", || {
+        let c = process_call(p);
+        abi((|| {
+            let v = KernelView::new(objects::get::<Threshold>(c.params(), path)?).values()?;
+            Ok(ThresholdBits {
+                value: v.value,
+                lower: v.lower,
+                upper: v.upper,
+                true_value: v.true_value,
+                false_value: v.false_value,
+            })
+        })())
+    })
+}
+
+unsafe extern "C" fn proc_threshold_write(p: &Processor, path: ParamPath, v: ThresholdBits) -> AbiResult<()> {
+    catch("threshold write", || {
+        let c = process_call(p);
+        abi((|| {
+            let t = KernelView::new(objects::get::<Threshold>(c.params(), path)?);
+            match t.threshold_type() {
+                ThresholdType::Binary => t.set_value(v.value)?,
+                ThresholdType::Range => t.set_range(v.lower, v.upper)?,
+            }
+            t.set_output(v.true_value, v.false_value)
+        })())
+    })
+}
+
+fn array_at<'b>(c: &ProcessCall<'_, 'b>, path: ParamPath) -> Result<KernelArray<'b>> {
+    objects::get::<Array>(c.params(), path).map(KernelArray::of)
+}
+
 unsafe extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
+    // SAFETY: forwarded with the same handle.
+    unsafe { proc_array_info_at(p, ParamPath::param(index)) }
+}
+
+unsafe extern "C" fn proc_array_info_at(p: &Processor, path: ParamPath) -> AbiResult<ArrayInfo> {
     catch("array info", || {
         let c = process_call(p);
-        abi(c.p.array(index).map(|a| ArrayInfo {
+        abi(array_at(c, path).map(|a| ArrayInfo {
             item_size: a.item_size() as u64,
             capacity: a.capacity() as u64,
             num_items: a.num_items() as u64,
@@ -146,10 +287,15 @@ unsafe extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<Arr
 }
 
 unsafe extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
+    // SAFETY: forwarded with the same handle and the caller's items.
+    unsafe { proc_array_add_at(p, ParamPath::param(index), items, count) }
+}
+
+unsafe extern "C" fn proc_array_add_at(p: &Processor, path: ParamPath, items: *const u8, count: u64) -> AbiResult<()> {
     catch("array add", || {
         let c = process_call(p);
         abi((|| {
-            let a = c.p.array(index)?;
+            let a = array_at(c, path)?;
             let len = (count as usize)
                 .checked_mul(a.item_size())
                 .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "item count overflows"))?;
@@ -161,10 +307,15 @@ unsafe extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8,
 }
 
 unsafe extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
+    // SAFETY: forwarded with the same handle and the caller's buffer.
+    unsafe { proc_array_read_at(p, ParamPath::param(index), out, capacity) }
+}
+
+unsafe extern "C" fn proc_array_read_at(p: &Processor, path: ParamPath, out: *mut u8, capacity: u64) -> AbiResult<u64> {
     catch("array read", || {
         let c = process_call(p);
         abi((|| {
-            let a = c.p.array(index)?;
+            let a = array_at(c, path)?;
             let len = (capacity as usize)
                 .checked_mul(a.item_size())
                 .ok_or_else(|| Error::new(ErrorKind::InvalidValue, "capacity overflows"))?;
@@ -176,9 +327,14 @@ unsafe extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, ca
 }
 
 unsafe extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
+    // SAFETY: forwarded with the same handle.
+    unsafe { proc_array_truncate_at(p, ParamPath::param(index), count) }
+}
+
+unsafe extern "C" fn proc_array_truncate_at(p: &Processor, path: ParamPath, count: u64) -> AbiResult<()> {
     catch("array truncate", || {
         let c = process_call(p);
-        abi(c.p.array(index).and_then(|a| a.truncate(count as usize)))
+        abi(array_at(c, path).and_then(|a| a.truncate(count as usize)))
     })
 }
 
@@ -214,6 +370,17 @@ fn processor_vtable() -> ProcessorVtableRef {
             is_aliased: proc_is_aliased,
             mem_block: proc_mem_block,
             mem_alloc: proc_mem_alloc,
+            object_meta: proc_object_meta,
+            map_image_at: proc_map_image_at,
+            map_data: proc_map_data,
+            read_scalar_at: proc_read_scalar_at,
+            write_scalar_at: proc_write_scalar_at,
+            threshold_read: proc_threshold_read,
+            threshold_write: proc_threshold_write,
+            array_info_at: proc_array_info_at,
+            array_add_at: proc_array_add_at,
+            array_read_at: proc_array_read_at,
+            array_truncate_at: proc_array_truncate_at,
         }
         .leak_into_prefix()
     })

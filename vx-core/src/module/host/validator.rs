@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 
 use vx_plugin_abi::ImageFormat;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
+use vx_plugin_abi::abi_stable::std_types::RSlice;
 use vx_plugin_abi::module_abi::{AbiResult, ParamMeta, Validator, ValidatorVtable, ValidatorVtableRef};
+use vx_plugin_abi::object_meta::{ObjectMeta as WireMeta, ParamPath};
 use vx_plugin_abi::wire::data_type;
 
 use crate::data::array::ArrayItemType;
@@ -15,6 +17,7 @@ use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ValidateContext;
 use crate::kernel::meta_format::MetaFormats;
+use crate::module::host::objects::{Attribute, attribute, core_meta, wire_meta};
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 struct ValidateCall<'a, 'b> {
@@ -93,6 +96,35 @@ unsafe extern "C" fn val_set_output_array(v: &Validator, index: u32, scalar_type
     })
 }
 
+unsafe extern "C" fn val_object_meta(v: &Validator, path: ParamPath) -> AbiResult<WireMeta> {
+    catch("object meta", || abi(wire_meta(validate_call(v).v.params(), path)))
+}
+
+unsafe extern "C" fn val_set_output_meta(v: &Validator, index: u32, meta: &WireMeta) -> AbiResult<()> {
+    catch("set output meta", || {
+        let c = validate_call(v);
+        abi((|| {
+            let m = core_meta(meta).map_err(|e| e.at_parameter(index))?;
+            c.metas.get(index)?.set_from_meta(m)?;
+            Ok(())
+        })())
+    })
+}
+
+unsafe extern "C" fn val_set_output_attribute(v: &Validator, index: u32, code: u32, value: RSlice<'_, u8>) -> AbiResult<()> {
+    catch("set output attribute", || {
+        let c = validate_call(v);
+        abi((|| {
+            let meta = c.metas.get(index)?;
+            match attribute(code, value.as_slice()).map_err(|e| e.at_parameter(index))? {
+                Attribute::Meta(a) => meta.set(a)?,
+                Attribute::UserDataObjectName(n) => meta.set_user_data_object_type_name(&n)?,
+            };
+            Ok(())
+        })())
+    })
+}
+
 fn validator_vtable() -> ValidatorVtableRef {
     static V: OnceLock<ValidatorVtableRef> = OnceLock::new();
     *V.get_or_init(|| {
@@ -101,6 +133,9 @@ fn validator_vtable() -> ValidatorVtableRef {
             param_meta: val_param_meta,
             set_output_image: val_set_output_image,
             set_output_array: val_set_output_array,
+            object_meta: val_object_meta,
+            set_output_meta: val_set_output_meta,
+            set_output_attribute: val_set_output_attribute,
         }
         .leak_into_prefix()
     })
