@@ -46,6 +46,7 @@ pub mod object_meta;
 pub mod status;
 pub mod tile;
 mod unwind;
+pub mod views;
 pub mod wire;
 
 pub use abi_stable;

@@ -4,8 +4,10 @@
 
 use crate::image_format::ImageFormat;
 use crate::module_abi::{AbiError, Validator};
+use crate::object_meta::ObjectMeta;
 use crate::status::Status;
 use crate::tile::TileError;
+use crate::views::ViewKind;
 use crate::wire::data_type;
 
 /// Output columns `x .. x + n` of row `y` of an output tile: what a row kernel (`Rows<T, N>` input)
@@ -30,6 +32,25 @@ pub enum ParamSig {
     OutputImage { format: u32, optional: bool },
     /// A scalar by value of this `vx_type_e`.
     InputScalar { type_code: u32, optional: bool },
+    /// A typed view of any object ([`crate::views`]): `&View` an input, `&mut View` an output.
+    Object {
+        /// The object's [`crate::wire::data_type`].
+        data_type: u32,
+        /// `&mut`: an output.
+        output: bool,
+        optional: bool,
+        /// The view's check of an input's meta ([`ViewKind::check`]).
+        check: fn(&ObjectMeta) -> Result<(), String>,
+        /// An output's meta from the first input of its type ([`ViewKind::output_meta`]).
+        output_meta: fn(Option<&ObjectMeta>) -> Option<ObjectMeta>,
+    },
+}
+
+impl ParamSig {
+    /// The entry of a typed view parameter `V` (`output`: taken by `&mut`).
+    pub const fn object<V: ViewKind>(output: bool, optional: bool) -> ParamSig {
+        ParamSig::Object { data_type: V::DATA_TYPE, output, optional, check: V::check, output_meta: V::output_meta }
+    }
 }
 
 fn format_name(code: u32) -> String {
@@ -47,6 +68,7 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
             ParamSig::InputImage { optional, .. } => (optional, true),
             ParamSig::OutputImage { optional, .. } => (optional, false),
             ParamSig::InputScalar { optional, .. } => (optional, false),
+            ParamSig::Object { optional, .. } => (optional, false),
         };
         if !m.present {
             if optional {
@@ -83,7 +105,20 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                     ));
                 }
             }
-            ParamSig::OutputImage { .. } => {}
+            ParamSig::Object { data_type, output: false, check, .. } => {
+                let meta = v.meta(i as u32)?;
+                if meta.data_type() != data_type {
+                    return Err(AbiError::new(
+                        Status::InvalidType,
+                        format!(
+                            "parameter {i} must be an object of type {data_type:#x} (the kernel's view), found type {:#x}",
+                            meta.data_type()
+                        ),
+                    ));
+                }
+                check(&meta).map_err(|e| AbiError::new(Status::InvalidType, format!("parameter {i} is {e}")))?;
+            }
+            ParamSig::OutputImage { .. } | ParamSig::Object { output: true, .. } => {}
         }
         if is_input_image {
             match size {
@@ -99,6 +134,30 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                 }
                 Some(_) => {}
             }
+        }
+    }
+    for (i, s) in sig.iter().enumerate() {
+        if let ParamSig::Object { data_type, output: true, output_meta, .. } = *s {
+            if !v.param(i as u32)?.present {
+                continue;
+            }
+            let exemplar = sig.iter().enumerate().find_map(|(k, o)| match *o {
+                ParamSig::Object { data_type: d, output: false, .. } if d == data_type => Some(k as u32),
+                _ => None,
+            });
+            let exemplar = match exemplar {
+                Some(k) => Some(v.meta(k)?).filter(|m| *m != ObjectMeta::Absent),
+                None => None,
+            };
+            let meta = output_meta(exemplar.as_ref()).ok_or_else(|| {
+                AbiError::new(
+                    Status::InvalidParameters,
+                    format!(
+                        "output {i} takes its meta data from an input of its type, and none is set: give the kernel a validator (`validate = path`)"
+                    ),
+                )
+            })?;
+            v.set_output_meta(i as u32, &meta)?;
         }
     }
     for (i, s) in sig.iter().enumerate() {

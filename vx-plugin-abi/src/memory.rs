@@ -53,12 +53,13 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Element types of kernel memory blocks: plain numbers, valid for any bit pattern.
+/// Element types of kernel memory blocks and mapped objects: plain numbers (and `[f32; 2]`, a
+/// remap's points), valid for any bit pattern.
 pub trait Plain: sealed::Sealed + Copy + Send + 'static {}
 macro_rules! plain {
     ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl Plain for $t {})*};
 }
-plain!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+plain!(u8, i8, u16, i16, u32, i32, u64, i64, usize, f32, f64, [f32; 2]);
 
 /// A block a kernel allocated in init: `len` elements of `T` in `region`. Copy it into the node's
 /// state (or recompute it: blocks are numbered per region in allocation order, see

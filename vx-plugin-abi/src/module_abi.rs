@@ -548,7 +548,7 @@ pub struct ProcessorVtable {
     pub write_scalar_at: unsafe extern "C" fn(p: &Processor, path: ParamPath, value: ScalarBits) -> AbiResult<()>,
     /// A threshold's values (ABI 5).
     pub threshold_read: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ThresholdBits>,
-    /// Set a threshold's values: the binary value or the range (by its type), and the outputs (ABI 5).
+    /// Set every value of a threshold: binary value, range and outputs (ABI 5).
     pub threshold_write: unsafe extern "C" fn(p: &Processor, path: ParamPath, values: ThresholdBits) -> AbiResult<()>,
     /// `array_info` at `path` (ABI 5).
     pub array_info_at: unsafe extern "C" fn(p: &Processor, path: ParamPath) -> AbiResult<ArrayInfo>,
@@ -700,8 +700,7 @@ impl Processor {
         // SAFETY: as in `map_image`.
         unsafe { (self.vtable.threshold_read())(self, path) }.into_result()
     }
-    /// Set the values of the threshold at `path` (the value or the range, by its type; the
-    /// true and false outputs).
+    /// Set every value of the threshold at `path` (binary value, range, true and false outputs).
     pub fn set_threshold_values(&self, path: ParamPath, values: ThresholdBits) -> Result<(), AbiError> {
         // SAFETY: as in `map_image`.
         unsafe { (self.vtable.threshold_write())(self, path, values) }.into_result()
@@ -727,8 +726,7 @@ impl Processor {
     pub fn array_read_at(&self, path: ParamPath, out: &mut [u8]) -> Result<u64, AbiError> {
         let item = self.array_info_at(path)?.item_size.max(1) as usize;
         // SAFETY: as in `map_image`; `out` has room for `len / item` items of the item size.
-        unsafe { (self.vtable.array_read_at())(self, path, out.as_mut_ptr(), (out.len() / item) as u64) }
-            .into_result()
+        unsafe { (self.vtable.array_read_at())(self, path, out.as_mut_ptr(), (out.len() / item) as u64) }.into_result()
     }
     /// Keep the first `count` items of the array at `path`.
     pub fn array_truncate_at(&self, path: ParamPath, count: u64) -> Result<(), AbiError> {

@@ -39,8 +39,10 @@ impl Flavor {
             }
             Flavor::User => {
                 "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a \
-                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), `Option<...>` of those, `&mut L` for \
-                 the `local = L` state, or `&mut [T]` for a memory block named in `scratch(...)` / `persistent(...)`"
+                 scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), a view of any object by `&` (input) or \
+                 `&mut` (output): Image<T>, Scalar<T>, Array<T>, Matrix<T>, Convolution, Lut<T>, Distribution, \
+                 Threshold, Pyramid<T>, Remap, ObjectArray<V>, Tensor<T>, UserData; `Option<...>` of those, `&mut L` \
+                 for the `local = L` state, or `&mut [T]` for a memory block named in `scratch(...)` / `persistent(...)`"
             }
             Flavor::Rows => {
                 "unsupported parameter type in a row kernel: expected `Rows<T, N>` (an input image's neighborhood \
@@ -59,7 +61,37 @@ pub(crate) enum ParamKind {
     Output(Type),
     /// An input scalar by value.
     Scalar(Type),
+    /// A typed view of any object (`vx_plugin_abi::views`, user kernels): `&View` an input,
+    /// `&mut View` an output. `ty` is the view type as written.
+    Object { ty: Type, output: bool },
 }
+
+impl ParamKind {
+    /// The view's name (`Matrix`, `Pyramid`, …) of an object parameter.
+    pub(crate) fn view_name(&self) -> Option<String> {
+        match self {
+            ParamKind::Object { ty, .. } => last_segment(ty).map(|(i, _)| i.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// The typed views a `#[user_kernel]` takes by `&` or `&mut` (`vx_plugin_abi::views`).
+pub(crate) const VIEWS: [&str; 13] = [
+    "Image",
+    "Scalar",
+    "Array",
+    "Matrix",
+    "Convolution",
+    "Lut",
+    "Distribution",
+    "Threshold",
+    "Pyramid",
+    "Remap",
+    "ObjectArray",
+    "Tensor",
+    "UserData",
+];
 
 /// One kernel parameter.
 #[derive(Clone)]
@@ -226,6 +258,9 @@ fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool, Option<syn::E
     match ty {
         Type::Reference(TypeReference { mutability, elem, .. }) => {
             let (id, args) = last_segment(elem)?;
+            if flavor == Flavor::User && VIEWS.contains(&id.to_string().as_str()) {
+                return Some((ParamKind::Object { ty: (**elem).clone(), output: mutability.is_some() }, false, None));
+            }
             let t = single_generic(args)?.clone();
             match (mutability.is_some(), id.to_string()) {
                 (false, v) if v == input => Some((ParamKind::Input(t), false, None)),

@@ -50,6 +50,7 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                     index,
                     match &p.kind {
                         ParamKind::Input(t) | ParamKind::Output(t) | ParamKind::Scalar(t) => t,
+                        ParamKind::Object { ty, .. } => ty,
                     },
                 );
                 bind.push(quote!(let mut #v = args.in_place::<#t>(#i as usize, #i as usize + 1)?;));
@@ -66,6 +67,9 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                     (Flavor::User, ParamKind::Input(t)) => quote!(__vx::ImageIn::<#t>::map(p, #i)?),
                     (Flavor::User, ParamKind::Output(t)) => quote!(__vx::ImageOut::<#t>::map(p, #i)?),
                     (Flavor::User, ParamKind::Scalar(t)) => quote!(__vx::macro_support::read_scalar::<#t>(p, #i)?),
+                    (_, ParamKind::Object { ty, output }) => quote!(
+                        <#ty as __vx::views::ParamView>::map(p, __vx::ParamPath::param(#i), #output)?
+                    ),
                 };
                 let present = match flavor {
                     Flavor::Tiling | Flavor::Rows => quote!(args.is_present(#i as usize)),
@@ -78,10 +82,10 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                 };
                 bind.push(quote!(#[allow(unused_mut)] let mut #v = #value;));
                 call.push(match (&p.kind, p.optional) {
-                    (ParamKind::Input(_), false) => quote!(&#v),
-                    (ParamKind::Output(_), false) => quote!(&mut #v),
-                    (ParamKind::Input(_), true) => quote!(#v.as_ref()),
-                    (ParamKind::Output(_), true) => quote!(#v.as_mut()),
+                    (ParamKind::Input(_) | ParamKind::Object { output: false, .. }, false) => quote!(&#v),
+                    (ParamKind::Output(_) | ParamKind::Object { output: true, .. }, false) => quote!(&mut #v),
+                    (ParamKind::Input(_) | ParamKind::Object { output: false, .. }, true) => quote!(#v.as_ref()),
+                    (ParamKind::Output(_) | ParamKind::Object { output: true, .. }, true) => quote!(#v.as_mut()),
                     (ParamKind::Scalar(_), _) => quote!(#v),
                 });
                 index += 1;
@@ -125,6 +129,7 @@ pub(crate) fn signature(args: &[Arg]) -> Vec<TokenStream> {
             ParamKind::Input(t) => quote!(__vx::macro_support::ParamSig::InputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
             ParamKind::Output(t) => quote!(__vx::macro_support::ParamSig::OutputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
             ParamKind::Scalar(t) => quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: #optional }),
+            ParamKind::Object { ty, output } => quote!(__vx::macro_support::ParamSig::object::<#ty>(#output, #optional)),
         })
         .collect()
 }
@@ -137,12 +142,16 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
         .map(|(i, p)| {
             let i = i as u32;
             let (dir, ty) = match &p.kind {
-                ParamKind::Input(_) => (quote!(INPUT), quote!(IMAGE)),
-                ParamKind::Output(_) => (quote!(OUTPUT), quote!(IMAGE)),
-                ParamKind::Scalar(_) => (quote!(INPUT), quote!(SCALAR)),
+                ParamKind::Input(_) => (quote!(INPUT), quote!(__vx::wire::data_type::IMAGE)),
+                ParamKind::Output(_) => (quote!(OUTPUT), quote!(__vx::wire::data_type::IMAGE)),
+                ParamKind::Scalar(_) => (quote!(INPUT), quote!(__vx::wire::data_type::SCALAR)),
+                ParamKind::Object { ty, output } => (
+                    if *output { quote!(OUTPUT) } else { quote!(INPUT) },
+                    quote!(<#ty as __vx::views::ViewKind>::DATA_TYPE),
+                ),
             };
             let state = if p.optional { quote!(OPTIONAL) } else { quote!(REQUIRED) };
-            quote!(api.add_parameter(k, #i, __vx::wire::direction::#dir, __vx::wire::data_type::#ty, __vx::wire::param_state::#state)?;)
+            quote!(api.add_parameter(k, #i, __vx::wire::direction::#dir, #ty, __vx::wire::param_state::#state)?;)
         })
         .collect()
 }

@@ -296,6 +296,27 @@ fn memory_hooks(a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
+/// The generated validator gives an output view the meta of the first input of the same view
+/// (scalars excepted: their type is their meta): an output without one needs `validate = path`.
+fn check_output_exemplars(cx: &Ctxt, args: &[Arg]) {
+    let ps = params(args);
+    for p in &ps {
+        let ast::ParamKind::Object { ty, output: true } = &p.kind else { continue };
+        let Some(name) = p.kind.view_name() else { continue };
+        let has_input = ps.iter().any(|q| {
+            matches!(q.kind, ast::ParamKind::Object { output: false, .. }) && q.kind.view_name() == Some(name.clone())
+        });
+        if name != "Scalar" && !has_input {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "the generated validator gives an output `{name}` the meta data of an input `{name}`, and the kernel takes none: give it a validator (`validate = path`)"
+                ),
+            );
+        }
+    }
+}
+
 /// Expand `#[user_kernel(args)]` or `#[target_kernel(args)]` on `f` (or the fallback with every
 /// error).
 pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenStream {
@@ -308,6 +329,9 @@ pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenSt
                 Err(_) => (None, &[][..]),
             };
             let fn_args = ast::args(cx, Flavor::User, &f, local, memory);
+            if attrs.as_ref().is_ok_and(|a| a.validate.is_none()) {
+                check_output_exemplars(cx, &fn_args);
+            }
             Ok((attrs?, fn_args))
         },
         |(attrs, fn_args)| expand(&f, attrs, fn_args),

@@ -66,8 +66,11 @@ pub(super) fn resolve(params: &[Option<Reference>], path: ParamPath) -> Result<O
     let Some(mut r) = slot.as_ref() else { return Ok(None) };
     if path.item != PATH_NONE {
         let Reference::ObjectArray(a) = r else {
-            return Err(at(Error::new(ErrorKind::InvalidParameters, format!("{path}: the parameter is not an object array"))
-                .found(r.data_type())));
+            return Err(at(Error::new(
+                ErrorKind::InvalidParameters,
+                format!("{path}: the parameter is not an object array"),
+            )
+            .found(r.data_type())));
         };
         r = a.item_ref(path.item as usize).map_err(at)?;
     }
@@ -75,9 +78,8 @@ pub(super) fn resolve(params: &[Option<Reference>], path: ParamPath) -> Result<O
         return Ok(Some(Target::Ref(r)));
     }
     let Reference::Pyramid(p) = r else {
-        return Err(at(
-            Error::new(ErrorKind::InvalidParameters, format!("{path}: the object is not a pyramid")).found(r.data_type())
-        ));
+        return Err(at(Error::new(ErrorKind::InvalidParameters, format!("{path}: the object is not a pyramid"))
+            .found(r.data_type())));
     };
     Ok(Some(Target::Level(p.level_ref(path.level as usize).map_err(at)?)))
 }
@@ -114,7 +116,8 @@ fn code(t: ScalarType) -> u32 {
 
 fn scalar_type(code: u32) -> Result<ScalarType> {
     ScalarType::ALL.into_iter().find(|t| t.code() as u32 == code).ok_or_else(|| {
-        Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(vx_plugin_abi::wire::scalar_type::name(code))
+        Error::new(ErrorKind::InvalidType, "unknown scalar type code")
+            .found(vx_plugin_abi::wire::scalar_type::name(code))
     })
 }
 
@@ -256,7 +259,8 @@ pub(super) fn wire_meta(params: &[Option<Reference>], path: ParamPath) -> Result
 
 /// The meta data a module gave for an output (values such as a scalar's are not meta data).
 pub(super) fn core_meta(w: &WireMeta) -> Result<ObjectMeta> {
-    let size = |v: u64| usize::try_from(v).map_err(|_| Error::new(ErrorKind::InvalidValue, "a size overflows").found(v));
+    let size =
+        |v: u64| usize::try_from(v).map_err(|_| Error::new(ErrorKind::InvalidValue, "a size overflows").found(v));
     Ok(match w {
         WireMeta::Absent => {
             return Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'"));
@@ -288,11 +292,13 @@ pub(super) fn core_meta(w: &WireMeta) -> Result<ObjectMeta> {
         WireMeta::Distribution { bins, offset, range, .. } => {
             ObjectMeta::Distribution(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
         }
-        WireMeta::Threshold { threshold_type: t, input_format, output_format } => ObjectMeta::Threshold(ThresholdMeta {
-            threshold_type: threshold_of(*t)?,
-            input_format: format(*input_format)?,
-            output_format: format(*output_format)?,
-        }),
+        WireMeta::Threshold { threshold_type: t, input_format, output_format } => {
+            ObjectMeta::Threshold(ThresholdMeta {
+                threshold_type: threshold_of(*t)?,
+                input_format: format(*input_format)?,
+                output_format: format(*output_format)?,
+            })
+        }
         WireMeta::Pyramid { levels, scale, width, height, format: f } => ObjectMeta::Pyramid(PyramidMeta {
             levels: size(*levels)?,
             scale: *scale,
@@ -309,8 +315,9 @@ pub(super) fn core_meta(w: &WireMeta) -> Result<ObjectMeta> {
             })
         }
         WireMeta::ObjectArray { item_type: t, count } => ObjectMeta::ObjectArray {
-            item_type: DataType::from_code(*t)
-                .ok_or_else(|| Error::new(ErrorKind::InvalidType, "unknown object type code").found(format!("{t:#x}")))?,
+            item_type: DataType::from_code(*t).ok_or_else(|| {
+                Error::new(ErrorKind::InvalidType, "unknown object type code").found(format!("{t:#x}"))
+            })?,
             count: size(*count)?,
         },
         WireMeta::Tensor { num_dims, dims, data_type, fixed_point_position } => {
@@ -408,7 +415,9 @@ pub(super) fn attribute(code: u32, value: &[u8]) -> Result<Attribute> {
             return Ok(Attribute::UserDataObjectName(name.trim_end_matches('\0').to_owned()));
         }
         other => {
-            return Err(Error::new(ErrorKind::NotSupported, "no such meta-format attribute").found(format!("{other:#x}")));
+            return Err(
+                Error::new(ErrorKind::NotSupported, "no such meta-format attribute").found(format!("{other:#x}"))
+            );
         }
     }))
 }

@@ -19,13 +19,13 @@ use crate::data::kernel_view::KernelView;
 use crate::data::object::Access;
 use crate::data::reference::Reference;
 use crate::data::scalar::Scalar;
-use crate::data::threshold::{Threshold, ThresholdType};
+use crate::data::threshold::Threshold;
 use crate::data::types::{DataType, ScalarType, ScalarValue};
-use crate::kernel::contexts::KernelArray;
-use crate::module::host::objects;
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::contexts::KernelArray;
 use crate::kernel::contexts::ProcessContext;
 use crate::kernel::memory::MemRegion;
+use crate::module::host::objects;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
@@ -98,9 +98,10 @@ unsafe extern "C" fn proc_map_image(
 impl<'b> ProcessCall<'_, 'b> {
     /// A free map slot, or an error naming the limit.
     fn free_slot(&self) -> Result<usize> {
-        self.maps.iter().position(Option::is_none).ok_or_else(|| {
-            Error::new(ErrorKind::NoResources, "too many objects mapped at once").expected(MAX_MAPS)
-        })
+        self.maps
+            .iter()
+            .position(Option::is_none)
+            .ok_or_else(|| Error::new(ErrorKind::NoResources, "too many objects mapped at once").expected(MAX_MAPS))
     }
     fn params(&self) -> &'b [Option<Reference>] {
         self.p.params()
@@ -257,10 +258,8 @@ unsafe extern "C" fn proc_threshold_write(p: &Processor, path: ParamPath, v: Thr
         let c = process_call(p);
         abi((|| {
             let t = KernelView::new(objects::get::<Threshold>(c.params(), path)?);
-            match t.threshold_type() {
-                ThresholdType::Binary => t.set_value(v.value)?,
-                ThresholdType::Range => t.set_range(v.lower, v.upper)?,
-            }
+            t.set_value(v.value)?;
+            t.set_range(v.lower, v.upper)?;
             t.set_output(v.true_value, v.false_value)
         })())
     })

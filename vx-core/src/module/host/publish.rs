@@ -141,17 +141,9 @@ unsafe extern "C" fn host_add_parameter(
                     return Err(Error::new(ErrorKind::InvalidParameters, "unknown parameter direction").found(other));
                 }
             };
-            let data_type = match ty {
-                wire::data_type::IMAGE => DataType::Image,
-                wire::data_type::SCALAR => DataType::Scalar,
-                wire::data_type::ARRAY => DataType::Array,
-                wire::data_type::USER_DATA_OBJECT => DataType::UserDataObject,
-                other => {
-                    return Err(
-                        Error::new(ErrorKind::InvalidType, "unknown parameter type").found(format!("{other:#x}"))
-                    );
-                }
-            };
+            let data_type = DataType::from_code(ty).ok_or_else(|| {
+                Error::new(ErrorKind::InvalidType, "unknown parameter type").found(format!("{ty:#x}"))
+            })?;
             let state = if state == wire::param_state::OPTIONAL { ParamState::Optional } else { ParamState::Required };
             k.add_parameter(index, direction, data_type, state)
         })())

@@ -111,7 +111,12 @@ unsafe extern "C" fn val_set_output_meta(v: &Validator, index: u32, meta: &WireM
     })
 }
 
-unsafe extern "C" fn val_set_output_attribute(v: &Validator, index: u32, code: u32, value: RSlice<'_, u8>) -> AbiResult<()> {
+unsafe extern "C" fn val_set_output_attribute(
+    v: &Validator,
+    index: u32,
+    code: u32,
+    value: RSlice<'_, u8>,
+) -> AbiResult<()> {
     catch("set output attribute", || {
         let c = validate_call(v);
         abi((|| {

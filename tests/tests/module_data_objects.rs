@@ -1,0 +1,167 @@
+//! The conformance type loop (`UserNode.testUserKernel`, `testUserKernelObjectArray`) from a real
+//! kernel module: `plugins/vx-typeloop`, built and loaded, has a copy kernel for each of ten data
+//! object types × {meta from the exemplar, attribute by attribute} × {no local data,
+//! framework-allocated, kernel-allocated}, written with the SDK's typed views over module ABI 5.
+//! Checked as in process (`vx-core/tests/user_kernel_types.rs`, same application side): callback
+//! counts per phase (read from the module through its `typeloop.counts` kernel), the local-data
+//! rules, the output's meta, the data copied; then every type inside object arrays of 20.
+
+use vx_core::*;
+use vx_tests::{build_module, plugin_dir};
+
+#[path = "../../vx-core/tests/common/type_loop.rs"]
+mod type_loop;
+use type_loop::{KINDS, Kind, fill, snapshot};
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Image => "image",
+        Kind::Array => "array",
+        Kind::Pyramid => "pyramid",
+        Kind::Scalar => "scalar",
+        Kind::Distribution => "distribution",
+        Kind::Matrix => "matrix",
+        Kind::Threshold => "threshold",
+        Kind::Lut => "lut",
+        Kind::Remap => "remap",
+        Kind::Convolution => "convolution",
+    }
+}
+
+const LOCALS: [&str; 3] = ["none", "framework", "kernel"];
+
+/// The module's counter slot of a case (`plugins/vx-typeloop`: `kind * 12 + from_ref * 6 +
+/// local * 2 + in_array`, kinds in `KINDS` order).
+fn slot(kind: Kind, from_ref: bool, local: usize, in_array: bool) -> u32 {
+    let k = KINDS.iter().position(|x| *x == kind).unwrap();
+    (k * 12 + from_ref as usize * 6 + local * 2 + in_array as usize) as u32
+}
+
+/// A context that loaded `vx_typeloop` (each context maps its own copy: counters start at 0).
+fn loaded() -> Context {
+    let lib = build_module("vx-typeloop", &[]);
+    let dir = plugin_dir("typeloop", &[("vx_typeloop", &lib)]);
+    let ctx = Context::builder().threads(1).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module("vx_typeloop").unwrap();
+    ctx
+}
+
+/// (validate, init, deinit, process, init's local-data sets accepted, deinit's) of a case, read
+/// from the module by its `typeloop.counts` kernel.
+fn counts(ctx: &Context, slot: u32) -> [u32; 6] {
+    let k = ctx.kernel_by_name("typeloop.counts").unwrap();
+    let s = Scalar::new(ctx, ScalarValue::Uint32(slot)).unwrap();
+    let out = Array::new(ctx, ArrayItemType::Scalar(ScalarType::Uint32), 6).unwrap();
+    let g = Graph::new(ctx).unwrap();
+    g.add_node(&k, [Reference::from(&s), Reference::from(&out)]).unwrap();
+    g.process().unwrap();
+    out.read_items::<u32>().unwrap().try_into().unwrap()
+}
+
+fn calls(ctx: &Context, slot: u32) -> (u32, u32, u32, u32) {
+    let c = counts(ctx, slot);
+    (c[0], c[1], c[2], c[3])
+}
+
+fn check_local(local: usize, node: &Node) {
+    let (size, ptr) = (node.local_data_size().unwrap(), node.local_data_ptr().unwrap());
+    if local == 0 {
+        assert_eq!((size, ptr.is_null()), (0, true));
+    } else {
+        assert_eq!((size, ptr.is_null()), (10, false));
+    }
+}
+
+#[test]
+fn every_type_from_a_module_with_meta_from_the_exemplar_or_by_attribute_under_every_local_data_mode() {
+    let ctx = loaded();
+    for kind in KINDS {
+        for (from_ref, mode) in [(true, "ref"), (false, "attr")] {
+            for (local, lname) in LOCALS.iter().enumerate() {
+                let name = format!("typeloop.{}.{mode}.{lname}", kind_name(kind));
+                let slot = slot(kind, from_ref, local, false);
+                let kernel = ctx.kernel_by_name(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let (src, dst) = (kind.make(&ctx), kind.make(&ctx));
+                fill(kind, &src, 1);
+                if let Reference::Convolution(c) = &dst {
+                    // The scale is an attribute, not data a kernel maps: only the coefficients cross.
+                    c.set_scale(8).unwrap();
+                }
+                let graph = Graph::new(&ctx).unwrap();
+                let node = graph.add_node(&kernel, [&src, &dst]).unwrap();
+
+                graph.verify().unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(calls(&ctx, slot), (1, 1, 0, 0), "{name}");
+                check_local(local, &node);
+                graph.verify().unwrap();
+                assert_eq!(calls(&ctx, slot), (2, 2, 1, 0), "{name}");
+                check_local(local, &node);
+                let c = counts(&ctx, slot);
+                let sets_allowed = (local != 1) as u32;
+                assert_eq!((c[4], c[5]), (sets_allowed, sets_allowed), "{name}: local-data sets in init/deinit");
+
+                assert_ne!(snapshot(&src), snapshot(&dst), "{name}: the output starts different");
+                graph.process().unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(calls(&ctx, slot), (2, 2, 1, 1), "{name}");
+                assert_eq!(snapshot(&src), snapshot(&dst), "{name}: the module's copy arrived");
+                assert_eq!(src.meta(), dst.meta(), "{name}");
+
+                drop(node);
+                drop(graph);
+                assert_eq!(calls(&ctx, slot), (2, 2, 2, 1), "{name}: releasing the graph deinitializes");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_type_inside_object_arrays_from_a_module() {
+    let ctx = loaded();
+    for kind in KINDS {
+        for (from_ref, mode) in [(true, "ref"), (false, "attr")] {
+            let name = format!("typeloop.objarray.{}.{mode}", kind_name(kind));
+            let kernel = ctx.kernel_by_name(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let exemplar = kind.make(&ctx);
+            let src = ObjectArray::new(&ctx, exemplar.clone(), 20).unwrap();
+            let dst = ObjectArray::new(&ctx, exemplar, 20).unwrap();
+            for (i, item) in src.items().iter().enumerate() {
+                fill(kind, item, i as u8);
+            }
+            if kind == Kind::Convolution {
+                for item in dst.items() {
+                    Convolution::from_reference(item).unwrap().set_scale(8).unwrap();
+                }
+            }
+            let graph = Graph::new(&ctx).unwrap();
+            graph.add_node(&kernel, [&src, &dst]).unwrap();
+            graph.verify().unwrap_or_else(|e| panic!("{name}: {e}"));
+            graph.process().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (s, d) = (Reference::from(&src), Reference::from(&dst));
+            assert_eq!(snapshot(&s), snapshot(&d), "{name}: every item copied");
+            drop(graph);
+            assert_eq!(calls(&ctx, slot(kind, from_ref, 0, true)), (1, 1, 1, 1), "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_module_kernel_given_another_type_is_refused_with_both_named() {
+    let ctx = loaded();
+    let kernel = ctx.kernel_by_name("typeloop.matrix.ref.none").unwrap();
+    // A LUT where the kernel expects a matrix: refused when the node is made, with both types.
+    let (a, b) = (Lut::new(&ctx, ScalarType::Uint8, 100).unwrap(), Lut::new(&ctx, ScalarType::Uint8, 100).unwrap());
+    let graph = Graph::new(&ctx).unwrap();
+    let e = graph.add_node(&kernel, [&a, &b]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidType, "{e}");
+    assert_eq!((e.context().expected.as_deref(), e.context().found.as_deref()), (Some("matrix"), Some("LUT")));
+    // A matrix of another element type: the module's validator refuses it, naming it.
+    let kernel = ctx.kernel_by_name("typeloop.matrix.attr.none").unwrap();
+    let (a, b) =
+        (Matrix::new(&ctx, ScalarType::Int16, 5, 5).unwrap(), Matrix::new(&ctx, ScalarType::Uint8, 5, 5).unwrap());
+    let graph = Graph::new(&ctx).unwrap();
+    graph.add_node(&kernel, [&a, &b]).unwrap();
+    let e = graph.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+    assert!(e.to_string().contains("unexpected input"), "{e}");
+}
