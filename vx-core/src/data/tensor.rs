@@ -128,9 +128,9 @@ impl Tensor {
         let size = m.data_type.map_or(1, |t| t.size());
         let mut stride = [0usize; MAX_TENSOR_DIMS];
         let mut s = size;
-        for i in 0..root.num_dims {
-            stride[i] = s;
-            s *= root.dims[i];
+        for (st, d) in stride.iter_mut().zip(&root.dims).take(root.num_dims) {
+            *st = s;
+            s *= d;
         }
         let offset: usize = (0..m.num_dims).map(|i| self.obj.start[i] * stride[i]).sum();
         let last: usize = (0..m.num_dims).map(|i| (m.dims[i].max(1) - 1) * stride[i]).sum();

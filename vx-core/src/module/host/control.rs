@@ -11,7 +11,8 @@ use vx_plugin_abi::module_abi::{
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ControlContext;
-use crate::module::host::processor::{region, scalar_bits};
+use crate::module::host::objects::scalar_bits;
+use crate::module::host::processor::region;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 fn control_call<'a, 'b>(c: &Controller) -> &'a mut ControlContext<'b> {

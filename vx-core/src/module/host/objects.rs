@@ -22,7 +22,14 @@ use crate::data::threshold::{ThresholdMeta, ThresholdType};
 use crate::data::types::{DataType, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::meta_format::MetaAttribute;
-use crate::module::host::processor::scalar_bits;
+use vx_plugin_abi::module_abi::ScalarBits;
+
+use crate::data::types::ScalarValue;
+
+/// A scalar value as the module ABI carries it.
+pub(super) fn scalar_bits(v: ScalarValue) -> ScalarBits {
+    ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
+}
 
 /// The object a path names.
 #[derive(Clone, Copy)]

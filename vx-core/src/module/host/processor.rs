@@ -25,7 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::KernelArray;
 use crate::kernel::contexts::ProcessContext;
 use crate::kernel::memory::MemRegion;
-use crate::module::host::objects;
+use crate::module::host::objects::{self, scalar_bits};
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 const MAX_MAPS: usize = 16;
@@ -45,11 +45,6 @@ struct ProcessCall<'a, 'b> {
 pub(super) fn region(code: u32) -> Result<MemRegion> {
     MemRegion::from_code(code)
         .ok_or_else(|| Error::new(ErrorKind::InvalidParameters, "no such memory region").found(code))
-}
-
-/// A scalar value as the module ABI carries it.
-pub(super) fn scalar_bits(v: ScalarValue) -> ScalarBits {
-    ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
 }
 
 unsafe extern "C" fn proc_mem_block(p: &Processor, region_code: u32, index: u32) -> AbiResult<MemBlockInfo> {
