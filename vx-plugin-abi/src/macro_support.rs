@@ -195,100 +195,46 @@ impl IntoTileResult for Result<(), TileError> {
 
 // ------------------------------------------------------------------ user kernels
 
-use std::marker::PhantomData;
-
-use crate::module_abi::{MappedImage, Processor};
+use crate::module_abi::Processor;
 use crate::tile::{TilePixel, TileScalar};
 
-/// An input image of a `#[user_kernel]`, mapped whole for reading; unmapped when dropped.
-pub struct ImageIn<'a, T: TilePixel> {
-    p: &'a Processor,
-    m: MappedImage,
-    _t: PhantomData<&'a [T]>,
-}
+/// An input image of a `#[user_kernel]`, mapped whole for reading; unmapped when dropped. (The
+/// macro's original image argument; a read-only [`views::Image`](crate::views::Image).)
+pub struct ImageIn<'a, T: TilePixel>(crate::views::Image<'a, T>);
 
 /// An output image of a `#[user_kernel]`, mapped whole for writing; unmapped when dropped.
-pub struct ImageOut<'a, T: TilePixel> {
-    p: &'a Processor,
-    m: MappedImage,
-    _t: PhantomData<&'a mut [T]>,
-}
-
-fn map<T: TilePixel>(p: &Processor, index: u32, write: bool) -> Result<MappedImage, AbiError> {
-    let m = p.map_image(index, crate::Rect::default(), write)?;
-    if m.stride_x as usize != std::mem::size_of::<T>() {
-        p.unmap_image(m.token);
-        return Err(AbiError::new(
-            Status::InvalidFormat,
-            format!(
-                "parameter {index}: {}-byte pixels, not the kernel's {}-byte type",
-                m.stride_x,
-                std::mem::size_of::<T>()
-            ),
-        ));
-    }
-    Ok(m)
-}
+pub struct ImageOut<'a, T: TilePixel>(crate::views::Image<'a, T>);
 
 macro_rules! image_view {
-    ($ty:ident) => {
-        impl<T: TilePixel> $ty<'_, T> {
+    ($ty:ident, $write:literal) => {
+        impl<'a, T: TilePixel> $ty<'a, T> {
+            #[doc(hidden)]
+            pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
+                // The generated validator checked the format: no meta check here.
+                crate::views::Image::map_unchecked(p, crate::ParamPath::param(index), $write).map($ty)
+            }
             /// Width in pixels.
             pub fn width(&self) -> u32 {
-                self.m.dim_x
+                self.0.width()
             }
             /// Height in pixels.
             pub fn height(&self) -> u32 {
-                self.m.dim_y
+                self.0.height()
             }
             /// Row `y`. Panics past the last row.
             pub fn row(&self, y: u32) -> &[T] {
-                assert!(y < self.m.dim_y, "row {y} outside an image of {} rows", self.m.dim_y);
-                // SAFETY: the host mapped the whole plane (dim_x × dim_y pixels of size_of::<T>()
-                // bytes — checked at map) until unmap in Drop; rows are stride_y apart; the base
-                // is T-aligned (64-aligned buffers, strides multiple of the pixel size).
-                unsafe {
-                    std::slice::from_raw_parts(
-                        self.m.base.add(y as usize * self.m.stride_y as usize) as *const T,
-                        self.m.dim_x as usize,
-                    )
-                }
-            }
-        }
-        impl<T: TilePixel> Drop for $ty<'_, T> {
-            fn drop(&mut self) {
-                self.p.unmap_image(self.m.token);
+                self.0.row(y)
             }
         }
     };
 }
-image_view!(ImageIn);
-image_view!(ImageOut);
+image_view!(ImageIn, false);
+image_view!(ImageOut, true);
 
-impl<'a, T: TilePixel> ImageIn<'a, T> {
-    #[doc(hidden)]
-    pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
-        Ok(ImageIn { p, m: map::<T>(p, index, false)?, _t: PhantomData })
-    }
-}
-
-impl<'a, T: TilePixel> ImageOut<'a, T> {
-    #[doc(hidden)]
-    pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
-        Ok(ImageOut { p, m: map::<T>(p, index, true)?, _t: PhantomData })
-    }
+impl<T: TilePixel> ImageOut<'_, T> {
     /// Row `y` for writing. Panics past the last row.
     pub fn row_mut(&mut self, y: u32) -> &mut [T] {
-        assert!(y < self.m.dim_y, "row {y} outside an image of {} rows", self.m.dim_y);
-        // SAFETY: as for `row`; the output image is mapped for writing by this view alone (the
-        // graph has one writer per image and no node reads its own output), and &mut self makes
-        // the slice unique.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.m.base.add(y as usize * self.m.stride_y as usize) as *mut T,
-                self.m.dim_x as usize,
-            )
-        }
+        self.0.row_mut(y)
     }
 }
 

@@ -125,6 +125,14 @@ pub struct Image<'a, T: TilePixel> {
 impl<'a, T: TilePixel> ParamView<'a> for Image<'a, T> {
     fn map(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
         meta_for::<Self>(p, path)?;
+        Image::map_unchecked(p, path, write)
+    }
+}
+
+impl<'a, T: TilePixel> Image<'a, T> {
+    /// Map without checking the format against the meta data (a validator did), only the pixel
+    /// size: what `ImageIn` / `ImageOut` do.
+    pub(crate) fn map_unchecked(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
         let m = p.map_image_at(path, Rect::default(), write)?;
         if m.stride_x as usize != size_of::<T>() {
             p.unmap_image(m.token);
