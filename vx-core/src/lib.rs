@@ -64,10 +64,13 @@ mod watcher;
 pub use context::{Context, ContextBuilder};
 pub use data::array::{Array, ArrayItem, ArrayItemType, Coordinates2d, Coordinates2dF, Coordinates3d, Keypoint};
 pub use data::blob::{MappedSlice, MappedSliceMut};
-pub use data::buffer::BUFFER_ALIGN;
+pub use data::buffer::{BUFFER_ALIGN, ExternalMemory};
 pub use data::convolution::{Convolution, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION};
 pub use data::distribution::{Distribution, DistributionMeta};
 pub use data::image::Image;
+pub use data::image::import::ImageHandle;
+#[cfg(feature = "image")]
+pub use data::image::interop::FormatPixel;
 pub use data::image::layout::{ImageLayout, PlaneLayout};
 pub use data::image::patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 pub use data::kernel_view::KernelView;
@@ -97,8 +100,8 @@ pub use kernel::handle::Kernel;
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
 pub use kernel::meta_format::{MetaAttribute, MetaFormat, MetaFormats, ValidRectFn};
 pub use kernel::signature::{
-    AliasHint, AliasKind, KernelAttribute, KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS, ParamDirection,
-    ParamSpec,
+    AliasHint, AliasKind, KernelAttribute, KernelAttributes, KernelDocs, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS,
+    ParamDirection, ParamSpec,
 };
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
 pub use module::library::ModuleState;

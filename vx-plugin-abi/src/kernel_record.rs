@@ -30,6 +30,7 @@ pub fn records() -> Vec<&'static KernelRecord> {
 /// Register every record of this binary through `host`: a module's `publish` (what `vx_module!`
 /// exports).
 pub extern "C" fn publish_records(host: &Host) -> AbiResult<()> {
+    crate::log::connect(host);
     guard("publish", || {
         let records = records();
         if records.is_empty() {

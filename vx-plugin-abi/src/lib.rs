@@ -37,6 +37,7 @@
 pub mod geometry;
 pub mod image_format;
 pub mod kernel_record;
+pub mod log;
 #[doc(hidden)]
 pub mod macro_support;
 pub mod memory;
@@ -55,6 +56,7 @@ pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
 pub use macro_support::{ImageIn, ImageOut};
 pub use memory::{MemBlock, MemRegion, Plain};
+pub use module_abi::{AbiError, Validator};
 pub use object_meta::{ObjectMeta, ParamPath};
 pub use status::Status;
 pub use tile::{

@@ -340,6 +340,19 @@ pub struct HostVtable {
     /// `vxRemoveKernel` by name (from `unpublish`).
     #[sabi(last_prefix_field)]
     pub remove_kernel: unsafe extern "C" fn(host: &Host, name: RStr<'_>) -> AbiResult<()>,
+    /// A one-line summary of the kernel, for tools (`vx inspect`). Optional: hosts before it lack
+    /// it and the [`Host`] method then does nothing (names are informational).
+    #[sabi(missing_field(option))]
+    pub describe_kernel: unsafe extern "C" fn(host: &Host, kernel: u64, summary: RStr<'_>) -> AbiResult<()>,
+    /// A parameter's name and element (pixel or scalar type), for tools. Optional, as above.
+    #[sabi(missing_field(option))]
+    pub describe_parameter:
+        unsafe extern "C" fn(host: &Host, kernel: u64, index: u32, name: RStr<'_>, element: RStr<'_>) -> AbiResult<()>,
+    /// A log line or a panic message from module code, for the host's `tracing` subscriber
+    /// (`level`: a [`crate::wire::log_level`] code). Valid for the whole process (not only during
+    /// publish): modules keep it. Optional, as above.
+    #[sabi(missing_field(option))]
+    pub log: unsafe extern "C" fn(level: u32, target: RStr<'_>, message: RStr<'_>),
 }
 
 impl Host {
@@ -380,7 +393,30 @@ impl Host {
         // SAFETY: as in `add_kernel`.
         unsafe { (self.vtable.remove_kernel())(self, RStr::from_str(name)) }.into_result()
     }
+    /// A one-line summary of the kernel for tools; nothing on hosts without the function.
+    pub fn describe_kernel(&self, kernel: u64, summary: &str) -> Result<(), AbiError> {
+        match self.vtable.describe_kernel() {
+            // SAFETY: as in `add_kernel`.
+            Some(f) => unsafe { f(self, kernel, RStr::from_str(summary)) }.into_result(),
+            None => Ok(()),
+        }
+    }
+    /// A parameter's name and element for tools; nothing on hosts without the function.
+    pub fn describe_parameter(&self, kernel: u64, index: u32, name: &str, element: &str) -> Result<(), AbiError> {
+        match self.vtable.describe_parameter() {
+            // SAFETY: as in `add_kernel`.
+            Some(f) => unsafe { f(self, kernel, index, RStr::from_str(name), RStr::from_str(element)) }.into_result(),
+            None => Ok(()),
+        }
+    }
+    /// The host's log function, if it has one (valid for the whole process).
+    pub fn log_fn(&self) -> Option<LogFnPtr> {
+        self.vtable.log()
+    }
 }
+
+/// The host's log function ([`HostVtable::log`]).
+pub type LogFnPtr = unsafe extern "C" fn(level: u32, target: RStr<'_>, message: RStr<'_>);
 
 /// What a validator learns about one parameter.
 #[repr(C)]

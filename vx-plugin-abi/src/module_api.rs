@@ -72,10 +72,12 @@ pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResul
             let at = PANIC_SITE.with(|s| s.take()).map_or(String::new(), |p| {
                 format!(" at {}:{}:{}", String::from_utf8_lossy(&p.file[..p.len as usize]), p.line, p.column)
             });
-            RResult::RErr(AbiError::new(
-                Status::Failure,
-                format!("{what} panicked in the module{at}: {}", crate::unwind::panic_message(&*payload)),
-            ))
+            let message = format!("{what} panicked in the module{at}: {}", crate::unwind::panic_message(&*payload));
+            // To the host's subscriber as well as in the error (the error may be handled quietly).
+            if crate::log::is_connected() {
+                crate::log::emit(crate::log::Level::Error, "panic", &message);
+            }
+            RResult::RErr(AbiError::new(Status::Failure, message))
         }
     }
 }

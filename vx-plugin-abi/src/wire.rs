@@ -124,6 +124,20 @@ pub mod alias_kind {
     pub const SPARSE: u32 = 1;
 }
 
+/// Levels of log lines from modules ([`crate::log`], `HostVtable::log`).
+pub mod log_level {
+    /// An error (module panics are logged at this level).
+    pub const ERROR: u32 = 1;
+    /// A warning.
+    pub const WARN: u32 = 2;
+    /// Information.
+    pub const INFO: u32 = 3;
+    /// Debugging detail.
+    pub const DEBUG: u32 = 4;
+    /// Tracing detail.
+    pub const TRACE: u32 = 5;
+}
+
 /// Kernel memory regions (`crate::MemRegion`).
 pub mod mem_region {
     /// Persistent: from init to deinit.

@@ -90,13 +90,84 @@ enum Backing {
     /// `len` bytes at `offset` of a graph's memory-plan arena, which other virtual objects whose
     /// lifetimes in the schedule are disjoint from this one's also use.
     Placed { arena: Arc<RawBuf>, offset: usize, len: usize },
+    /// Memory the application owns, lent to the object (`vxCreateImageFromHandle`).
+    External(ExternalBlock),
 }
+
+/// Memory the application lent to a data object: the owner (a `Vec`, an `image` buffer, …) and
+/// its bytes, taken once when the owner was boxed (moving the box never moves them).
+pub(crate) struct ExternalBlock {
+    owner: Box<dyn std::any::Any + Send>,
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the block owns its owner (Send); the pointer is into memory the owner keeps alive and
+// nothing else references; the bytes are only touched through SharedBuffer's leases.
+unsafe impl Send for ExternalBlock {}
+// SAFETY: a shared ExternalBlock exposes only the pointer value and length, never the owner.
+unsafe impl Sync for ExternalBlock {}
+
+impl ExternalBlock {
+    /// Box `owner`, then take its bytes (their address is stable from then on).
+    pub(crate) fn new<M: ExternalMemory>(owner: M) -> ExternalBlock {
+        let mut owner = Box::new(owner);
+        let bytes = owner.bytes_mut();
+        let (ptr, len) = (NonNull::new(bytes.as_mut_ptr()).expect("a slice pointer is never null"), bytes.len());
+        ExternalBlock { owner, ptr, len }
+    }
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+    /// The owner, as the type it was made from (`Err` gives the block back).
+    pub(crate) fn into_owner<M: 'static>(self) -> std::result::Result<M, ExternalBlock> {
+        let ExternalBlock { owner, ptr, len } = self;
+        owner.downcast::<M>().map(|b| *b).map_err(|owner| ExternalBlock { owner, ptr, len })
+    }
+}
+
+/// Memory an application can lend to an image ([`crate::Image::from_handle`]): anything that owns
+/// bytes and can be sent to other threads. The bytes are taken once, after the value is boxed.
+pub trait ExternalMemory: Send + 'static {
+    /// The bytes.
+    fn bytes_mut(&mut self) -> &mut [u8];
+}
+
+impl ExternalMemory for Vec<u8> {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+impl ExternalMemory for Box<[u8]> {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+macro_rules! external_memory_of_pixels {
+    ($($t:ty),*) => {$(
+        impl ExternalMemory for Vec<$t> {
+            fn bytes_mut(&mut self) -> &mut [u8] {
+                let len = std::mem::size_of_val(self.as_slice());
+                // SAFETY: a plain integer slice viewed as its bytes: same memory, every bit
+                // pattern valid both ways, u8 has alignment 1, the borrow is the slice's.
+                unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr() as *mut u8, len) }
+            }
+        }
+    )*};
+}
+external_memory_of_pixels!(u16, i16, u32, i32);
 
 impl Backing {
     fn len(&self) -> usize {
         match self {
             Backing::Own(b) => b.len(),
             Backing::Placed { len, .. } => *len,
+            Backing::External(e) => e.len(),
         }
     }
     fn as_ptr(&self) -> *mut u8 {
@@ -105,12 +176,16 @@ impl Backing {
             // SAFETY: the plan checked offset + len <= the arena's length when placing, so the
             // pointer stays inside the arena's allocation.
             Backing::Placed { arena, offset, .. } => unsafe { arena.as_ptr().add(*offset) },
+            Backing::External(e) => e.as_ptr(),
         }
     }
 }
 
 struct BufState {
     buf: Option<Backing>,
+    /// The object's memory is the application's ([`SharedBuffer::import`]): never allocated by
+    /// the runtime, even after the application took it back.
+    imported: bool,
     /// Outstanding mappings: region (in the root image's pixel coordinates; a whole array or user
     /// data object uses one fixed cell) and whether it is for writing.
     leases: [Option<(Rect, bool)>; MAX_LEASES],
@@ -135,7 +210,7 @@ pub(super) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
 
 impl SharedBuffer {
     pub(crate) fn new() -> SharedBuffer {
-        SharedBuffer { state: Mutex::new(BufState { buf: None, leases: [None; MAX_LEASES] }) }
+        SharedBuffer { state: Mutex::new(BufState { buf: None, imported: false, leases: [None; MAX_LEASES] }) }
     }
 
     fn lock(&self) -> MutexGuard<'_, BufState> {
@@ -148,8 +223,18 @@ impl SharedBuffer {
     /// which is refused while the buffer is mapped.
     pub(super) fn ensure(&self, len: usize, resources: &Arc<Resources>) -> Result<()> {
         let mut st = self.lock();
-        if st.buf.as_ref().is_some_and(|b| b.len() == len) {
+        if st.buf.as_ref().is_some_and(|b| b.len() == len || matches!(b, Backing::External(e) if e.len() >= len)) {
             return Ok(());
+        }
+        if st.imported {
+            return Err(match &st.buf {
+                Some(b) => Error::new(ErrorKind::InvalidParameters, "the application's memory is too small")
+                    .expected_found(format!("{len} bytes"), format!("{} bytes", b.len())),
+                None => Error::new(
+                    ErrorKind::NotAllocated,
+                    "the image has no memory: the application took it back (swap_handle with None)",
+                ),
+            });
         }
         if st.leases.iter().any(Option::is_some) {
             return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be reallocated"));
@@ -180,6 +265,26 @@ impl SharedBuffer {
         Ok(())
     }
 
+    /// Lend the application's memory to the object (`None`: take it back, leaving the object
+    /// without memory); returns the memory it had if that was the application's too. Refused
+    /// while mapped (a graph processing the object maps it), leaving everything as it was.
+    pub(crate) fn import(&self, block: Option<ExternalBlock>) -> Result<Option<ExternalBlock>> {
+        let mut st = self.lock();
+        if st.leases.iter().any(Option::is_some) {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "the image is mapped (by the application or a running graph); its memory cannot be swapped now",
+            ));
+        }
+        let old = match st.buf.take() {
+            Some(Backing::External(e)) => Some(e),
+            _ => None,
+        };
+        st.buf = block.map(Backing::External);
+        st.imported = true;
+        Ok(old)
+    }
+
     /// Take the bytes out of a memory plan's arena (the next `ensure` allocates a block of its
     /// own); a buffer of its own is kept. Nothing happens while mapped.
     pub(crate) fn unplace(&self) {
@@ -200,9 +305,14 @@ impl SharedBuffer {
     /// Free the bytes unless mapped (a virtual image bound to another's storage by aliasing).
     pub(crate) fn free_if_unmapped(&self) {
         let mut st = self.lock();
-        if st.leases.iter().all(Option::is_none) {
+        if st.leases.iter().all(Option::is_none) && !st.imported {
             st.buf = None;
         }
+    }
+
+    /// True if the object's memory is the application's ([`import`](Self::import)).
+    pub(crate) fn is_imported(&self) -> bool {
+        self.lock().imported
     }
 
     /// True once the buffer exists.

@@ -15,7 +15,7 @@ use crate::kernel::contexts::{ControlContext, LifecycleContext, ProcessContext, 
 use crate::kernel::handle::Kernel;
 use crate::kernel::meta_format::MetaFormats;
 use crate::kernel::record::{KernelBuild, KernelInner};
-use crate::kernel::signature::{KernelAttributes, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS};
+use crate::kernel::signature::{KernelAttributes, KernelDocs, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS};
 use crate::kernel::table::KernelTable;
 use crate::shared::ResourceKind;
 
@@ -232,6 +232,7 @@ impl<'c> KernelBuilder<'c> {
                 params: vec![None; self.num_params as usize],
                 attrs: KernelAttributes::default(),
                 alias_hints: Vec::new(),
+                docs: KernelDocs::default(),
             }),
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,

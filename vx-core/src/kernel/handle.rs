@@ -11,7 +11,7 @@ use crate::data::types::{DataType, Direction, ParamState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::record::{FinalKernel, KernelInner};
 use crate::kernel::signature::{
-    AliasHint, AliasKind, KernelAttribute, KernelAttributes, ParamDirection, ParamSpec, check_neighborhood,
+    AliasHint, AliasKind, KernelAttribute, KernelAttributes, KernelDocs, ParamDirection, ParamSpec, check_neighborhood,
     check_tiling_border,
 };
 use crate::kernel::table::KernelTable;
@@ -155,6 +155,50 @@ impl Kernel {
         }
     }
 
+    /// Describe the kernel for tools (`vx inspect`): a one-line summary. Informational; refused
+    /// after [`finalize`](Self::finalize) like every change.
+    pub fn set_summary(&self, summary: &str) -> Result<()> {
+        self.check_mutable()?;
+        let line = summary.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
+        self.inner.build().docs.summary = line;
+        Ok(())
+    }
+
+    /// Describe parameter `index` for tools: its name and the element it takes (`"U8"`, `"S16"`,
+    /// `"views::Matrix<f32>"`, …; empty strings leave either unset). Informational only.
+    pub fn describe_parameter(&self, index: u32, name: &str, element: &str) -> Result<()> {
+        self.check_mutable()?;
+        let n = self.inner.num_params;
+        if index >= n {
+            return Err(self
+                .err(ErrorKind::InvalidParameters, "parameter index out of range")
+                .at_parameter(index)
+                .expected_found(format!("index < {n}"), index));
+        }
+        let mut b = self.inner.build();
+        let docs = &mut b.docs;
+        let set = |v: &mut Vec<Option<String>>, s: &str| {
+            v.resize(n as usize, None);
+            v[index as usize] = (!s.is_empty()).then(|| s.to_owned());
+        };
+        set(&mut docs.param_names, name);
+        set(&mut docs.param_elements, element);
+        Ok(())
+    }
+
+    /// What the kernel says about itself ([`set_summary`](Self::set_summary),
+    /// [`describe_parameter`](Self::describe_parameter); the kernel macros fill both from the
+    /// function's doc comment and arguments).
+    pub fn docs(&self) -> KernelDocs {
+        let mut d = match self.inner.final_() {
+            Some(f) => f.docs.clone(),
+            None => self.inner.build().docs.clone(),
+        };
+        d.param_names.resize(self.inner.num_params as usize, None);
+        d.param_elements.resize(self.inner.num_params as usize, None);
+        d
+    }
+
     /// Shorthand for `set_attribute(KernelAttribute::LocalDataSize(n))`.
     pub fn set_local_data_size(&self, n: usize) -> Result<()> {
         self.set_attribute(KernelAttribute::LocalDataSize(n))
@@ -187,7 +231,7 @@ impl Kernel {
                     ));
             }
         }
-        let fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone() };
+        let fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone(), docs: b.docs.clone() };
         drop(b);
         let _registry = self.table.registry();
         self.inner

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use crate::kernel::callbacks::{ControlFn, KernelFunctions, LifecycleFn, TargetKernel, ValidateFn};
-use crate::kernel::signature::{AliasHint, KernelAttributes, ParamSpec};
+use crate::kernel::signature::{AliasHint, KernelAttributes, KernelDocs, ParamSpec};
 use crate::shared::ResourceSlot;
 use crate::support::sync::lock;
 
@@ -16,6 +16,7 @@ pub(super) struct KernelBuild {
     pub(super) params: Vec<Option<ParamSpec>>,
     pub(crate) attrs: KernelAttributes,
     pub(super) alias_hints: Vec<AliasHint>,
+    pub(super) docs: KernelDocs,
 }
 
 /// What a finalized kernel is: immutable from then on.
@@ -23,6 +24,7 @@ pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
     pub(crate) alias_hints: Vec<AliasHint>,
+    pub(crate) docs: KernelDocs,
 }
 
 /// The versions of one module kernel across reloads share one lineage, which names the newest.

@@ -22,6 +22,18 @@ pub struct ParamSpec {
     pub state: ParamState,
 }
 
+/// What a kernel says about itself for tools (`vx inspect`): a one-line description and, per
+/// parameter, a name and the element it takes (pixel or scalar type). Informational only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelDocs {
+    /// The first line of the kernel's doc comment, if it has one.
+    pub summary: Option<String>,
+    /// Per parameter index: its name (the kernel function's argument name for macro kernels).
+    pub param_names: Vec<Option<String>>,
+    /// Per parameter index: the element it takes (`U8`, `S16`, `views::Matrix<f32>`, …).
+    pub param_elements: Vec<Option<String>>,
+}
+
 /// The settable kernel attributes (`vx_kernel_attribute_e` and the tiling extension's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelAttribute {

@@ -97,6 +97,9 @@ pub(crate) const VIEWS: [&str; 13] = [
 #[derive(Clone)]
 pub(crate) struct Param {
     pub(crate) kind: ParamKind,
+    /// The argument's name as written (`src`; a pattern such as `[a, b, c]` as its text), for
+    /// the kernel's description (`vx inspect`).
+    pub(crate) name: String,
     /// `Option<…>`: the parameter is optional (`VX_PARAMETER_STATE_OPTIONAL`).
     pub(crate) optional: bool,
     /// `Rows<T, N>`: the row count `N` as written.
@@ -327,6 +330,14 @@ fn memory_arg(cx: &Ctxt, pt: &syn::PatType, memory: &[MemRequest], used: &mut [b
     Some(Some(Arg::Memory(Box::new(MemArg { request: k, region: m.region, nth, elem: elem.clone() }))))
 }
 
+/// An argument's name: its identifier, or a pattern's text without the token spacing.
+fn arg_name(pat: &syn::Pat) -> String {
+    match pat {
+        syn::Pat::Ident(pi) => pi.ident.to_string(),
+        other => other.to_token_stream().to_string().replace(" ,", ",").replace("[ ", "[").replace(" ]", "]"),
+    }
+}
+
 /// Classify every argument of `f`, collecting every error. `memory`: the user kernel's memory
 /// requests (each names one argument).
 pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, memory: &[MemRequest]) -> Vec<Arg> {
@@ -348,18 +359,26 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                 } else if let Some(e) = extra(flavor, ty, local) {
                     out.push(Arg::Extra(e));
                 } else if let Some(t) = in_place_of(ty).filter(|_| flavor == Flavor::Tiling) {
-                    for (kind, half) in
-                        [(ParamKind::Input(t.clone()), InPlaceHalf::First), (ParamKind::Output(t), InPlaceHalf::Second)]
-                    {
+                    for (kind, half, side) in [
+                        (ParamKind::Input(t.clone()), InPlaceHalf::First, "in"),
+                        (ParamKind::Output(t), InPlaceHalf::Second, "out"),
+                    ] {
                         out.push(Arg::Param(Box::new(Param {
                             kind,
+                            name: format!("{} ({side})", arg_name(&pt.pat)),
                             optional: false,
                             rows: None,
                             in_place: Some(half),
                         })));
                     }
                 } else if let Some((kind, optional, rows)) = classify(flavor, ty) {
-                    out.push(Arg::Param(Box::new(Param { kind, optional, rows, in_place: None })));
+                    out.push(Arg::Param(Box::new(Param {
+                        kind,
+                        name: arg_name(&pt.pat),
+                        optional,
+                        rows,
+                        in_place: None,
+                    })));
                 } else {
                     cx.error_spanned_by(ty, flavor.expected());
                 }

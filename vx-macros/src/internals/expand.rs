@@ -4,7 +4,7 @@
 //! enumeration. Generated code names the SDK as `__vx` (`use ::vx_plugin_abi as __vx;`).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::{ItemFn, LitInt, LitStr};
 
 use crate::internals::ast::{Arg, Extra, Flavor, InPlaceHalf, Param, ParamKind, Region, params};
@@ -27,6 +27,25 @@ pub(crate) fn check_name(cx: &super::ctxt::Ctxt, name: Option<&LitStr>) {
             n,
             "the kernel name is empty: give one such as `name = \"module.kernel\"`, or leave the key out for `<crate>.<function>`",
         );
+    }
+}
+
+/// `api.describe_kernel(k, "…")?;` with the first line of the function's doc comment (nothing
+/// without one).
+pub(crate) fn describe_kernel(f: &ItemFn) -> TokenStream {
+    let mut text = String::new();
+    for a in &f.attrs {
+        if let syn::Meta::NameValue(nv) = &a.meta
+            && nv.path.is_ident("doc")
+            && let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value
+        {
+            text.push_str(&s.value());
+            text.push('\n');
+        }
+    }
+    match text.lines().map(str::trim).find(|l| !l.is_empty()) {
+        Some(line) => quote!(api.describe_kernel(k, #line)?;),
+        None => TokenStream::new(),
     }
 }
 
@@ -151,7 +170,21 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
                 ),
             };
             let state = if p.optional { quote!(OPTIONAL) } else { quote!(REQUIRED) };
-            quote!(api.add_parameter(k, #i, __vx::wire::direction::#dir, #ty, __vx::wire::param_state::#state)?;)
+            let name = &p.name;
+            let element = match &p.kind {
+                ParamKind::Input(t) | ParamKind::Output(t) => {
+                    quote!(&::std::string::ToString::to_string(&<#t as __vx::TilePixel>::FORMAT))
+                }
+                ParamKind::Scalar(t) => quote!(&__vx::wire::scalar_type::name(<#t as __vx::TileScalar>::TYPE_CODE)),
+                ParamKind::Object { ty, .. } => {
+                    let text = ty.to_token_stream().to_string().replace(' ', "");
+                    quote!(#text)
+                }
+            };
+            quote! {
+                api.add_parameter(k, #i, __vx::wire::direction::#dir, #ty, __vx::wire::param_state::#state)?;
+                api.describe_parameter(k, #i, #name, #element)?;
+            }
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 use syn::{ItemFn, Path};
 
 use crate::internals::ast::{Arg, Flavor, ParamKind, is_row_form, params};
-use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, signature};
+use crate::internals::expand::{add_parameters, bindings, describe_kernel, enumeration, kernel_name, signature};
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
 /// A unit type implementing the SDK's `TilingFunction` for `target`; its `tiling_trampoline` is the
@@ -113,6 +113,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
     let n = params(args).len() as u32;
     let sig = signature(args);
     let add_params = add_parameters(args);
+    let summary = describe_kernel(f);
     let mut attributes = Vec::new();
     if let Some((w, h)) = attrs.block {
         attributes.push(quote!(api.set_attribute(k, __vx::module_abi::KernelAttr::OutputTileBlockSize(#w, #h))?;));
@@ -156,6 +157,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
                     __vx::module_api::validate_trampoline::<__VxValidate>,
                     #fast_opt, #flex_opt,
                 ))?;
+                #summary
                 #(#add_params)*
                 #(#attributes)*
                 api.finalize(k)

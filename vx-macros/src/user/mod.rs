@@ -24,7 +24,9 @@ use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 
 use crate::internals::ast::{self, Arg, Flavor, MemRequest, Region, params};
 use crate::internals::ctxt::Ctxt;
-use crate::internals::expand::{add_parameters, bindings, enumeration, kernel_name, region, signature};
+use crate::internals::expand::{
+    add_parameters, bindings, describe_kernel, enumeration, kernel_name, region, signature,
+};
 
 #[derive(Default)]
 struct Attrs {
@@ -134,6 +136,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let n = params(args).len() as u32;
     let sig = signature(args);
     let add = add_parameters(args);
+    let summary = describe_kernel(f);
     let same_size = !a.any_size;
     let validate_body = match &a.validate {
         Some(p) => quote!(#p(v)),
@@ -249,6 +252,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
             fn __vx_register(api: &__vx::module_abi::Host) -> #result {
                 #describe
                 let k = api.add_kernel(&desc)?;
+                #summary
                 #(#add)*
                 api.finalize(k)
             }

@@ -89,6 +89,36 @@ impl ImageLayout {
     }
 }
 
+impl ImageLayout {
+    /// The layout of a one-plane image whose rows are `stride` bytes apart (memory the application
+    /// lends, [`crate::Image::from_handle`]): `stride` holds a row and is a multiple of the pixel size.
+    pub fn with_stride(format: ImageFormat, width: u32, height: u32, stride: usize) -> Result<ImageLayout> {
+        let mut l = ImageLayout::new(format, width, height)?;
+        if l.planes.len() != 1 {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "memory of the application is lent to one-plane images only",
+            )
+            .expected_found("U8, U16, S16, U32, S32, RGB or RGBX", format));
+        }
+        let p = &mut l.planes[0];
+        let (row, bpe) = (p.width as usize * p.bytes_per_element as usize, p.bytes_per_element as usize);
+        if stride < row || !stride.is_multiple_of(bpe) || stride > i32::MAX as usize {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the row stride does not fit the image")
+                .expected_found(
+                    format!("at least {row} bytes (a {format} row of {width} pixels), a multiple of {bpe}"),
+                    stride,
+                ));
+        }
+        p.stride = stride;
+        l.size = stride.checked_mul(height as usize).filter(|&s| s <= isize::MAX as usize).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidDimension, "image size overflows the addressable memory")
+                .found(format!("{height} rows of {stride} bytes"))
+        })?;
+        Ok(l)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use vx_plugin_abi::{ImageFormat, Rect};
 
+pub(crate) mod import;
+#[cfg(feature = "image")]
+pub(crate) mod interop;
 pub(crate) mod layout;
 pub(crate) mod patch;
 
@@ -40,7 +43,7 @@ pub(crate) struct ImageStorage {
 }
 
 impl ImageStorage {
-    fn layout(&self) -> MutexGuard<'_, Option<ImageLayout>> {
+    pub(super) fn layout(&self) -> MutexGuard<'_, Option<ImageLayout>> {
         lock(&self.layout)
     }
 }
@@ -116,7 +119,13 @@ impl Image {
         self.is_virtual() && self.obj.header.ancestors.is_empty()
     }
 
-    fn from_parts(header: ObjectHeader, layout: Option<ImageLayout>, format: ImageFormat, w: u32, h: u32) -> Image {
+    pub(super) fn from_parts(
+        header: ObjectHeader,
+        layout: Option<ImageLayout>,
+        format: ImageFormat,
+        w: u32,
+        h: u32,
+    ) -> Image {
         Image {
             obj: Arc::new(ImageObj {
                 header,

@@ -22,7 +22,7 @@ use crate::module::host::lifecycle::call_lifecycle;
 use crate::module::host::processor::call_process;
 use crate::module::host::tiling::call_tiling;
 use crate::module::host::validator::call_validate;
-use crate::module::host::{abi, catch, to_error};
+use crate::module::host::{abi, catch, catch_or, to_error};
 use crate::module::library::ModuleLibrary;
 
 /// What `publish` / `unpublish` operate on.
@@ -201,6 +201,41 @@ unsafe extern "C" fn host_remove_kernel(host: &Host, name: RStr<'_>) -> AbiResul
     })
 }
 
+unsafe extern "C" fn host_describe_kernel(host: &Host, kernel: u64, summary: RStr<'_>) -> AbiResult<()> {
+    catch("describe kernel", || {
+        let p = publish_ctx(host);
+        abi(kernel_of(p, kernel).and_then(|k| k.set_summary(summary.as_str())))
+    })
+}
+
+unsafe extern "C" fn host_describe_parameter(
+    host: &Host,
+    kernel: u64,
+    index: u32,
+    name: RStr<'_>,
+    element: RStr<'_>,
+) -> AbiResult<()> {
+    catch("describe parameter", || {
+        let p = publish_ctx(host);
+        abi(kernel_of(p, kernel).and_then(|k| k.describe_parameter(index, name.as_str(), element.as_str())))
+    })
+}
+
+/// Log lines and caught panics from module code, as `tracing` events of target `vx_core::module`
+/// (the module-side `source` path a field). Any thread, any time: it uses no publish state.
+unsafe extern "C" fn host_log(level: u32, source: RStr<'_>, message: RStr<'_>) {
+    catch_or("log", (), || {
+        let (source, message) = (source.as_str(), message.as_str());
+        match level {
+            wire::log_level::ERROR => tracing::error!(target: "vx_core::module", source, "{message}"),
+            wire::log_level::WARN => tracing::warn!(target: "vx_core::module", source, "{message}"),
+            wire::log_level::INFO => tracing::info!(target: "vx_core::module", source, "{message}"),
+            wire::log_level::DEBUG => tracing::debug!(target: "vx_core::module", source, "{message}"),
+            _ => tracing::trace!(target: "vx_core::module", source, "{message}"),
+        }
+    })
+}
+
 pub(super) fn host_vtable() -> HostVtableRef {
     static V: OnceLock<HostVtableRef> = OnceLock::new();
     *V.get_or_init(|| {
@@ -211,6 +246,9 @@ pub(super) fn host_vtable() -> HostVtableRef {
             alias_hint: host_alias_hint,
             finalize: host_finalize,
             remove_kernel: host_remove_kernel,
+            describe_kernel: host_describe_kernel,
+            describe_parameter: host_describe_parameter,
+            log: host_log,
         }
         .leak_into_prefix()
     })
