@@ -110,6 +110,7 @@ pub use shared::{
     AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ResourceKind, ResourceStat,
     ResourceUsage, TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
 };
+pub use vx_plugin_abi::module_abi::ABI_VERSION as MODULE_ABI_VERSION;
 pub use vx_plugin_abi::{
     BorderMode, ImageFormat, Neighborhood, Rect, Status, Tile, TileArgs, TileBlockSize, TileError, TileMut, TilePixel,
     TileScalar,

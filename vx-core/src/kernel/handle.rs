@@ -155,12 +155,13 @@ impl Kernel {
         }
     }
 
-    /// Describe the kernel for tools (`vx inspect`): a one-line summary. Informational; refused
-    /// after [`finalize`](Self::finalize) like every change.
+    /// Describe the kernel for tools (`vx inspect`): a short summary (the kernel macros pass the
+    /// doc comment's first paragraph). Informational; refused after [`finalize`](Self::finalize)
+    /// like every change.
     pub fn set_summary(&self, summary: &str) -> Result<()> {
         self.check_mutable()?;
-        let line = summary.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
-        self.inner.build().docs.summary = line;
+        let summary = summary.trim();
+        self.inner.build().docs.summary = (!summary.is_empty()).then(|| summary.to_owned());
         Ok(())
     }
 
@@ -296,6 +297,14 @@ impl Kernel {
     /// `VX_KERNEL_LOCAL_DATA_SIZE`.
     pub fn local_data_size(&self) -> usize {
         self.attributes().local_data_size
+    }
+    /// True for a tiling kernel (fast and/or flexible functions), false for a user kernel.
+    pub fn is_tiling(&self) -> bool {
+        self.inner.functions.is_tiling()
+    }
+    /// Names of the targets the kernel has an implementation for (TIOVX target kernels).
+    pub fn target_names(&self) -> Vec<String> {
+        self.inner.targets.iter().map(|(t, _)| t.clone()).collect()
     }
     /// True after [`finalize`](Self::finalize).
     pub fn is_finalized(&self) -> bool {

@@ -26,7 +26,7 @@ pub struct ParamSpec {
 /// parameter, a name and the element it takes (pixel or scalar type). Informational only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelDocs {
-    /// The first line of the kernel's doc comment, if it has one.
+    /// A short description (the first paragraph of the kernel's doc comment), if it has one.
     pub summary: Option<String>,
     /// Per parameter index: its name (the kernel function's argument name for macro kernels).
     pub param_names: Vec<Option<String>>,

@@ -30,8 +30,8 @@ pub(crate) fn check_name(cx: &super::ctxt::Ctxt, name: Option<&LitStr>) {
     }
 }
 
-/// `api.describe_kernel(k, "…")?;` with the first line of the function's doc comment (nothing
-/// without one).
+/// `api.describe_kernel(k, "…")?;` with the first paragraph of the function's doc comment
+/// (nothing without one).
 pub(crate) fn describe_kernel(f: &ItemFn) -> TokenStream {
     let mut text = String::new();
     for a in &f.attrs {
@@ -43,10 +43,14 @@ pub(crate) fn describe_kernel(f: &ItemFn) -> TokenStream {
             text.push('\n');
         }
     }
-    match text.lines().map(str::trim).find(|l| !l.is_empty()) {
-        Some(line) => quote!(api.describe_kernel(k, #line)?;),
-        None => TokenStream::new(),
+    // The first paragraph, its lines joined.
+    let summary: Vec<&str> =
+        text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    if summary.is_empty() {
+        return TokenStream::new();
     }
+    let summary = summary.join(" ");
+    quote!(api.describe_kernel(k, #summary)?;)
 }
 
 /// The kernel's enumeration: the given one, or 0 (the host allocates one).
