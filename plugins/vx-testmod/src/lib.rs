@@ -135,6 +135,7 @@ fn panicky(args: &mut TileArgs<'_>) -> Result<(), TileError> {
     let input = args.input::<u8>(0)?;
     let mut out = args.output::<u8>(1)?;
     if input.pixel(0, 0, 0, 0) == 13 {
+        vx_plugin_abi::log::warn!("a tile starts with pixel 13");
         panic!("pixel 13 is unlucky");
     }
     for y in 0..out.height() {
@@ -306,8 +307,11 @@ fn image_in_out(api: &Host, k: u64) -> Result<(), AbiError> {
 }
 
 extern "C" fn publish(host: &Host) -> AbiResult<()> {
+    // Log lines and caught panics go to the host's subscriber from now on.
+    vx_plugin_abi::log::connect(host);
     guard("publish", || {
         let api = host;
+        vx_plugin_abi::log::info!("publishing version {VERSION}");
         let k = api.add_kernel(&KernelDesc::tiling(
             KERNELS[0],
             0x7E57_0001,

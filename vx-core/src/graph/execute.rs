@@ -38,6 +38,8 @@ impl Graph {
             )
             .in_graph(&g.name()));
         }
+        // Field values are only computed when a subscriber wants the span (no allocation otherwise).
+        let _span = tracing::info_span!("process", graph = %g.name()).entered();
         body.prepare_to_run(g)?;
         let _active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
@@ -163,6 +165,7 @@ pub(super) fn run_node(
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
+    let _span = tracing::debug_span!("node", node = %s.name, kernel = %s.kernel.name).entered();
     let mut run = s.run();
     let run = &mut *run;
     let t0 = Instant::now();

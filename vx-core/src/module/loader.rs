@@ -141,6 +141,8 @@ impl Modules {
     /// Run the module's `publish`; returns its outcome and the kernels it added (registered, or
     /// staged for a reload).
     fn run_publish(&self, library: &Arc<ModuleLibrary>, staged: bool) -> (Result<()>, Vec<Kernel>) {
+        let _span =
+            tracing::info_span!("module_publish", module = %library.name, version = %library.version, staged).entered();
         let publish = PublishCtx {
             kernels: &self.kernels,
             library: Some(Arc::clone(library)),
@@ -193,9 +195,10 @@ impl Modules {
     /// module only counts it (no second publish). Publish is transactional: if it fails or panics,
     /// every kernel it added is removed, the library is closed, and the error says why.
     pub(crate) fn load(&self, name: &str) -> Result<()> {
+        let _span = tracing::info_span!("module_load", module = %name).entered();
         check_name(name)?;
         let _op = self.operation();
-        self.load_locked(name)
+        self.load_locked(name).inspect_err(|e| tracing::error!(module = %name, error = %e, "module load failed"))
     }
 
     /// `load` with the operation lock held.
@@ -245,6 +248,7 @@ impl Modules {
     /// leave lookup (even those `unpublish` forgot); the library closes once no kernel, node or
     /// graph from it is alive.
     pub(crate) fn unload(&self, name: &str) -> Result<()> {
+        let _span = tracing::info_span!("module_unload", module = %name).entered();
         check_name(name)?;
         let _op = self.operation();
         let mut table = self.modules();
@@ -302,6 +306,11 @@ impl Modules {
     /// next process (the old instances are deinitialized first, with the old code). A failed reload
     /// leaves the old version serving and says why. Loads the module if it is not loaded.
     pub(crate) fn reload(&self, name: &str) -> Result<()> {
+        let _span = tracing::info_span!("module_reload", module = %name).entered();
+        self.reload_inner(name).inspect_err(|e| tracing::error!(module = %name, error = %e, "module reload failed"))
+    }
+
+    fn reload_inner(&self, name: &str) -> Result<()> {
         check_name(name)?;
         let _op = self.operation();
         if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
@@ -419,6 +428,7 @@ impl Modules {
     /// registration records), through the same host interface modules use — no cdylib needed.
     /// Transactional: if one fails, the ones added are removed. Returns the names published.
     pub(crate) fn publish_in_process(&self) -> Result<Vec<String>> {
+        let _span = tracing::info_span!("module_publish", module = "(this binary)", staged = false).entered();
         let _op = self.operation();
         let publish = PublishCtx {
             kernels: &self.kernels,

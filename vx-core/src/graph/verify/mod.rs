@@ -160,8 +160,9 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
         changed: Vec::new(),
         alias_topology: Default::default(),
     };
+    let _span = tracing::info_span!("verify", graph = %v.gname, full).entered();
     for pass in GRAPH_PASSES {
-        tracing::trace!(graph = %v.gname, pass = pass.name, "graph pass");
+        let _pass = tracing::debug_span!("verify_pass", pass = pass.name).entered();
         (pass.run)(&mut v, body)?;
         if last == Some(pass.name) {
             body.schedule = std::mem::take(&mut v.schedule);

@@ -28,8 +28,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         });
         let reverify = v.full || !s.initialized || s.dirty || inputs_changed;
         let mut nv = NodeVerification { node: n, ..Default::default() };
+        let _node = tracing::debug_span!("verify_node", node = %s.name).entered();
         for pass in NODE_PASSES.iter().filter(|p| reverify || p.always) {
-            tracing::trace!(graph = %v.gname, node = %s.name, pass = pass.name, "node pass");
+            let _pass = tracing::trace_span!("node_pass", pass = pass.name).entered();
             (pass.run)(v, s, &mut nv)?;
         }
     }
