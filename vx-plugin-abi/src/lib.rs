@@ -31,6 +31,23 @@
 //! }
 //! ```
 //!
+//! ## Logging
+//!
+//! Module code logs with [`log::info!`](log) and friends: the lines reach the application's
+//! `tracing` subscriber (a module's own `tracing` would not), and so do panics the SDK catches.
+//!
+//! ## What tools see
+//!
+//! The macros describe each kernel to the host: the first paragraph of its doc comment, each
+//! parameter's name (the argument's) and element (`U8`, `S16`, the scalar type, the view type).
+//! `vx inspect` prints them; `vx_core::Kernel::docs` returns them. Two kernels of one name in a
+//! crate do not compile.
+//!
+//! ## Custom validators
+//!
+//! [`Validator`] (what a validator is handed) and [`AbiError`] (its error) are re-exported here for
+//! `validate = path` functions of the macros.
+//!
 //! Every `unsafe` block (tile access, the module ABI's pointers, the macros' runtime support)
 //! carries a `SAFETY:` comment; the tile-view tests are written to run under Miri.
 

@@ -18,6 +18,32 @@ pub(crate) fn kernel_name(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
     }
 }
 
+/// A crate-root macro named after the kernel's name: a second kernel of the same name in the crate
+/// (which the host would refuse at publish) is a compile error — "the name
+/// `__vx_kernel_name__…` is defined multiple times" — pointing at the second kernel's name, found
+/// by `cargo check` too (exported macros share the crate root's namespace, whatever module defines
+/// them). Names are escaped to identifier characters (`.` → `_2e_`).
+pub(crate) fn unique_name_check(f: &ItemFn, name: Option<&LitStr>) -> TokenStream {
+    let escape = |s: &str| {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_string() } else { format!("_{:x}_", c as u32) })
+            .collect::<String>()
+    };
+    let (full, span) = match name {
+        Some(n) => (n.value(), n.span()),
+        // `<crate>.<function>`, as `kernel_name` makes it (cargo sets CARGO_CRATE_NAME for rustc).
+        None => {
+            (format!("{}.{}", std::env::var("CARGO_CRATE_NAME").unwrap_or_default(), f.sig.ident), f.sig.ident.span())
+        }
+    };
+    let id = syn::Ident::new(&format!("__vx_kernel_name__{}", escape(&full)), span);
+    quote::quote_spanned! {span=>
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #id { () => {}; }
+    }
+}
+
 /// Refuse `name = ""` (the host would refuse it at load time; the macro says so at compile time).
 pub(crate) fn check_name(cx: &super::ctxt::Ctxt, name: Option<&LitStr>) {
     if let Some(n) = name

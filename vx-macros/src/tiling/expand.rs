@@ -9,7 +9,9 @@ use quote::{format_ident, quote};
 use syn::{ItemFn, Path};
 
 use crate::internals::ast::{Arg, Flavor, ParamKind, is_row_form, params};
-use crate::internals::expand::{add_parameters, bindings, describe_kernel, enumeration, kernel_name, signature};
+use crate::internals::expand::{
+    add_parameters, bindings, describe_kernel, enumeration, kernel_name, signature, unique_name_check,
+};
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
 /// A unit type implementing the SDK's `TilingFunction` for `target`; its `tiling_trampoline` is the
@@ -83,6 +85,7 @@ fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
 pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
     let name = kernel_name(f, attrs.name.as_ref());
+    let unique = unique_name_check(f, attrs.name.as_ref());
     let enumeration = enumeration(attrs.enumeration.as_ref());
     let (bind, call) = bindings(Flavor::Tiling, args);
     let this: Path = ident.clone().into();
@@ -142,6 +145,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
 
         const _: () = {
             use ::vx_plugin_abi as __vx;
+            #unique
             #fast_tramp
             #flex_tramp
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];

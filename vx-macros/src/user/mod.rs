@@ -25,7 +25,7 @@ use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 use crate::internals::ast::{self, Arg, Flavor, MemRequest, Region, params};
 use crate::internals::ctxt::Ctxt;
 use crate::internals::expand::{
-    add_parameters, bindings, describe_kernel, enumeration, kernel_name, region, signature,
+    add_parameters, bindings, describe_kernel, enumeration, kernel_name, region, signature, unique_name_check,
 };
 
 #[derive(Default)]
@@ -131,6 +131,7 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry) -> syn::Result<Attrs>
 fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
     let name = kernel_name(f, a.name.as_ref());
+    let unique = unique_name_check(f, a.name.as_ref());
     let enumeration = enumeration(a.enumeration.as_ref());
     let (bind, call) = bindings(Flavor::User, args);
     let n = params(args).len() as u32;
@@ -241,6 +242,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
 
         const _: () = {
             use ::vx_plugin_abi as __vx;
+            #unique
             #[allow(dead_code)]
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
             struct __VxKernel;
