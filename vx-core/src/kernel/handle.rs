@@ -192,7 +192,7 @@ impl Kernel {
     /// function's doc comment and arguments).
     pub fn docs(&self) -> KernelDocs {
         let mut d = match self.inner.final_() {
-            Some(f) => f.docs.clone(),
+            Some(f) => (*f.docs).clone(),
             None => self.inner.build().docs.clone(),
         };
         d.param_names.resize(self.inner.num_params as usize, None);
@@ -209,7 +209,7 @@ impl Kernel {
     /// kernel can be used by nodes and looked up, and nothing about it can change.
     pub fn finalize(&self) -> Result<()> {
         self.check_mutable()?;
-        let b = self.inner.build();
+        let mut b = self.inner.build();
         let missing: Vec<String> =
             b.params.iter().enumerate().filter(|(_, p)| p.is_none()).map(|(i, _)| i.to_string()).collect();
         if !missing.is_empty() {
@@ -232,9 +232,18 @@ impl Kernel {
                     ));
             }
         }
-        let fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone(), docs: b.docs.clone() };
+        let docs = std::mem::take(&mut b.docs);
+        let mut fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone(), docs: Arc::new(docs) };
         drop(b);
-        let _registry = self.table.registry();
+        let registry = self.table.registry();
+        // A reload's successor with the same description shares its predecessor's: module reloads
+        // (months of them) keep no second copy and free none across threads.
+        if let Some(prev) = registry.by_name(&self.inner.name)
+            && let Some(pf) = prev.final_()
+            && pf.docs == fin.docs
+        {
+            fin.docs = Arc::clone(&pf.docs);
+        }
         self.inner
             .finalized
             .set(fin)

@@ -24,7 +24,7 @@ pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
     pub(crate) alias_hints: Vec<AliasHint>,
-    pub(crate) docs: KernelDocs,
+    pub(crate) docs: Arc<KernelDocs>,
 }
 
 /// The versions of one module kernel across reloads share one lineage, which names the newest.
