@@ -58,19 +58,13 @@ pub(crate) struct AliasReport {
     pub(crate) kind: &'static str,
 }
 
-/// `lib<name>.so` → `name`.
-pub(crate) fn module_name_of(path: &Path) -> Option<String> {
-    let f = path.file_name()?.to_str()?;
-    Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
-}
-
 /// Load `what` (a module name from the search path, or a path to `lib<name>.so`) into `ctx`;
 /// returns the module's name.
 pub(crate) fn load(ctx: &Context, what: &str) -> Result<String, Failure> {
     let p = Path::new(what);
     let name = if what.contains('/') || what.ends_with(".so") {
-        let name =
-            module_name_of(p).ok_or_else(|| Failure::usage(format!("{what}: a module file is named lib<name>.so")))?;
+        let name = vx_core::module_name_of_file(p)
+            .ok_or_else(|| Failure::usage(format!("{what}: a module file is named lib<name>.so")))?;
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         ctx.add_module_dir(dir.to_path_buf());
         name

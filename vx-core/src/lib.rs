@@ -104,7 +104,7 @@ pub use kernel::signature::{
     ParamDirection, ParamSpec,
 };
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
-pub use module::library::ModuleState;
+pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::MODULE_PATH_VAR;
 pub use shared::{
     AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ResourceKind, ResourceStat,

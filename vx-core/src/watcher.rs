@@ -14,6 +14,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
+use crate::module::library::module_name_of_file;
 
 /// What the watcher did for one module file.
 #[derive(Debug)]
@@ -57,11 +58,6 @@ impl Drop for ModuleWatcher {
             let _ = t.join();
         }
     }
-}
-
-fn module_name(path: &Path) -> Option<String> {
-    let f = path.file_name()?.to_str()?;
-    Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
 }
 
 struct Pending {
@@ -118,7 +114,7 @@ fn watch_loop(
                 if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
                     for p in &event.paths {
                         // The watch is not recursive: every path is a direct child of `dir`.
-                        if let Some(name) = module_name(p) {
+                        if let Some(name) = module_name_of_file(p) {
                             let e = pending.entry(name).or_insert(Pending {
                                 last_event: Instant::now(),
                                 size: None,

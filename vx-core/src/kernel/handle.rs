@@ -38,6 +38,18 @@ impl Kernel {
         Error::new(kind, msg).in_kernel(&self.inner.name)
     }
 
+    /// `index` names a parameter of the kernel's signature.
+    fn check_index(&self, index: u32) -> Result<()> {
+        let n = self.inner.num_params;
+        if index >= n {
+            return Err(self
+                .err(ErrorKind::InvalidParameters, "parameter index out of range")
+                .at_parameter(index)
+                .expected_found(format!("index < {n}"), index));
+        }
+        Ok(())
+    }
+
     fn check_mutable(&self) -> Result<()> {
         if self.is_finalized() {
             return Err(self
@@ -76,14 +88,9 @@ impl Kernel {
                 .at_parameter(index)
                 .found(format!("{direction} {data_type}")));
         }
+        self.check_index(index)?;
         let mut b = self.inner.build();
-        let n = b.params.len();
-        let Some(slot) = b.params.get_mut(index as usize) else {
-            return Err(self
-                .err(ErrorKind::InvalidParameters, "parameter index out of range")
-                .at_parameter(index)
-                .expected_found(format!("index < {n}"), index));
-        };
+        let slot = &mut b.params[index as usize];
         if slot.is_some() {
             return Err(self.err(ErrorKind::InvalidParameters, "the parameter was already added").at_parameter(index));
         }
@@ -169,13 +176,8 @@ impl Kernel {
     /// `"views::Matrix<f32>"`, …; empty strings leave either unset). Informational only.
     pub fn describe_parameter(&self, index: u32, name: &str, element: &str) -> Result<()> {
         self.check_mutable()?;
+        self.check_index(index)?;
         let n = self.inner.num_params;
-        if index >= n {
-            return Err(self
-                .err(ErrorKind::InvalidParameters, "parameter index out of range")
-                .at_parameter(index)
-                .expected_found(format!("index < {n}"), index));
-        }
         let mut b = self.inner.build();
         let docs = &mut b.docs;
         let set = |v: &mut Vec<Option<String>>, s: &str| {

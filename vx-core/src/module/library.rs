@@ -136,6 +136,12 @@ pub(crate) struct ModuleLibrary {
     pub(crate) state: Arc<Mutex<ModuleState>>,
 }
 
+/// The module a library file holds by its name: `libfilters.so` → `filters` (else `None`).
+pub fn module_name_of_file(path: &Path) -> Option<String> {
+    let f = path.file_name()?.to_str()?;
+    Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
+}
+
 fn readable(name: &str, path: &Path, e: &LibraryError) -> Error {
     let msg = match e {
         LibraryError::InvalidAbiHeader(h) => format!(

@@ -15,7 +15,7 @@ use crate::kernel::handle::Kernel;
 use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
 use crate::module::host::publish::{PublishCtx, run_entry, run_records};
-use crate::module::library::{ModuleLibrary, ModuleState};
+use crate::module::library::{ModuleLibrary, ModuleState, module_name_of_file};
 use crate::shared::{ContextShared, ResourceKind, ResourceSlot};
 use crate::support::sync::lock;
 
@@ -392,13 +392,8 @@ impl Modules {
             Error::new(ErrorKind::InvalidParameters, format!("cannot read the plugin directory: {e}"))
                 .on_object(&dir.display().to_string())
         })?;
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let f = e.file_name().into_string().ok()?;
-                Some(f.strip_prefix("lib")?.strip_suffix(".so")?.to_owned())
-            })
-            .collect();
+        let mut names: Vec<String> =
+            entries.filter_map(|e| e.ok()).filter_map(|e| module_name_of_file(&e.path())).collect();
         names.sort();
         if !self.modules().dirs.contains(&dir) {
             self.add_dir(&dir);

@@ -40,21 +40,25 @@ impl FormatPixel for Rgba<u8> {
     type Element = [u8; 4];
 }
 
-/// An `image` buffer's samples as pixel elements.
-fn elements<P: FormatPixel>(samples: &[P::Subpixel]) -> &[P::Element] {
-    let n = samples.len() / P::CHANNEL_COUNT as usize;
+/// How many pixel elements `len` samples make, after checking that an element is exactly the
+/// pixel's channels (same size, alignment no stricter): what the casts below rely on.
+fn element_count<P: FormatPixel>(len: usize) -> usize {
     assert_eq!(size_of::<P::Element>(), P::CHANNEL_COUNT as usize * size_of::<P::Subpixel>());
     assert!(align_of::<P::Element>() <= align_of::<P::Subpixel>());
-    // SAFETY: an element is exactly the pixel's channels (sizes checked above, alignment no
-    // stricter), both plain integers valid for every bit pattern; the borrow is the samples'.
+    len / P::CHANNEL_COUNT as usize
+}
+
+/// An `image` buffer's samples as pixel elements.
+fn elements<P: FormatPixel>(samples: &[P::Subpixel]) -> &[P::Element] {
+    let n = element_count::<P>(samples.len());
+    // SAFETY: an element is exactly the pixel's channels (checked by `element_count`), both plain
+    // integers valid for every bit pattern; the borrow is the samples'.
     unsafe { std::slice::from_raw_parts(samples.as_ptr() as *const P::Element, n) }
 }
 
 /// [`elements`] for writing.
 fn elements_mut<P: FormatPixel>(samples: &mut [P::Subpixel]) -> &mut [P::Element] {
-    let n = samples.len() / P::CHANNEL_COUNT as usize;
-    assert_eq!(size_of::<P::Element>(), P::CHANNEL_COUNT as usize * size_of::<P::Subpixel>());
-    assert!(align_of::<P::Element>() <= align_of::<P::Subpixel>());
+    let n = element_count::<P>(samples.len());
     // SAFETY: as in `elements`, with the exclusive borrow of the samples.
     unsafe { std::slice::from_raw_parts_mut(samples.as_mut_ptr() as *mut P::Element, n) }
 }
