@@ -51,6 +51,30 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
     if let Some(p) = built.get(&key) {
         return p.clone();
     }
+    let (out, out_dir, target) = cargo_build(env, package, features, release);
+    assert!(out.status.success(), "building {key} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let lib =
+        out_dir.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
+    let store = target.join("variants");
+    std::fs::create_dir_all(&store).expect("variants dir");
+    let copy = store.join(format!(
+        "{}{tag}-{}.so",
+        package,
+        if features.is_empty() { "default".into() } else { features.join("+") }
+    ));
+    std::fs::copy(&lib, &copy).unwrap_or_else(|e| panic!("copy {} -> {}: {e}", lib.display(), copy.display()));
+    built.insert(key, copy.clone());
+    copy
+}
+
+/// Run `cargo build` of `package` into the modules' target directory: the output, the directory
+/// the library lands in, and the target directory.
+fn cargo_build(
+    env: &[(&str, &str)],
+    package: &str,
+    features: &[&str],
+    release: bool,
+) -> (std::process::Output, PathBuf, PathBuf) {
     let root = workspace_root();
     // Under a sanitizer (RUSTFLAGS=-Zsanitizer=address, as the tests were built), modules are built
     // with the same flags so they link against the runtime the test binary exports, and for an
@@ -71,20 +95,16 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
     if !features.is_empty() {
         cmd.args(["--features", &features.join(",")]);
     }
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run cargo to build {key}: {e}"));
-    assert!(out.status.success(), "building {key} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let lib =
-        out_dir.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
-    let store = target.join("variants");
-    std::fs::create_dir_all(&store).expect("variants dir");
-    let copy = store.join(format!(
-        "{}{tag}-{}.so",
-        package,
-        if features.is_empty() { "default".into() } else { features.join("+") }
-    ));
-    std::fs::copy(&lib, &copy).unwrap_or_else(|e| panic!("copy {} -> {}: {e}", lib.display(), copy.display()));
-    built.insert(key, copy.clone());
-    copy
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run cargo to build {package}: {e}"));
+    (out, out_dir, target)
+}
+
+/// Build `package` with `features`, which must fail to compile: its compiler messages.
+pub fn build_failure(package: &str, features: &[&str]) -> String {
+    let (out, _, _) = cargo_build(&[], package, features, false);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{package} with {features:?} compiled:\n{stderr}");
+    stderr
 }
 
 /// A fresh temporary plugin directory holding `lib<name>.so` copies of the given libraries (a new

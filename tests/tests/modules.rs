@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use vx_core::*;
-use vx_tests::{build_module, is_mapped, plugin_dir, testmod};
+use vx_tests::{build_failure, build_module, is_mapped, plugin_dir, testmod};
 
 fn ctx_with(tag: &str, modules: &[(&str, &std::path::Path)]) -> Context {
     let ctx = Context::builder().threads(2).build().unwrap();
@@ -156,6 +156,20 @@ fn not_a_library_and_no_entry_point() {
     assert!(e.message().contains("has no vx-rs entry point"), "{e}");
     assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
     assert!(!is_mapped("libnoentry."), "a refused library is closed");
+}
+
+/// The library above, given kernels but still no `vx_module!` (feature `kernels`), would build
+/// and then be refused at load like any library without the entry point: the kernel macros refuse
+/// it at compile time, once (at the crate's first kernel, not at the second file's), saying what
+/// to add and where.
+#[test]
+fn kernels_without_vx_module_do_not_compile() {
+    let stderr = build_failure("vx-noentry", &["kernels"]);
+    let message = "this crate builds a kernel module (`crate-type = [\"cdylib\"]`) but has no `vx_module!`";
+    assert_eq!(stderr.matches(message).count(), 1, "{stderr}");
+    assert!(stderr.contains("add `vx_plugin_abi::vx_module!(name = \"vx_noentry\");` to src/lib.rs"), "{stderr}");
+    assert!(stderr.contains("plugins/vx-noentry/src/kernels.rs:7:4"), "at the first kernel's name: {stderr}");
+    assert!(!stderr.contains("more.rs"), "{stderr}");
 }
 
 #[test]

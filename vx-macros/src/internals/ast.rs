@@ -341,6 +341,8 @@ fn arg_name(pat: &syn::Pat) -> String {
 /// Classify every argument of `f`, collecting every error. `memory`: the user kernel's memory
 /// requests (each names one argument).
 pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, memory: &[MemRequest]) -> Vec<Arg> {
+    super::placement::check(cx, f);
+    super::module_entry::check(cx, f);
     if let Some(a) = &f.sig.asyncness {
         cx.error_spanned_by(a, "a kernel function cannot be async");
     }

@@ -16,16 +16,33 @@ use crate::tiling::attr::{Attrs, Border, Flexible};
 
 /// A unit type implementing the SDK's `TilingFunction` for `target`; its `tiling_trampoline` is the
 /// `extern "C"` function the host calls (the glue is written once, in the SDK).
-fn trampoline(ty: &syn::Ident, target: &Path, bind: &[TokenStream], call: &[TokenStream]) -> TokenStream {
+/// `target` is the function or, for `flexible = path`, the path coerced to the annotated
+/// function's pointer type (see [`as_signature_of`]).
+fn trampoline(ty: &syn::Ident, target: &TokenStream, bind: &[TokenStream], call: &[TokenStream]) -> TokenStream {
     quote! {
         struct #ty;
         impl __vx::module_api::TilingFunction for #ty {
             fn call(args: &mut __vx::TileArgs<'_>) -> ::core::result::Result<(), __vx::TileError> {
                 #(#bind)*
-                __vx::macro_support::IntoTileResult::into_tile_result(#target(#(#call),*))
+                let __target = #target;
+                __vx::macro_support::IntoTileResult::into_tile_result(__target(#(#call),*))
             }
         }
     }
+}
+
+/// `flexible = path`: the path as a pointer of the annotated function's type, spanned at the
+/// path — a function with another signature is one "mismatched types" error there, naming both
+/// signatures, instead of an argument-count error inside the expansion. (The optimizer calls a
+/// function pointer assigned from a known function directly.)
+fn as_signature_of(f: &ItemFn, path: &Path) -> TokenStream {
+    let tys = f.sig.inputs.iter().filter_map(|a| match a {
+        syn::FnArg::Typed(pt) => Some(&pt.ty),
+        syn::FnArg::Receiver(_) => None,
+    });
+    let ret = &f.sig.output;
+    let span = syn::spanned::Spanned::span(path);
+    quote::quote_spanned! {span=> { let __flexible: fn(#(#tys),*) #ret = #path; __flexible } }
 }
 
 /// A row kernel's flexible function (it serves every tile): the SDK's `Tile::for_rows` hands the
@@ -96,11 +113,14 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
         Some(Flexible::This) => (None, Some(this)),
         Some(Flexible::Path(p)) => (Some(this), Some(p.clone())),
     };
-    let fast_tramp = fast_fn.as_ref().map(|t| trampoline(&format_ident!("__VxFast"), t, &bind, &call));
-    let flex_tramp = match &flex_fn {
-        Some(t) if row_form => Some(row_trampoline(t, attrs, args)),
-        Some(t) => Some(trampoline(&format_ident!("__VxFlexible"), t, &bind, &call)),
-        None => None,
+    let fast_tramp = fast_fn.as_ref().map(|t| trampoline(&format_ident!("__VxFast"), &quote!(#t), &bind, &call));
+    let flex_tramp = match (&flex_fn, &attrs.flexible) {
+        (Some(t), _) if row_form => Some(row_trampoline(t, attrs, args)),
+        (Some(_), Some(Flexible::Path(p))) => {
+            Some(trampoline(&format_ident!("__VxFlexible"), &as_signature_of(f, p), &bind, &call))
+        }
+        (Some(t), _) => Some(trampoline(&format_ident!("__VxFlexible"), &quote!(#t), &bind, &call)),
+        (None, _) => None,
     };
     let fast_opt = if fast_fn.is_some() {
         quote!(::core::option::Option::Some(__vx::module_api::tiling_trampoline::<__VxFast>))

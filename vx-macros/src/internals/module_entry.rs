@@ -1,0 +1,214 @@
+//! Does the crate being compiled export a module entry point? A cdylib whose kernels are never
+//! published by a `vx_module!` builds fine and is refused by the host at load ("no vx-rs root
+//! descriptor"); the kernel macros say so at compile time instead.
+//!
+//! When the crate being compiled is the library target of a package whose `[lib] crate-type` has
+//! `cdylib` (read from `CARGO_MANIFEST_DIR/Cargo.toml`), its module tree is read from the library's
+//! root file through `mod name;` declarations (`name.rs`, `name/mod.rs`, `#[path]`) and searched
+//! for a `vx_module!` invocation (or a hand-written `#[export_root_module]`). Without one, the
+//! crate's first kernel in source order — one error per crate, not one per kernel — reports it.
+//! The finding is cached per process, refreshed when a file's size or modification time changes.
+//!
+//! Best effort like [`super::placement`]: anything unreadable means no finding.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use syn::visit::Visit;
+
+use super::ctxt::Ctxt;
+
+/// A file's size and modification time (`None`: unreadable).
+type Stamp = Option<(u64, Option<SystemTime>)>;
+
+/// The files read for a crate (with their size and modification time), and its first kernel
+/// (file, function name) when the crate has no entry point.
+struct Finding {
+    stamps: Vec<(PathBuf, Stamp)>,
+    missing_entry_at: Option<(PathBuf, String)>,
+}
+
+static CACHE: Mutex<Option<HashMap<PathBuf, Finding>>> = Mutex::new(None);
+
+/// Report a cdylib crate without `vx_module!` at its first kernel.
+pub(crate) fn check(cx: &Ctxt, f: &syn::ItemFn) {
+    let Some(lib) = cdylib_being_compiled() else { return };
+    if !proc_macro::is_available() {
+        return;
+    }
+    let ident = &f.sig.ident;
+    let Some(here) = ident.span().unwrap().local_file() else { return };
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let cache = cache.get_or_insert_with(HashMap::new);
+    let fresh = cache.get(&lib.root).is_some_and(|f| f.stamps.iter().all(|(p, s)| stamp(p) == *s));
+    if !fresh {
+        cache.insert(lib.root.clone(), read_crate(&lib.root));
+    }
+    let Some((file, first)) = &cache[&lib.root].missing_entry_at else { return };
+    if *ident == first && same_file(file, &here) {
+        cx.error_spanned_by(
+            ident,
+            format!(
+                "this crate builds a kernel module (`crate-type = [\"cdylib\"]`) but has no `vx_module!`: \
+                 without the entry point the host refuses the library and none of its kernels load — add \
+                 `vx_plugin_abi::vx_module!(name = \"{}\");` to {}",
+                lib.name, lib.root_shown
+            ),
+        );
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+fn stamp(p: &Path) -> Stamp {
+    std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()))
+}
+
+struct Lib {
+    name: String,
+    root: PathBuf,
+    root_shown: String,
+}
+
+/// The library being compiled, when cargo compiles a package's cdylib library target.
+fn cdylib_being_compiled() -> Option<Lib> {
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    let crate_name = std::env::var("CARGO_CRATE_NAME").ok()?;
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let lib = lib_table(&manifest);
+    let value = |key: &str| lib.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if !value("crate-type").is_some_and(|t| t.contains("\"cdylib\"")) {
+        return None;
+    }
+    let name = match value("name") {
+        Some(n) => n.trim_matches('"').to_string(),
+        None => std::env::var("CARGO_PKG_NAME").ok()?.replace('-', "_"),
+    };
+    if name != crate_name {
+        return None; // an example, a test or a binary of the package
+    }
+    let root_shown = value("path").map_or("src/lib.rs".to_string(), |p| p.trim_matches('"').to_string());
+    Some(Lib { name, root: dir.join(&root_shown), root_shown })
+}
+
+/// The `[lib]` table's keys and raw values (arrays joined over lines) — enough of TOML for the
+/// three keys read here.
+fn lib_table(manifest: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut in_lib = false;
+    let mut open_array = false;
+    for line in manifest.lines().map(|l| l.split('#').next().unwrap_or("").trim()) {
+        if open_array {
+            if let Some((_, v)) = out.last_mut() {
+                v.push_str(line);
+            }
+            open_array = !line.contains(']');
+            continue;
+        }
+        if line.starts_with('[') {
+            in_lib = line == "[lib]";
+            continue;
+        }
+        if let (true, Some((k, v))) = (in_lib, line.split_once('=')) {
+            let v = v.trim().to_string();
+            open_array = v.starts_with('[') && !v.contains(']');
+            out.push((k.trim().to_string(), v));
+        }
+    }
+    out
+}
+
+/// Read the module tree from `root`: the files read, and the first kernel if no entry point.
+fn read_crate(root: &Path) -> Finding {
+    let mut walk = Tree {
+        files: Vec::new(),
+        complete: true,
+        entry: false,
+        first_kernel: None,
+        dir: PathBuf::new(),
+        file: PathBuf::new(),
+    };
+    walk.read(root.to_path_buf(), root.parent().map(Path::to_path_buf).unwrap_or_default());
+    let stamps = walk.files.iter().map(|p| (p.clone(), stamp(p))).collect();
+    let missing_entry_at = if walk.entry || !walk.complete { None } else { walk.first_kernel };
+    Finding { stamps, missing_entry_at }
+}
+
+struct Tree {
+    files: Vec<PathBuf>,
+    /// False when a file could not be read or parsed: the search proves nothing then.
+    complete: bool,
+    entry: bool,
+    first_kernel: Option<(PathBuf, String)>,
+    /// Where `mod name;` inside the current module finds its file.
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl Tree {
+    fn read(&mut self, file: PathBuf, dir: PathBuf) {
+        if self.files.contains(&file) {
+            return;
+        }
+        self.files.push(file.clone());
+        let Some(parsed) = std::fs::read_to_string(&file).ok().and_then(|t| syn::parse_file(&t).ok()) else {
+            self.complete = false;
+            return;
+        };
+        let (outer_dir, outer_file) = (std::mem::replace(&mut self.dir, dir), std::mem::replace(&mut self.file, file));
+        self.visit_file(&parsed);
+        self.dir = outer_dir;
+        self.file = outer_file;
+    }
+}
+
+impl<'ast> Visit<'ast> for Tree {
+    fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
+        if m.mac.path.segments.last().is_some_and(|s| s.ident == "vx_module") {
+            self.entry = true;
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let has = |name: &str| f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == name));
+        if has("export_root_module") {
+            self.entry = true;
+        }
+        if self.first_kernel.is_none() && ["tiling_kernel", "user_kernel", "target_kernel"].iter().any(|k| has(k)) {
+            self.first_kernel = Some((self.file.clone(), f.sig.ident.to_string()));
+        }
+        syn::visit::visit_item_fn(self, f);
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let name = m.ident.to_string();
+        let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        });
+        match (&m.content, path_attr) {
+            (Some(_), _) => {
+                let inner = self.dir.join(&name);
+                let outer = std::mem::replace(&mut self.dir, inner);
+                syn::visit::visit_item_mod(self, m);
+                self.dir = outer;
+            }
+            (None, Some(p)) => {
+                let file = self.file.parent().unwrap_or(Path::new("")).join(p);
+                let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+                self.read(file, dir);
+            }
+            (None, None) => {
+                let flat = self.dir.join(format!("{name}.rs"));
+                let file = if flat.exists() { flat } else { self.dir.join(&name).join("mod.rs") };
+                let dir = self.dir.join(&name);
+                self.read(file, dir);
+            }
+        }
+    }
+}
