@@ -1,20 +1,27 @@
-//! The README's "Write a kernel" walk-through cannot rot: its module source is the source of
+//! The README's "Write a kernel" walk-through cannot rot: its module source and test are the sources of
 //! `plugins/vx-hello` (compared here, compiled by the README doctest), and that module is built,
 //! loaded and run exactly as the README's application does.
 
 use vx_core::*;
 use vx_tests::{build_module, plugin_dir, workspace_root};
 
+/// The code block after `marker` in the README.
+fn readme_block(readme: &str, marker: &str) -> String {
+    let start = readme.find(marker).unwrap_or_else(|| panic!("the README marks {marker}"));
+    let block = &readme[start..];
+    let fence = block.find("```rust").expect("a rust block follows the marker");
+    let code_start = fence + block[fence..].find('\n').unwrap() + 1;
+    block[code_start..code_start + block[code_start..].find("```").unwrap()].to_string()
+}
+
 #[test]
 fn the_readme_module_is_the_vx_hello_plugin() {
     let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
-    let marker = "<!-- vx_hello/src/lib.rs";
-    let start = readme.find(marker).expect("the README marks the module block");
-    let block = &readme[start..];
-    let code_start = block.find("```rust\n").expect("a rust block follows the marker") + "```rust\n".len();
-    let code = &block[code_start..code_start + block[code_start..].find("```").unwrap()];
-    let plugin = std::fs::read_to_string(workspace_root().join("plugins/vx-hello/src/lib.rs")).unwrap();
-    assert_eq!(code, plugin, "README.md and plugins/vx-hello/src/lib.rs differ");
+    for file in ["lib.rs", "tests.rs"] {
+        let code = readme_block(&readme, &format!("<!-- vx_hello/src/{file}"));
+        let plugin = std::fs::read_to_string(workspace_root().join("plugins/vx-hello/src").join(file)).unwrap();
+        assert_eq!(code, plugin, "README.md and plugins/vx-hello/src/{file} differ");
+    }
 }
 
 #[test]

@@ -16,9 +16,14 @@ mod user;
 
 use proc_macro::TokenStream;
 
-/// Export this crate as a kernel module: `vx_module!(name = "vx_filters");` (optionally
-/// `version = "1.2.0"`; default: the crate's version). Its `publish` registers every kernel the
-/// crate defines with `#[tiling_kernel]` / `#[user_kernel]`; its `unpublish` removes them.
+/// Export this crate as a kernel module: `vx_module!(name = "vx_filters");`. Its `publish`
+/// registers every kernel the crate defines with `#[tiling_kernel]` / `#[user_kernel]` /
+/// `#[target_kernel]`; its `unpublish` removes them. Once per cdylib crate (a cdylib with kernels
+/// and no `vx_module!` is a compile error).
+///
+/// - `name = "…"` (required): the module's name, what applications load (`load_module("vx_filters")`
+///   finds `libvx_filters.so`).
+/// - `version = "1.2.0"`: the module's version; default: the crate's.
 #[proc_macro]
 pub fn vx_module(input: TokenStream) -> TokenStream {
     match syn::parse::<module::ModuleArgs>(input) {
@@ -27,14 +32,35 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Turn a function into a tiling kernel (see the crate docs of `vx_plugin_abi` and the README's
-/// "Write a kernel"). Grammar: `name = "..."`, `enumeration = N`, `block = WxH`,
-/// `nbhd = (left, right, top, bottom)`, `border = Undefined | Self_`, `alias(a, b, dense | sparse)`
-/// (repeatable; required for an `&mut InPlace<T>` argument, which stands for parameters `i` (input)
-/// and `i + 1` (output) and reads and writes them in place when the runtime aliases them),
-/// `tile_memory = N` (bytes per tile block), `flexible = path` (pair the annotated fast
-/// function with a flexible one) or `flexible` (the annotated function is flexible-only), `any_size`
-/// (images need not share a size).
+/// Turn a function into a tiling kernel (the OpenVX tiling extension): the function's arguments
+/// are the kernel's parameters; the macro generates the validator, the glue to the SDK's
+/// trampolines and the registration record (see the guide in `vx_plugin_abi`'s crate docs for
+/// runnable examples of every form).
+///
+/// Arguments: `&Tile<T>` (input image), `&mut TileMut<T>` (output image), a scalar by value,
+/// `Option<…>` of those (optional parameter), `&mut InPlace<T>` (parameters `i` and `i + 1`, in
+/// place), `Rows<T, N>` with `&mut [T]` outputs (a row kernel), and two that are not parameters:
+/// `&mut [u8]` (tile memory) and `TileContext`. Returns `()` or `Result<(), TileError>`.
+///
+/// Keys (all optional):
+///
+/// - `name = "module.kernel"`: the kernel's name; default `<crate>.<function>`. Unique per crate
+///   (a second kernel of one name is a compile error); not empty.
+/// - `enumeration = N`: the kernel's enumeration; default: one the host allocates.
+/// - `block = WxH`: the output tile block size; the fast function gets whole blocks.
+/// - `nbhd = (left, right, top, bottom)`: the input neighborhood (`left`, `top` ≤ 0 ≤ `right`,
+///   `bottom`).
+/// - `border = Undefined | Self_`: the OpenVX tiling border mode (`Self_`: the kernel reads only
+///   what exists); row kernels: `border = Reflect101 | Replicate | Constant(v)`, the rule the SDK
+///   extends rows with at the image's edge (required for them).
+/// - `tile_memory = N`: bytes of tile memory per block, for a `&mut [u8]` argument (required with
+///   one).
+/// - `alias(a, b, dense | sparse)`: repeatable buffer-aliasing hint: output `b` may share input
+///   `a`'s buffer (required for an `InPlace` argument, with `b = a + 1`).
+/// - `flexible = path`: the annotated function is the fast one, `path` the flexible one (the same
+///   arguments; the return type may differ).
+/// - `flexible`: the annotated function is the only, flexible, function.
+/// - `any_size`: images need not share one size.
 #[proc_macro_attribute]
 pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
@@ -43,14 +69,31 @@ pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Turn a function into a user (non-tiling) kernel. Its signature is the parameter list:
-/// `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), scalars by value, `Option<…>` of
-/// those (optional parameters), and `&mut L` for typed local data. Keys: `name = "..."`, `enumeration = N`, `validate = path`
-/// (`fn(&Validator) -> Result<(), AbiError>`, replaces the generated validator), `local = L`
-/// (`L: Default`, created at init and dropped at deinit), `init = path` / `deinit = path`
-/// (`fn(&mut L) -> Result<(), AbiError>`), `any_size`, `scratch(name = count, ..)` /
-/// `persistent(name = count, ..)` (kernel memory: the argument `name: &mut [T]`), `control = path`,
-/// `target = "name"` (see [`macro@target_kernel`]).
+/// Turn a function into a user (non-tiling) kernel, called once per frame with whole objects (see
+/// the guide in `vx_plugin_abi`'s crate docs for runnable examples).
+///
+/// Arguments: `&ImageIn<T>` / `&mut ImageOut<T>` (images), scalars by value, any data object
+/// through the SDK's typed views (`&views::Matrix<f32>`, `&mut views::Array<u32>`, …),
+/// `Option<…>` of those (optional parameters), `&mut L` for typed local data and `&mut [T]` for
+/// each kernel memory request. Returns `()` or `Result<(), AbiError>`.
+///
+/// Keys (all optional):
+///
+/// - `name = "…"`, `enumeration = N`: as for `#[tiling_kernel]`.
+/// - `local = L`: typed local data (`L: Default`), created at the node's init and dropped at
+///   deinit; the argument `&mut L`.
+/// - `init = path` / `deinit = path`: `fn(&mut L) -> Result<(), AbiError>`, after creating / before
+///   dropping `L` (with `local`).
+/// - `persistent(name = count, …)`: kernel memory kept from init to deinit, the argument
+///   `name: &mut [T]`; `count` is a `usize` expression or a `fn(&Lifecycle) -> Result<usize,
+///   AbiError>`.
+/// - `scratch(name = count, …)`: kernel memory for one call, from the executor's scratch arena.
+/// - `validate = path`: `fn(&Validator) -> Result<(), AbiError>`, replaces the generated
+///   validator (needed when an output has no input of its kind to copy its meta from).
+/// - `control = path`: `fn(&Controller, &mut L) -> Result<(), AbiError>` with `local`, else
+///   `fn(&Controller) -> …`: commands sent with `Node::send_command`, serialized with process.
+/// - `any_size`: images need not share one size.
+/// - `target = "name"`: see [`macro@target_kernel`].
 #[proc_macro_attribute]
 pub fn user_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
@@ -60,10 +103,13 @@ pub fn user_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Turn a function into a target kernel (TIOVX `tivxAddTargetKernelByName`): a user kernel
-/// implemented on one target. Keys as `#[user_kernel]`, plus `target = "name"` (required),
-/// `create = path` / `delete = path` (the target's init / deinit, on the node's target, over
-/// `local = L`), `control = path` (`fn(&Controller, &mut L) -> Result<(), AbiError>` with `local`,
-/// else `fn(&Controller) -> ...`; commands sent with `Node::send_command`, serialized with process).
+/// implemented on one target, whose nodes run on that target's thread. Arguments and keys as
+/// [`macro@user_kernel`], plus:
+///
+/// - `target = "name"` (required): the target.
+/// - `create = path` / `delete = path`: the target-side init / deinit, `fn(&mut L) -> Result<(),
+///   AbiError>` over `local = L`, run on the node's target.
+/// - `control = path`: as for `#[user_kernel]`, run on the target.
 #[proc_macro_attribute]
 pub fn target_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {

@@ -4,6 +4,9 @@ use vx_plugin_abi::{Tile, TileMut, tiling_kernel, vx_module};
 
 vx_module!(name = "vx_hello");
 
+#[cfg(test)]
+mod tests;
+
 /// Brighten every pixel by `amount` (saturating). The fast function works on whole 16×1 blocks.
 #[tiling_kernel(name = "hello.brighten", block = 16x1, flexible = brighten_any)]
 fn brighten(input: &Tile<u8>, amount: u8, out: &mut TileMut<u8>) {

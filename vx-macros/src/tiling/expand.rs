@@ -31,7 +31,7 @@ fn trampoline(ty: &syn::Ident, target: &TokenStream, bind: &[TokenStream], call:
     }
 }
 
-/// `flexible = path`: the path as a pointer of the annotated function's type, spanned at the
+/// `flexible = path`: the path as a pointer with the annotated function's arguments, spanned at the
 /// path — a function with another signature is one "mismatched types" error there, naming both
 /// signatures, instead of an argument-count error inside the expansion. (The optimizer calls a
 /// function pointer assigned from a known function directly.)
@@ -40,9 +40,9 @@ fn as_signature_of(f: &ItemFn, path: &Path) -> TokenStream {
         syn::FnArg::Typed(pt) => Some(&pt.ty),
         syn::FnArg::Receiver(_) => None,
     });
-    let ret = &f.sig.output;
     let span = syn::spanned::Spanned::span(path);
-    quote::quote_spanned! {span=> { let __flexible: fn(#(#tys),*) #ret = #path; __flexible } }
+    // The return type may differ (each is converted with `IntoTileResult`): inferred.
+    quote::quote_spanned! {span=> { let __flexible: fn(#(#tys),*) -> _ = #path; __flexible } }
 }
 
 /// A row kernel's flexible function (it serves every tile): the SDK's `Tile::for_rows` hands the
