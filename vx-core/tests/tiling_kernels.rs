@@ -201,6 +201,8 @@ fn scalars_arrive_by_value() {
 
 #[test]
 fn tile_function_errors_and_panics_are_node_errors() {
+    vx_plugin_abi::expect_panics("pixel value 2 is cursed");
+    vx_plugin_abi::expect_panics("outside the readable rectangle");
     let ctx = ctx();
     let k = ctx
         .tiling_kernel("t.picky", 1, 2)

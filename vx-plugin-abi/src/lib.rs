@@ -16,6 +16,11 @@ mod unwind;
 pub mod views;
 pub mod wire;
 
+/// The `abi_stable` crate the wire contract is built with. [`module_abi`]'s types carry its types
+/// (`RStr`, `RResult`, prefix types, the library header), so the host (`vx-core`) and modules
+/// written against the ABI by hand (`plugins/vx-sample`) name them through this re-export and get
+/// the very version the contract was built with; the macros' output names it too. Modules written
+/// with the macros never need it.
 pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
@@ -29,5 +34,5 @@ pub use tile::{
     BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc,
     TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
 };
-pub use unwind::panic_message;
+pub use unwind::{expect_panics, panic_message};
 pub use vx_macros::{target_kernel, tiling_kernel, user_kernel, vx_module};

@@ -340,6 +340,7 @@ mod tests {
 
     #[test]
     fn a_panicking_item_on_the_caller_still_waits_for_the_helpers() {
+        vx_plugin_abi::expect_panics("caller's item fails");
         let crew = Crew::new(2, |i| format!("crew-panic-{i}")).unwrap();
         let inside = AtomicUsize::new(0);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -380,6 +380,7 @@ mod tests {
 
     #[test]
     fn a_job_from_the_target_itself_runs_inline_and_a_panic_reaches_the_caller() {
+        vx_plugin_abi::expect_panics("boom");
         let ex = Executor::start(TargetConfig::new("t"), 0).unwrap();
         let inner = ex.run_sync(|| ex.run_sync(|| 7).unwrap()).unwrap();
         assert_eq!(inner, 7);
