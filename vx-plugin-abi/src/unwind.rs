@@ -24,7 +24,7 @@ pub fn expect_panics(fragment: &'static str) {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let message = info.payload_as_str().unwrap_or("");
+            let message = panic_message(info.payload());
             let expected = EXPECTED.lock().unwrap_or_else(|p| p.into_inner());
             if !expected.iter().any(|f| message.contains(f)) {
                 drop(expected);
