@@ -5,7 +5,8 @@
 //! When the crate being compiled is the library target of a package whose `[lib] crate-type` has
 //! `cdylib` (read from `CARGO_MANIFEST_DIR/Cargo.toml`), its module tree is read from the library's
 //! root file through `mod name;` declarations (`name.rs`, `name/mod.rs`, `#[path]`) and searched
-//! for a `vx_module!` invocation (or a hand-written `#[export_root_module]`). Without one, the
+//! for a `vx_module!` invocation (or a `macro_rules!` of the crate that names it, or a hand-written
+//! `#[export_root_module]`); an `include!` of generated code makes the search inconclusive. Without one, the
 //! crate's first kernel in source order — one error per crate, not one per kernel — reports it.
 //! The finding is cached per process, refreshed when a file's size or modification time changes.
 //!
@@ -60,6 +61,15 @@ pub(crate) fn check(cx: &Ctxt, f: &syn::ItemFn) {
     }
 }
 
+/// True when `tokens` (a macro's body) name `vx_module` anywhere.
+fn mentions_vx_module(tokens: proc_macro2::TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "vx_module",
+        proc_macro2::TokenTree::Group(g) => mentions_vx_module(g.stream()),
+        _ => false,
+    })
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
@@ -81,17 +91,17 @@ fn cdylib_being_compiled() -> Option<Lib> {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
     let lib = lib_table(&manifest);
     let value = |key: &str| lib.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    if !value("crate-type").is_some_and(|t| t.contains("\"cdylib\"")) {
+    if !value("crate-type").is_some_and(|t| t.contains("\"cdylib\"") || t.contains("'cdylib'")) {
         return None;
     }
     let name = match value("name") {
-        Some(n) => n.trim_matches('"').to_string(),
+        Some(n) => n.trim_matches(['"', '\'']).to_string(),
         None => std::env::var("CARGO_PKG_NAME").ok()?.replace('-', "_"),
     };
     if name != crate_name {
         return None; // an example, a test or a binary of the package
     }
-    let root_shown = value("path").map_or("src/lib.rs".to_string(), |p| p.trim_matches('"').to_string());
+    let root_shown = value("path").map_or("src/lib.rs".to_string(), |p| p.trim_matches(['"', '\'']).to_string());
     Some(Lib { name, root: dir.join(&root_shown), root_shown })
 }
 
@@ -168,8 +178,14 @@ impl Tree {
 
 impl<'ast> Visit<'ast> for Tree {
     fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
-        if m.mac.path.segments.last().is_some_and(|s| s.ident == "vx_module") {
-            self.entry = true;
+        let Some(name) = m.mac.path.segments.last().map(|s| s.ident.to_string()) else { return };
+        match name.as_str() {
+            "vx_module" => self.entry = true,
+            // A macro of the crate's own that wraps `vx_module!` (its body names it).
+            "macro_rules" if mentions_vx_module(m.mac.tokens.clone()) => self.entry = true,
+            // Code this walk cannot see (generated files): it may hold the entry point.
+            "include" => self.complete = false,
+            _ => {}
         }
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -210,5 +226,44 @@ impl<'ast> Visit<'ast> for Tree {
                 self.read(file, dir);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lib_table_is_read_with_arrays_over_lines_comments_and_either_quote() {
+        let manifest = r#"
+[package]
+name = "x"
+crate-type = ["rlib"]   # not the lib table
+
+[lib]
+name = 'my_kernels'
+crate-type = [
+    "rlib",   # both
+    "cdylib",
+]
+path = "src/kernels.rs"
+
+[dependencies]
+path = "nope"
+"#;
+        let lib = lib_table(manifest);
+        let get = |k: &str| lib.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        assert_eq!(get("name").as_deref(), Some("'my_kernels'"));
+        assert!(get("crate-type").is_some_and(|t| t.contains("\"cdylib\"") && t.contains("\"rlib\"")));
+        assert_eq!(get("path").as_deref(), Some("\"src/kernels.rs\""));
+        assert_eq!(lib.len(), 3, "{lib:?}");
+    }
+
+    #[test]
+    fn a_macro_that_wraps_vx_module_counts_as_the_entry() {
+        let body: proc_macro2::TokenStream = "() => { ::vx_plugin_abi::vx_module!(name = \"m\"); }".parse().unwrap();
+        assert!(mentions_vx_module(body));
+        let other: proc_macro2::TokenStream = "() => { fn vx_module_root() {} }".parse().unwrap();
+        assert!(!mentions_vx_module(other));
     }
 }
