@@ -2,13 +2,14 @@
 //! ([`ctxt`]), the signature model with its classification ([`ast`]) and the expansion pieces built
 //! from it ([`expand`]: parameter bindings, the signature constant, `add_parameter` calls, name and
 //! enumeration), where the function sits in its file ([`placement`]), whether a cdylib crate
-//! has its `vx_module!` ([`module_entry`]), and the entry-point wrapper with its fallback ([`run`]).
+//! has its `vx_module!` ([`module_entry`]), both over the source-file helpers of `source`, and the entry-point wrapper with its fallback ([`run`]).
 
 pub(crate) mod ast;
 pub(crate) mod ctxt;
 pub(crate) mod expand;
 pub(crate) mod module_entry;
 pub(crate) mod placement;
+mod source;
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -15,14 +15,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use syn::visit::Visit;
 
 use super::ctxt::Ctxt;
-
-/// A file's size and modification time (`None`: unreadable).
-type Stamp = Option<(u64, Option<SystemTime>)>;
+use super::source::{Stamp, has_kernel_attr, parse, stamp};
 
 /// The files read for a crate (with their size and modification time), and its first kernel
 /// (file, function name) when the crate has no entry point.
@@ -72,10 +69,6 @@ fn mentions_vx_module(tokens: proc_macro2::TokenStream) -> bool {
 
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-}
-
-fn stamp(p: &Path) -> Stamp {
-    std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()))
 }
 
 struct Lib {
@@ -165,7 +158,7 @@ impl Tree {
             return;
         }
         self.files.push(file.clone());
-        let Some(parsed) = std::fs::read_to_string(&file).ok().and_then(|t| syn::parse_file(&t).ok()) else {
+        let Some(parsed) = parse(&file) else {
             self.complete = false;
             return;
         };
@@ -189,11 +182,10 @@ impl<'ast> Visit<'ast> for Tree {
         }
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        let has = |name: &str| f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == name));
-        if has("export_root_module") {
+        if f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "export_root_module")) {
             self.entry = true;
         }
-        if self.first_kernel.is_none() && ["tiling_kernel", "user_kernel", "target_kernel"].iter().any(|k| has(k)) {
+        if self.first_kernel.is_none() && has_kernel_attr(&f.attrs) {
             self.first_kernel = Some((self.file.clone(), f.sig.ident.to_string()));
         }
         syn::visit::visit_item_fn(self, f);

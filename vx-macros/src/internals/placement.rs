@@ -13,11 +13,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use syn::visit::Visit;
 
 use super::ctxt::Ctxt;
+use super::source::{Stamp, has_kernel_attr, parse, stamp};
 
 /// Where a function with a kernel attribute was found.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,7 +30,7 @@ enum Place {
 /// Per function name: where functions of that name with a kernel attribute are.
 type Found = HashMap<String, Vec<Place>>;
 
-type Cache = HashMap<PathBuf, (u64, Option<SystemTime>, Arc<Found>)>;
+type Cache = HashMap<PathBuf, (Stamp, Arc<Found>)>;
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
@@ -57,30 +57,20 @@ fn kernels_in_file_of(ident: &syn::Ident) -> Option<Arc<Found>> {
         return None;
     }
     let path = ident.span().unwrap().local_file()?;
-    let meta = std::fs::metadata(&path).ok()?;
-    let stamp = (meta.len(), meta.modified().ok());
+    let stamp = stamp(&path);
     let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);
-    if let Some((len, modified, found)) = cache.get(&path)
-        && (*len, *modified) == stamp
+    if let Some((cached, found)) = cache.get(&path)
+        && *cached == stamp
     {
         return Some(found.clone());
     }
-    let file = syn::parse_file(&std::fs::read_to_string(&path).ok()?).ok()?;
+    let file = parse(&path)?;
     let mut walk = Walk { place: Place::Free, found: HashMap::new() };
     walk.visit_file(&file);
     let found = Arc::new(walk.found);
-    cache.insert(path, (stamp.0, stamp.1, found.clone()));
+    cache.insert(path, (stamp, found.clone()));
     Some(found)
-}
-
-fn is_kernel_attr(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path()
-            .segments
-            .last()
-            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "tiling_kernel" | "user_kernel" | "target_kernel"))
-    })
 }
 
 struct Walk {
@@ -91,7 +81,7 @@ struct Walk {
 
 impl Walk {
     fn record(&mut self, attrs: &[syn::Attribute], ident: &syn::Ident) {
-        if is_kernel_attr(attrs) {
+        if has_kernel_attr(attrs) {
             self.found.entry(ident.to_string()).or_default().push(self.place);
         }
     }
