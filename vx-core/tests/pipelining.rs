@@ -473,3 +473,86 @@ fn while_frames_stream_graph_calls_are_refused_not_blocked_and_commands_still_ar
     assert_eq!(g.state().unwrap(), GraphState::Completed);
     assert_eq!(n.perf().unwrap().num, 4);
 }
+
+/// Issue 26's reproduction: the memory plan must follow the order the pipeline coordinator runs a
+/// frame's nodes in (dataflow), not schedule levels. `n1` (on a target) reads `img1` slowly while
+/// `n2 → n3 → n4` run on the host; a plan by levels lets `img4` (levels 3–4) take `img1`'s bytes
+/// (levels 0–1), and half of `img2` came out wrong in every frame.
+#[test]
+fn a_slow_reader_of_a_virtual_image_keeps_its_bytes_while_later_levels_run_by_dataflow() {
+    const W: u32 = 64;
+    const H: u32 = 16;
+    let ctx = Context::builder().threads(1).target(TargetConfig::new("t0")).build().unwrap();
+    let add = |k: u8| {
+        kernel(&ctx, &format!("repro.add{k}"), move |b| {
+            b.process(move |p| {
+                let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+                for y in 0..i.height() {
+                    for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                        *o = i.wrapping_add(k);
+                    }
+                }
+                Ok(())
+            })
+        })
+    };
+    let slow_copy = kernel(&ctx, "repro.slow_copy", |b| {
+        b.process(|p| {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..i.height() {
+                if y == i.height() / 2 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                o.row_mut(y).copy_from_slice(i.row(y));
+            }
+            Ok(())
+        })
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let real = || Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
+    let virt = || Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let (img0, img2, img5) = (real(), real(), real());
+    let (img1, img3, img4) = (virt(), virt(), virt());
+    let n0 = g.add_node(&add(1), [&img0, &img1]).unwrap();
+    let n1 = g.add_node(&slow_copy, [&img1, &img2]).unwrap();
+    n1.set_target("t0").unwrap();
+    g.add_node(&add(2), [&img1, &img3]).unwrap();
+    g.add_node(&add(3), [&img3, &img4]).unwrap();
+    let n4 = g.add_node(&add(4), [&img4, &img5]).unwrap();
+    let p_in = g.add_parameter(&n0, 0).unwrap();
+    let p_copy = g.add_parameter(&n1, 1).unwrap();
+    let p_out = g.add_parameter(&n4, 1).unwrap();
+    g.set_schedule_config(
+        ScheduleConfig::queue_auto()
+            .depth(1)
+            .queue(p_in, [img0.clone()])
+            .queue(p_copy, [img2.clone()])
+            .queue(p_out, [img5.clone()]),
+    )
+    .unwrap();
+    for f in 0..3u8 {
+        let px: Vec<u8> = (0..W * H).map(|i| (i as u8).wrapping_mul(7).wrapping_add(f * 31)).collect();
+        img0.copy_from(Rect::full(W, H), 0, &px).unwrap();
+        for (p, r) in [(p_in, &img0), (p_copy, &img2), (p_out, &img5)] {
+            g.enqueue(p, r).unwrap();
+        }
+        for p in [p_out, p_copy, p_in] {
+            g.dequeue(p).unwrap().result.unwrap();
+        }
+        let wrong = |img: &Image, k: u8| {
+            img.to_vec::<u8>().unwrap().iter().zip(&px).filter(|(o, i)| **o != i.wrapping_add(k)).count()
+        };
+        assert_eq!(wrong(&img2, 1), 0, "frame {f}: pixels of img2 overwritten while n1 read img1");
+        assert_eq!(wrong(&img5, 10), 0, "frame {f}: img5");
+    }
+    g.wait().unwrap();
+    // Nothing orders n1 (a reader of img1) against n3 or n4: img1 shares bytes with neither img3
+    // nor img4.
+    let plan = g.memory_plan().unwrap();
+    let offset = |name: &str| plan.buffers.iter().find(|b| b.objects.iter().any(|o| o == name)).map(|b| b.offset);
+    let bytes = (W * H) as usize;
+    for other in [&img3, &img4] {
+        let (a, b) = (offset(&img1.name()).unwrap(), offset(&other.name()).unwrap());
+        assert!(a + bytes <= b || b + bytes <= a, "img1 and {} overlap in {plan:?}", other.name());
+    }
+}

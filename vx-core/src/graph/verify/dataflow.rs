@@ -100,6 +100,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for &n in &order {
         v.schedule[level[n].expect("ordered")].push(n);
     }
+    v.producers = preds;
     Ok(())
 }
 

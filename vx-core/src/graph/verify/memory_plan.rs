@@ -8,9 +8,16 @@
 //!   their own buffers; so does a virtual image that buffer aliasing bound to a non-virtual one (its
 //!   pixels *are* the application's image). An aliased chain of virtual images is one buffer — the
 //!   aliasing passes already bound it to one storage, and the plan groups by that storage.
-//! - **Lifetime** of a buffer: from the first level of the schedule in which a node uses it to the
-//!   last, inclusive. Nodes of one level may run at the same time, so two buffers used in one level
-//!   never share bytes, even if one node only reads the first and another only writes the second.
+//! - **When two buffers may share bytes**: only when every use of one is over before any use of
+//!   the other starts, in the order the graph's executor enforces (`run_order.rs`; design note 11:
+//!   a plan serves an executor). A sequential graph runs level by level, so buffers whose *levels*
+//!   (first to last level of the schedule in which a node uses them) do not overlap may share; two
+//!   buffers used in one level never do, even if one node only reads the first and another only
+//!   writes the second. A pipelined graph runs a frame's nodes by dataflow, so every user of one
+//!   buffer must reach every writer of the other along dataflow edges: a slow reader on a target
+//!   keeps its input's bytes while later levels run beside it. (Frames in flight never share: each
+//!   frame slot has an arena of its own, `frames.rs`.) Debug builds check every placement against
+//!   that order by brute force (`check_plan`), independently of the placement and its tables.
 //! - **Kept out**: an image whose size is not known (the `buffers` pass reports it). User kernels
 //!   have no bidirectional parameters, so no virtual image's contents must outlive a frame: every
 //!   virtual image is written by a node before any node of the same frame reads it (`dataflow`).
@@ -30,8 +37,10 @@ use std::sync::Arc;
 
 use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
 use crate::data::image::Image;
-use crate::error::Result;
+use crate::data::types::Direction;
+use crate::error::{Error, ErrorKind, Result};
 use crate::graph::verify::Verification;
+use crate::graph::verify::run_order::RunOrder;
 use crate::graph::{Graph, GraphBody};
 
 /// One buffer of a graph's memory plan.
@@ -43,7 +52,8 @@ pub struct PlannedBuffer {
     pub offset: usize,
     /// Its size in bytes.
     pub bytes: usize,
-    /// The first and the last level of the schedule in which a node uses it.
+    /// The first and the last level of the schedule in which a node uses it (a sequential graph's
+    /// lifetime; a pipelined graph's buffers share by dataflow order, see the module docs).
     pub levels: (usize, usize),
 }
 
@@ -76,6 +86,18 @@ struct Group {
     levels: (usize, usize),
     bytes: usize,
     excluded: Option<&'static str>,
+    /// The nodes using one of its images, and those writing one (node indices, each once).
+    accessors: Vec<usize>,
+    writers: Vec<usize>,
+}
+
+impl Group {
+    /// May `self` and `other` share bytes: is every use of one over before any use of the other
+    /// starts, in the order the executor enforces?
+    fn ordered_with(&self, other: &Group, order: &RunOrder) -> bool {
+        order.before(&self.accessors, &other.accessors, &other.writers)
+            || order.before(&other.accessors, &self.accessors, &self.writers)
+    }
 }
 
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
@@ -92,7 +114,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for (level, nodes) in v.schedule.iter().enumerate() {
         for &n in nodes {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
-            for r in &s.params {
+            for (p, r) in s.params.iter().enumerate() {
                 let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
                 // Parts of pyramids and object arrays keep their own memory, like real images.
                 if !img.is_standalone_virtual() {
@@ -101,7 +123,14 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                 }
                 let key = img.effective_storage_key();
                 let g = *by_storage.entry(key).or_insert_with(|| {
-                    groups.push(Group { images: Vec::new(), levels: (level, level), bytes: 0, excluded: None });
+                    groups.push(Group {
+                        images: Vec::new(),
+                        levels: (level, level),
+                        bytes: 0,
+                        excluded: None,
+                        accessors: Vec::new(),
+                        writers: Vec::new(),
+                    });
                     groups.len() - 1
                 });
                 let g = &mut groups[g];
@@ -109,6 +138,12 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     g.images.push(img.clone());
                 }
                 g.levels.1 = level;
+                if g.accessors.last() != Some(&n) {
+                    g.accessors.push(n);
+                }
+                if s.spec(p).direction == Direction::Output && !g.writers.contains(&n) {
+                    g.writers.push(n);
+                }
             }
         }
     }
@@ -125,16 +160,25 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
     }
 
+    // The order the executor of this graph enforces (`run_order.rs`): two buffers share bytes
+    // only when every use of one is over before any use of the other starts.
+    let pipelined = body.pipeline.is_some();
+    let run_order = if pipelined {
+        let heads: Vec<usize> = groups.iter().flat_map(|g| g.writers.iter().copied()).collect();
+        RunOrder::dataflow(&v.schedule, &v.producers, &heads)
+    } else {
+        RunOrder::levels(&v.schedule, body.nodes.len())
+    };
+
     // Greedy by size.
     let mut order: Vec<usize> = (0..groups.len()).filter(|&g| groups[g].excluded.is_none()).collect();
     order.sort_by_key(|&g| (std::cmp::Reverse(groups[g].bytes), groups[g].levels.0, g));
     let mut offsets: Vec<Option<usize>> = vec![None; groups.len()];
-    let overlaps = |a: (usize, usize), b: (usize, usize)| a.0 <= b.1 && b.0 <= a.1;
     for &g in &order {
         let mut taken: Vec<(usize, usize)> = order
             .iter()
             .filter_map(|&o| offsets[o].map(|off| (o, off)))
-            .filter(|&(o, _)| overlaps(groups[o].levels, groups[g].levels))
+            .filter(|&(o, _)| !groups[o].ordered_with(&groups[g], &run_order))
             .map(|(o, off)| (off, off + groups[o].bytes))
             .collect();
         taken.sort_unstable();
@@ -147,7 +191,12 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
         offsets[g] = Some(at);
     }
+    if cfg!(debug_assertions) {
+        check_plan(v, &groups, &offsets, pipelined).map_err(|e| e.in_graph(&v.gname))?;
+    }
     let arena_bytes = order.iter().map(|&g| offsets[g].unwrap_or(0) + groups[g].bytes).max().unwrap_or(0);
+    // Buffers used in one level are in use at once under either order: a lower bound for both.
+    let overlaps = |a: (usize, usize), b: (usize, usize)| a.0 <= b.1 && b.0 <= a.1;
     let lower_bound_bytes = (0..v.schedule.len())
         .map(|l| order.iter().filter(|&&g| overlaps(groups[g].levels, (l, l))).map(|&g| groups[g].bytes).sum())
         .max()
@@ -200,6 +249,51 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         "memory planned"
     );
     body.memory = PlanState { plan, arena, placed };
+    Ok(())
+}
+
+/// The plan checked against the executor's order by brute force, independently of the placement
+/// and of [`RunOrder`]'s tables (debug builds and tests): any two placed buffers whose bytes overlap
+/// must have every use of one ordered before every use of the other — by level for a sequential
+/// graph, by a dataflow path (depth-first search) for a pipelined one.
+fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>], pipelined: bool) -> Result<()> {
+    let mut level = vec![usize::MAX; v.producers.len()];
+    for (l, nodes) in v.schedule.iter().enumerate() {
+        nodes.iter().for_each(|&n| level[n] = l);
+    }
+    let path = |a: usize, b: usize| {
+        let mut stack = vec![b];
+        let mut seen = vec![false; v.producers.len()];
+        while let Some(x) = stack.pop() {
+            for &p in &v.producers[x] {
+                if p == a {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[p], true) {
+                    stack.push(p);
+                }
+            }
+        }
+        false
+    };
+    let runs_before = |a: usize, b: usize| if pipelined { path(a, b) } else { level[a] < level[b] };
+    let all_before = |x: &Group, y: &Group| x.accessors.iter().all(|&a| y.accessors.iter().all(|&b| runs_before(a, b)));
+    let placed: Vec<(usize, usize)> = offsets.iter().enumerate().filter_map(|(g, o)| o.map(|o| (g, o))).collect();
+    for (i, &(a, oa)) in placed.iter().enumerate() {
+        for &(b, ob) in &placed[i + 1..] {
+            let bytes_overlap = oa < ob + groups[b].bytes && ob < oa + groups[a].bytes;
+            if bytes_overlap && !all_before(&groups[a], &groups[b]) && !all_before(&groups[b], &groups[a]) {
+                return Err(Error::new(
+                    ErrorKind::Failure,
+                    format!(
+                        "memory plan check: '{}' and '{}' share bytes but may be in use at once",
+                        groups[a].images[0].name(),
+                        groups[b].images[0].name()
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -338,6 +432,45 @@ mod tests {
         assert_eq!(plan.buffers[0].levels, (0, 2));
         assert_eq!(plan.excluded, [(v2.name(), "aliasing placed it in a non-virtual image")]);
         assert_eq!(v2.effective_storage_key(), out.storage_key());
+    }
+
+    /// `a → n0 → v0`, `v0 → n1 → out` (a side reader), `v0 → n2 → v1 → n3 → v2 → n4 → out2`.
+    fn side_reader(ctx: &Context, g: &Graph, k: &Kernel) -> (crate::Node, [Image; 3]) {
+        let (v0, v1, v2) = (virt(g), virt(g), virt(g));
+        let n0 = g.add_node(k, [&image(ctx), &v0]).unwrap();
+        g.add_node(k, [&v0, &image(ctx)]).unwrap();
+        g.add_node(k, [&v0, &v1]).unwrap();
+        g.add_node(k, [&v1, &v2]).unwrap();
+        g.add_node(k, [&v2, &image(ctx)]).unwrap();
+        (n0, [v0, v1, v2])
+    }
+
+    #[test]
+    fn a_sequential_plan_shares_by_level_and_a_pipelined_one_only_along_dataflow_paths() {
+        let (ctx, k) = copy_kernel();
+        // Sequential: v0 is used in levels 0–1 and v2 in 2–3, so they share.
+        let g = Graph::new(&ctx).unwrap();
+        let (_, [v0, v1, v2]) = side_reader(&ctx, &g, &k);
+        run_until(&g, "memory plan").unwrap();
+        assert_eq!(v0.placement(), v2.placement());
+        assert_ne!(v0.placement(), v1.placement());
+        assert_eq!(g.memory_plan().unwrap().arena_bytes, 2 * FRAME);
+        // Pipelined: nothing orders the side reader against n3 (which writes v2): three buffers.
+        let g = Graph::new(&ctx).unwrap();
+        let (n0, [v0, v1, v2]) = side_reader(&ctx, &g, &k);
+        let p = g.add_parameter(&n0, 0).unwrap();
+        let input = n0.parameter(0).unwrap().unwrap();
+        g.set_schedule_config(crate::ScheduleConfig::queue_auto().queue(p, [input])).unwrap();
+        run_until(&g, "memory plan").unwrap();
+        let offsets: Vec<_> = [&v0, &v1, &v2].iter().map(|i| i.placement().unwrap().1).collect();
+        assert_eq!(offsets, [0, FRAME, 2 * FRAME]);
+        assert_eq!(g.memory_plan().unwrap().arena_bytes, 3 * FRAME);
+        // A longer chain behind the same graph still shares along the path: v3 after v1.
+        let v3 = virt(&g);
+        g.add_node(&k, [&v2, &v3]).unwrap();
+        g.add_node(&k, [&v3, &image(&ctx)]).unwrap();
+        run_until(&g, "memory plan").unwrap();
+        assert_eq!(v3.placement(), v1.placement(), "v1's users (n2, n3) both reach the writer of v3");
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod memory_plan;
 mod meta;
 mod nodes;
 mod params;
+mod run_order;
 mod scratch;
 mod valid_regions;
 
@@ -104,6 +105,8 @@ pub(super) struct Verification<'g> {
     pub(super) writers: Vec<(usize, usize, Reference)>,
     /// Node indices by level: every node's producers are in earlier levels — from `dataflow`.
     pub(super) schedule: Vec<Vec<usize>>,
+    /// Per node index, the nodes it reads from in a frame (the dataflow edges into it) — from `dataflow`.
+    pub(super) producers: Vec<Vec<usize>>,
     /// Objects whose meta data changed in this verification (their readers are re-verified).
     pub(super) changed: Vec<Reference>,
     /// The topology verdict on every alias hint, by node index — from `alias candidates`.
@@ -157,6 +160,7 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
         live: body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect(),
         writers: Vec::new(),
         schedule: Vec::new(),
+        producers: Vec::new(),
         changed: Vec::new(),
         alias_topology: Default::default(),
     };
