@@ -453,3 +453,101 @@ fn panicking_module_versions_under_rust_backtrace() {
     assert!(text.contains("1 passed"), "the child ran its test:\n{text}");
     assert!(!text.contains("stack backtrace"), "the module's std captured no backtrace:\n{text}");
 }
+
+/// Issue 26 (2): `wait` is quiescent. Pipelined schedule → wait → drop cycles (queue auto and
+/// manual, depth 1–3, a host node and a target node): right after `wait` every object's reference
+/// count is what it was before the frames ran (the application's handles and the graph's own),
+/// and dropping the graph right after leaves only the application's; every few cycles the context
+/// goes too, and the data-object count is back to zero. Full: 10,000 cycles (release).
+#[test]
+fn pipelined_wait_is_quiescent_and_dropping_after_it_releases_everything() {
+    let _serial = serial();
+    let cycles = if full() && release() { 10_000 } else { 300 };
+    let copy = |p: &mut ProcessContext<'_>| -> Result<()> {
+        let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+        for y in 0..i.height() {
+            for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                *o = i.wrapping_add(1);
+            }
+        }
+        Ok(())
+    };
+    let make_kernel = |ctx: &Context| {
+        let k = ctx
+            .user_kernel("stress.add1", ctx.allocate_user_kernel_id().unwrap(), 2)
+            .validate(|v, metas| {
+                let i = v.expect_image_format(0, ImageFormat::U8)?;
+                metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+                Ok(())
+            })
+            .process(copy)
+            .add()
+            .unwrap();
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+        k.finalize().unwrap();
+        k
+    };
+    let new_ctx = || Context::builder().threads(2).target(TargetConfig::new("t0")).build().unwrap();
+    let (mut ctx, mut failures) = (new_ctx(), 0usize);
+    let mut k = make_kernel(&ctx);
+    for c in 0..cycles {
+        let depth = 1 + c % 3;
+        let manual = c % 2 == 1;
+        let g = Graph::new(&ctx).unwrap();
+        let refs: Vec<Reference> =
+            (0..4).map(|_| Reference::from(Image::new(&ctx, 32, 4, ImageFormat::U8).unwrap())).collect();
+        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        let n0 = g.add_node(&k, [&refs[0], &Reference::from(v.clone())]).unwrap();
+        let n1 = g.add_node(&k, [&Reference::from(v), &refs[2]]).unwrap();
+        n1.set_target("t0").unwrap();
+        let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n1, 1).unwrap());
+        let config = if manual { ScheduleConfig::queue_manual() } else { ScheduleConfig::queue_auto() };
+        g.set_schedule_config(
+            config
+                .depth(depth)
+                .queue(p_in, [refs[0].clone(), refs[1].clone()])
+                .queue(p_out, [refs[2].clone(), refs[3].clone()]),
+        )
+        .unwrap();
+        g.verify().unwrap();
+        let before: Vec<usize> = refs.iter().map(Reference::reference_count).collect();
+        for f in 0..2 {
+            g.enqueue(p_in, refs[f].clone()).unwrap();
+            g.enqueue(p_out, refs[2 + f].clone()).unwrap();
+        }
+        if manual {
+            g.schedule().unwrap();
+        }
+        for _ in 0..2 {
+            g.dequeue(p_in).unwrap().result.unwrap();
+            g.dequeue(p_out).unwrap().result.unwrap();
+        }
+        g.wait().unwrap();
+        let after: Vec<usize> = refs.iter().map(Reference::reference_count).collect();
+        if after != before {
+            failures += 1;
+            eprintln!("cycle {c} (depth {depth}, manual {manual}): counts after wait {after:?}, before {before:?}");
+        }
+        drop(g);
+        let dropped: Vec<usize> = refs.iter().map(Reference::reference_count).collect();
+        if dropped != [1, 1, 1, 1] {
+            failures += 1;
+            eprintln!("cycle {c}: counts after dropping the graph {dropped:?}");
+        }
+        drop(refs);
+        if c % 50 == 49 {
+            let objects = ctx.usage(ResourceKind::DataObjects).current;
+            let graphs = ctx.usage(ResourceKind::Graphs).current;
+            if (objects, graphs) != (0, 0) {
+                failures += 1;
+                eprintln!("cycle {c}: {objects} data objects and {graphs} graphs left");
+            }
+            drop(k);
+            drop(std::mem::replace(&mut ctx, new_ctx()));
+            k = make_kernel(&ctx);
+        }
+    }
+    println!("pipelined schedule → wait → drop: {cycles} cycles, {failures} failures");
+    assert_eq!(failures, 0);
+}

@@ -306,6 +306,14 @@ impl Reference {
         }
     }
 
+    /// `VX_REFERENCE_COUNT`: how many handles to the object exist now — the application's and those
+    /// the runtime holds (a graph's nodes and parameters, a schedule config's queues, a container).
+    /// A graph releases its own when dropped; after [`Graph::wait`](crate::Graph::wait) no thread of
+    /// the runtime holds one that the graph did not hold before the frames ran.
+    pub fn reference_count(&self) -> usize {
+        each_object!(self, x => Arc::strong_count(&x.obj))
+    }
+
     /// True when both refer to the same object.
     pub fn same_object(&self, other: &Reference) -> bool {
         self.header().id == other.header().id

@@ -38,33 +38,40 @@ pub(super) fn main(graph: Weak<GraphInner>, queues: Arc<Queues>) {
             }
         }
         let Some(g) = graph.upgrade() else { return };
-        bursts(&g, &queues, &mut book);
-        // The last handle may be this one: then the graph is released here.
+        let outcome = bursts(&g, &queues, &mut book);
+        // Quiescence: the graph's lock and this thread's handle go *before* the application hears
+        // that the pipeline is idle, so that when `wait` (or a `dequeue` that found nothing in
+        // flight) returns, no thread of the runtime holds anything of the graph. The last handle
+        // may be this one: then the graph is released here.
         drop(g);
+        let mut st = queues.lock();
+        if let Err(e) = outcome {
+            fail_admissible(&mut st, &e);
+        }
+        queues.set_bursting(&mut st, false);
+        queues.changed.notify_all();
     }
 }
 
 /// Bursts until the pipeline is idle: a module reload ends one burst (after its frames drained)
-/// and the next starts rebound.
-fn bursts(g: &GraphInner, queues: &Queues, book: &mut Bookkeeping) {
-    let mut body = match g.lock_for_pipeline() {
-        Ok(b) => b,
-        Err(e) => return fail_admissible(queues, &e),
-    };
+/// and the next starts rebound. An error means the graph could not run: the caller fails every
+/// frame that could start (after releasing the graph).
+fn bursts(g: &GraphInner, queues: &Queues, book: &mut Bookkeeping) -> Result<()> {
+    let mut body = g.lock_for_pipeline()?;
     loop {
         if let Err(e) = prepare(g, &mut body) {
             body.state = GraphState::Abandoned;
-            return fail_admissible(queues, &e);
+            return Err(e);
         }
         match burst(g, &body, queues, book) {
             Outcome::Idle(state) => {
                 body.state = state;
-                return;
+                return Ok(());
             }
             Outcome::Rebind => continue,
             Outcome::Failed(e) => {
                 body.state = GraphState::Abandoned;
-                return fail_admissible(queues, &e);
+                return Err(e);
             }
         }
     }
@@ -80,10 +87,8 @@ fn prepare(g: &GraphInner, body: &mut GraphBody) -> Result<()> {
     Ok(())
 }
 
-/// The graph could not run: every frame that could start is delivered failed with `e`, and the
-/// burst ends.
-fn fail_admissible(queues: &Queues, e: &Error) {
-    let mut st = queues.lock();
+/// The graph could not run: every frame that could start is delivered failed with `e`.
+fn fail_admissible(st: &mut QueueState, e: &Error) {
     while st.admissible() {
         let frame = st.next_frame;
         st.next_frame += 1;
@@ -97,8 +102,6 @@ fn fail_admissible(queues: &Queues, e: &Error) {
         }
     }
     st.first_error.get_or_insert_with(|| e.clone());
-    queues.set_bursting(&mut st, false);
-    queues.changed.notify_all();
 }
 
 enum Outcome {
@@ -207,8 +210,8 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 outstanding -= 1;
                 node_done(&mut slots[s], &mut nodes[n], n, error, frames);
             }
-            for slot in slots.iter_mut().filter(|s| s.busy && s.done == order.len()) {
-                last_state = deliver(&mut st, slot, queues);
+            for (s, slot) in slots.iter_mut().enumerate().filter(|(_, s)| s.busy && s.done == order.len()) {
+                last_state = deliver(&mut st, slot, s, body, queues);
                 progressed = true;
             }
             draining = draining || body.kernel_replaced();
@@ -251,8 +254,8 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 if draining {
                     return Outcome::Rebind;
                 }
-                queues.set_bursting(&mut st, false);
-                queues.changed.notify_all();
+                // Still `bursting`: the coordinator's main loop announces the idle pipeline once
+                // it let go of the graph.
                 return Outcome::Idle(last_state);
             }
             st = queues.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -319,13 +322,20 @@ fn node_done(
 }
 
 /// A finished frame's references to the done queues.
-fn deliver(st: &mut QueueState, slot: &mut SlotRun, queues: &Queues) -> GraphState {
+fn deliver(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody, queues: &Queues) -> GraphState {
     let config = Arc::clone(st.config.as_ref().expect("queued"));
     let result = slot.error.take().map_or(Ok(()), Err);
     for (q, &i) in slot.refs.iter().enumerate() {
         let reference = config.queues[q].refs[i].clone();
         st.done[q].push_back(Dequeued { reference, frame: slot.frame, result: result.clone() });
     }
+    // The slot's table gives the frame's references back (its sites hold the graph parameters'
+    // own objects again, as after verification): a delivered frame leaves no handle behind.
+    let mut table = crate::support::sync::write(&body.frames.slots[s].params);
+    for (n, p) in body.frames.sites.iter().flatten().copied() {
+        table[n][p].clone_from(&body.nodes[n].as_ref().expect("scheduled nodes are live").params[p]);
+    }
+    drop(table);
     slot.busy = false;
     st.in_flight -= 1;
     queues.changed.notify_all();
