@@ -483,8 +483,17 @@ impl Graph {
     {
         let g = &self.inner;
         let mut body = g.lock()?;
-        // A handle from before a module reload stands for the kernel's newest version.
-        let latest = kernel.inner.latest();
+        // A handle from before a module reload stands for the kernel's newest version. Resolved
+        // under the read side of the kernel table's swap lock: a reload marks the old version
+        // removed and links its successor under the write side, so a kernel whose module stays
+        // loaded always resolves (to the old or the new version), never to "removed".
+        let latest = {
+            let _swap = kernel.table.rebinding();
+            let latest = kernel.inner.latest();
+            let removed = latest.removed.load(std::sync::atomic::Ordering::Acquire);
+            (latest, removed)
+        };
+        let (latest, removed) = latest;
         let k = &latest;
         let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
         if !g.ctx.same(&kernel.table.shared) {
@@ -493,7 +502,7 @@ impl Graph {
         let Some(fin) = k.final_() else {
             return Err(ctxt(Error::new(ErrorKind::InvalidReference, "the kernel is not finalized")));
         };
-        if k.removed.load(std::sync::atomic::Ordering::Acquire) {
+        if removed {
             return Err(ctxt(Error::new(
                 ErrorKind::InvalidReference,
                 "the kernel was removed (its module was unloaded, or the kernel removed)",

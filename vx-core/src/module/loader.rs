@@ -361,8 +361,10 @@ impl Modules {
             for new in &new_kernels {
                 match old.kernels.iter().find(|o| o.name == new.name) {
                     Some(o) => {
-                        registry.replace(o, Arc::clone(new));
+                        // The successor is linked before the old version is marked removed
+                        // (Release/Acquire): whoever sees it removed finds its successor.
                         o.replace_with(new);
+                        registry.replace(o, Arc::clone(new));
                     }
                     None => registry.insert(Arc::clone(new)),
                 }
