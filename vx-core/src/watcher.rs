@@ -109,7 +109,7 @@ fn watch_loop(
 ) {
     let mut pending: HashMap<String, Pending> = HashMap::new();
     loop {
-        match rx.recv_timeout(options.debounce / 4) {
+        match rx.recv_timeout((options.debounce / 4).max(Duration::from_millis(1))) {
             Ok(Ok(event)) => {
                 if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
                     for p in &event.paths {

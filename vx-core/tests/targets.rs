@@ -251,6 +251,38 @@ fn control_is_refused_before_verify_and_after_release() {
     assert_eq!(n.send_command(1, &[], LONG).unwrap_err().kind(), ErrorKind::InvalidReference);
 }
 
+/// Issue 26 (4): any `Duration` is a valid timeout. `ZERO` on a slow command is an immediate
+/// `Timeout`; `MAX` and values near the clock's end wait without a deadline (no overflow panic) and
+/// return the control callback's result.
+#[test]
+fn any_timeout_is_accepted_zero_times_out_and_huge_ones_wait_for_the_result() {
+    let ctx = ctx_with(&[TargetConfig::new("slow")]);
+    let k = kernel(&ctx, "t.timeouts", |b| {
+        b.target(
+            "slow",
+            TargetKernel::new(|p| add(p, 0)).control(|c| {
+                std::thread::sleep(Duration::from_millis(20));
+                if c.command() == 9 { Err(Error::new(ErrorKind::NotSupported, "nine")) } else { Ok(()) }
+            }),
+        )
+    });
+    let g = Graph::new(&ctx).unwrap();
+    let n = g.add_node(&k, [&input(&ctx), &out(&ctx)]).unwrap();
+    g.verify().unwrap();
+    let e = n.send_command(1, &[], Duration::ZERO).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    for timeout in [
+        Duration::MAX,
+        Duration::new(u64::MAX, 0),
+        Duration::from_secs(u64::MAX / 2),
+        Duration::from_secs(u64::MAX / 1_000_000),
+        Duration::from_secs(1 << 40),
+    ] {
+        n.send_command(2, &[], timeout).unwrap();
+        assert_eq!(n.send_command(9, &[], timeout).unwrap_err().kind(), ErrorKind::NotSupported, "{timeout:?}");
+    }
+}
+
 #[test]
 fn a_command_that_outlasts_its_timeout_returns_timeout_naming_node_and_target() {
     let ctx = ctx_with(&[TargetConfig::new("slow")]);

@@ -340,15 +340,18 @@ impl Latch {
         }
     }
     /// Wait at most `timeout`; true when released.
+    /// Any `timeout` works: one beyond the clock's range waits without a deadline.
     pub(crate) fn wait_for(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::support::time::deadline(timeout);
         let mut l = lock(&self.left);
         while *l > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
+            match crate::support::time::remaining(deadline, Instant::now()) {
+                None => l = self.cv.wait(l).unwrap_or_else(std::sync::PoisonError::into_inner),
+                Some(Duration::ZERO) => return false,
+                Some(left) => {
+                    l = self.cv.wait_timeout(l, left).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+                }
             }
-            l = self.cv.wait_timeout(l, deadline - now).unwrap_or_else(std::sync::PoisonError::into_inner).0;
         }
         true
     }

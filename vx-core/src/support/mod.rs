@@ -3,4 +3,5 @@
 pub(crate) mod cpu;
 pub(crate) mod ids;
 pub(crate) mod sync;
+pub(crate) mod time;
 pub(crate) mod unwind;
