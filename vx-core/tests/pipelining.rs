@@ -451,15 +451,14 @@ fn while_frames_stream_graph_calls_are_refused_not_blocked_and_commands_still_ar
     queue(&g, ScheduleConfig::queue_auto().depth(2), (p_in, &ins), (p_out, &outs));
     g.verify().unwrap();
     enqueue_all(&g, (p_in, &ins), (p_out, &outs));
-    // Four frames of 30 ms: the stream runs for about 120 ms; a query made meanwhile is refused.
+    // Four frames of 30 ms: the stream runs for about 120 ms; meanwhile the state reads `Running`
+    // and a query that needs the graph is refused.
     let t0 = Instant::now();
-    let refused = loop {
-        match g.state() {
-            Err(e) => break e,
-            Ok(_) if t0.elapsed() > Duration::from_secs(5) => panic!("the stream never started"),
-            Ok(_) => std::thread::yield_now(),
-        }
-    };
+    while g.state().unwrap() != GraphState::Running {
+        assert!(t0.elapsed() < Duration::from_secs(5), "the stream never started");
+        std::thread::yield_now();
+    }
+    let refused = g.num_nodes().unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::GraphScheduled, "{refused}");
     assert!(t0.elapsed() < Duration::from_secs(1), "refused at once, not after the stream");
     assert_eq!(n.name().unwrap_err().kind(), ErrorKind::GraphScheduled);

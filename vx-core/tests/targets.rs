@@ -458,3 +458,51 @@ fn schedule_and_wait_and_completion_callbacks() {
     n1.set_callback(None::<fn(&NodeCompletion<'_>) -> NodeAction>).unwrap();
     g.process().unwrap();
 }
+
+/// Issue 26 (5): the graph's state, perf and its nodes' status and perf are readable from a
+/// completion callback, and the state reads `Running` there — in `process`, a scheduled run and a
+/// pipelined frame; outside, the state of the last run.
+#[test]
+fn state_status_and_perf_are_readable_from_a_callback_and_the_graph_reads_running() {
+    let ctx = ctx_with(&[TargetConfig::new("t")]);
+    let k = kernel(&ctx, "t.add1_cb", |b| b.process(|p| add(p, 1)).target("t", TargetKernel::new(|p| add(p, 1))));
+    let g = Graph::new(&ctx).unwrap();
+    let (a, o) = (input(&ctx), out(&ctx));
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let n1 = g.add_node(&k, [&a, &v]).unwrap();
+    let n2 = g.add_node(&k, [&v, &o]).unwrap();
+    n2.set_target("t").unwrap();
+    // The callback reaches the graph through a slot emptied at the end (a graph handle inside its
+    // own callback would keep the graph alive).
+    let graph: Arc<Mutex<Option<Graph>>> = Arc::new(Mutex::new(Some(g.clone())));
+    type Seen = (Result<GraphState>, Result<Status>, Result<u64>, Result<Perf>, Result<Status>);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let (gs, s, n1c, n2c) = (graph.clone(), seen.clone(), n1.clone(), n2.clone());
+    n2.set_callback(Some(move |_: &NodeCompletion<'_>| {
+        let g = gs.lock().unwrap().clone().unwrap();
+        s.lock().unwrap().push((g.state(), n1c.status(), n1c.perf().map(|p| p.num), g.perf(), n2c.status()));
+        NodeAction::Continue
+    }))
+    .unwrap();
+    g.process().unwrap();
+    g.schedule().unwrap();
+    g.wait().unwrap();
+    assert_eq!(g.state().unwrap(), GraphState::Completed);
+    let p_in = g.add_parameter(&n1, 0).unwrap();
+    g.set_schedule_config(ScheduleConfig::queue_auto().queue(p_in, [a.clone()])).unwrap();
+    g.enqueue(p_in, &a).unwrap();
+    g.dequeue(p_in).unwrap().result.unwrap();
+    g.wait().unwrap();
+    assert_eq!(g.state().unwrap(), GraphState::Completed);
+    graph.lock().unwrap().take();
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen.len(), 3, "one completion per run");
+    for (i, (state, s1, num, gperf, s2)) in seen.into_iter().enumerate() {
+        assert_eq!(state.unwrap(), GraphState::Running, "run {i}");
+        assert_eq!(s1.unwrap(), Status::Success, "run {i}");
+        assert_eq!(num.unwrap(), i as u64 + 1, "run {i}: node 1 ran before node 2");
+        assert_eq!(gperf.unwrap().num, i.min(2) as u64, "run {i}: the graph's perf counts completed runs");
+        assert_eq!(s2.unwrap(), Status::Success, "run {i}");
+    }
+    assert_eq!(n1.perf().unwrap().num, 3);
+}

@@ -17,7 +17,7 @@ use vx_plugin_abi::Status;
 use crate::data::buffer::RawBuf;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::targets::{NodeAction, NodeCompletion};
-use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot};
+use crate::graph::{ActiveGuard, Graph, GraphBody, GraphState, NodeSlot, RunGuard};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ProcessContext;
 use crate::shared::ContextShared;
@@ -43,11 +43,14 @@ impl Graph {
         body.prepare_to_run(g)?;
         let _active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
-        let result = run_levels(&g.ctx, g.id, &body);
+        let result = {
+            let _running = RunGuard::enter(&g.observed);
+            run_levels(&g.ctx, g.id, &body)
+        };
         let elapsed = t0.elapsed();
         match result {
             Ok(()) => {
-                body.perf.record(elapsed);
+                lock(&g.observed.perf).record(elapsed);
                 body.state = GraphState::Completed;
                 Ok(())
             }
@@ -192,12 +195,11 @@ pub(super) fn run_node(
             crate::graph::tiling::run(shared, graph, s, params, fin, fast.as_deref(), flexible.as_deref())
         }
     };
-    run.perf.record(t0.elapsed());
+    let took = t0.elapsed();
     match result {
         Ok(()) => {
-            run.status = Status::Success;
+            let perf = s.stats.record(Status::Success, took);
             if let Some(cb) = &s.callback {
-                let perf = run.perf;
                 let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.name());
                 let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
                 let action = call_guarded("completion callback", || Ok(cb(&done)))
@@ -214,7 +216,7 @@ pub(super) fn run_node(
             Ok(())
         }
         Err(e) => {
-            run.status = e.status();
+            s.stats.record(e.status(), took);
             Err(e.in_kernel(&s.kernel.name).in_node(&s.name))
         }
     }

@@ -45,14 +45,58 @@ pub enum GraphState {
     Completed,
     /// The last process stopped at a failing node.
     Abandoned,
+    /// `VX_GRAPH_STATE_RUNNING`: a process or a scheduled run is under way, or pipelined frames
+    /// are in flight. Read from the graph's own callbacks too.
+    Running,
+}
+
+/// What can be read of a graph and its nodes while it runs — from any thread, the graph's own
+/// kernel and completion callbacks included, which cannot take the graph's lock.
+#[derive(Default)]
+pub(crate) struct Observed {
+    /// Runs under way: `process`, and a `schedule`d run until its thread ends.
+    pub(crate) runs: std::sync::atomic::AtomicUsize,
+    /// `VX_GRAPH_PERFORMANCE`.
+    pub(crate) perf: Mutex<Perf>,
+    /// Per node index (`None` once removed): status and perf of its last run.
+    pub(crate) nodes: Mutex<Vec<Option<Arc<NodeStats>>>>,
+}
+
+/// A node's `VX_NODE_STATUS` and `VX_NODE_PERFORMANCE`, apart from its run lock (held while it runs).
+pub(crate) struct NodeStats(Mutex<(Status, Perf)>);
+
+impl NodeStats {
+    pub(crate) fn record(&self, status: Status, took: std::time::Duration) -> Perf {
+        let mut s = lock(&self.0);
+        s.0 = status;
+        s.1.record(took);
+        s.1
+    }
+    pub(crate) fn get(&self) -> (Status, Perf) {
+        *lock(&self.0)
+    }
+}
+
+/// Counts a run in [`Observed::runs`] while alive.
+pub(crate) struct RunGuard<'a>(&'a Observed);
+
+impl<'a> RunGuard<'a> {
+    pub(crate) fn enter(o: &'a Observed) -> RunGuard<'a> {
+        o.runs.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        RunGuard(o)
+    }
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.runs.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 pub(crate) struct NodeRun {
     pub(crate) local: LocalData,
     /// Kernel memory: persistent blocks and the scratch layout (allocated in init).
     pub(crate) memory: crate::kernel::memory::NodeMemory,
-    perf: Perf,
-    pub(crate) status: Status,
     /// The typed instance context (`tivxSetTargetKernelInstanceContext`).
     pub(crate) instance: crate::kernel::instance::InstanceContext,
 }
@@ -80,6 +124,8 @@ pub(crate) struct NodeSlot {
     /// The node's run state; shared with its control port, so a command reaches it without the
     /// graph's lock (and waits for the node's process call, never for the whole frame).
     pub(crate) run: Arc<Mutex<NodeRun>>,
+    /// Status and perf of its last run, readable while it runs (also kept in `Observed::nodes`).
+    pub(crate) stats: Arc<NodeStats>,
     /// The target the application asked for (`Node::set_target`).
     pub(crate) requested_target: Option<String>,
     /// Where the node runs and with which functions (pass `targets`).
@@ -173,7 +219,6 @@ pub(crate) struct GraphBody {
     pub(crate) state: GraphState,
     /// Node indices by level: every node's producers are in earlier levels.
     schedule: Vec<Vec<usize>>,
-    perf: Perf,
     /// Nodes rebound to reloaded kernels so far.
     pub(crate) reloads: u64,
     /// The virtual images' memory plan (pass `memory plan`).
@@ -222,6 +267,8 @@ pub(crate) struct GraphInner {
     body: Mutex<GraphBody>,
     /// Each node's control port (by node index), reachable while the graph processes.
     pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
+    /// State, perf and node stats readable while the graph runs.
+    pub(crate) observed: Observed,
     /// The run of `Graph::schedule`, until `Graph::wait` collects it.
     pub(crate) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     /// The graph-parameter queues of a pipelined graph and its coordinator's inbox.
@@ -416,7 +463,6 @@ impl Graph {
                     verified: false,
                     state: GraphState::Unverified,
                     schedule: Vec::new(),
-                    perf: Perf::default(),
                     reloads: 0,
                     memory: Default::default(),
                     scratch: Vec::new(),
@@ -425,6 +471,7 @@ impl Graph {
                     frames: Default::default(),
                 }),
                 ports: Mutex::new(Vec::new()),
+                observed: Observed::default(),
                 scheduled: Mutex::new(None),
                 queues: Arc::new(pipeline::Queues::new()),
                 _slot: slot,
@@ -453,16 +500,31 @@ impl Graph {
     }
 
     /// `VX_GRAPH_STATE`. Like every graph operation, refused from a callback of this graph.
+    ///
+    /// `Running` while a process or scheduled run is under way or pipelined frames are in flight —
+    /// also when asked from the graph's own kernel or completion callbacks, which get every other
+    /// state of the graph refused (they cannot take its lock).
     pub fn state(&self) -> Result<GraphState> {
-        Ok(self.inner.lock()?.state)
+        let g = &self.inner;
+        if g.observed.runs.load(std::sync::atomic::Ordering::Acquire) > 0 || g.queues.streaming() {
+            return Ok(GraphState::Running);
+        }
+        let state = match g.lock() {
+            Ok(body) => body.state,
+            // Between the checks above and the lock, a run started (or the pipeline took the graph).
+            Err(e) if e.kind() == ErrorKind::GraphScheduled => GraphState::Running,
+            Err(e) => return Err(e),
+        };
+        Ok(state)
     }
     /// `VX_GRAPH_NUMNODES`.
     pub fn num_nodes(&self) -> Result<usize> {
         Ok(self.inner.lock()?.nodes.iter().flatten().count())
     }
     /// `VX_GRAPH_PERFORMANCE`: wall time of whole process calls.
+    /// Readable from the graph's own callbacks (the last completed run's).
     pub fn perf(&self) -> Result<Perf> {
-        Ok(self.inner.lock()?.perf)
+        Ok(*lock(&self.inner.observed.perf))
     }
     /// How many times a node of this graph was rebound to a reloaded module kernel.
     pub fn reloads(&self) -> Result<u64> {
@@ -471,7 +533,7 @@ impl Graph {
     /// Per-node execution times in node creation order: (node name, kernel name, perf).
     pub fn node_perf(&self) -> Result<Vec<(String, String, Perf)>> {
         let body = self.inner.lock()?;
-        Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.run().perf)).collect())
+        Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.stats.get().1)).collect())
     }
 
     /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`
@@ -523,6 +585,12 @@ impl Graph {
         }
         let slot = g.ctx.inner.shared.acquire(ResourceKind::Nodes).map_err(ctxt)?;
         let index = body.nodes.len();
+        let stats = Arc::new(NodeStats(Mutex::new((Status::Success, Perf::default()))));
+        {
+            let mut observed = lock(&g.observed.nodes);
+            observed.resize(index, None);
+            observed.push(Some(Arc::clone(&stats)));
+        }
         let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
         body.nodes.push(Some(NodeSlot {
             name,
@@ -540,10 +608,9 @@ impl Graph {
             run: Arc::new(Mutex::new(NodeRun {
                 local: LocalData::default(),
                 memory: Default::default(),
-                perf: Perf::default(),
-                status: Status::Success,
                 instance: Default::default(),
             })),
+            stats: Arc::clone(&stats),
             requested_target: None,
             placement: None,
             port: None,
@@ -568,6 +635,9 @@ impl Graph {
         };
         body.invalidate();
         drop(body);
+        if let Some(o) = lock(&g.observed.nodes).get_mut(node.index) {
+            *o = None;
+        }
         slot.deinit(&g.ctx.inner.shared).map_err(|e| e.in_graph(&g.name()))
     }
 }

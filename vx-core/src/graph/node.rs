@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::sync::{MutexGuard, Weak};
+use std::sync::{Arc, MutexGuard, Weak};
 use std::time::Duration;
 
 use vx_plugin_abi::{BorderMode, Neighborhood, Status};
@@ -219,12 +219,25 @@ impl Node {
     }
 
     /// `VX_NODE_STATUS`: the status of the last execution.
+    /// Readable while the graph runs, from its own callbacks too.
     pub fn status(&self) -> Result<Status> {
-        self.read(|s| s.run().status)
+        self.stats().map(|s| s.get().0)
     }
-    /// `VX_NODE_PERFORMANCE`.
+    /// `VX_NODE_PERFORMANCE`. Readable while the graph runs, from its own callbacks too.
     pub fn perf(&self) -> Result<Perf> {
-        self.read(|s| s.run().perf)
+        self.stats().map(|s| s.get().1)
+    }
+
+    /// The node's status and perf, reached without the graph's lock.
+    fn stats(&self) -> Result<Arc<crate::graph::NodeStats>> {
+        let g = self
+            .graph
+            .upgrade()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidReference, "the node's graph was released"))?;
+        let stats = crate::support::sync::lock(&g.observed.nodes).get(self.index).cloned().flatten();
+        stats.ok_or_else(|| {
+            Error::new(ErrorKind::InvalidReference, "the node was removed from its graph").in_graph(&g.name())
+        })
     }
     /// True when a re-verification trigger occurred since the node was last verified.
     pub fn needs_reverification(&self) -> Result<bool> {

@@ -3,6 +3,7 @@
 //! (`GraphScheduled`) until `wait` collects the run.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::Graph;
@@ -27,10 +28,17 @@ impl Graph {
             .in_graph(&self.name()));
         }
         let graph = Graph { inner: Arc::clone(&self.inner) };
+        // Counted as running from now until the run's thread ends (`Graph::state` reads `Running`).
+        self.inner.observed.runs.fetch_add(1, Ordering::AcqRel);
         let handle = std::thread::Builder::new()
             .name(format!("vx-graph{}", self.inner.id))
-            .spawn(move || graph.process())
+            .spawn(move || {
+                let result = graph.process();
+                graph.inner.observed.runs.fetch_sub(1, Ordering::AcqRel);
+                result
+            })
             .map_err(|e| {
+                self.inner.observed.runs.fetch_sub(1, Ordering::AcqRel);
                 Error::new(ErrorKind::NoResources, format!("could not start the scheduled run: {e}"))
                     .in_graph(&self.name())
             })?;
