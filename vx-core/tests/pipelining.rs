@@ -555,3 +555,34 @@ fn a_slow_reader_of_a_virtual_image_keeps_its_bytes_while_later_levels_run_by_da
         assert!(a + bytes <= b || b + bytes <= a, "img1 and {} overlap in {plan:?}", other.name());
     }
 }
+
+/// Issue 26 (6): errors knowable at `schedule` / `enqueue` are returned there, not at `wait`.
+#[test]
+fn schedule_and_enqueue_return_verification_errors_themselves() {
+    let ctx = ctx_with(&[]);
+    // An empty graph, and one whose virtual input nobody writes.
+    let empty = Graph::new(&ctx).unwrap();
+    let e = empty.schedule().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidGraph, "{e}");
+    assert_eq!(empty.wait().unwrap_err().kind(), ErrorKind::Failure, "nothing was scheduled");
+    let k = kernel(&ctx, "pipe.copy_errors", |b| b.process(copy));
+    let g = Graph::new(&ctx).unwrap();
+    let unwritten = Image::new_virtual(&g, W, H, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&unwritten, &image(&ctx)]).unwrap();
+    assert_eq!(g.schedule().unwrap_err().kind(), ErrorKind::InvalidGraph);
+    assert_eq!(g.wait().unwrap_err().kind(), ErrorKind::Failure, "nothing was scheduled");
+    // A pipelined graph failing verification: the first enqueue says so, and no frame starts.
+    let g = Graph::new(&ctx).unwrap();
+    let (i, o) = (image(&ctx), image(&ctx));
+    let n = g.add_node(&k, [&i, &o]).unwrap();
+    let bad = Image::new_virtual(&g, W, H, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&bad, &image(&ctx)]).unwrap();
+    let p = g.add_parameter(&n, 0).unwrap();
+    g.set_schedule_config(ScheduleConfig::queue_manual().queue(p, [i.clone()])).unwrap();
+    let e = g.enqueue(p, &i).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidGraph, "{e}");
+    assert_eq!(g.check_done(p).unwrap(), 0);
+    let e = g.schedule().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidGraph, "{e}");
+    g.wait().unwrap();
+}

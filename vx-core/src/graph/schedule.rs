@@ -10,8 +10,9 @@ use crate::graph::Graph;
 use crate::support::sync::lock;
 
 impl Graph {
-    /// `vxScheduleGraph`: start processing the graph (verifying first if needed) and return at
-    /// once; [`wait`](Self::wait) returns the result.
+    /// `vxScheduleGraph`: verify the graph if needed, then start processing it and return at
+    /// once; [`wait`](Self::wait) returns the result. A verification error (an empty graph
+    /// included) is returned here, and the graph is not scheduled.
     ///
     /// In a queue mode (a pipelined graph): manual mode starts the frames whose references are
     /// all enqueued; auto mode refuses (its frames start on their own).
@@ -27,6 +28,10 @@ impl Graph {
             )
             .in_graph(&self.name()));
         }
+        // Every error knowable now is returned now, as `vxScheduleGraph` does: the graph is
+        // verified (if it changed) before the run starts; a graph that fails verification, or
+        // has no nodes, is not scheduled.
+        self.inner.lock()?.prepare_to_run(&self.inner)?;
         let graph = Graph { inner: Arc::clone(&self.inner) };
         // Counted as running from now until the run's thread ends (`Graph::state` reads `Running`).
         self.inner.observed.runs.fetch_add(1, Ordering::AcqRel);

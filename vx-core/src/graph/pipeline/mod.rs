@@ -329,6 +329,7 @@ impl Graph {
     /// enqueued already (until it is dequeued).
     pub fn enqueue(&self, param: u32, reference: impl Into<Reference>) -> Result<()> {
         let r = reference.into();
+        self.verify_before_frames()?;
         let mut st = self.inner.queues.lock();
         let (q, i) = self.queue_of(&st, param, Some(&r))?;
         let i = i.expect("asked for");
@@ -416,9 +417,30 @@ impl Graph {
         }
     }
 
+    /// Errors knowable before a frame starts are returned to the caller (`enqueue`, `schedule`),
+    /// not only in the frame's dequeued result: a pipelined graph that is idle and changed is
+    /// verified (and rebound to reloaded kernels) here. While frames stream, the coordinator holds
+    /// the graph and did this itself. Called without the queues' lock (the coordinator takes the
+    /// graph's lock, then the queues').
+    fn verify_before_frames(&self) -> Result<()> {
+        let g = &self.inner;
+        if g.queues.streaming() {
+            return Ok(());
+        }
+        match g.lock() {
+            Ok(mut body) if body.pipeline.is_some() => body.prepare_to_run(g),
+            // Not pipelined: `queue_of` names that; streaming began meanwhile: the coordinator verifies.
+            Ok(_) => Ok(()),
+            // From inside one of the graph's callbacks, or while streaming: the coordinator verifies.
+            Err(e) if matches!(e.kind(), ErrorKind::GraphScheduled | ErrorKind::NotSupported) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Queue modes' `vxScheduleGraph`: manual mode starts as many frames as there are complete
     /// sets of enqueued references; auto mode refuses (frames start on their own).
     pub(crate) fn schedule_queued(&self) -> Result<()> {
+        self.verify_before_frames()?;
         let queues = &self.inner.queues;
         let mut st = queues.lock();
         match st.config.as_ref().map(|c| c.mode) {
