@@ -108,7 +108,7 @@ pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::MODULE_PATH_VAR;
 pub use shared::{
     AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ResourceKind, ResourceStat,
-    ResourceUsage, TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
+    ResourceUsage, TARGET_ANY, TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
 };
 pub use vx_plugin_abi::module_abi::ABI_VERSION as MODULE_ABI_VERSION;
 pub use vx_plugin_abi::{

@@ -506,3 +506,44 @@ fn state_status_and_perf_are_readable_from_a_callback_and_the_graph_reads_runnin
     }
     assert_eq!(n1.perf().unwrap().num, 3);
 }
+
+/// Issue 26 (7): `VX_TARGET_ANY` and case-insensitive target names.
+#[test]
+fn target_names_are_case_insensitive_and_any_chooses_a_target_that_implements_the_kernel() {
+    let ctx = ctx_with(&[TargetConfig::new("Dsp1")]);
+    // Only a target implementation: "any" finds it; the host cannot run it.
+    let only_dsp = kernel(&ctx, "t.only_dsp", |b| b.target("DSP1", TargetKernel::new(|p| add(p, 3))));
+    let g = Graph::new(&ctx).unwrap();
+    let o = out(&ctx);
+    let n = g.add_node(&only_dsp, [&input(&ctx), &o]).unwrap();
+    for any in ["any", "ANY", "Any", TARGET_ANY] {
+        n.set_target(any).unwrap();
+        g.process().unwrap();
+        assert_eq!(n.target().unwrap(), "Dsp1", "{any}: placed on the target that implements it");
+        assert_eq!(o.to_vec::<u8>().unwrap()[..2], [3, 4], "the DSP1 implementation ran");
+    }
+    for name in ["dsp1", "DSP1", "dSp1"] {
+        n.set_target(name).unwrap();
+        g.process().unwrap();
+        assert_eq!(n.target().unwrap(), "Dsp1", "{name}");
+    }
+    assert_eq!(n.set_target("HOST").unwrap_err().kind(), ErrorKind::NotSupported, "no host implementation");
+    assert_eq!(n.set_target("dsp2").unwrap_err().kind(), ErrorKind::InvalidParameters);
+    // A kernel with its own process: "any" runs it on the host; "Host" is the host target.
+    let own = kernel(&ctx, "t.own", |b| b.process(|p| add(p, 1)));
+    let n2 = g.add_node(&own, [&input(&ctx), &out(&ctx)]).unwrap();
+    n2.set_target("Any").unwrap();
+    g.process().unwrap();
+    assert_eq!(n2.target().unwrap(), HOST_TARGET);
+    n2.set_target("Host").unwrap();
+    n2.set_target("DSP1").unwrap();
+    g.process().unwrap();
+    assert_eq!(n2.target().unwrap(), "Dsp1");
+    // Names that differ only by case, and "any" or "host" in any case, cannot be configured.
+    let twice = Context::builder().target(TargetConfig::new("gpu")).target(TargetConfig::new("GPU")).build();
+    assert_eq!(twice.unwrap_err().kind(), ErrorKind::InvalidValue);
+    for reserved in ["ANY", "any", "Host"] {
+        let e = Context::builder().target(TargetConfig::new(reserved)).build().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{reserved}");
+    }
+}

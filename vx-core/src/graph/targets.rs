@@ -32,7 +32,7 @@ use crate::kernel::callbacks::{ControlFn, KernelFunctions, LifecycleFn, ProcessF
 use crate::kernel::contexts::ControlContext;
 use crate::kernel::record::KernelInner;
 use crate::shared::target::{Executor, Job, Latch};
-use crate::shared::{HOST_TARGET, Targets};
+use crate::shared::{HOST_TARGET, TARGET_ANY, Targets};
 use crate::support::sync::lock;
 use crate::support::unwind::call_guarded;
 
@@ -56,6 +56,8 @@ pub(crate) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
         executor: targets.get(target).cloned(),
         implementation: kernel.target_impl(target).cloned(),
     };
+    // `VX_TARGET_ANY`: any target that implements the kernel — the default rule.
+    let requested = requested.filter(|t| !t.eq_ignore_ascii_case(TARGET_ANY));
     match requested {
         Some(t) => {
             if !targets.exists(t) {
@@ -305,7 +307,9 @@ pub type NodeCallbackFn = dyn Fn(&NodeCompletion<'_>) -> NodeAction + Send + Syn
 
 impl Node {
     /// `vxSetNodeTarget` by name: run the node on `target` (`HOST_TARGET` or one of the context's
-    /// named targets). Refused when the context has no such target or the node's kernel has no
+    /// named targets), or on any target that implements its kernel with [`TARGET_ANY`]
+    /// (`VX_TARGET_ANY`). Names are case-insensitive, as OpenVX's target strings are ("any", "ANY",
+    /// "Any"). Refused when the context has no such target or the node's kernel has no
     /// implementation there; the node is re-verified (deinit on the old target, create on the new).
     pub fn set_target(&self, target: &str) -> Result<()> {
         self.with(|g, body, i| {

@@ -100,9 +100,9 @@ impl KernelInner {
         self.finalized.get()
     }
 
-    /// The kernel's implementation for target `name`, if it registered one.
+    /// The kernel's implementation for target `name` (case-insensitive), if it registered one.
     pub(crate) fn target_impl(&self, name: &str) -> Option<&TargetKernel> {
-        self.targets.iter().find(|(t, _)| t == name).map(|(_, k)| k)
+        self.targets.iter().find(|(t, _)| t.eq_ignore_ascii_case(name)).map(|(_, k)| k)
     }
 
     /// Whether the kernel has a process function for any target (its own).

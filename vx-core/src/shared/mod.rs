@@ -16,7 +16,7 @@ pub use config::{ContextConfig, TilingPolicy};
 pub use limits::{Limits, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
-pub use target::{HOST_TARGET, TargetConfig, TargetInfo};
+pub use target::{HOST_TARGET, TARGET_ANY, TargetConfig, TargetInfo};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::support::ids::next_id;
@@ -53,13 +53,14 @@ pub(crate) struct Targets {
 
 impl Targets {
     /// The executor named `name` (`None` for the host target or an unknown name).
+    /// Target names are case-insensitive, as OpenVX's target strings are.
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<target::Executor>> {
-        self.list.iter().find(|t| t.config.name == name)
+        self.list.iter().find(|t| t.config.name.eq_ignore_ascii_case(name))
     }
 
     /// Whether `name` is a target of this context (the host target included).
     pub(crate) fn exists(&self, name: &str) -> bool {
-        name == HOST_TARGET || self.get(name).is_some()
+        name.eq_ignore_ascii_case(HOST_TARGET) || self.get(name).is_some()
     }
 
     /// The names of the context's targets, the host target first.
@@ -128,8 +129,14 @@ impl ContextShared {
         let resources = Resources::new(limits::maxima(&config));
         let mut list: Vec<Arc<target::Executor>> = Vec::new();
         for t in &config.targets {
-            if list.iter().any(|o| o.config.name == t.name) {
-                return Err(Error::new(ErrorKind::InvalidValue, format!("target '{}' is configured twice", t.name)));
+            if let Some(o) = list.iter().find(|o| o.config.name.eq_ignore_ascii_case(&t.name)) {
+                return Err(Error::new(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "target '{}' is configured twice (names are case-insensitive: '{}')",
+                        t.name, o.config.name
+                    ),
+                ));
             }
             list.push(target::Executor::start(t.clone(), id)?);
         }

@@ -30,6 +30,9 @@ use crate::support::sync::lock;
 
 /// The name of the default target: nodes run on the calling thread and the crew.
 pub const HOST_TARGET: &str = "host";
+/// `VX_TARGET_ANY`: [`Node::set_target`](crate::Node::set_target) with this name (any case) lets
+/// the runtime choose any target that implements the node's kernel (the default rule).
+pub const TARGET_ANY: &str = "any";
 
 /// How long dropping a context waits for each target thread before detaching it.
 const JOIN_GRACE: Duration = Duration::from_secs(2);
@@ -70,8 +73,12 @@ impl TargetConfig {
 
     pub(crate) fn check(&self) -> Result<()> {
         let bad = |what: &str| Error::new(ErrorKind::InvalidValue, format!("target '{}': {what}", self.name));
-        if self.name.is_empty() || self.name == HOST_TARGET {
-            return Err(bad("the name must be non-empty and not the default target's").found(&self.name));
+        if self.name.is_empty()
+            || self.name.eq_ignore_ascii_case(HOST_TARGET)
+            || self.name.eq_ignore_ascii_case(TARGET_ANY)
+        {
+            return Err(bad("the name must be non-empty and neither the default target's nor \"any\" (in any case)")
+                .found(&self.name));
         }
         if self.threads == 0 {
             return Err(bad("a target needs at least one thread").expected_found("threads >= 1", 0));
