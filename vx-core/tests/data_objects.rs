@@ -239,3 +239,30 @@ fn disjoint_regions_map_for_writing_at_once() {
     drop((left_again, r));
     assert_eq!(img.to_vec::<u8>().unwrap()[..16], [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]);
 }
+
+/// Issue 26 (8): storage is reserved lazily. A 65536×65536 U8 image (4 GiB) created and one pixel
+/// written takes a page, not the image: its bytes are an anonymous mapping whose zero pages the OS
+/// commits on first touch. Arrays and memory-plan arenas use the same blocks.
+#[test]
+fn a_huge_image_costs_what_is_touched() {
+    let resident_kib = || -> u64 {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4
+    };
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let before = resident_kib();
+    let t0 = std::time::Instant::now();
+    let img = Image::new(&ctx, 65536, 65536, ImageFormat::U8).unwrap();
+    img.copy_from(Rect::new(40_000, 50_000, 40_001, 50_001), 0, &[42u8]).unwrap();
+    let took = t0.elapsed();
+    let grew = resident_kib().saturating_sub(before);
+    let mut px = [0u8; 2];
+    img.copy_to(Rect::new(39_999, 50_000, 40_001, 50_001), 0, &mut px).unwrap();
+    assert_eq!(px, [0, 42], "untouched bytes read as zero");
+    assert_eq!(ctx.buffer_bytes().current, 65536 * 65536, "accounted in full");
+    println!("65536² U8 image: created and one pixel written in {took:?}, +{grew} KiB resident");
+    assert!(grew < 64 * 1024, "{grew} KiB resident after one pixel");
+    assert!(took < std::time::Duration::from_millis(100), "{took:?}");
+    drop(img);
+    assert_eq!(ctx.buffer_bytes().current, 0);
+}

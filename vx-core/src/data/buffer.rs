@@ -19,10 +19,18 @@ use crate::support::sync::lock;
 /// Alignment of every data buffer: a cache line, enough for any pixel or item type.
 pub const BUFFER_ALIGN: usize = 64;
 
+/// Blocks at least this large are anonymous mappings of their own: the OS hands out zero pages as
+/// they are first touched, so creating even a huge image or arena is O(1) and resident memory
+/// follows what is used (design note 12). `alloc_zeroed` cannot promise that at a 64-byte
+/// alignment: the system allocator then allocates aligned and writes every byte.
+const MAPPED_FROM: usize = 256 * 1024;
+
 /// An owned, aligned, zero-initialised byte block whose size is accounted in [`Resources`].
 pub(crate) struct RawBuf {
     ptr: NonNull<u8>,
     len: usize,
+    /// An anonymous mapping (`len >= MAPPED_FROM`), else a heap block.
+    mapped: bool,
     resources: Arc<Resources>,
     /// Which byte count the block is accounted in.
     kind: ResourceKind,
@@ -47,13 +55,32 @@ impl RawBuf {
             Error::new(ErrorKind::NoMemory, format!("a buffer of {len} bytes exceeds the address space"))
         })?;
         resources.add_bytes(kind, len)?;
-        // SAFETY: the layout has a non-zero size (len.max(1)) and a valid power-of-two alignment.
-        let raw = unsafe { alloc_zeroed(layout) };
+        let mapped = len >= MAPPED_FROM;
+        let raw = if mapped {
+            // SAFETY: a fresh private anonymous mapping of `len` (> 0) bytes at an address the
+            // kernel chooses; it aliases nothing. Its pages read as zero and are committed on first
+            // touch; it is page-aligned, so BUFFER_ALIGN-aligned. Without MAP_NORESERVE, a size the
+            // system cannot back fails here with an error instead of later on touch.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED { std::ptr::null_mut() } else { p.cast::<u8>() }
+        } else {
+            // SAFETY: the layout has a non-zero size (len.max(1)) and a valid power-of-two alignment.
+            unsafe { alloc_zeroed(layout) }
+        };
         let Some(ptr) = NonNull::new(raw) else {
             resources.sub_bytes(kind, len);
             return Err(Error::new(ErrorKind::NoMemory, format!("could not allocate a buffer of {len} bytes")));
         };
-        Ok(RawBuf { ptr, len, resources: Arc::clone(resources), kind })
+        Ok(RawBuf { ptr, len, mapped, resources: Arc::clone(resources), kind })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -74,8 +101,15 @@ impl RawBuf {
 
 impl Drop for RawBuf {
     fn drop(&mut self) {
-        // SAFETY: ptr was allocated in RawBuf::new with exactly this layout and is freed once.
-        unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len.max(1), BUFFER_ALIGN)) };
+        if self.mapped {
+            // SAFETY: ptr/len are exactly the mapping made in RawBuf::counted, unmapped once; no
+            // borrow of its bytes outlives the RawBuf.
+            let r = unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+            debug_assert_eq!(r, 0, "munmap of a buffer's own mapping");
+        } else {
+            // SAFETY: ptr was allocated in RawBuf::counted with exactly this layout and is freed once.
+            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len.max(1), BUFFER_ALIGN)) };
+        }
         self.resources.sub_bytes(self.kind, self.len);
     }
 }
