@@ -11,7 +11,7 @@
 //! | `nodes` | `nodes.rs` | the node passes below, for each node that needs it |
 //! | `scratch arenas` | `scratch.rs` | one scratch arena per executor, as large as any node's requests |
 //! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
-//! | `memory plan` | `memory_plan.rs` | virtual images placed by lifetime in one arena |
+//! | `memory plan` | `memory_plan.rs` (+ `run_order.rs`) | virtual images placed in one arena; two share bytes only when the executor orders all their uses |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
 //! | `frame slots` | `frames.rs` | pipelined graphs: per frame in flight, its virtual objects and parameter table |
 //!
