@@ -5,6 +5,8 @@
 //! (`target/test-modules`) so the outer build is never blocked; each feature variant is built once
 //! per test process and copied out under a name of its own.
 
+pub mod random_graphs;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -79,8 +81,16 @@ fn cargo_build(
     // Under a sanitizer (RUSTFLAGS=-Zsanitizer=address, as the tests were built), modules are built
     // with the same flags so they link against the runtime the test binary exports, and for an
     // explicit target so the flags do not reach proc-macros (which must build for the host).
-    let sanitized = std::env::var("RUSTFLAGS").is_ok_and(|f| f.contains("-Zsanitizer"));
-    let target = root.join("target").join(if sanitized { "test-modules-sanitized" } else { "test-modules" });
+    // One target directory per sanitizer (address and thread builds must not mix); under
+    // ThreadSanitizer the standard library is rebuilt instrumented (`CARGO_UNSTABLE_BUILD_STD`,
+    // inherited from the outer cargo as set by `.ci/run`).
+    let rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    let sanitizer = rustflags.split_whitespace().find_map(|f| f.strip_prefix("-Zsanitizer=")).map(str::to_owned);
+    let sanitized = sanitizer.is_some();
+    let target = root.join("target").join(match &sanitizer {
+        Some(s) => format!("test-modules-{s}"),
+        None => "test-modules".to_owned(),
+    });
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(&root).args(["build", "--quiet", "-p", package, "--target-dir"]).arg(&target);
     let mut out_dir = target.clone();
