@@ -139,24 +139,27 @@ impl Matrix {
         }
         let meta = MatrixMeta { element: ScalarType::Uint8, columns, rows, origin, pattern };
         let m = Matrix::build(ObjectHeader::new(ctx, "matrix", None)?, meta)?;
-        let mut values = vec![0u8; columns * rows];
-        for r in 0..rows {
-            for c in 0..columns {
-                let on = match pattern {
-                    MatrixPattern::Box => true,
-                    MatrixPattern::Cross => r == origin.1 || c == origin.0,
-                    MatrixPattern::Disk => {
-                        // Inside the ellipse inscribed in the matrix, measured at element centres.
-                        let (a, b) = (columns as f64 / 2.0, rows as f64 / 2.0);
-                        let (x, y) = ((c as f64 + 0.5 - a) / a, (r as f64 + 0.5 - b) / b);
-                        x * x + y * y <= 1.0
-                    }
-                    MatrixPattern::Other => unreachable!("refused above"),
-                };
-                values[r * columns + c] = if on { 255 } else { 0 };
+        // Written straight into the matrix's own buffer (allocated within the context's limits):
+        // no temporary of the same size.
+        let (data, header) = m.blob();
+        data.write(header, Access::Application, |values| {
+            for r in 0..rows {
+                for c in 0..columns {
+                    let on = match pattern {
+                        MatrixPattern::Box => true,
+                        MatrixPattern::Cross => r == origin.1 || c == origin.0,
+                        MatrixPattern::Disk => {
+                            // Inside the ellipse inscribed in the matrix, measured at element centres.
+                            let (a, b) = (columns as f64 / 2.0, rows as f64 / 2.0);
+                            let (x, y) = ((c as f64 + 0.5 - a) / a, (r as f64 + 0.5 - b) / b);
+                            x * x + y * y <= 1.0
+                        }
+                        MatrixPattern::Other => unreachable!("refused above"),
+                    };
+                    values[r * columns + c] = if on { 255 } else { 0 };
+                }
             }
-        }
-        m.copy_from(&values)?;
+        })?;
         Ok(m)
     }
 

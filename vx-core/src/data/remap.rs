@@ -93,7 +93,14 @@ impl Remap {
                 .on_object(&header.name())
                 .found(format!("{meta:?}")));
         }
-        let data = Blob::new(meta.destination_width as usize * meta.destination_height as usize * 8);
+        // Two f32 coordinates per destination point.
+        let bytes = crate::support::size::checked_bytes(
+            "remap",
+            &[meta.destination_width as usize, meta.destination_height as usize],
+            8,
+        )
+        .map_err(|e| e.on_object(&header.name()))?;
+        let data = Blob::new(bytes);
         Ok(Remap { obj: Arc::new(RemapObj { header, meta, data }) })
     }
 

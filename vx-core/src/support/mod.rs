@@ -2,6 +2,7 @@
 
 pub(crate) mod cpu;
 pub(crate) mod ids;
+pub(crate) mod size;
 pub(crate) mod sync;
 pub(crate) mod time;
 pub(crate) mod unwind;

@@ -495,10 +495,17 @@ impl Image {
     }
 
     /// Read the whole of plane 0 into a vector (a convenience over [`copy_to`](Self::copy_to)).
+    /// Checks come first (a virtual image, a pixel type that is not the plane's: the errors of
+    /// [`map`](Self::map)); the vector is reserved fallibly (`NoMemory`, never an abort).
     pub fn to_vec<T: Pixel>(&self) -> Result<Vec<T>> {
         let m = self.meta();
-        let mut v = vec![T::default(); m.width as usize * m.height as usize];
-        self.copy_to(Rect::full(m.width, m.height), 0, &mut v)?;
+        let patch = self.map_plane::<T>(Rect::full(m.width, m.height), 0)?;
+        let a = patch.addressing();
+        let mut v = crate::support::size::try_vec("copy of the image", a.dim_x as usize * a.dim_y as usize)
+            .map_err(|e| e.on_object(&self.name()))?;
+        for y in 0..a.dim_y {
+            v.extend_from_slice(patch.row(y));
+        }
         Ok(v)
     }
 }

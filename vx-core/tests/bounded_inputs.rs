@@ -1,0 +1,61 @@
+//! Issue 33: sizes from callers never abort, panic or reserve memory before they are checked —
+//! each row of the issue's table, with the clean error kind it must give and memory bounded.
+
+use vx_core::*;
+
+fn resident_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4
+}
+
+#[test]
+fn to_vec_checks_the_image_and_the_pixel_type_before_it_allocates() {
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    // A virtual image: the error `map` gives, not a 1 TiB allocation.
+    let v = Image::new_virtual(&g, 1 << 20, 1 << 20, ImageFormat::U8).unwrap();
+    let via_map = v.map::<u8>(Rect::full(1 << 20, 1 << 20)).err().unwrap().kind();
+    assert_eq!(v.to_vec::<u8>().unwrap_err().kind(), via_map);
+    // The wrong pixel type: InvalidFormat before 2 TiB are reserved.
+    let real = Image::new(&ctx, 1 << 20, 1 << 20, ImageFormat::U8).unwrap();
+    assert_eq!(real.to_vec::<u16>().unwrap_err().kind(), ErrorKind::InvalidFormat);
+    // Memory the system cannot give (1 TiB): NoMemory, no abort.
+    let e = real.to_vec::<u8>().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoMemory, "{e}");
+    let small = Image::new(&ctx, 3, 2, ImageFormat::U8).unwrap();
+    small.copy_from(Rect::full(3, 2), 0, &[1u8, 2, 3, 4, 5, 6]).unwrap();
+    assert_eq!(small.to_vec::<u8>().unwrap(), [1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn matrix_patterns_are_written_into_the_matrix_within_the_limits() {
+    // 1 TiB: refused by the system, cleanly.
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let e = Matrix::from_pattern(&ctx, MatrixPattern::Box, 1 << 20, 1 << 20).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::NoMemory | ErrorKind::NoResources), "{e}");
+    // 2 GiB under a 1 MiB buffer limit: refused before a byte is touched.
+    let limited = Context::builder().threads(1).max_buffer_bytes(1 << 20).build().unwrap();
+    let before = resident_kib();
+    let e = Matrix::from_pattern(&limited, MatrixPattern::Box, 65536, 32768).unwrap_err();
+    let grew = resident_kib().saturating_sub(before);
+    assert!(matches!(e.kind(), ErrorKind::NoMemory | ErrorKind::NoResources), "{e}");
+    assert!(grew < 4 * 1024, "{grew} KiB resident for a refused pattern");
+    assert_eq!(limited.buffer_bytes().current, 0);
+    // A pattern that fits is exact.
+    let m = Matrix::from_pattern(&ctx, MatrixPattern::Cross, 3, 3).unwrap();
+    let mut v = [0u8; 9];
+    m.copy_to(&mut v).unwrap();
+    assert_eq!(v, [0, 255, 0, 255, 255, 255, 0, 255, 0]);
+}
+
+#[test]
+fn a_remap_whose_size_overflows_is_refused_like_matrix_tensor_and_array() {
+    let ctx = Context::builder().threads(1).build().unwrap();
+    for (w, h) in [(1u32 << 31, 1u32 << 30), (1 << 31, (1 << 30) + 1), (u32::MAX, u32::MAX)] {
+        let e = Remap::new(&ctx, 1, 1, w, h).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidDimension, "{w}×{h}: {e}");
+    }
+    let r = Remap::new(&ctx, 4, 4, 2, 2).unwrap();
+    r.set_point(1, 1, Coordinates2dF { x: 3.0, y: 2.5 }).unwrap();
+    assert_eq!(r.point(1, 1).unwrap(), Coordinates2dF { x: 3.0, y: 2.5 });
+}
