@@ -1,5 +1,7 @@
 //! The plugin-directory watcher: a module rebuilt in place is picked up without a restart, a file
-//! caught half-written is refused (not crashed on) and retried, and every outcome is reported.
+//! caught half-written is refused (not crashed on) and retried, and every outcome is reported. It
+//! applies the context's `ModuleTrust`: no watching a directory others can write, and a file the
+//! policy refuses is reported once, never loaded.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -67,4 +69,85 @@ fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
         assert!(msg.contains("truncated") || msg.contains("not a loadable library"), "{msg}");
     }
     assert_eq!(ctx.module_state("testmod_watch"), Some(ModuleState::Loaded { count: 1, version: "2.0.0".into() }));
+}
+
+fn chmod(p: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn the_watcher_refuses_a_directory_others_can_write() {
+    let dir = plugin_dir("watch-ww", &[]);
+    chmod(&dir, 0o777);
+    let ctx = Context::new().unwrap();
+    let e = ModuleWatcher::start(&ctx, &dir, WatchOptions::default(), |_| {}).err().expect("refused");
+    assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    let m = e.to_string();
+    assert!(m.contains(&format!("ModuleWatcher: refusing {} (owner uid", dir.display())), "{m}");
+    assert!(m.contains("mode 0777: writable by others") && m.contains("ModuleTrust::any()"), "{m}");
+    assert!(!ctx.module_search_path().contains(&dir.canonicalize().unwrap()), "not added to the search path");
+    // The development setting allows it.
+    let ctx = Context::builder().module_trust(ModuleTrust::any()).build().unwrap();
+    drop(ModuleWatcher::start(&ctx, &dir, WatchOptions::default(), |_| {}).unwrap());
+    chmod(&dir, 0o755);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Wait until `events` holds `n` events (or 20 s), then a few more debounce intervals for any
+/// retry; returns them.
+fn settle(events: &EventLog, n: usize, debounce: Duration) -> Vec<(String, bool, std::result::Result<(), String>)> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while events.lock().unwrap().len() < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(debounce * 6);
+    events.lock().unwrap().clone()
+}
+
+#[test]
+fn the_watcher_reports_refused_files_once_and_never_loads_them() {
+    let (v1, v2) = (testmod("testmod_watchtrust", &[]), testmod("testmod_watchtrust", &["v2"]));
+    let dir = plugin_dir("watch-trust", &[]);
+    let d1 = module_digest(&v1).unwrap();
+    let trust = ModuleTrust::owner().pin("testmod_watchtrust", &d1).unwrap();
+    let ctx = Context::builder().module_trust(trust).build().unwrap();
+    let events: EventLog = Arc::default();
+    let log = events.clone();
+    let debounce = Duration::from_millis(100);
+    let options = WatchOptions { debounce, retries: 5, load_new: true };
+    let _watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
+        log.lock().unwrap().push((
+            e.module.clone(),
+            e.reload,
+            e.result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+        ));
+    })
+    .unwrap();
+    let file = dir.join("libtestmod_watchtrust.so");
+    // A group-writable module file appears: refused once (not retried), not loaded.
+    let tmp = dir.join(".tmp");
+    std::fs::copy(&v1, &tmp).unwrap();
+    chmod(&tmp, 0o664);
+    std::fs::rename(&tmp, &file).unwrap();
+    let seen = settle(&events, 1, debounce);
+    assert_eq!(seen.len(), 1, "one report, no retries: {seen:?}");
+    let msg = seen[0].2.as_ref().unwrap_err();
+    assert!(msg.contains(&format!("refusing {} (owner uid 0, mode 0664: writable by group)", file.display())), "{msg}");
+    assert_eq!(ctx.module_state("testmod_watchtrust"), None, "never loaded");
+    // Fixed by its owner: loaded.
+    chmod(&file, 0o644);
+    let seen = settle(&events, 2, debounce);
+    assert!(seen.len() == 2 && seen[1].2.is_ok(), "{seen:?}");
+    assert_eq!(ctx.module_state("testmod_watchtrust"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    // A build whose digest is not pinned: refused once, version 1 keeps serving.
+    let tmp = dir.join(".tmp");
+    std::fs::copy(&v2, &tmp).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let seen = settle(&events, 3, debounce);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let msg = seen[2].2.as_ref().unwrap_err();
+    assert!(seen[2].1 && msg.contains("which is not pinned for it"), "{msg}");
+    assert_eq!(ctx.module_state("testmod_watchtrust"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    let _ = std::fs::remove_dir_all(dir);
 }

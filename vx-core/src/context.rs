@@ -32,8 +32,8 @@ use crate::kernel::table::KernelTable;
 use crate::module::library::ModuleState;
 use crate::module::loader::Modules;
 use crate::shared::{
-    AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ResourceKind, ResourceStat, ResourceUsage, Sealed,
-    TargetConfig, TargetInfo, TilingPolicy,
+    AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat,
+    ResourceUsage, Sealed, TargetConfig, TargetInfo, TilingPolicy,
 };
 
 /// Builds a [`Context`] with non-default limits or thread count.
@@ -127,6 +127,14 @@ impl ContextBuilder {
     /// How many replaced versions' states each module keeps (default 16).
     pub fn module_history(mut self, n: usize) -> Self {
         self.config.module_history = n;
+        self
+    }
+    /// Which module files the context loads (default [`ModuleTrust::owner`]: a module file and
+    /// every directory above it owned by root or this process's user and writable by no one else;
+    /// [`ModuleTrust::any`] for development; [`ModuleTrust::pin`] to list the SHA-256 of each
+    /// module build allowed). See `docs/security.md`.
+    pub fn module_trust(mut self, trust: ModuleTrust) -> Self {
+        self.config.module_trust = trust;
         self
     }
     /// Create the context and its thread pool.

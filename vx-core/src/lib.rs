@@ -104,10 +104,13 @@ pub use kernel::signature::{
     ParamDirection, ParamSpec,
 };
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
+#[doc(hidden)]
+pub use module::copy::test_hooks as __test_hooks;
 pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::MODULE_PATH_VAR;
+pub use module::trust::module_digest;
 pub use shared::{
-    AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ResourceKind, ResourceStat,
+    AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat,
     ResourceUsage, TARGET_ANY, TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
 };
 pub use vx_plugin_abi::module_abi::ABI_VERSION as MODULE_ABI_VERSION;

@@ -2,6 +2,11 @@
 //! (already loaded) once the file has been quiet for a debounce interval — so a build or a copy in
 //! progress is not picked up half-written. A load that fails because the file is not (yet) a valid
 //! library is retried after the next quiet interval, up to a limit; every outcome is reported.
+//!
+//! The watcher applies the context's `ModuleTrust`: it refuses to watch a directory that the policy
+//! refuses (another user could plant modules there, and they would be loaded automatically), and
+//! it looks at each module file before loading it; a file refused (owner, mode, unpinned digest) is
+//! logged and reported, and not retried until it changes again.
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -15,6 +20,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::library::module_name_of_file;
+use crate::module::trust::vet;
 
 /// What the watcher did for one module file.
 #[derive(Debug)]
@@ -81,6 +87,8 @@ impl ModuleWatcher {
             Error::new(ErrorKind::InvalidParameters, format!("cannot watch the plugin directory: {e}"))
                 .on_object(&dir.display().to_string())
         })?;
+        crate::module::trust::check_dir("ModuleWatcher", &dir, &ctx.config().module_trust)
+            .inspect_err(|e| tracing::warn!(dir = %dir.display(), "refusing to watch the plugin directory: {e}"))?;
         let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
         let mut watcher = notify::recommended_watcher(tx)
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("cannot start a file watcher: {e}")))?;
@@ -156,14 +164,21 @@ fn watch_loop(
                 pending.remove(&name);
                 continue;
             }
+            // The context's trust policy first: a refused file is reported, not retried (it is not
+            // half-written; it is not trusted).
+            let refused = vet(&name, &file, &ctx.config().module_trust).err();
             // The watcher thread must outlive anything a load does: a panic (a bug anywhere below) is
             // an outcome like any error, reported, never the end of the watcher.
-            let result = crate::support::unwind::guarded("picking up the module", || {
-                if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) }
-            });
-            let failed = result.is_err();
+            let result = match refused.clone() {
+                Some(e) => Err(e),
+                None => crate::support::unwind::guarded("picking up the module", || {
+                    if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) }
+                }),
+            };
+            let failed = result.is_err() && refused.is_none();
             match &result {
                 Ok(()) => tracing::info!(module = %name, reload, "module picked up from {}", dir.display()),
+                Err(e) if refused.is_some() => tracing::warn!(module = %name, reload, "refused the module file: {e}"),
                 Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
             }
             let outcome = WatchEvent { module: name.clone(), reload, result };

@@ -1,19 +1,22 @@
-//! One opened kernel-module library: a unique shadow copy opened with libloading (abi_stable is
-//! used only for the header, version and layout checks — its own loaders never unload), the
-//! module's root descriptor, and — when the last user lets go — the close, verified with
-//! `RTLD_NOLOAD` so a library that stayed mapped is reported as a zombie, not pretended away.
+//! One opened kernel-module library: a private copy of the trusted module file (`copy.rs`: a sealed
+//! memory file, or a private `mkdtemp` directory where there is none) opened with libloading
+//! (abi_stable is used only for the header, version and layout checks — its own loaders never
+//! unload), the module's root descriptor, and — when the last user lets go — the close, verified
+//! with `RTLD_NOLOAD` so a library that stayed mapped is reported as a zombie, not pretended away.
 
-use std::ffi::CString;
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use vx_plugin_abi::abi_stable::library::{AbiHeaderRef, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
 use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, VxModuleRef};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::module::copy::{PrivateCopy, loader_knows, run_before_map};
+use crate::module::trust::{open_module, pin_refusal};
+use crate::shared::ModuleTrust;
 use crate::support::sync::lock;
 
 /// Where a module is in its life.
@@ -53,8 +56,6 @@ impl fmt::Display for ModuleState {
     }
 }
 
-static SHADOW_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// The ELF machine of this host (`e_machine`).
 const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
     62
@@ -69,18 +70,17 @@ const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
 /// Most program headers a module may have (a real one has about ten).
 const MAX_PROGRAM_HEADERS: u64 = 256;
 
-/// Check that the file at `path` is a complete 64-bit little-endian ELF shared object for this
-/// machine, reading only its header and program headers (a few KiB, whatever the file's size):
-/// type `ET_DYN`, a dynamic segment, every loadable segment and the section header table inside the
-/// file. `dlopen` of a truncated file (one still being written) can map segments past its end and
-/// fault on first touch instead of failing, and a huge file that is no library must be refused
-/// before it is copied; so this runs on the original and again on the shadow copy.
-pub(super) fn check_elf(path: &Path) -> std::result::Result<(), String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+/// Check that the open file `f` is a complete 64-bit little-endian ELF shared object for this
+/// machine, reading only its header and program headers (a few KiB, whatever the file's size, by
+/// offset: the file's own offset is left alone): type `ET_DYN`, a dynamic segment, every loadable
+/// segment and the section header table inside the file. `dlopen` of a truncated file (one still
+/// being written) can map segments past its end and fault on first touch instead of failing, and a
+/// huge file that is no library must be refused before it is copied; so this runs on the opened
+/// original and again on the private copy, the very bytes that are mapped.
+pub(super) fn check_elf(f: &File) -> std::result::Result<(), String> {
     let len = f.metadata().map_err(|e| format!("cannot stat it: {e}"))?.len();
     let mut head = [0u8; 64];
-    if len < 64 || f.read_exact(&mut head).is_err() || &head[..4] != b"\x7fELF" {
+    if len < 64 || f.read_exact_at(&mut head, 0).is_err() || &head[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }
     if head[4] != 2 || head[5] != 1 {
@@ -107,7 +107,7 @@ pub(super) fn check_elf(path: &Path) -> std::result::Result<(), String> {
         return Err(truncated());
     }
     let mut table = vec![0u8; (phentsize * phnum) as usize];
-    f.seek(SeekFrom::Start(phoff)).and_then(|_| f.read_exact(&mut table)).map_err(|_| truncated())?;
+    f.read_exact_at(&mut table, phoff).map_err(|_| truncated())?;
     let (mut loads, mut dynamic) = (0, false);
     for ph in table.chunks_exact(phentsize as usize) {
         let (p_type, p_offset, p_filesz) = (u32_at(ph, 0), u64_at(ph, 8), u64_at(ph, 32));
@@ -131,7 +131,9 @@ pub(crate) struct ModuleLibrary {
     pub(super) module: VxModuleRef,
     pub(crate) name: String,
     pub(crate) version: String,
-    shadow: PathBuf,
+    /// The private copy the library was mapped from; its descriptor stays open while the library
+    /// is loaded (the loader knows the library by the copy's `/proc/self/fd/<fd>` name).
+    copy: PrivateCopy,
     library: Option<libloading::Library>,
     pub(crate) state: Arc<Mutex<ModuleState>>,
 }
@@ -216,44 +218,43 @@ fn layout_difference(report: &str) -> Option<LayoutDifference> {
 }
 
 impl ModuleLibrary {
-    /// Copy `path` to a unique shadow file, open it and check it (header, abi_stable version,
-    /// layout, vx-rs ABI version) before calling anything in it.
-    pub(super) fn open(name: &str, path: &Path, shadow_dir: &Path) -> Result<ModuleLibrary> {
+    /// Open module `name` from `path` under `trust` (owner checks: `trust.rs`), copy it into a
+    /// private copy (`copy.rs`) and check that copy — the bytes that are mapped — before mapping
+    /// it: ELF headers, the pinned digest if any; then the header, abi_stable version, layout and
+    /// vx-rs ABI version before anything in it is called.
+    pub(super) fn open(name: &str, path: &Path, trust: &ModuleTrust) -> Result<ModuleLibrary> {
         let invalid = |msg: String| Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string());
         let not_loadable = |why: String| invalid(format!("module '{name}' is not a loadable library: {why}"));
-        check_elf(path).map_err(not_loadable)?;
-        std::fs::create_dir_all(shadow_dir)
-            .map_err(|e| invalid(format!("cannot create the shadow directory {}: {e}", shadow_dir.display())))?;
-        let n = SHADOW_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let shadow = shadow_dir.join(format!("lib{name}.{}.{n}.so", std::process::id()));
-        std::fs::copy(path, &shadow)
-            .map_err(|e| invalid(format!("cannot copy the module to {}: {e}", shadow.display())))?;
-        let unlink = || {
-            let _ = std::fs::remove_file(&shadow);
-            let _ = std::fs::remove_dir(shadow_dir); // only when empty
-        };
-        let cleanup = |e: Error| {
-            unlink();
-            e
-        };
-        // Again on the copy: the file may have changed between the check and the copy.
-        check_elf(&shadow).map_err(|why| cleanup(not_loadable(why)))?;
+        let (source, opened) = open_module(name, path, trust)?;
+        // A cheap refusal of what is no library (a huge sparse file is not copied), on the very
+        // descriptor that is copied.
+        check_elf(&source).map_err(not_loadable)?;
+        let mut copy = PrivateCopy::new(name, &source, trust.pins_digests())
+            .map_err(|e| invalid(format!("module '{name}': cannot make its private copy: {e}")))?;
+        drop(source);
+        // Again on the copy: the file may have changed while it was copied (a build in progress).
+        check_elf(copy.file()).map_err(not_loadable)?;
+        if let Some(digest) = copy.digest
+            && !trust.allows_digest(name, &digest)
+        {
+            return Err(pin_refusal(name, &opened, &digest, trust));
+        }
+        run_before_map(&copy.dl_path);
         // SAFETY: opening a library runs its initializers; a vx-rs module's only link its kernel
-        // records into the module's own static list (inventory). The path is our private shadow copy.
-        let library = unsafe { libloading::Library::new(&shadow) }.map_err(|e| cleanup(not_loadable(e.to_string())))?;
-        // Mapped now: the copy's name is no longer needed (the loader keeps it as the library's name
-        // and `RTLD_NOLOAD` matches on it), so nothing is left on disk, even if the process dies.
-        unlink();
+        // records into the module's own static list (inventory). The path is our private copy, which
+        // no other user can name or change (sealed memory file, or a file in our 0700 directory).
+        let library = unsafe { libloading::Library::new(&copy.dl_path) }.map_err(|e| not_loadable(e.to_string()))?;
+        copy.mapped();
         // SAFETY: ROOT_MODULE_LOADER_NAME is the abi_stable header static; reading its address as an
         // AbiHeaderRef is how abi_stable's own loader does it. It is checked (`upgrade`) before use.
         let header: Option<AbiHeaderRef> =
             unsafe { library.get::<AbiHeaderRef>(ROOT_MODULE_LOADER_NAME_WITH_NUL.as_bytes()) }.ok().map(|s| *s);
         let Some(header) = header else {
             drop(library);
-            return Err(cleanup(invalid(format!(
+            return Err(invalid(format!(
                 "module '{name}' has no vx-rs entry point (no abi_stable root module); was it built with vx-plugin-abi's \
                  module export?"
-            ))));
+            )));
         };
         // The ABI version first: a module of another version is refused for that reason, before
         // abi_stable's layout check would report the layouts that version changed.
@@ -264,36 +265,34 @@ impl ModuleLibrary {
         let abi = abi.unwrap_or(1); // ABI version 1 had no such symbol
         if abi != ABI_VERSION {
             drop(library);
-            return Err(cleanup(invalid(format!(
+            return Err(invalid(format!(
                 "module '{name}' speaks vx-rs module ABI version {abi}, this host speaks version {ABI_VERSION}"
-            ))));
+            )));
         }
-        let module = header
-            .upgrade()
-            .and_then(|h| h.init_root_module::<VxModuleRef>())
-            .map_err(|e| cleanup(readable(name, path, &e)))?;
+        let module =
+            header.upgrade().and_then(|h| h.init_root_module::<VxModuleRef>()).map_err(|e| readable(name, path, &e))?;
         let abi = module.abi_version();
         if abi != ABI_VERSION {
             drop(library);
-            return Err(cleanup(invalid(format!(
+            return Err(invalid(format!(
                 "module '{name}' speaks vx-rs module ABI version {abi}, this host speaks version {ABI_VERSION}"
-            ))));
+            )));
         }
         let declared = module.name().as_str().to_owned();
         if declared != name {
             drop(library);
-            return Err(cleanup(invalid(format!(
+            return Err(invalid(format!(
                 "the file lib{name}.so holds module '{declared}', not '{name}': a module's file is lib<its name>.so; \
                  load it as '{declared}' (or rename the file)"
-            ))));
+            )));
         }
         let version = module.version().as_str().to_owned();
-        tracing::debug!(module = %name, declared = %declared, version = %version, shadow = %shadow.display(), "module library opened");
+        tracing::debug!(module = %name, declared = %declared, version = %version, file = %opened.display(), copy = %copy.maps_name, "module library opened");
         Ok(ModuleLibrary {
             module,
             name: name.to_owned(),
             version: version.clone(),
-            shadow,
+            copy,
             library: Some(library),
             state: Arc::new(Mutex::new(ModuleState::Loaded { count: 1, version })),
         })
@@ -304,44 +303,46 @@ impl ModuleLibrary {
     }
 }
 
-/// Why the library copy at `path` is still in the process after `dlclose`, or `None` when it is
-/// gone. Evidence, not a guess: whether the dynamic loader still knows the copy (`RTLD_NOLOAD`), and
-/// how its file is still mapped (`/proc/self/maps`: as code, or read-only by something else).
-fn still_mapped(path: &Path) -> Option<String> {
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: RTLD_NOLOAD only looks the library up; it maps nothing new. A non-null handle bumps
-    // the reference count, so it is closed again right away.
-    let known = unsafe {
-        let h = libc::dlopen(c.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
-        if !h.is_null() {
-            libc::dlclose(h);
-        }
-        !h.is_null()
-    };
-    let file = path.to_string_lossy();
+/// Why the library copy the loader knows as `dl_path` (mapped as `maps_name` in
+/// `/proc/self/maps`) is still in the process after `dlclose`, or `None` when it is gone, and
+/// whether the dynamic loader itself still holds it. Evidence, not a guess: whether the dynamic
+/// loader still knows the copy (`RTLD_NOLOAD`), and how it is still mapped (as code, or read-only by
+/// something else).
+fn still_mapped(dl_path: &Path, maps_name: &str) -> Option<(String, bool)> {
+    let known = loader_knows(dl_path);
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let mappings: Vec<&str> = maps
         .lines()
-        .filter(|l| l.trim_end().trim_end_matches(" (deleted)").ends_with(&*file))
+        .filter(|l| l.trim_end().trim_end_matches(" (deleted)").ends_with(maps_name))
         .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
         .collect();
     let executable = mappings.iter().any(|perms| perms.contains('x'));
-    let shown = path.display();
+    let shown = maps_name;
     if known {
-        Some(format!(
-            "the dynamic loader still holds {shown} after dlclose: its reference count is not zero (code of the module \
-             registered a thread-local destructor on a thread that is still alive, or something else opened the same copy)"
+        Some((
+            format!(
+                "the dynamic loader still holds {shown} after dlclose: its reference count is not zero (code of the \
+                 module registered a thread-local destructor on a thread that is still alive, or something else opened \
+                 the same copy)"
+            ),
+            true,
         ))
     } else if executable {
-        Some(format!(
-            "{shown} is still mapped as code after dlclose although the dynamic loader let it go: glibc keeps the \
-             segments of a library with pending thread-local destructors until the threads that registered them end"
+        Some((
+            format!(
+                "{shown} is still mapped as code after dlclose although the dynamic loader let it go: glibc keeps the \
+                 segments of a library with pending thread-local destructors until the threads that registered them end"
+            ),
+            false,
         ))
     } else if !mappings.is_empty() {
-        Some(format!(
-            "the dynamic loader unloaded {shown}, but {} read-only mapping(s) of its file remain, made by something \
-             other than the loader (e.g. a backtrace symbolizer that cached the file)",
-            mappings.len()
+        Some((
+            format!(
+                "the dynamic loader unloaded {shown}, but {} read-only mapping(s) of its file remain, made by something \
+                 other than the loader (e.g. a backtrace symbolizer that cached the file)",
+                mappings.len()
+            ),
+            false,
         ))
     } else {
         None
@@ -352,13 +353,19 @@ impl Drop for ModuleLibrary {
     fn drop(&mut self) {
         // The module descriptor points into the library: nothing of it is used past this point.
         let Some(library) = self.library.take() else { return };
-        let state = match library.close() {
-            Err(e) => ModuleState::Zombie { reason: format!("dlclose failed: {e}") },
-            Ok(()) => match still_mapped(&self.shadow) {
-                Some(reason) => ModuleState::Zombie { reason },
-                None => ModuleState::Unloaded,
+        let (state, held) = match library.close() {
+            Err(e) => (ModuleState::Zombie { reason: format!("dlclose failed: {e}") }, true),
+            Ok(()) => match still_mapped(&self.copy.dl_path, &self.copy.maps_name) {
+                Some((reason, held)) => (ModuleState::Zombie { reason }, held),
+                None => (ModuleState::Unloaded, false),
             },
         };
+        if held {
+            // The loader still knows the library as `/proc/self/fd/<fd>`: were the descriptor
+            // closed, a later copy could get the same number and `dlopen` would hand back this
+            // library instead. The descriptor stays open for the life of the process.
+            self.copy.keep_open_forever();
+        }
         match &state {
             ModuleState::Zombie { reason } => {
                 tracing::warn!(module = %self.name, "module library is a zombie: {reason}")
@@ -380,10 +387,10 @@ mod tests {
         std::path::PathBuf::from(path)
     }
 
-    fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::fs::File {
         let p = dir.join(name);
         std::fs::write(&p, bytes).unwrap();
-        p
+        std::fs::File::open(p).unwrap()
     }
 
     #[test]
@@ -397,7 +404,7 @@ mod tests {
         assert!(check_elf(&write(&dir, "head.so", &lib[..100])).unwrap_err().contains("truncated"));
         // The test binary is an executable (ET_DYN when PIE: then it has PT_INTERP but is still
         // accepted by the type check; a non-PIE one is ET_EXEC): either way no panic, a clear answer.
-        let _ = check_elf(&std::env::current_exe().unwrap());
+        let _ = check_elf(&std::fs::File::open(std::env::current_exe().unwrap()).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -410,7 +417,7 @@ mod tests {
         let f = std::fs::File::create(&path).unwrap();
         std::io::Write::write_all(&mut &f, &lib[..64]).unwrap();
         f.set_len(512 << 20).unwrap(); // 512 MiB, sparse: nothing else is written
-        let why = check_elf(&path).unwrap_err();
+        let why = check_elf(&std::fs::File::open(&path).unwrap()).unwrap_err();
         assert!(why.contains("truncated") || why.contains("program headers") || why.contains("segment"), "{why}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -3,10 +3,13 @@
 //! kernels leave lookup), and the per-module state a service can query.
 //!
 //! Search order for `lib<name>.so`: directories added with `Context::add_module_dir` (in order),
-//! then the colon-separated `VX_MODULE_PATH`, then the executable's directory. A library stays
-//! mapped as long as any kernel, node or graph from it is alive; then it is closed and checked.
+//! then the colon-separated `VX_MODULE_PATH` (absolute entries only; ignored in a set-uid, set-gid
+//! or capability-raised process, as the C library ignores `LD_LIBRARY_PATH`), then the executable's
+//! directory. Every file found is loaded only if the context's `ModuleTrust` accepts it. A library
+//! stays mapped as long as any kernel, node or graph from it is alive; then it is closed and checked.
 
 use std::collections::{HashMap, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -36,8 +39,7 @@ struct ModuleEntry {
     retired: VecDeque<(String, Arc<Mutex<ModuleState>>)>,
 }
 
-/// A context's modules: the table behind a lock, the kernel table they publish into, and the
-/// directory of this context's shadow copies.
+/// A context's modules: the table behind a lock and the kernel table they publish into.
 ///
 /// Module operations (load, unload, reload, in-process publish) are serialized by `ops`, held for
 /// the whole operation, whichever thread calls: a second load of a name is a reference count, an
@@ -48,37 +50,57 @@ pub(crate) struct Modules {
     kernels: Arc<KernelTable>,
     ops: Mutex<()>,
     table: Mutex<ModuleTable>,
-    /// Where shadow copies of module libraries go.
-    shadow_dir: PathBuf,
 }
 
-impl Drop for Modules {
-    fn drop(&mut self) {
-        // Shadow copies are unlinked as soon as they are mapped, so the directory is empty.
-        let _ = std::fs::remove_dir(&self.shadow_dir);
+/// Whether this process runs in secure-execution mode (`AT_SECURE`: set-uid, set-gid, or file
+/// capabilities raised its rights), where the environment belongs to a less trusted caller.
+pub(crate) fn secure_execution() -> bool {
+    // SAFETY: getauxval only reads the auxiliary vector the kernel gave the process; an absent
+    // entry reads as 0.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// The directories `VX_MODULE_PATH`'s value `value` adds to the search path, and a warning for each
+/// part refused: all of it in secure-execution mode (`secure`), relative entries always (they
+/// would depend on the working directory). Empty entries are skipped.
+pub(crate) fn module_path_entries(secure: bool, value: Option<&OsStr>) -> (Vec<PathBuf>, Vec<String>) {
+    let Some(value) = value.filter(|v| !v.is_empty()) else { return (Vec::new(), Vec::new()) };
+    if secure {
+        return (
+            Vec::new(),
+            vec![format!(
+                "{MODULE_PATH_VAR} is ignored: the process runs in secure-execution mode (set-uid, set-gid or raised \
+                 capabilities), where the environment is not trusted"
+            )],
+        );
     }
+    let (mut dirs, mut warnings) = (Vec::new(), Vec::new());
+    for d in std::env::split_paths(value).filter(|d| !d.as_os_str().is_empty()) {
+        if d.is_absolute() {
+            dirs.push(d);
+        } else {
+            warnings.push(format!(
+                "{MODULE_PATH_VAR} entry {} is ignored: relative entries are refused (they would depend on the working \
+                 directory)",
+                d.display()
+            ));
+        }
+    }
+    (dirs, warnings)
 }
 
-/// The prefix of every context's shadow directory in the system temp directory.
-const SHADOW_PREFIX: &str = "vx-rs-modules-";
-
-/// Remove the shadow directories of processes that are gone (they exited with modules loaded, or
-/// crashed), so temp directories do not pile up over a machine's life.
-fn sweep_dead_shadow_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SHADOW_PREFIX)) else { continue };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            match std::fs::remove_dir_all(e.path()) {
-                Ok(()) => {
-                    tracing::debug!(dir = %e.path().display(), "removed a dead process's module shadow directory")
-                }
-                Err(err) => {
-                    tracing::debug!(dir = %e.path().display(), "could not remove a stale shadow directory: {err}")
-                }
-            }
+/// Log `warnings` about `VX_MODULE_PATH`'s value `value`, once per value and process (the search
+/// path is computed on every resolve).
+fn warn_module_path(value: Option<&OsStr>, warnings: &[String]) {
+    static WARNED: Mutex<Option<OsString>> = Mutex::new(None);
+    if warnings.is_empty() {
+        return;
+    }
+    let mut last = lock(&WARNED);
+    if last.as_deref() != value {
+        *last = value.map(OsStr::to_owned);
+        for w in warnings {
+            tracing::warn!("{w}");
         }
     }
 }
@@ -115,9 +137,7 @@ fn roll_back(kernels: &KernelTable, added: &[Kernel]) {
 
 impl Modules {
     pub(crate) fn new(shared: Arc<ContextShared>, kernels: Arc<KernelTable>) -> Modules {
-        sweep_dead_shadow_dirs();
-        let shadow_dir = std::env::temp_dir().join(format!("{SHADOW_PREFIX}{}-ctx{}", std::process::id(), shared.id));
-        Modules { shared, kernels, ops: Mutex::new(()), table: Mutex::new(ModuleTable::default()), shadow_dir }
+        Modules { shared, kernels, ops: Mutex::new(()), table: Mutex::new(ModuleTable::default()) }
     }
 
     /// Hold this for the whole of a module operation.
@@ -155,7 +175,8 @@ impl Modules {
     }
 
     /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
-    /// executable's directory, in the order added).
+    /// executable's directory, in the order added). Its modules load only if the context's
+    /// `ModuleTrust` accepts them (checked at each load).
     pub(crate) fn add_dir(&self, dir: impl Into<PathBuf>) {
         self.modules().dirs.push(dir.into());
     }
@@ -163,9 +184,10 @@ impl Modules {
     /// The directories searched for modules, in order.
     pub(crate) fn search_path(&self) -> Vec<PathBuf> {
         let mut dirs = self.modules().dirs.clone();
-        if let Some(p) = std::env::var_os(MODULE_PATH_VAR) {
-            dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
-        }
+        let value = std::env::var_os(MODULE_PATH_VAR);
+        let (extra, warnings) = module_path_entries(secure_execution(), value.as_deref());
+        warn_module_path(value.as_deref(), &warnings);
+        dirs.extend(extra);
         if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
             dirs.push(exe_dir);
         }
@@ -214,7 +236,7 @@ impl Modules {
         drop(table);
         let path = self.resolve(name)?;
         let slot = self.shared.acquire(ResourceKind::Modules)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shadow_dir)?);
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config.module_trust)?);
         let (result, added) = self.run_publish(&library, false);
         if let Err(e) = result {
             let n = added.len();
@@ -317,7 +339,7 @@ impl Modules {
             return self.load_locked(name);
         }
         let path = self.resolve(name)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shadow_dir)?);
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config.module_trust)?);
         let (result, staged) = self.run_publish(&library, true);
         let discard = |staged: Vec<Kernel>| {
             let mut registry = self.kernels.registry();
@@ -456,5 +478,37 @@ impl Modules {
             .and_then(|e| e.loaded.as_ref())
             .map(|l| l.kernels.iter().map(|k| k.name.clone()).collect())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_path_is_ignored_in_secure_execution_mode() {
+        let value = OsStr::new("/opt/vx/modules:/usr/lib/vx");
+        let (dirs, warnings) = module_path_entries(false, Some(value));
+        assert_eq!(dirs, [PathBuf::from("/opt/vx/modules"), PathBuf::from("/usr/lib/vx")]);
+        assert!(warnings.is_empty());
+        let (dirs, warnings) = module_path_entries(true, Some(value));
+        assert!(dirs.is_empty(), "secure execution: nothing from the environment");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("VX_MODULE_PATH is ignored: the process runs in secure-execution mode"));
+        assert_eq!(module_path_entries(true, None), (Vec::new(), Vec::new()), "unset: nothing to say");
+    }
+
+    #[test]
+    fn relative_module_path_entries_are_refused() {
+        let (dirs, warnings) = module_path_entries(false, Some(OsStr::new("plugins::/abs:./here:../up")));
+        assert_eq!(dirs, [PathBuf::from("/abs")]);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("entry plugins is ignored: relative entries are refused"), "{warnings:?}");
+        assert!(warnings[1].contains("./here") && warnings[2].contains("../up"));
+    }
+
+    #[test]
+    fn this_test_process_is_not_in_secure_execution_mode() {
+        assert!(!secure_execution());
     }
 }

@@ -1,4 +1,5 @@
-//! What a context is configured with: limits, threads, and the tiling policy.
+//! What a context is configured with: limits, threads, the tiling policy and which module files it
+//! trusts.
 
 /// Limits and threading of a context. Every limit counts live objects; creating one more than the
 /// limit fails with [`ErrorKind::NoResources`].
@@ -27,6 +28,9 @@ pub struct ContextConfig {
     /// States of versions replaced by reloads kept per module (`Context::module_history`); older
     /// ones are forgotten, so a service reloading for months holds a bounded history.
     pub module_history: usize,
+    /// Which module files are loaded: owner and mode rules, pinned digests (default
+    /// [`ModuleTrust::owner`](super::ModuleTrust::owner)).
+    pub module_trust: super::ModuleTrust,
     /// Honour kernels' buffer-aliasing hints where the graph allows it (default true). `false` is
     /// the extension's conservative policy: nothing is ever aliased.
     pub aliasing: bool,
@@ -51,6 +55,7 @@ impl Default for ContextConfig {
             max_scratch_bytes: usize::MAX,
             tiling: TilingPolicy::default(),
             module_history: 16,
+            module_trust: super::ModuleTrust::owner(),
             aliasing: true,
             memory_plan: true,
             targets: Vec::new(),

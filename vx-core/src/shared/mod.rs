@@ -9,6 +9,7 @@ pub(crate) mod crew;
 pub(crate) mod limits;
 mod resources;
 pub(crate) mod target;
+pub(crate) mod trust;
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ pub use limits::{Limits, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
 pub use target::{HOST_TARGET, TARGET_ANY, TargetConfig, TargetInfo};
+pub use trust::ModuleTrust;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::support::ids::next_id;
