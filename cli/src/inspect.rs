@@ -1,7 +1,8 @@
 //! `vx inspect`: what a kernel module holds — its version, ABI, and every kernel with its
 //! parameters (names and element types as the kernel macros record them), tiling attributes, alias
-//! hints and summary — as text for people or JSON for machines. The module is loaded into a
-//! context of its own, which is what is described.
+//! hints and summary — as text for people or JSON for machines — and the file's SHA-256, as
+//! `ModuleTrust::pin` takes it. The module is loaded into a context of its own, which is what is
+//! described.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,8 @@ pub(crate) struct ModuleReport {
     pub(crate) version: String,
     pub(crate) abi_version: u32,
     pub(crate) file: PathBuf,
+    /// SHA-256 of the module file (what `ModuleTrust::pin` takes).
+    pub(crate) sha256: String,
     pub(crate) kernels: Vec<KernelReport>,
 }
 
@@ -129,12 +132,20 @@ pub(crate) fn report(ctx: &Context, name: &str) -> Result<ModuleReport, Failure>
         other => return Err(Failure::module(format!("module '{name}' is not loaded ({other:?})"))),
     };
     let file = ctx.resolve_module(name).map_err(|e| Failure::module(e.to_string()))?;
+    let sha256 = vx_core::module_digest(&file).map_err(|e| Failure::module(e.to_string()))?;
     let kernels = ctx
         .module_kernels(name)
         .iter()
         .map(|k| ctx.kernel_by_name(k).map(|k| kernel_report(&k)).map_err(|e| Failure::module(e.to_string())))
         .collect::<Result<_, _>>()?;
-    Ok(ModuleReport { module: name.to_owned(), version, abi_version: vx_core::MODULE_ABI_VERSION, file, kernels })
+    Ok(ModuleReport {
+        module: name.to_owned(),
+        version,
+        abi_version: vx_core::MODULE_ABI_VERSION,
+        file,
+        sha256,
+        kernels,
+    })
 }
 
 /// The report as text, `gst-inspect` style.
@@ -143,6 +154,7 @@ pub(crate) fn text(r: &ModuleReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Module {} {} (module ABI {})", r.module, r.version, r.abi_version);
     let _ = writeln!(s, "  file: {}", r.file.display());
+    let _ = writeln!(s, "  sha256: {}", r.sha256);
     let _ = writeln!(s, "  kernels: {}", r.kernels.len());
     for k in &r.kernels {
         let _ = writeln!(s, "\n{}  [{} kernel, enumeration {:#x}]", k.name, k.kind, k.enumeration);

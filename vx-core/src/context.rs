@@ -15,9 +15,10 @@
 //! - **Kernels belong to one table.** A kernel handle holds the `KernelTable` it was added to;
 //!   lookups return only finalized kernels; a removed or replaced kernel stays usable by the nodes
 //!   that hold it (its code stays mapped through its keep-alive) but is never found again.
-//! - **Modules publish into that table, transactionally.** `Modules` owns the loaded libraries and
-//!   the shadow-copy directory; a failed publish removes every kernel it added; a reload swaps the
-//!   new kernels in under the table's lock, so a lookup sees one version or the other.
+//! - **Modules publish into that table, transactionally.** `Modules` owns the loaded libraries
+//!   (each with its private copy, loaded only if the context's `ModuleTrust` accepts the file); a
+//!   failed publish removes every kernel it added; a reload swaps the new kernels in under the
+//!   table's lock, so a lookup sees one version or the other.
 //! - **One lock order.** The modules lock before the kernel table's (a reload's swap holds both);
 //!   no path takes them the other way, and a module's `publish` runs with the modules lock released,
 //!   taking the table's lock per call. Graph locks are taken by graph operations only, never here.
