@@ -44,7 +44,8 @@ pub struct ContextBuilder {
 }
 
 impl ContextBuilder {
-    /// Number of worker threads in the context's pool (at least 1).
+    /// Number of worker threads in the context's pool: 1 to [`MAX_THREADS`](crate::MAX_THREADS)
+    /// (more, or 0, is `InvalidValue` at [`build`](Self::build); default: the machine's cores).
     pub fn threads(mut self, n: usize) -> Self {
         self.config.threads = Some(n);
         self

@@ -59,3 +59,22 @@ fn a_remap_whose_size_overflows_is_refused_like_matrix_tensor_and_array() {
     r.set_point(1, 1, Coordinates2dF { x: 3.0, y: 2.5 }).unwrap();
     assert_eq!(r.point(1, 1).unwrap(), Coordinates2dF { x: 3.0, y: 2.5 });
 }
+
+#[test]
+fn thread_counts_and_queue_depths_have_ceilings_that_are_errors() {
+    for n in [MAX_THREADS + 1, 1 << 40, usize::MAX] {
+        let e = Context::builder().threads(n).build().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{n}: {e}");
+        assert!(e.to_string().contains("MAX_THREADS"), "{e}");
+        let e = Context::builder().threads(1).target(TargetConfig::new("t").threads(n)).build().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{n}: {e}");
+    }
+    for n in [MAX_QUEUE_DEPTH + 1, 1 << 40, usize::MAX] {
+        let e = Context::builder().threads(1).target(TargetConfig::new("t").queue_depth(n)).build().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{n}: {e}");
+    }
+    assert_eq!(Context::builder().threads(0).build().unwrap_err().kind(), ErrorKind::InvalidValue);
+    let ctx =
+        Context::builder().threads(3).target(TargetConfig::new("t").queue_depth(MAX_QUEUE_DEPTH)).build().unwrap();
+    assert_eq!(ctx.threads(), 3);
+}

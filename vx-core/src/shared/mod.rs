@@ -17,7 +17,7 @@ pub use config::{ContextConfig, TilingPolicy};
 pub use limits::{Limits, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
-pub use target::{HOST_TARGET, TARGET_ANY, TargetConfig, TargetInfo};
+pub use target::{HOST_TARGET, MAX_QUEUE_DEPTH, TARGET_ANY, TargetConfig, TargetInfo};
 pub use trust::ModuleTrust;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -102,6 +102,12 @@ impl Drop for Targets {
     }
 }
 
+/// The most threads a context's pool or one target may have (`ContextBuilder::threads`,
+/// `TargetConfig::threads`): far above any machine's cores, far below what would exhaust the
+/// process's memory for stacks and bookkeeping. More is `InvalidValue`; a thread the system will
+/// not start is `NoResources`.
+pub const MAX_THREADS: usize = 1024;
+
 /// Leak reports a context keeps (older ones are dropped).
 pub(crate) const MAX_LEAK_REPORTS: usize = 256;
 
@@ -119,8 +125,15 @@ impl ContextShared {
                 return Err(Error::new(ErrorKind::InvalidValue, "a context needs at least one thread")
                     .expected_found("threads >= 1", 0));
             }
+            Some(n) if n > MAX_THREADS => {
+                return Err(Error::new(
+                    ErrorKind::InvalidValue,
+                    format!("a context has at most {MAX_THREADS} threads (MAX_THREADS)"),
+                )
+                .expected_found(format!("1..={MAX_THREADS}"), n));
+            }
             Some(n) => n,
-            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS),
         };
         let id = next_id();
         // Every helper runs before this returns, so no thread start-up (and its allocations)

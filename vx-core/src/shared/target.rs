@@ -30,6 +30,8 @@ use crate::support::sync::lock;
 
 /// The name of the default target: nodes run on the calling thread and the crew.
 pub const HOST_TARGET: &str = "host";
+/// The most jobs a target's queue may hold (`TargetConfig::queue_depth`; reserved at start).
+pub const MAX_QUEUE_DEPTH: usize = 1 << 16;
 /// `VX_TARGET_ANY`: [`Node::set_target`](crate::Node::set_target) with this name (any case) lets
 /// the runtime choose any target that implements the node's kernel (the default rule).
 pub const TARGET_ANY: &str = "any";
@@ -80,11 +82,13 @@ impl TargetConfig {
             return Err(bad("the name must be non-empty and neither the default target's nor \"any\" (in any case)")
                 .found(&self.name));
         }
-        if self.threads == 0 {
-            return Err(bad("a target needs at least one thread").expected_found("threads >= 1", 0));
+        if self.threads == 0 || self.threads > super::MAX_THREADS {
+            return Err(bad("a target has 1 to MAX_THREADS threads")
+                .expected_found(format!("1..={}", super::MAX_THREADS), self.threads));
         }
-        if self.queue_depth == 0 {
-            return Err(bad("a target's queue holds at least one job").expected_found("queue_depth >= 1", 0));
+        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(bad("a target's queue holds 1 to MAX_QUEUE_DEPTH jobs")
+                .expected_found(format!("1..={MAX_QUEUE_DEPTH}"), self.queue_depth));
         }
         Ok(())
     }
