@@ -400,13 +400,16 @@ fn copy_fds(module: &str) -> usize {
 }
 
 /// Issue 31: load → reload → unload cycles leave nothing in the temp directory, no copy mapped and
-/// no descriptor open; prints what one reload costs. 10,000 cycles with `VX_STRESS=full` in
-/// release, 300 otherwise.
+/// no descriptor open; prints what a load and a reload cost. 10,000 cycles with `VX_STRESS=full`
+/// in release (`VX_STRESS=full cargo test --release -p vx-tests --test module_reload cycles --
+/// --nocapture`), 300 otherwise.
 #[test]
 fn load_reload_unload_cycles_leave_nothing_behind() {
-    let full = std::env::var("VX_STRESS").is_ok_and(|v| v == "full") && !cfg!(debug_assertions);
+    let release = !cfg!(debug_assertions);
+    let full = std::env::var("VX_STRESS").is_ok_and(|v| v == "full") && release;
     let cycles = if full { 10_000 } else { 300 };
-    let lib = testmod("testmod_cycles", &[]);
+    // In release the module is a release build too, as in the stress tests.
+    let lib = vx_tests::testmod_profile("testmod_cycles", &[], release);
     let dir = plugin_dir("cycles", &[("testmod_cycles", &lib)]);
     let ctx = Context::new().unwrap();
     ctx.add_module_dir(&dir);
