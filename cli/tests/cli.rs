@@ -167,6 +167,17 @@ fn exit_codes_say_what_went_wrong() {
     assert_eq!(code(&o), 2);
     assert!(text(&o.stderr).contains("unknown variable `nope`"), "{}", text(&o.stderr));
 
+    // 2: thread counts past the ceiling or past TOML's integers (issue 33: no abort, no panic).
+    for (tag, threads) in [("threads_huge", "1000000000000"), ("threads_u64", "18446744073709551615")] {
+        let f = write(tag, &format!("threads = {threads}\n[images.a]\nwidth = 8\nheight = 8\nformat = \"U8\"\n"));
+        let o = vx(&["run", f.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{tag}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("thread") || text(&o.stderr).contains("MAX_THREADS"), "{}", text(&o.stderr));
+        std::fs::remove_file(f).ok();
+    }
+    let o = vx(&["run", "--threads", "1000000000000", unknown.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", text(&o.stderr));
+
     // 4: a kernel that does not exist, a graph that does not verify.
     let no_kernel = write(
         "nokernel",
