@@ -291,6 +291,8 @@ impl Array {
 
     pub(crate) fn add_items_impl<T: ArrayItem>(&self, items: &[T], access: Access) -> Result<()> {
         self.obj.header.check_access(access)?;
+        // The type first: a call refused for its type allocates nothing.
+        self.check_type::<T>(&self.state())?;
         self.ensure_allocated()?;
         let mut s = self.lock();
         self.check_type::<T>(&s)?;
@@ -313,12 +315,17 @@ impl Array {
 
     pub(crate) fn read_items_impl<T: ArrayItem>(&self, access: Access) -> Result<Vec<T>> {
         self.obj.header.check_access(access)?;
+        self.check_type::<T>(&self.state())?;
         self.ensure_allocated()?;
         let s = self.lock();
         self.check_type::<T>(&s)?;
+        // Reserved fallibly: NoMemory, never an abort.
+        let mut v = crate::support::size::try_vec::<T>("copy of the items", s.num_items)
+            .map_err(|e| e.on_object(&self.name()))?;
+        v.resize(s.num_items, T::default());
         let lease = self.obj.buffer.acquire(WHOLE, false)?;
-        let mut v = vec![T::default(); s.num_items];
-        // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away.
+        // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away;
+        // `v` holds num_items items.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr as *const T, v.as_mut_ptr(), s.num_items) };
         self.obj.buffer.release(lease.slot);
         Ok(v)

@@ -21,9 +21,10 @@ pub struct DistributionMeta {
 }
 
 impl DistributionMeta {
-    /// `VX_DISTRIBUTION_WINDOW`: values per bin (`range / bins`).
+    /// `VX_DISTRIBUTION_WINDOW`: values per bin (`range / bins`; 0 for meta data no distribution
+    /// has: no bins, or more bins than values).
     pub fn window(&self) -> u32 {
-        self.range / self.bins as u32
+        u32::try_from(self.bins).ok().and_then(|b| self.range.checked_div(b)).unwrap_or(0)
     }
 }
 

@@ -46,13 +46,15 @@ impl std::hash::Hash for PyramidMeta {
 impl PyramidMeta {
     /// The size of every level: HALF halves (rounding up) level by level; ORB scales each group of
     /// four levels from the last level of the previous group by 2^(-k/4), as the Khronos sample
-    /// implementation does, so that every fourth level is exactly half the one four before.
+    /// implementation does, so that every fourth level is exactly half the one four before. At most
+    /// [`MAX_PYRAMID_LEVELS`] sizes, whatever `levels` says (no pyramid has more).
     pub fn level_sizes(&self) -> Vec<(u32, u32)> {
         let orb = [0.5f32, PYRAMID_SCALE_ORB, PYRAMID_SCALE_ORB * PYRAMID_SCALE_ORB, PYRAMID_SCALE_ORB.powi(3)];
         let (mut w, mut h) = (self.width, self.height);
         let (mut rw, mut rh) = (w, h);
-        let mut out = Vec::with_capacity(self.levels);
-        for i in 0..self.levels {
+        let levels = self.levels.min(MAX_PYRAMID_LEVELS);
+        let mut out = Vec::with_capacity(levels);
+        for i in 0..levels {
             out.push((w, h));
             if self.scale == PYRAMID_SCALE_ORB {
                 let s = orb[(i + 1) % 4];

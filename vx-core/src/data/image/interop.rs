@@ -94,9 +94,26 @@ impl Image {
                 .expected_found(P::FORMAT, self.format()));
         }
         let (w, h) = (self.width(), self.height());
-        let mut out = ImageBuffer::<P, Vec<P::Subpixel>>::new(w, h);
-        self.copy_to(Rect::full(w, h), 0, elements_mut::<P>(&mut out))?;
-        Ok(out)
+        // Mapped first (a virtual image, a buffer past the context's limits: refused before the copy
+        // is reserved), then the samples reserved fallibly (`ImageBuffer::new` aborts on memory it
+        // cannot get).
+        let patch = self.map::<P::Element>(Rect::full(w, h))?;
+        let n = crate::support::size::checked_bytes(
+            "copy of the image",
+            &[w as usize, h as usize, P::CHANNEL_COUNT as usize],
+            size_of::<P::Subpixel>(),
+        )
+        .map_err(|e| e.on_object(&self.name()))?
+            / size_of::<P::Subpixel>();
+        let mut samples = crate::support::size::try_vec::<P::Subpixel>("copy of the image", n)
+            .map_err(|e| e.on_object(&self.name()))?;
+        // Every sample is overwritten below.
+        samples.resize(n, <P::Subpixel as image::Primitive>::DEFAULT_MIN_VALUE);
+        for (y, row) in elements_mut::<P>(&mut samples).chunks_exact_mut(w as usize).enumerate() {
+            row.copy_from_slice(patch.row(y as u32));
+        }
+        drop(patch);
+        Ok(ImageBuffer::from_raw(w, h, samples).expect("w × h × channels samples make a w × h buffer"))
     }
 
     /// An image whose pixels are `img`'s, used in place (no copy in, none out): graphs read and
