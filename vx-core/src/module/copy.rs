@@ -143,12 +143,13 @@ impl Drop for PrivateCopy {
 
 /// Seal the memory file `f` against writes, growth and shrinking, and against removing the seals.
 ///
-/// `F_SEAL_FUTURE_WRITE` (Linux 5.1) rather than `F_SEAL_WRITE`: both refuse every `write` and every
-/// new writable mapping from now on; `F_SEAL_WRITE` also waits until no page of the file has a
-/// reference beyond the page cache's, to rule out existing writable mappings — but this file was
-/// never mapped and no other user can reach it, and that wait drains every CPU's LRU batches (about
-/// a millisecond per copy) and fails with `EBUSY` when a page stays referenced (reclaim under memory
-/// pressure did, 1 copy in ~1,000 on a busy machine). Older kernels get `F_SEAL_WRITE`, retried.
+/// `F_SEAL_FUTURE_WRITE` rather than `F_SEAL_WRITE` where it works right (Linux 5.5; 5.1–5.4 let a
+/// `MAP_PRIVATE` mapping write through to the file, kernel commit 05d351102dbe): both refuse every
+/// `write` and every new writable mapping from now on; `F_SEAL_WRITE` also waits until no page of
+/// the file has a reference beyond the page cache's, to rule out existing writable mappings — but
+/// this file was never mapped and no other user can reach it, and that wait drains every CPU's LRU
+/// batches and fails with `EBUSY` when a page stays referenced (reclaim under memory pressure did,
+/// 1 copy in ~1,000 on a busy machine). Older kernels get `F_SEAL_WRITE`, retried.
 fn seal_against_writes(f: &File) -> std::io::Result<()> {
     let add = |seals: libc::c_int| {
         // SAFETY: fcntl on a descriptor the caller owns, with an integer argument.
@@ -159,9 +160,8 @@ fn seal_against_writes(f: &File) -> std::io::Result<()> {
         }
     };
     let others = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
-    match add(others | libc::F_SEAL_FUTURE_WRITE) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-        r => return r,
+    if kernel_release().is_some_and(|r| r >= (5, 5)) {
+        return add(others | libc::F_SEAL_FUTURE_WRITE);
     }
     let mut tries = 0;
     loop {
@@ -170,6 +170,23 @@ fn seal_against_writes(f: &File) -> std::io::Result<()> {
             r => return r,
         }
     }
+}
+
+/// The running kernel's (major, minor) version.
+fn kernel_release() -> Option<(u32, u32)> {
+    static RELEASE: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *RELEASE.get_or_init(|| {
+        let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+        parse_release(&r)
+    })
+}
+
+/// `6.18.44-fc` → (6, 18).
+fn parse_release(r: &str) -> Option<(u32, u32)> {
+    let mut parts = r.trim().split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()?;
+    Some((major, minor))
 }
 
 /// Whether `e` from `memfd_create` means "not here" (then the fallback is used) rather than a failure.
@@ -315,6 +332,16 @@ mod tests {
         let p = std::env::temp_dir().join(format!("vx-rs-copy-src-{}-{}", std::process::id(), bytes.len()));
         std::fs::write(&p, bytes).unwrap();
         (File::open(&p).unwrap(), p)
+    }
+
+    #[test]
+    fn kernel_releases_parse() {
+        assert_eq!(parse_release("6.18.44-fc-v669\n"), Some((6, 18)));
+        assert_eq!(parse_release("5.4.0-150-generic"), Some((5, 4)));
+        assert_eq!(parse_release("5.10"), Some((5, 10)));
+        assert_eq!(parse_release("4.19rc1"), Some((4, 19)));
+        assert_eq!(parse_release("junk"), None);
+        assert!(kernel_release().is_some());
     }
 
     #[test]
