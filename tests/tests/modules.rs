@@ -347,18 +347,33 @@ fn a_user_kernel_from_a_module_with_init_local_data_and_an_array() {
 }
 
 #[test]
-fn a_huge_file_with_an_elf_header_is_refused_before_it_is_copied() {
+fn a_huge_file_is_refused_by_its_size_and_one_with_an_elf_header_by_its_headers_before_it_is_copied() {
     let dir = plugin_dir("huge", &[]);
-    let head = std::fs::read(testmod("testmod_huge", &[])).unwrap();
+    let lib = testmod("testmod_huge", &[]);
+    let head = std::fs::read(&lib).unwrap();
     let f = std::fs::File::create(dir.join("libhuge.so")).unwrap();
     std::io::Write::write_all(&mut &f, &head[..64]).unwrap();
-    f.set_len(512 << 20).unwrap(); // 512 MiB, sparse
+    f.set_len(3 << 30).unwrap(); // 3 GiB, sparse: over the default module size limit
     drop(f);
     let ctx = Context::new().unwrap();
     ctx.add_module_dir(&dir);
     let e = ctx.load_module("huge").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidModule);
+    assert!(e.message().starts_with("module 'huge' is larger than the module size limit"), "{e}");
+    assert!(e.message().contains("max_module_bytes"), "{e}");
+    // Under the limit (512 MiB allowed), the ELF check refuses it by its headers, still uncopied.
+    std::fs::File::options().write(true).open(dir.join("libhuge.so")).unwrap().set_len(512 << 20).unwrap();
+    let ctx = Context::builder().max_module_bytes(1 << 30).build().unwrap();
+    ctx.add_module_dir(&dir);
+    let e = ctx.load_module("huge").unwrap_err();
     assert!(e.message().starts_with("module 'huge' is not a loadable library"), "{e}");
+    // A real module over a small limit: refused by its size, a clear error naming the setting.
+    let small = Context::builder().max_module_bytes(4096).build().unwrap();
+    let real = plugin_dir("huge-real", &[("testmod_huge", &lib)]);
+    small.add_module_dir(&real);
+    let e = small.load_module("testmod_huge").unwrap_err();
+    assert!(e.message().contains("at most 4096"), "{e}");
+    std::fs::remove_dir_all(real).unwrap();
     // No private copy is left (memory file or fallback directory): no descriptor points at one.
     let copies = std::fs::read_dir("/proc/self/fd")
         .unwrap()

@@ -109,6 +109,14 @@ impl ContextBuilder {
         self
     }
 
+    /// The largest module file `load_module` / `reload_module` / the watcher accept, in bytes
+    /// (default [`DEFAULT_MAX_MODULE_BYTES`](crate::DEFAULT_MAX_MODULE_BYTES)): a larger file is
+    /// refused (`InvalidModule`) before any copy, whatever it holds (a sparse file included).
+    pub fn max_module_bytes(mut self, n: u64) -> Self {
+        self.config.max_module_bytes = n;
+        self
+    }
+
     /// Add a named target (an executor with its own threads and FIFO), started with the context.
     pub fn target(mut self, target: TargetConfig) -> Self {
         self.config.targets.push(target);

@@ -110,9 +110,9 @@ pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::MODULE_PATH_VAR;
 pub use module::trust::module_digest;
 pub use shared::{
-    AsContext, ContextConfig, ContextShared, HOST_TARGET, Limits, MAX_QUEUE_DEPTH, MAX_THREADS, MemoryLeak,
-    ModuleTrust, ResourceKind, ResourceStat, ResourceUsage, TARGET_ANY, TargetConfig, TargetInfo, TilingPolicy,
-    VirtualScope,
+    AsContext, ContextConfig, ContextShared, DEFAULT_MAX_MODULE_BYTES, HOST_TARGET, Limits, MAX_QUEUE_DEPTH,
+    MAX_THREADS, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat, ResourceUsage, TARGET_ANY, TargetConfig,
+    TargetInfo, TilingPolicy, VirtualScope,
 };
 pub use vx_plugin_abi::module_abi::ABI_VERSION as MODULE_ABI_VERSION;
 pub use vx_plugin_abi::{

@@ -85,11 +85,12 @@ pub(super) struct PrivateCopy {
 impl PrivateCopy {
     /// Copy `source` (from its current offset to its end) into a new private copy for module
     /// `name`, computing the bytes' SHA-256 when `digest`.
-    pub(super) fn new(name: &str, source: &File, digest: bool) -> std::io::Result<PrivateCopy> {
+    /// More than `max` bytes read from `source` is `FileTooLarge`.
+    pub(super) fn new(name: &str, source: &File, digest: bool, max: u64) -> std::io::Result<PrivateCopy> {
         let n = COPY_COUNTER.fetch_add(1, Ordering::Relaxed);
         if !test_hooks::DIRECTORY_COPIES.with(Cell::get) {
             match memory_file(name, n) {
-                Ok(copy) => return copy.filled(source, digest, true),
+                Ok(copy) => return copy.filled(source, digest, true, max),
                 Err(e) if unavailable(&e) => {
                     static SAID: AtomicBool = AtomicBool::new(false);
                     if !SAID.swap(true, Ordering::Relaxed) {
@@ -101,7 +102,7 @@ impl PrivateCopy {
                 Err(e) => return Err(e),
             }
         }
-        in_private_directory(name, n)?.filled(source, digest, false)
+        in_private_directory(name, n)?.filled(source, digest, false, max)
     }
 
     /// The copy, open.
@@ -117,8 +118,8 @@ impl PrivateCopy {
         }
     }
 
-    fn filled(mut self, source: &File, digest: bool, seal: bool) -> std::io::Result<PrivateCopy> {
-        self.digest = copy_bytes(source, self.file(), digest)?;
+    fn filled(mut self, source: &File, digest: bool, seal: bool, max: u64) -> std::io::Result<PrivateCopy> {
+        self.digest = copy_bytes(source, self.file(), digest, max)?;
         if seal {
             seal_against_writes(self.file())?;
         }
@@ -303,20 +304,28 @@ pub(super) fn create_exclusive(path: &Path) -> std::io::Result<File> {
 
 /// Copy `source` from its offset to its end into `dest`; with `digest`, through a buffer that is
 /// hashed on the way, else in the kernel (`copy_file_range` / `sendfile`).
-fn copy_bytes(source: &File, dest: &File, digest: bool) -> std::io::Result<Option<[u8; 32]>> {
+/// More than `max` bytes is `FileTooLarge` (the file grew past the limit after its size was checked).
+fn copy_bytes(source: &File, dest: &File, digest: bool, max: u64) -> std::io::Result<Option<[u8; 32]>> {
+    let too_large = || std::io::Error::new(std::io::ErrorKind::FileTooLarge, format!("more than {max} bytes"));
+    let mut limited = source.take(max.saturating_add(1));
     if !digest {
-        std::io::copy(&mut &*source, &mut &*dest)?;
-        return Ok(None);
+        let copied = std::io::copy(&mut limited, &mut &*dest)?;
+        return if copied > max { Err(too_large()) } else { Ok(None) };
     }
     let mut h = Sha256Hasher::new();
     let mut buf = vec![0u8; 1 << 18];
+    let mut copied = 0u64;
     loop {
-        let n = match (&*source).read(&mut buf) {
+        let n = match limited.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        copied += n as u64;
+        if copied > max {
+            return Err(too_large());
+        }
         h.update(&buf[..n]);
         (&*dest).write_all(&buf[..n])?;
     }
@@ -335,6 +344,18 @@ mod tests {
     }
 
     #[test]
+    fn a_source_longer_than_the_limit_is_refused_while_it_is_copied() {
+        for digest in [false, true] {
+            let (src, path) = source(&[7u8; 1000]);
+            let e = PrivateCopy::new("limited", &src, digest, 999).err().expect("over the limit");
+            assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge, "digest {digest}");
+            let (src, _) = source(&[7u8; 1000]);
+            assert!(PrivateCopy::new("limited", &src, digest, 1000).is_ok(), "digest {digest}");
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    #[test]
     fn kernel_releases_parse() {
         assert_eq!(parse_release("6.18.44-fc-v669\n"), Some((6, 18)));
         assert_eq!(parse_release("5.4.0-150-generic"), Some((5, 4)));
@@ -347,7 +368,7 @@ mod tests {
     #[test]
     fn a_memory_copy_is_sealed_against_every_change() {
         let (src, p) = source(b"module bytes");
-        let copy = PrivateCopy::new("sealed", &src, true).unwrap();
+        let copy = PrivateCopy::new("sealed", &src, true, u64::MAX).unwrap();
         assert!(copy.on_disk.is_none(), "no file anywhere");
         assert!(copy.maps_name.starts_with(&format!("/memfd:{}libsealed.", copy_prefix())), "{}", copy.maps_name);
         assert_eq!(std::fs::read(&copy.dl_path).unwrap(), b"module bytes", "dlopen's path reads the copy");
@@ -381,7 +402,7 @@ mod tests {
     fn the_fallback_uses_a_private_mkdtemp_directory_and_leaves_nothing() {
         let (src, p) = source(b"fallback bytes!");
         test_hooks::force_directory_copies(true);
-        let mut copy = PrivateCopy::new("fallback", &src, false).unwrap();
+        let mut copy = PrivateCopy::new("fallback", &src, false, u64::MAX).unwrap();
         test_hooks::force_directory_copies(false);
         let (file, dir) = copy.on_disk.clone().expect("on disk");
         assert!(dir.file_name().unwrap().to_string_lossy().starts_with(&copy_prefix()));
@@ -395,7 +416,7 @@ mod tests {
         drop(copy);
         // Dropped before it was mapped (a refused module): removed too.
         test_hooks::force_directory_copies(true);
-        let copy = PrivateCopy::new("fallback", &src, false).unwrap();
+        let copy = PrivateCopy::new("fallback", &src, false, u64::MAX).unwrap();
         test_hooks::force_directory_copies(false);
         let (_, dir) = copy.on_disk.clone().unwrap();
         drop(copy);

@@ -16,7 +16,7 @@ use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, VxModuleRef};
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::copy::{PrivateCopy, loader_knows, run_before_map};
 use crate::module::trust::{open_module, pin_refusal};
-use crate::shared::ModuleTrust;
+use crate::shared::ContextConfig;
 use crate::support::sync::lock;
 
 /// Where a module is in its life.
@@ -222,15 +222,35 @@ impl ModuleLibrary {
     /// private copy (`copy.rs`) and check that copy — the bytes that are mapped — before mapping
     /// it: ELF headers, the pinned digest if any; then the header, abi_stable version, layout and
     /// vx-rs ABI version before anything in it is called.
-    pub(super) fn open(name: &str, path: &Path, trust: &ModuleTrust) -> Result<ModuleLibrary> {
+    ///
+    /// A file larger than `config.max_module_bytes` is refused before anything is copied (by its
+    /// size) and while it is copied (by the bytes read: a file that grows meanwhile).
+    pub(super) fn open(name: &str, path: &Path, config: &ContextConfig) -> Result<ModuleLibrary> {
+        let trust = &config.module_trust;
         let invalid = |msg: String| Error::new(ErrorKind::InvalidModule, msg).on_object(&path.display().to_string());
         let not_loadable = |why: String| invalid(format!("module '{name}' is not a loadable library: {why}"));
         let (source, opened) = open_module(name, path, trust)?;
+        let max = config.max_module_bytes;
+        let too_large = |size: String| {
+            invalid(format!(
+                "module '{name}' is larger than the module size limit ({size} bytes, at most {max}); \
+                 ContextBuilder::max_module_bytes raises it"
+            ))
+        };
+        let size = source.metadata().map_err(|e| invalid(format!("module '{name}': cannot stat it: {e}")))?.len();
+        if size > max {
+            return Err(too_large(size.to_string()));
+        }
         // A cheap refusal of what is no library (a huge sparse file is not copied), on the very
         // descriptor that is copied.
         check_elf(&source).map_err(not_loadable)?;
-        let mut copy = PrivateCopy::new(name, &source, trust.pins_digests())
-            .map_err(|e| invalid(format!("module '{name}': cannot make its private copy: {e}")))?;
+        let mut copy = PrivateCopy::new(name, &source, trust.pins_digests(), max).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::FileTooLarge {
+                too_large(format!("more than {max}"))
+            } else {
+                invalid(format!("module '{name}': cannot make its private copy: {e}"))
+            }
+        })?;
         drop(source);
         // Again on the copy: the file may have changed while it was copied (a build in progress).
         check_elf(copy.file()).map_err(not_loadable)?;

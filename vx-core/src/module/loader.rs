@@ -236,7 +236,7 @@ impl Modules {
         drop(table);
         let path = self.resolve(name)?;
         let slot = self.shared.acquire(ResourceKind::Modules)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config.module_trust)?);
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config)?);
         let (result, added) = self.run_publish(&library, false);
         if let Err(e) = result {
             let n = added.len();
@@ -339,7 +339,7 @@ impl Modules {
             return self.load_locked(name);
         }
         let path = self.resolve(name)?;
-        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config.module_trust)?);
+        let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config)?);
         let (result, staged) = self.run_publish(&library, true);
         let discard = |staged: Vec<Kernel>| {
             let mut registry = self.kernels.registry();

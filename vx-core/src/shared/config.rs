@@ -28,6 +28,9 @@ pub struct ContextConfig {
     /// States of versions replaced by reloads kept per module (`Context::module_history`); older
     /// ones are forgotten, so a service reloading for months holds a bounded history.
     pub module_history: usize,
+    /// The largest module file loaded, in bytes (default [`DEFAULT_MAX_MODULE_BYTES`]): checked on
+    /// the file's size before anything is copied or mapped, and on the bytes actually read.
+    pub max_module_bytes: u64,
     /// Which module files are loaded: owner and mode rules, pinned digests (default
     /// [`ModuleTrust::owner`](super::ModuleTrust::owner)).
     pub module_trust: super::ModuleTrust,
@@ -40,6 +43,10 @@ pub struct ContextConfig {
     /// Named targets (executors) besides the default host target.
     pub targets: Vec<super::TargetConfig>,
 }
+
+/// The default of [`ContextConfig::max_module_bytes`]: 256 MiB, about 18 times the largest module a
+/// debug build of this workspace makes (`vx_filters`, ~14 MB); release modules are well under 1 MB.
+pub const DEFAULT_MAX_MODULE_BYTES: u64 = 256 << 20;
 
 impl Default for ContextConfig {
     fn default() -> Self {
@@ -55,6 +62,7 @@ impl Default for ContextConfig {
             max_scratch_bytes: usize::MAX,
             tiling: TilingPolicy::default(),
             module_history: 16,
+            max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
             module_trust: super::ModuleTrust::owner(),
             aliasing: true,
             memory_plan: true,

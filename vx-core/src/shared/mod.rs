@@ -13,7 +13,7 @@ pub(crate) mod trust;
 
 use std::sync::Arc;
 
-pub use config::{ContextConfig, TilingPolicy};
+pub use config::{ContextConfig, DEFAULT_MAX_MODULE_BYTES, TilingPolicy};
 pub use limits::{Limits, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
