@@ -10,7 +10,7 @@ use vx_tests::{build_module, plugin_dir};
 #[path = "../../vx-core/tests/common/counting.rs"]
 mod counting;
 
-use counting::{Counting, allocations};
+use counting::{Counting, allocations, sites};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -45,7 +45,7 @@ fn the_1080p_edge_pipeline_allocates_nothing_per_frame_at_1_2_and_4_threads() {
                 g.process().unwrap();
             }
         });
-        assert_eq!(counted, 0, "{counted} allocations in 10 frames at {threads} thread(s)");
+        assert_eq!(counted, 0, "{counted} allocations in 10 frames at {threads} thread(s); first:\n{}", sites());
         assert!(edges.to_vec::<u8>().unwrap().contains(&255), "the pipeline found edges");
     }
     // The counter does see allocations (the test can fail).

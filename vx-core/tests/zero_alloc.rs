@@ -12,7 +12,7 @@ use vx_core::*;
 #[path = "common/counting.rs"]
 mod counting;
 
-use counting::{Counting, allocations};
+use counting::{Counting, allocations, sites};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -84,7 +84,7 @@ fn steady_state_process_allocates_nothing() {
     });
 
     assert_eq!(dst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
-    assert_eq!(counted, 0, "process allocated {counted} times in 200 runs");
+    assert_eq!(counted, 0, "process allocated {counted} times in 200 runs; first:\n{}", sites());
 
     // A graph with a level of two independent nodes: the calling thread and the context's crew
     // share the level, allocating nothing.
@@ -102,7 +102,7 @@ fn steady_state_process_allocates_nothing() {
             g2.process().unwrap();
         }
     });
-    assert_eq!(parallel, 0, "parallel levels allocated {parallel} times in {RUNS} runs");
+    assert_eq!(parallel, 0, "parallel levels allocated {parallel} times in {RUNS} runs; first:\n{}", sites());
     assert_eq!(b.to_vec::<u8>().unwrap(), vec![12u8; 64 * 48]);
 
     // A tiling node: the tile descriptors live on the stack, tile memory comes from the arenas sized
@@ -151,7 +151,7 @@ fn steady_state_process_allocates_nothing() {
             g4.process().unwrap();
         }
     });
-    assert_eq!(small_node, 0, "a small tiling node allocated");
+    assert_eq!(small_node, 0, "a small tiling node allocated; first:\n{}", sites());
     for _ in 0..3 {
         g3.process().unwrap();
     }
@@ -161,7 +161,7 @@ fn steady_state_process_allocates_nothing() {
             g3.process().unwrap();
         }
     });
-    assert_eq!(tiling, 0, "a parallel tiling node allocated {tiling} times in {TILE_RUNS} runs");
+    assert_eq!(tiling, 0, "a parallel tiling node allocated {tiling} times in {TILE_RUNS} runs; first:\n{}", sites());
 
     // Nodes on named targets: each queued on its target's FIFO as a job of two words, the level
     // waiting on a latch on the stack; nothing allocated. The chain spans the host and two targets.
@@ -192,7 +192,7 @@ fn steady_state_process_allocates_nothing() {
             g5.process().unwrap();
         }
     });
-    assert_eq!(on_targets, 0, "nodes on targets allocated {on_targets} times in 200 runs");
+    assert_eq!(on_targets, 0, "nodes on targets allocated {on_targets} times in 200 runs; first:\n{}", sites());
     assert_eq!(tdst.to_vec::<u8>().unwrap(), vec![16u8; 64 * 48]);
 
     // The same chain pipelined (depth 3, queued input and output): a steady stream — dequeue a
@@ -240,7 +240,7 @@ fn steady_state_process_allocates_nothing() {
         g6.dequeue(p_in).unwrap();
     }
     g6.wait().unwrap();
-    assert_eq!(pipelined, 0, "a pipelined stream allocated {pipelined} times in 200 frames");
+    assert_eq!(pipelined, 0, "a pipelined stream allocated {pipelined} times in 200 frames; first:\n{}", sites());
     for o in &outs {
         let first = o.to_vec::<u8>().unwrap()[0];
         assert!([6, 16, 26].contains(&first), "output {first}");
