@@ -279,4 +279,145 @@ mod tests {
         let r = regions(&req(14, 8, (4, 1), (-1, 1, -1, 1), BorderMode::Self_, true, true));
         assert_eq!(r.flexible_domain, Rect::full(14, 8));
     }
+
+    /// A policy with no thread floor: `min_parallel_pixels` does not concern the planner.
+    fn policy(budget: usize, per_thread: usize, min_px: usize) -> TilingPolicy {
+        TilingPolicy {
+            cache_budget_bytes: budget,
+            min_tiles_per_thread: per_thread,
+            min_tile_pixels: min_px,
+            min_parallel_pixels: 0,
+        }
+    }
+
+    /// The tiles of `f` in plan order.
+    fn tiles_of(p: &TilePlan, f: TileFunction) -> Vec<Rect> {
+        p.tiles.iter().filter(|t| t.function == f).map(|t| t.rect).collect()
+    }
+
+    /// Every fast tile starts on the block grid and holds whole blocks.
+    fn assert_on_grid(p: &TilePlan, (bw, bh): (u32, u32)) {
+        for t in tiles_of(p, TileFunction::Fast) {
+            assert!(
+                t.start_x % bw == 0 && t.start_y % bh == 0 && t.width() % bw == 0 && t.height() % bh == 0,
+                "fast tile {t} off the {bw}x{bh} grid"
+            );
+        }
+    }
+
+    /// A grid of tiles: `xs` and `ys` are the (start, length) of the columns and rows.
+    fn grid(xs: &[(u32, u32)], ys: &[(u32, u32)]) -> Vec<Rect> {
+        ys.iter().flat_map(|&(y, h)| xs.iter().map(move |&(x, w)| Rect::new(x, y, x + w, y + h))).collect()
+    }
+
+    #[test]
+    fn a_split_row_is_cut_in_whole_blocks() {
+        // 1000 wide, 4×2 blocks, 2 bytes a pixel, budget 1000: one block row (4000 bytes) exceeds
+        // it, so tiles are 1000 / (2·2) = 250 → 248 pixels wide (whole blocks), 2 rows high
+        // (496 bytes a row: 2 rows fit, one block).
+        let mut r = req(1000, 8, (4, 2), (0, 0, 0, 0), BorderMode::Undefined, true, false);
+        r.threads = 1;
+        let p = plan(&r, &policy(1000, 1, 1));
+        let cols = [(0, 248), (248, 248), (496, 248), (744, 248), (992, 8)];
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&cols, &[(0, 2), (2, 2), (4, 2), (6, 2)]));
+        assert_on_grid(&p, (4, 2));
+        assert!(p.tiles.iter().all(|t| t.blocks == (t.rect.width() / 4 * t.rect.height() / 2) as u64));
+    }
+
+    #[test]
+    fn a_split_row_with_a_neighborhood_leaves_room_for_it_and_stays_on_the_grid() {
+        // 1000×10, neighborhood (-2, 2, -1, 1) under Undefined: safe [2, 998) × [1, 9), aligned to
+        // 4×2 blocks [4, 996) × [2, 8). A tile row reads 4 more columns: (1000 / 4 − 4) = 246 → 244
+        // wide; the two halo rows of input (2 · 248 bytes) leave one row of 496 bytes: one block.
+        let mut r = req(1000, 10, (4, 2), (-2, 2, -1, 1), BorderMode::Undefined, true, false);
+        r.threads = 1;
+        let p = plan(&r, &policy(1000, 1, 1));
+        assert_eq!(p.regions.aligned, Rect::new(4, 2, 996, 8));
+        let cols = [(4, 244), (248, 244), (492, 244), (736, 244), (980, 16)];
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&cols, &[(2, 2), (4, 2), (6, 2)]));
+        assert_on_grid(&p, (4, 2));
+    }
+
+    #[test]
+    fn a_tiny_budget_still_gives_one_block_per_tile() {
+        let mut r = req(40, 6, (4, 3), (0, 0, 0, 0), BorderMode::Undefined, true, false);
+        r.threads = 1;
+        let p = plan(&r, &policy(1, 1, 1));
+        let cols: Vec<(u32, u32)> = (0..10).map(|i| (i * 4, 4)).collect();
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&cols, &[(0, 3), (3, 3)]));
+        assert!(p.tiles.iter().all(|t| t.blocks == 1));
+    }
+
+    #[test]
+    fn the_cache_budget_sets_the_height_in_whole_blocks() {
+        // 16 wide, 2 bytes a pixel: 32 bytes a row; 224 bytes fit 7 rows, 6 in 4×2 blocks.
+        let mut r = req(16, 32, (4, 2), (0, 0, 0, 0), BorderMode::Undefined, true, false);
+        r.threads = 1;
+        let p = plan(&r, &policy(224, 1, 1));
+        let rows = [(0, 6), (6, 6), (12, 6), (18, 6), (24, 6), (30, 2)];
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&[(0, 16)], &rows));
+        assert_on_grid(&p, (4, 2));
+    }
+
+    #[test]
+    fn the_parallel_height_is_rounded_up_to_whole_blocks() {
+        // 2×4 blocks, 3 threads × 1 tile: 32 / 3 = 11 rows → 12.
+        let mut r = req(16, 32, (2, 4), (0, 0, 0, 0), BorderMode::Undefined, true, false);
+        r.threads = 3;
+        let p = plan(&r, &policy(1 << 20, 1, 1));
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&[(0, 16)], &[(0, 12), (12, 12), (24, 8)]));
+        assert_on_grid(&p, (2, 4));
+    }
+
+    #[test]
+    fn the_minimum_tile_height_is_rounded_up_to_whole_blocks() {
+        // 4 threads × 4 tiles would want 2 rows (→ 4, one block); 100 pixels need 7 rows of 16 → 8.
+        let mut r = req(16, 32, (2, 4), (0, 0, 0, 0), BorderMode::Undefined, true, false);
+        r.threads = 4;
+        let p = plan(&r, &policy(1 << 20, 4, 100));
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&[(0, 16)], &[(0, 8), (8, 8), (16, 8), (24, 8)]));
+        // Without the floor: one block row per tile, 8 tiles.
+        let p = plan(&r, &policy(1 << 20, 4, 1));
+        assert_eq!(p.tiles.len(), 8);
+        assert_on_grid(&p, (2, 4));
+    }
+
+    #[test]
+    fn edge_bands_get_a_quarter_of_the_tiles_plus_one() {
+        // 66×64, 4×4 blocks, fast and flexible: aligned [0, 64)², a 2-wide flexible band on the
+        // right. 4 threads × 4 = 16 tiles of 64×4; the band wants 16 / 4 + 1 = 5: 64 / 5 → 13 rows.
+        let mut r = req(66, 64, (4, 4), (0, 0, 0, 0), BorderMode::Undefined, true, true);
+        r.threads = 4;
+        let p = plan(&r, &policy(1 << 20, 4, 1));
+        let rows: Vec<(u32, u32)> = (0..16).map(|i| (i * 4, 4)).collect();
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&[(0, 64)], &rows));
+        let band = [(0, 13), (13, 13), (26, 13), (39, 13), (52, 12)];
+        assert_eq!(tiles_of(&p, TileFunction::Flexible), grid(&[(64, 2)], &band));
+    }
+
+    #[test]
+    fn flexible_only_one_by_one_blocks_get_full_width_bands_and_others_do_not() {
+        // Self_ with a 3×3 neighborhood: the whole image in full-width bands, 2 threads × 2 tiles.
+        let p = plan(&req(20, 12, (1, 1), (-1, 1, -1, 1), BorderMode::Self_, false, true), &policy(1 << 20, 2, 1));
+        assert_eq!(p.tiles.iter().map(|t| t.function).collect::<Vec<_>>(), [TileFunction::Flexible; 4]);
+        assert_eq!(tiles_of(&p, TileFunction::Flexible), grid(&[(0, 20)], &[(0, 3), (3, 3), (6, 3), (9, 3)]));
+        // Under Undefined: bands of the safe region.
+        let p = plan(&req(20, 12, (1, 1), (-1, 1, -1, 1), BorderMode::Undefined, false, true), &policy(1 << 20, 2, 1));
+        assert_eq!(tiles_of(&p, TileFunction::Flexible), grid(&[(1, 18)], &[(1, 3), (4, 3), (7, 3), (10, 1)]));
+        // Blocks of 1×2 or 2×1: the aligned part, then the edge bands (one-pixel edge columns).
+        for block in [(1, 2), (2, 1)] {
+            let p = plan(&req(20, 12, block, (-1, 1, -1, 1), BorderMode::Self_, false, true), &policy(1 << 20, 2, 1));
+            assert!(p.tiles.iter().any(|t| t.rect.width() < 20), "{block:?}: {:?}", p.tiles);
+        }
+        // With a fast function too, the aligned part goes to it.
+        let p = plan(&req(20, 12, (1, 1), (-1, 1, -1, 1), BorderMode::Self_, true, true), &policy(1 << 20, 2, 1));
+        assert_eq!(p.regions.aligned, Rect::new(1, 1, 19, 11));
+        assert!(tiles_of(&p, TileFunction::Fast).iter().all(|t| t.start_x == 1 && t.end_x == 19));
+        assert_eq!(tiles_of(&p, TileFunction::Fast).len(), 4);
+        assert!(tiles_of(&p, TileFunction::Flexible).iter().any(|t| t.width() == 1));
+        // Fast only, 1×1 blocks: all fast.
+        let p = plan(&req(20, 12, (1, 1), (0, 0, 0, 0), BorderMode::Undefined, true, false), &policy(1 << 20, 2, 1));
+        assert_eq!(tiles_of(&p, TileFunction::Fast), grid(&[(0, 20)], &[(0, 3), (3, 3), (6, 3), (9, 3)]));
+        assert!(tiles_of(&p, TileFunction::Flexible).is_empty());
+    }
 }
