@@ -117,7 +117,11 @@ fn check_tiles(c: &Case, tiles: &[(Rect, Expect, u64)]) -> Result<(), TestCaseEr
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    // 30 000 cases (about 5 s in a debug build): fast tiles off the block grid in `cut` (the split
+    // row's width, the parallel and the minimum tile height not in whole blocks) were each caught
+    // within a second at this count and missed at 1 500 (issue 36). About one case in six is
+    // fast-only under `Self_` and rejected.
+    #![proptest_config(ProptestConfig { cases: 30_000, max_global_rejects: 30_000, ..ProptestConfig::default() })]
 
     #[test]
     fn planner_matches_the_spec_tables(c in case(), budget in 16usize..4096, per_thread in 1usize..6, min_px in 1usize..64, threads in 1usize..4) {
