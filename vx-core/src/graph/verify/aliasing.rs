@@ -358,8 +358,8 @@ pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()>
 
 #[cfg(test)]
 mod tests {
-    use crate::graph::verify::testkit::{image, run_until, same_size_u8, u8_kernel, u8_kernel_with_hint};
-    use crate::{AliasKind, Context, Graph, Image, ImageFormat};
+    use crate::graph::verify::testkit::{copy_kernel, image, run_until, same_size_u8, u8_kernel, u8_kernel_with_hint};
+    use crate::{AliasKind, Context, DataType, Graph, Image, ImageFormat, Kernel, ParamDirection, ParamState};
 
     #[test]
     fn a_virtual_chain_is_aliased_and_bound_to_one_buffer() {
@@ -382,5 +382,101 @@ mod tests {
         assert_eq!(v2.effective_storage_key(), out.storage_key());
         run_until(&g, "buffers").unwrap();
         assert_eq!(ctx.buffer_bytes().current, 2 * 8 * 64, "a and out only");
+    }
+
+    fn virt(g: &Graph) -> Image {
+        Image::new_virtual(g, 0, 0, ImageFormat::Virtual).unwrap()
+    }
+
+    /// Inputs 0 and 1, output 2 of input 0's size; hint (0, 2).
+    fn two_inputs(ctx: &Context) -> Kernel {
+        let k = ctx
+            .user_kernel("test.two_in", ctx.allocate_user_kernel_id().unwrap(), 3)
+            .process(|_| Ok(()))
+            .validate(|v, metas| {
+                let i = v.expect_image_format(0, ImageFormat::U8)?;
+                metas.get(2)?.set_image(ImageFormat::U8, i.width(), i.height()).map(|_| ())
+            })
+            .add()
+            .unwrap();
+        k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(1, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+        k.add_parameter(2, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+        k.alias_parameter_index_hint(0, 2, AliasKind::Dense).unwrap();
+        k.finalize().unwrap();
+        k
+    }
+
+    fn decisions(g: &Graph) -> Vec<(bool, String)> {
+        g.alias_decisions().unwrap().into_iter().map(|d| (d.aliased, d.reason.unwrap_or_default())).collect()
+    }
+
+    #[test]
+    fn a_reader_that_runs_before_through_several_steps_leaves_the_hint_honoured() {
+        // a → v1; v1 → r1 → w1 → r2 → w2 → r3 → w3; (v1, w3) → join → out, hint v1 → out.
+        // The other reader of v1 (r1) is an ancestor of join three producers up.
+        let (ctx, copy) = copy_kernel();
+        let join = two_inputs(&ctx);
+        let g = Graph::new(&ctx).unwrap();
+        let (v1, w1, w2, w3, o) = (virt(&g), virt(&g), virt(&g), virt(&g), virt(&g));
+        g.add_node(&copy, [&image(&ctx), &v1]).unwrap();
+        g.add_node(&copy, [&v1, &w1]).unwrap();
+        g.add_node(&copy, [&w1, &w2]).unwrap();
+        g.add_node(&copy, [&w2, &w3]).unwrap();
+        g.add_node(&join, [&v1, &w3, &o]).unwrap();
+        g.add_node(&copy, [&o, &image(&ctx)]).unwrap();
+        run_until(&g, "alias binding").unwrap();
+        assert_eq!(decisions(&g), [(true, String::new())]);
+        assert_eq!(o.effective_storage_key(), v1.effective_storage_key());
+        // A reader of v1 that runs after join (two steps down) refuses it.
+        let (x1, x2) = (virt(&g), virt(&g));
+        g.add_node(&copy, [&o, &x1]).unwrap();
+        g.add_node(&copy, [&x1, &x2]).unwrap();
+        let late = g.add_node(&join, [&x2, &v1, &image(&ctx)]).unwrap();
+        late.set_name("late").unwrap();
+        run_until(&g, "alias binding").unwrap();
+        let d = decisions(&g);
+        assert!(!d[0].0 && d[0].1.contains("also read by node 'late', which does not run before"), "{d:?}");
+        assert_ne!(o.effective_storage_key(), v1.effective_storage_key());
+    }
+
+    #[test]
+    fn in_a_pipelined_graph_only_virtual_outputs_are_aliased() {
+        // a → copy → v1 → inplace → v2 → inplace → out.
+        let build = |ctx: &Context, pipelined: bool| {
+            let (copy, inplace) = (
+                u8_kernel(ctx, "test.copy", |b| b.validate(|v, m| same_size_u8(v, m).map(|_| ()))),
+                u8_kernel_with_hint(ctx, "test.inplace", AliasKind::Dense),
+            );
+            let g = Graph::new(ctx).unwrap();
+            let (v1, v2, out) = (virt(&g), virt(&g), image(ctx));
+            out.set_name("out");
+            let n0 = g.add_node(&copy, [&image(ctx), &v1]).unwrap();
+            g.add_node(&inplace, [&v1, &v2]).unwrap();
+            g.add_node(&inplace, [&v2, &out]).unwrap();
+            if pipelined {
+                let p = g.add_parameter(&n0, 0).unwrap();
+                let input = n0.parameter(0).unwrap().unwrap();
+                g.set_schedule_config(crate::ScheduleConfig::queue_auto().queue(p, [input])).unwrap();
+            }
+            run_until(&g, "alias binding").unwrap();
+            (g, v1, v2, out)
+        };
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let (g, v1, v2, out) = build(&ctx, false);
+        assert_eq!(decisions(&g), [(true, String::new()), (true, String::new())]);
+        assert_eq!(v1.effective_storage_key(), out.storage_key());
+        assert_eq!(v2.effective_storage_key(), out.storage_key());
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let (g, v1, v2, out) = build(&ctx, true);
+        let d = decisions(&g);
+        assert_eq!(d[0], (true, String::new()), "{d:?}");
+        assert!(!d[1].0, "{d:?}");
+        assert_eq!(
+            d[1].1,
+            "output 'out' is not virtual and the graph is pipelined: each frame in flight needs its own buffer"
+        );
+        assert_eq!(v2.effective_storage_key(), v1.effective_storage_key(), "v1 → v2 is one buffer");
+        assert_ne!(v2.effective_storage_key(), out.storage_key());
     }
 }
