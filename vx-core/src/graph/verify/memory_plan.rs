@@ -516,4 +516,77 @@ mod tests {
         assert_eq!(v[0].placement().unwrap().0, arena);
         assert_eq!(g.memory_plan().unwrap(), after);
     }
+
+    #[test]
+    fn images_that_leave_the_plan_are_unplaced_and_the_plan_shrinks_to_one_buffer() {
+        let (ctx, k) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        // a → n0 → v0 → n1 → v1 → n2 → v2 → n3 → out, and a side branch b → m0 → s0 → m1 → s1 → m2 → c.
+        let (a, out, b, c) = (image(&ctx), image(&ctx), image(&ctx), image(&ctx));
+        let (v0, v1, v2, s0, s1) = (virt(&g), virt(&g), virt(&g), virt(&g), virt(&g));
+        let n0 = g.add_node(&k, [&a, &v0]).unwrap();
+        let n1 = g.add_node(&k, [&v0, &v1]).unwrap();
+        let n2 = g.add_node(&k, [&v1, &v2]).unwrap();
+        let n3 = g.add_node(&k, [&v2, &out]).unwrap();
+        let m = [
+            g.add_node(&k, [&b, &s0]).unwrap(),
+            g.add_node(&k, [&s0, &s1]).unwrap(),
+            g.add_node(&k, [&s1, &c]).unwrap(),
+        ];
+        g.verify().unwrap();
+        // Level 1 uses v0, v1, s0 and s1: four buffers.
+        assert_eq!(g.memory_plan().unwrap().arena_bytes, 4 * FRAME);
+        assert!([&v0, &v1, &v2, &s0, &s1].iter().all(|i| i.placement().is_some()));
+        assert_eq!(ctx.buffer_bytes().current, 4 * FRAME + 4 * FRAME, "the arena and a, out, b, c");
+        // The side branch goes: s0 and s1 leave the plan (three images stay, in two buffers).
+        for n in &m {
+            g.remove_node(n).unwrap();
+        }
+        g.verify().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!((plan.buffers.len(), plan.arena_bytes), (3, 2 * FRAME), "{plan:?}");
+        assert_sound(&plan);
+        assert_eq!((s0.placement(), s1.placement()), (None, None), "images out of the graph are out of the plan");
+        assert!([&v0, &v1, &v2].iter().all(|i| i.placement().is_some()));
+        assert_eq!(v0.placement(), v2.placement());
+        // The old arena went with its last placement.
+        assert_eq!(ctx.buffer_bytes().current, 2 * FRAME + 4 * FRAME, "the new arena and a, out, b, c");
+        // Down to one virtual image: a → n0 → v0 → n4 → out.
+        for n in [&n1, &n2, &n3] {
+            g.remove_node(n).unwrap();
+        }
+        g.add_node(&k, [&v0, &out]).unwrap();
+        g.verify().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.len(), 1, "{plan:?}");
+        assert_eq!((plan.buffers[0].objects.as_slice(), plan.arena_bytes), (&[v0.name()][..], FRAME));
+        assert_eq!(v0.placement().map(|p| p.1), Some(0), "the one image left stays placed");
+        assert_eq!((v1.placement(), v2.placement()), (None, None));
+        assert_eq!(ctx.buffer_bytes().current, FRAME + 4 * FRAME);
+        drop(n0);
+    }
+
+    #[test]
+    fn an_image_aliasing_binds_to_an_application_image_on_re_verification_leaves_the_plan() {
+        let (ctx, k) = copy_kernel();
+        let inplace = u8_kernel_with_hint(&ctx, "test.inplace", AliasKind::Dense);
+        let g = Graph::new(&ctx).unwrap();
+        // a → copy → v0 → inplace → out; a second reader of v0 (→ out2) refuses the hint.
+        let (a, out, out2, v0) = (image(&ctx), image(&ctx), image(&ctx), virt(&g));
+        g.add_node(&k, [&a, &v0]).unwrap();
+        g.add_node(&inplace, [&v0, &out]).unwrap();
+        let reader = g.add_node(&k, [&v0, &out2]).unwrap();
+        g.verify().unwrap();
+        assert_eq!(g.memory_plan().unwrap().arena_bytes, FRAME);
+        assert!(v0.placement().is_some());
+        assert_eq!(ctx.buffer_bytes().current, FRAME + 3 * FRAME);
+        // The reader goes: v0 is bound to out, out of the plan, and the arena is freed.
+        g.remove_node(&reader).unwrap();
+        g.verify().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!((plan.buffers.len(), plan.arena_bytes), (0, 0), "{plan:?}");
+        assert_eq!(plan.excluded, [(v0.name(), "aliasing placed it in a non-virtual image")]);
+        assert_eq!(v0.effective_storage_key(), out.storage_key());
+        assert_eq!(ctx.buffer_bytes().current, 3 * FRAME, "a, out and out2: no arena");
+    }
 }
