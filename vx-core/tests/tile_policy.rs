@@ -165,6 +165,9 @@ fn never_below_min_tile_pixels() {
     // Rounded up to whole blocks: 1000 pixels of a 100-wide image are 10 rows → 12 in 2×3 blocks.
     let p = plan(&request(100, 60, (2, 3), 1, 4), &policy(1 << 30, 4, 1000));
     assert_eq!(shape(&p), (vec![100], runs(12, 5, None)));
+    // A floor above the image: one tile of the whole (block-aligned) height, never more.
+    let p = plan(&request(100, 60, (2, 3), 1, 4), &policy(1 << 30, 4, 1 << 20));
+    assert_eq!(shape(&p), (vec![100], vec![60]));
     // But the cache budget wins over min_tile_pixels: 100 × 2 bytes × 6 rows = 1200 bytes.
     let p = plan(&request(100, 60, (2, 3), 1, 4), &policy(1200, 4, 10_000));
     assert_eq!(shape(&p), (vec![100], runs(6, 10, None)));
