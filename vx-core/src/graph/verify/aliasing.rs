@@ -478,5 +478,16 @@ mod tests {
         );
         assert_eq!(v2.effective_storage_key(), v1.effective_storage_key(), "v1 → v2 is one buffer");
         assert_ne!(v2.effective_storage_key(), out.storage_key());
+        // As logged and shown to users.
+        let shown: Vec<String> = g.alias_decisions().unwrap().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "node 'inplace#1' (test.inplace) 0 → 1 (dense): aliased".to_string(),
+                "node 'inplace#2' (test.inplace) 0 → 1 (dense): not aliased: output 'out' is not virtual and \
+                 the graph is pipelined: each frame in flight needs its own buffer"
+                    .to_string()
+            ]
+        );
     }
 }
