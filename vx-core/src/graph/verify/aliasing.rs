@@ -490,4 +490,24 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn only_a_node_whose_candidates_changed_is_marked_for_re_verification() {
+        let (ctx, copy) = copy_kernel();
+        let inplace = u8_kernel_with_hint(&ctx, "test.inplace", AliasKind::Dense);
+        let g = Graph::new(&ctx).unwrap();
+        let v1 = virt(&g);
+        let n0 = g.add_node(&copy, [&image(&ctx), &v1]).unwrap();
+        let n1 = g.add_node(&inplace, [&v1, &image(&ctx)]).unwrap();
+        g.verify().unwrap();
+        let marked = || (n0.needs_reverification().unwrap(), n1.needs_reverification().unwrap());
+        // The same candidates again: nobody is marked.
+        run_until(&g, "alias candidates").unwrap();
+        assert_eq!(marked(), (false, false));
+        // A second reader of v1 takes n1's candidate away: n1 (only) is marked.
+        let reader = g.add_node(&copy, [&v1, &image(&ctx)]).unwrap();
+        run_until(&g, "alias candidates").unwrap();
+        assert_eq!(marked(), (false, true));
+        assert!(reader.needs_reverification().unwrap(), "never verified");
+    }
 }
