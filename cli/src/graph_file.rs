@@ -110,7 +110,12 @@ impl GraphFile {
     pub(crate) fn read(path: &Path) -> Result<GraphFile, Failure> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::usage(format!("cannot read the graph file {}: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+        GraphFile::parse(&text, path)
+    }
+
+    /// Parse the text of a graph file (`path` names it in errors).
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<GraphFile, Failure> {
+        toml::from_str(text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
     }
 }
 
@@ -232,15 +237,58 @@ fn border_of(s: &str, what: &str) -> Result<BorderMode, Failure> {
 
 /// Read an image file into a new image of `format`.
 fn read_image(ctx: &Context, path: &Path, format: ImageFormat, what: &str) -> Result<Image, Failure> {
-    let img = image::open(path).map_err(|e| Failure::usage(format!("{what}: cannot read {}: {e}", path.display())))?;
-    let r = match format {
-        ImageFormat::U8 => Image::from_image(ctx, &img.to_luma8()),
-        ImageFormat::U16 => Image::from_image(ctx, &img.to_luma16()),
-        ImageFormat::Rgb => Image::from_image(ctx, &img.to_rgb8()),
-        ImageFormat::Rgbx => Image::from_image(ctx, &img.to_rgba8()),
+    let reader = image::ImageReader::open(path)
+        .map_err(|e| Failure::usage(format!("{what}: cannot read {}: {e}", path.display())))?;
+    decode_image(ctx, reader, format, what, &path.display().to_string())
+}
+
+/// The most bytes an image file may decode to, and the most its pixels may take once converted to
+/// the image's format (`read = "…"`): the `image` crate's default allocation limit. A file of a
+/// few hundred bytes can claim 16384 × 16384 pixels; this bounds what reading it costs.
+pub(crate) const MAX_IMAGE_FILE_BYTES: u64 = 512 << 20;
+
+/// Decode an image file (its format from `reader`: the file's extension, or guessed from its
+/// bytes) into a new image of `format`; `name` names the file in errors. The decoded pixels and
+/// their conversion each stay within [`MAX_IMAGE_FILE_BYTES`].
+pub(crate) fn decode_image<R: std::io::BufRead + std::io::Seek>(
+    ctx: &Context,
+    mut reader: image::ImageReader<R>,
+    format: ImageFormat,
+    what: &str,
+    name: &str,
+) -> Result<Image, Failure> {
+    let bytes_per_pixel: u64 = match format {
+        ImageFormat::U8 => 1,
+        ImageFormat::U16 => 2,
+        ImageFormat::Rgb => 3,
+        ImageFormat::Rgbx => 4,
         other => {
             return Err(Failure::usage(format!("{what}: image files are read as U8, U16, RGB or RGBX, not {other}")));
         }
+    };
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_IMAGE_FILE_BYTES);
+    reader.limits(limits);
+    let cannot = |e: image::ImageError| Failure::usage(format!("{what}: cannot read {name}: {e}"));
+    // The size from the header first: refused before a pixel is decoded.
+    let decoder = reader.into_decoder().map_err(cannot)?;
+    let (w, h) = image::ImageDecoder::dimensions(&decoder);
+    let decoded = image::ImageDecoder::total_bytes(&decoder);
+    let converted = u64::from(w) * u64::from(h) * bytes_per_pixel;
+    if decoded.max(converted) > MAX_IMAGE_FILE_BYTES {
+        return Err(Failure::usage(format!(
+            "{what}: {name} is {w}x{h}: {} bytes decoded or as {format}, more than the {MAX_IMAGE_FILE_BYTES} \
+             bytes an image file is read up to",
+            decoded.max(converted)
+        )));
+    }
+    let img = image::DynamicImage::from_decoder(decoder).map_err(cannot)?;
+    // `into_*` converts (or moves the pixels when they already have the type).
+    let r = match format {
+        ImageFormat::U8 => Image::from_image(ctx, &img.into_luma8()),
+        ImageFormat::U16 => Image::from_image(ctx, &img.into_luma16()),
+        ImageFormat::Rgb => Image::from_image(ctx, &img.into_rgb8()),
+        _ => Image::from_image(ctx, &img.into_rgba8()),
     };
     r.map_err(|e| Failure::graph(format!("{what}: {e}")))
 }
@@ -258,9 +306,17 @@ pub(crate) fn write_image(img: &Image, path: &Path) -> Result<(), Failure> {
     }
 }
 
+/// How a graph file's `read = "…"` images are read: path, format, what (for errors).
+pub(crate) type ReadImage<'a> = dyn Fn(&Path, ImageFormat, &str) -> Result<Image, Failure> + 'a;
+
 impl GraphFile {
     /// Build the graph in `ctx` (modules already loaded) and verify it.
     pub(crate) fn build(&self, ctx: &Context, vars: &Vars) -> Result<BuiltGraph, Failure> {
+        self.build_with(ctx, vars, &|path, format, what| read_image(ctx, path, format, what))
+    }
+
+    /// [`build`](Self::build), reading images with `read`.
+    pub(crate) fn build_with(&self, ctx: &Context, vars: &Vars, read: &ReadImage<'_>) -> Result<BuiltGraph, Failure> {
         let gname = self.name.clone().unwrap_or_else(|| "graph".into());
         let graph = Graph::with_name(ctx, &gname).map_err(|e| Failure::graph(e.to_string()))?;
         let mut objects: HashMap<String, Reference> = HashMap::new();
@@ -283,8 +339,8 @@ impl GraphFile {
                     format.unwrap_or(ImageFormat::Virtual),
                 )
                 .map_err(|e| Failure::graph(format!("{what}: {e}")))?
-            } else if let Some(read) = &spec.read {
-                read_image(ctx, &vars.path(read, &what)?, format.unwrap_or(ImageFormat::U8), &what)?
+            } else if let Some(path) = &spec.read {
+                read(&vars.path(path, &what)?, format.unwrap_or(ImageFormat::U8), &what)?
             } else {
                 let (w, h) = match (&spec.like, spec.width, spec.height) {
                     (Some(other), None, None) => {

@@ -8,7 +8,12 @@
 //!
 //! Exit codes scripts can use: 0 success, 1 processing failed, 2 usage or input files wrong,
 //! 3 a module could not be loaded, 4 the graph could not be built or verified.
+//!
+//! The command lives in this library ([`main`]; `src/main.rs` only calls it) so that the fuzz
+//! targets in `fuzz/` can drive its graph-file and image-file readers ([`fuzz`]).
 
+#[doc(hidden)]
+pub mod fuzz;
 mod graph_file;
 mod inspect;
 mod run;
@@ -108,7 +113,8 @@ impl Failure {
     }
 }
 
-fn main() -> ExitCode {
+/// `vx` with the process's arguments: runs the command and gives its exit code.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = cli.log.clone().or_else(|| std::env::var("RUST_LOG").ok());
     if let Some(filter) = filter {
