@@ -510,4 +510,51 @@ mod tests {
         assert_eq!(marked(), (false, true));
         assert!(reader.needs_reverification().unwrap(), "never verified");
     }
+
+    #[test]
+    fn a_tiling_node_without_a_neighborhood_is_aliased_and_one_with_a_neighborhood_is_not() {
+        let (ctx, copy) = copy_kernel();
+        let tiled = |name: &str, nb: Option<crate::Neighborhood>| {
+            let k = ctx
+                .tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
+                .validate(|v, m| same_size_u8(v, m).map(|_| ()))
+                .flexible(|args| {
+                    let input = args.input::<u8>(0)?;
+                    let mut out = args.output::<u8>(1)?;
+                    for y in 0..out.height() {
+                        for x in 0..out.width() {
+                            out.set(x, y, input.pixel(x, y, 0, 0).wrapping_add(1));
+                        }
+                    }
+                    Ok(())
+                })
+                .add()
+                .unwrap();
+            k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+            k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+            if let Some(nb) = nb {
+                k.set_attribute(crate::KernelAttribute::InputNeighborhood(nb)).unwrap();
+                k.set_attribute(crate::KernelAttribute::Border(crate::BorderMode::Self_)).unwrap();
+            }
+            k.alias_parameter_index_hint(0, 1, AliasKind::Dense).unwrap();
+            k.finalize().unwrap();
+            k
+        };
+        let (point, area) =
+            (tiled("test.tiled_inc", None), tiled("test.tiled_blur", Some(crate::Neighborhood::new(-1, 1, 0, 0))));
+        for (k, honoured) in [(&point, true), (&area, false)] {
+            let g = Graph::new(&ctx).unwrap();
+            let (v1, v2) = (virt(&g), virt(&g));
+            g.add_node(&copy, [&image(&ctx), &v1]).unwrap();
+            g.add_node(k, [&v1, &v2]).unwrap();
+            g.add_node(&copy, [&v2, &image(&ctx)]).unwrap();
+            run_until(&g, "alias binding").unwrap();
+            let d = decisions(&g);
+            assert_eq!(d[0].0, honoured, "{d:?}");
+            assert_eq!(v1.effective_storage_key() == v2.effective_storage_key(), honoured);
+            if !honoured {
+                assert!(d[0].1.contains("the tiling node reads a neighborhood (-1, 1, 0, 0)"), "{d:?}");
+            }
+        }
+    }
 }
