@@ -589,4 +589,56 @@ mod tests {
         assert_eq!(v0.effective_storage_key(), out.storage_key());
         assert_eq!(ctx.buffer_bytes().current, 3 * FRAME, "a, out and out2: no arena");
     }
+
+    /// `check_plan` on hand-made groups: the placement's independent check must refuse what the
+    /// executor's order does not allow (no placement the pass makes is wrong, so only this shows
+    /// that the check checks).
+    #[test]
+    fn the_brute_force_check_refuses_buffers_sharing_bytes_while_both_may_be_in_use() {
+        let (ctx, _) = copy_kernel();
+        let g = Graph::new(&ctx).unwrap();
+        // 0 → 1 → 3 and 0 → 2: levels 0 | 1 2 | 3.
+        let v = super::Verification {
+            graph: &g.inner,
+            gname: "g".into(),
+            full: true,
+            live: vec![0, 1, 2, 3],
+            writers: Vec::new(),
+            schedule: vec![vec![0], vec![1, 2], vec![3]],
+            producers: vec![vec![], vec![0], vec![0], vec![1]],
+            changed: Vec::new(),
+            alias_topology: Default::default(),
+        };
+        let group = |accessors: Vec<usize>| super::Group {
+            images: vec![virt(&g)],
+            levels: (0, 0),
+            bytes: FRAME,
+            excluded: None,
+            writers: accessors[..1].to_vec(),
+            accessors,
+        };
+        let check = |a: Vec<usize>, b: Vec<usize>, offsets: [usize; 2], pipelined: bool| {
+            let groups = [group(a), group(b)];
+            super::check_plan(&v, &groups, &[Some(offsets[0]), Some(offsets[1])], pipelined).is_ok()
+        };
+        // Used in one level (node 1 uses both): refused at one offset, fine apart or adjacent.
+        assert!(!check(vec![0, 1], vec![1, 3], [0, 0], false));
+        assert!(!check(vec![0, 1], vec![1, 3], [0, FRAME - 1], false));
+        assert!(!check(vec![0, 1], vec![1, 3], [FRAME - 1, 0], false));
+        assert!(check(vec![0, 1], vec![1, 3], [0, FRAME], false));
+        assert!(check(vec![0, 1], vec![1, 3], [FRAME, 0], false));
+        // Levels 0–1 then 2: ordered for the sequential executor, in either group order.
+        assert!(check(vec![0, 2], vec![3], [0, 0], false));
+        assert!(check(vec![3], vec![0, 2], [0, 0], false));
+        // Two nodes of one level (1 and 2) are not ordered.
+        assert!(!check(vec![0, 1], vec![2, 3], [0, 0], false));
+        // Pipelined: node 2 has no path to node 3, so they may run at once; 0 → 1 → 3 is a path.
+        assert!(!check(vec![0, 2], vec![3], [0, 0], true));
+        assert!(!check(vec![3], vec![0, 2], [0, 0], true));
+        assert!(check(vec![0, 1], vec![3], [0, 0], true));
+        assert!(check(vec![3], vec![0, 1], [0, 0], true));
+        assert!(!check(vec![0, 1], vec![1, 3], [0, 0], true), "node 1 uses both");
+        let e = super::check_plan(&v, &[group(vec![0, 2]), group(vec![3])], &[Some(0), Some(0)], true).unwrap_err();
+        assert!(e.to_string().contains("share bytes but may be in use at once"), "{e}");
+    }
 }
