@@ -2022,9 +2022,11 @@ fn api_sizes_child() {
     }
     let calls = CALLS.load(Ordering::Relaxed);
     println!(
-        "api_sizes: {cases} cases, {calls} calls, seed {seed}, {:.1} s, {} allocator refusals, {} failures",
+        "api_sizes: {cases} cases, {calls} calls, seed {seed}, {:.1} s, {} allocator refusals (last {} bytes; \
+         each refused cleanly), {} failures",
         start.elapsed().as_secs_f64(),
         REFUSED_COUNT.load(Ordering::Relaxed),
+        REFUSED_LAST.load(Ordering::Relaxed),
         failures.len()
     );
     assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
@@ -2058,7 +2060,8 @@ fn every_data_object_call_returns_ok_or_a_clean_error() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let summary: Vec<&str> = stdout.lines().filter(|l| l.starts_with("api_sizes:")).collect();
+    // The child's summary (after libtest's "test api_sizes_child ... " on the same line).
+    let summary: Vec<&str> = stdout.lines().filter_map(|l| l.find("api_sizes: ").map(|i| &l[i..])).collect();
     println!("{}", summary.join("\n"));
     if out.status.success() && stdout.contains("1 passed") {
         return;
