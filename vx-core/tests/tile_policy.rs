@@ -98,6 +98,10 @@ fn a_row_over_the_budget_is_split_into_block_multiples() {
     assert_eq!(widths, [16_383, 16_383, 16_383, 16_383, 16_383, 16_383, 1_701]);
     assert_eq!(heights, [2, 2]);
     assert!(p.tiles.iter().all(|t| t.rect.start_x % 3 == 0 && t.rect.width() % 3 == 0));
+    // A block row decides, not a pixel row: 100 × 2 bytes fit 500, 4 rows of them (2×4 blocks) do
+    // not; 500 / (2·4) = 62 wide, 4 rows high.
+    let p = plan(&request(100, 8, (2, 4), 1, 1), &policy(500, 1, 1));
+    assert_eq!(shape(&p), (vec![62, 38], vec![4, 4]));
     // A row that just fits is not split.
     let p = plan(&request(100, 4, (1, 1), 1, 1), &policy(200, 1, 1));
     assert_eq!(shape(&p), (vec![100], vec![1; 4]));
