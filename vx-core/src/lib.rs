@@ -106,6 +106,8 @@ pub use kernel::signature::{
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
 #[doc(hidden)]
 pub use module::copy::test_hooks as __test_hooks;
+#[doc(hidden)]
+pub use module::library::check_elf_bytes as __check_elf_bytes;
 pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::MODULE_PATH_VAR;
 pub use module::trust::module_digest;

@@ -126,6 +126,24 @@ pub(super) fn check_elf(f: &File) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// The ELF pre-check over `bytes`, read through an anonymous file exactly as the loader reads a
+/// module (for the fuzz target `fuzz/fuzz_targets/module_elf.rs`; not an API).
+#[doc(hidden)]
+pub fn check_elf_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create takes a NUL-terminated name and flags; it returns a new descriptor (or
+    // -1), which the File below owns alone.
+    let fd = unsafe { libc::memfd_create(c"vx-rs-elf-check".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is a fresh descriptor owned by nothing else.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    f.write_all(bytes).and_then(|_| f.seek(SeekFrom::Start(0))).map_err(|e| e.to_string())?;
+    check_elf(&f)
+}
+
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
 pub(crate) struct ModuleLibrary {
     pub(super) module: VxModuleRef,
