@@ -171,7 +171,12 @@ fn cut(
     let mut th = (fit / uh * uh).max(uh);
     // Parallelism: enough tiles, but not tiny ones.
     let want_rows = (want_tiles as u64).div_ceil(cols).max(1);
-    let par_th = h.div_ceil(want_rows).div_ceil(uh) * uh;
+    // Even heights in whole blocks; when rounding up leaves fewer tiles than wanted (600 rows, 26
+    // wanted: 24 rows gave 25 tiles), the largest height that still gives them, if blocks allow.
+    let mut par_th = h.div_ceil(want_rows).div_ceil(uh) * uh;
+    if want_rows > 1 && h.div_ceil(par_th) < want_rows {
+        par_th = ((h - 1) / (want_rows - 1) / uh * uh).max(uh);
+    }
     let min_th = (policy.min_tile_pixels as u64).div_ceil(tw).div_ceil(uh) * uh;
     th = th.min(par_th.max(min_th)).max(uh).min(h.div_ceil(uh) * uh);
 
