@@ -3,6 +3,13 @@
 
 use vx_core::*;
 
+/// Whether the kernel refuses a mapping larger than the machine can back (`vm.overcommit_memory`
+/// 0 or 2). With 1 ("always") a 1 TiB request succeeds and faults later, so the cases that ask the
+/// system for 1 TiB are skipped there.
+fn system_refuses_terabytes() -> bool {
+    std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() != "1")
+}
+
 fn resident_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4
@@ -20,8 +27,10 @@ fn to_vec_checks_the_image_and_the_pixel_type_before_it_allocates() {
     let real = Image::new(&ctx, 1 << 20, 1 << 20, ImageFormat::U8).unwrap();
     assert_eq!(real.to_vec::<u16>().unwrap_err().kind(), ErrorKind::InvalidFormat);
     // Memory the system cannot give (1 TiB): NoMemory, no abort.
-    let e = real.to_vec::<u8>().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NoMemory, "{e}");
+    if system_refuses_terabytes() {
+        let e = real.to_vec::<u8>().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NoMemory, "{e}");
+    }
     let small = Image::new(&ctx, 3, 2, ImageFormat::U8).unwrap();
     small.copy_from(Rect::full(3, 2), 0, &[1u8, 2, 3, 4, 5, 6]).unwrap();
     assert_eq!(small.to_vec::<u8>().unwrap(), [1, 2, 3, 4, 5, 6]);
@@ -31,8 +40,10 @@ fn to_vec_checks_the_image_and_the_pixel_type_before_it_allocates() {
 fn matrix_patterns_are_written_into_the_matrix_within_the_limits() {
     // 1 TiB: refused by the system, cleanly.
     let ctx = Context::builder().threads(1).build().unwrap();
-    let e = Matrix::from_pattern(&ctx, MatrixPattern::Box, 1 << 20, 1 << 20).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::NoMemory | ErrorKind::NoResources), "{e}");
+    if system_refuses_terabytes() {
+        let e = Matrix::from_pattern(&ctx, MatrixPattern::Box, 1 << 20, 1 << 20).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::NoMemory | ErrorKind::NoResources), "{e}");
+    }
     // 2 GiB under a 1 MiB buffer limit: refused before a byte is touched.
     let limited = Context::builder().threads(1).max_buffer_bytes(1 << 20).build().unwrap();
     let before = resident_kib();
