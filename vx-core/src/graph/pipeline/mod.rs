@@ -348,8 +348,9 @@ impl Graph {
     }
 
     /// `vxGraphParameterDequeueDoneRef`: the oldest reference of graph parameter `param` whose
-    /// frame is done, waiting for one if a frame is in flight. Refused (`Failure`, at once) when
-    /// nothing could ever come: no frame in flight and none can start (naming the parameter that
+    /// frame is done, waiting for one if a frame is in flight. When it returns the last frame's
+    /// reference (nothing else in flight or admissible), the pipeline is idle: the graph is free.
+    /// Refused (`Failure`, at once) when nothing could ever come: no frame in flight and none can start (naming the parameter that
     /// has no reference).
     pub fn dequeue(&self, param: u32) -> Result<Dequeued> {
         let queues = &self.inner.queues;
@@ -361,6 +362,12 @@ impl Graph {
                     st.config.as_ref().expect("queued").queues[q].refs.iter().position(|r| r.same_object(&d.reference))
                 {
                     st.enqueued[q][i] = false;
+                }
+                // The last frame's reference: nothing is in flight or can start, so the pipeline is
+                // going idle — wait until the coordinator has let go of the graph, so that after the
+                // last dequeue (as after `wait`) the graph can be queried, changed or dropped at once.
+                while st.bursting && st.in_flight == 0 && !st.admissible() {
+                    st = queues.changed.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
                 return Ok(d);
             }
