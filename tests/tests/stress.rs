@@ -523,6 +523,11 @@ fn pipelined_wait_is_quiescent_and_dropping_after_it_releases_everything() {
             g.dequeue(p_in).unwrap().result.unwrap();
             g.dequeue(p_out).unwrap().result.unwrap();
         }
+        // After the last dequeue, as after `wait`, the graph is free at once.
+        if let Err(e) = g.num_nodes() {
+            failures += 1;
+            eprintln!("cycle {c}: the graph was still busy right after the last dequeue: {e}");
+        }
         g.wait().unwrap();
         let after: Vec<usize> = refs.iter().map(Reference::reference_count).collect();
         if after != before {

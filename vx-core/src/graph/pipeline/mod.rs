@@ -350,8 +350,8 @@ impl Graph {
     /// `vxGraphParameterDequeueDoneRef`: the oldest reference of graph parameter `param` whose
     /// frame is done, waiting for one if a frame is in flight. When it returns the last frame's
     /// reference (nothing else in flight or admissible), the pipeline is idle: the graph is free.
-    /// Refused (`Failure`, at once) when nothing could ever come: no frame in flight and none can start (naming the parameter that
-    /// has no reference).
+    /// Refused (`Failure`, at once) when nothing could ever come: no frame in flight and none can
+    /// start (naming the parameter that has no reference).
     pub fn dequeue(&self, param: u32) -> Result<Dequeued> {
         let queues = &self.inner.queues;
         let mut st = queues.lock();
