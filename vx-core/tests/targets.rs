@@ -251,20 +251,33 @@ fn control_is_refused_before_verify_and_after_release() {
     assert_eq!(n.send_command(1, &[], LONG).unwrap_err().kind(), ErrorKind::InvalidReference);
 }
 
+/// A kernel implemented on target "slow" (process: copy) whose control callback sleeps `sleep`,
+/// then answers with `answer`.
+fn slow_control_kernel(
+    ctx: &Context,
+    name: &str,
+    sleep: Duration,
+    answer: impl Fn(&ControlContext<'_>) -> Result<()> + Send + Sync + 'static,
+) -> Kernel {
+    kernel(ctx, name, move |b| {
+        b.target(
+            "slow",
+            TargetKernel::new(|p| add(p, 0)).control(move |c| {
+                std::thread::sleep(sleep);
+                answer(c)
+            }),
+        )
+    })
+}
+
 /// Issue 26 (4): any `Duration` is a valid timeout. `ZERO` on a slow command is an immediate
 /// `Timeout`; `MAX` and values near the clock's end wait without a deadline (no overflow panic) and
 /// return the control callback's result.
 #[test]
 fn any_timeout_is_accepted_zero_times_out_and_huge_ones_wait_for_the_result() {
     let ctx = ctx_with(&[TargetConfig::new("slow")]);
-    let k = kernel(&ctx, "t.timeouts", |b| {
-        b.target(
-            "slow",
-            TargetKernel::new(|p| add(p, 0)).control(|c| {
-                std::thread::sleep(Duration::from_millis(20));
-                if c.command() == 9 { Err(Error::new(ErrorKind::NotSupported, "nine")) } else { Ok(()) }
-            }),
-        )
+    let k = slow_control_kernel(&ctx, "t.timeouts", Duration::from_millis(20), |c| {
+        if c.command() == 9 { Err(Error::new(ErrorKind::NotSupported, "nine")) } else { Ok(()) }
     });
     let g = Graph::new(&ctx).unwrap();
     let n = g.add_node(&k, [&input(&ctx), &out(&ctx)]).unwrap();
@@ -286,15 +299,7 @@ fn any_timeout_is_accepted_zero_times_out_and_huge_ones_wait_for_the_result() {
 #[test]
 fn a_command_that_outlasts_its_timeout_returns_timeout_naming_node_and_target() {
     let ctx = ctx_with(&[TargetConfig::new("slow")]);
-    let k = kernel(&ctx, "t.slow_control", |b| {
-        b.target(
-            "slow",
-            TargetKernel::new(|p| add(p, 0)).control(|_| {
-                std::thread::sleep(Duration::from_millis(400));
-                Ok(())
-            }),
-        )
-    });
+    let k = slow_control_kernel(&ctx, "t.slow_control", Duration::from_millis(400), |_| Ok(()));
     let g = Graph::new(&ctx).unwrap();
     let n = g.add_node(&k, [&input(&ctx), &out(&ctx)]).unwrap();
     n.set_name("sleepy").unwrap();

@@ -549,13 +549,12 @@ impl Graph {
         // under the read side of the kernel table's swap lock: a reload marks the old version
         // removed and links its successor under the write side, so a kernel whose module stays
         // loaded always resolves (to the old or the new version), never to "removed".
-        let latest = {
+        let (latest, removed) = {
             let _swap = kernel.table.rebinding();
             let latest = kernel.inner.latest();
             let removed = latest.removed.load(std::sync::atomic::Ordering::Acquire);
             (latest, removed)
         };
-        let (latest, removed) = latest;
         let k = &latest;
         let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
         if !g.ctx.same(&kernel.table.shared) {
