@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use vx_core::{Context, DataType, Image, ImageFormat, ParamDirection, ParamState};
+use vx::{Context, DataType, Image, ImageFormat, ParamDirection, ParamState};
 
 use crate::graph_file::{GraphFile, Vars, decode_image};
 

@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use vx_core::{BorderMode, Context, Graph, Image, ImageFormat, Reference, Scalar, ScalarValue};
+use vx::{BorderMode, Context, Graph, Image, ImageFormat, Reference, Scalar, ScalarValue};
 
 use crate::Failure;
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use vx_core::{BorderMode, Context, Direction, Kernel, ModuleState, ParamState};
+use vx::{BorderMode, Context, Direction, Kernel, ModuleState, ParamState};
 
 use crate::Failure;
 
@@ -66,7 +66,7 @@ pub(crate) struct AliasReport {
 pub(crate) fn load(ctx: &Context, what: &str) -> Result<String, Failure> {
     let p = Path::new(what);
     let name = if what.contains('/') || what.ends_with(".so") {
-        let name = vx_core::module_name_of_file(p)
+        let name = vx::module_name_of_file(p)
             .ok_or_else(|| Failure::usage(format!("{what}: a module file is named lib<name>.so")))?;
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         ctx.add_module_dir(dir.to_path_buf());
@@ -118,7 +118,7 @@ fn kernel_report(k: &Kernel) -> KernelReport {
             .map(|h| AliasReport {
                 a: h.a,
                 b: h.b,
-                kind: if h.kind == vx_core::AliasKind::Sparse { "sparse" } else { "dense" },
+                kind: if h.kind == vx::AliasKind::Sparse { "sparse" } else { "dense" },
             })
             .collect(),
         targets: k.target_names(),
@@ -132,20 +132,13 @@ pub(crate) fn report(ctx: &Context, name: &str) -> Result<ModuleReport, Failure>
         other => return Err(Failure::module(format!("module '{name}' is not loaded ({other:?})"))),
     };
     let file = ctx.resolve_module(name).map_err(|e| Failure::module(e.to_string()))?;
-    let sha256 = vx_core::module_digest(&file).map_err(|e| Failure::module(e.to_string()))?;
+    let sha256 = vx::module_digest(&file).map_err(|e| Failure::module(e.to_string()))?;
     let kernels = ctx
         .module_kernels(name)
         .iter()
         .map(|k| ctx.kernel_by_name(k).map(|k| kernel_report(&k)).map_err(|e| Failure::module(e.to_string())))
         .collect::<Result<_, _>>()?;
-    Ok(ModuleReport {
-        module: name.to_owned(),
-        version,
-        abi_version: vx_core::MODULE_ABI_VERSION,
-        file,
-        sha256,
-        kernels,
-    })
+    Ok(ModuleReport { module: name.to_owned(), version, abi_version: vx::MODULE_ABI_VERSION, file, sha256, kernels })
 }
 
 /// The report as text, `gst-inspect` style.

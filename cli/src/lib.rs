@@ -30,7 +30,7 @@ struct Cli {
     /// Also search these directories for modules (before VX_MODULE_PATH and the vx binary's own).
     #[arg(long = "module-dir", short = 'M', global = true, value_name = "DIR")]
     module_dirs: Vec<PathBuf>,
-    /// Log to standard error (a tracing filter such as `info` or `vx_core=debug`; RUST_LOG works too).
+    /// Log to standard error (a tracing filter such as `info` or `vx=debug`; RUST_LOG works too).
     #[arg(long, global = true, value_name = "FILTER")]
     log: Option<String>,
     #[command(subcommand)]

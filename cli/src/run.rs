@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use vx_core::{Context, ModuleWatcher, WatchOptions};
+use vx::{Context, ModuleWatcher, WatchOptions};
 
 use crate::Failure;
 use crate::graph_file::{BuiltGraph, GraphFile, Vars, write_image};

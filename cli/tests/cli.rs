@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir, workspace_root};
 
 fn filters_dir() -> PathBuf {

@@ -58,7 +58,7 @@ fn module_elf_seeds_and_regressions() {
     let seeds = files("seeds/module_elf");
     assert!(seeds.len() >= 3, "the seed corpus is in the repository");
     for (name, data) in seeds.iter().chain(&files("regressions/module_elf")) {
-        let r = vx_core::__check_elf_bytes(data);
+        let r = vx::__check_elf_bytes(data);
         match name.as_str() {
             "tiny.so" => assert_eq!(r, Ok(()), "{name}: a complete shared library"),
             "junk" => assert_eq!(r, Err("not an ELF file".to_owned()), "{name}"),

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 
-static CTX: OnceLock<vx_core::Context> = OnceLock::new();
+static CTX: OnceLock<vx::Context> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
     let ctx = CTX.get_or_init(vx_cli::fuzz::context);

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vx_core::__check_elf_bytes(data);
+    let _ = vx::__check_elf_bytes(data);
 });

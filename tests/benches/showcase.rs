@@ -31,7 +31,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 

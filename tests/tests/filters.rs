@@ -1,7 +1,7 @@
 //! The `vx_filters` module, loaded for real, against OpenCV goldens (`tests/golden/filters/`,
 //! made by `tests/golden/make_filters_golden.py`): exact on every pixel, image edges included.
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir, workspace_root};
 
 // 521 wide: rows of three 256-column chunks (the last ragged) in the row kernels.

@@ -5,7 +5,7 @@
 //! (`scratch(..)`, `persistent(..)`) are allocated in init, reached in process and freed at deinit.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-use vx_core::*;
+use vx::*;
 
 use vx_plugin_abi::module_abi::{AbiError, Controller, Lifecycle};
 use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, target_kernel, tiling_kernel, user_kernel};

@@ -3,11 +3,11 @@
 //! in-process through the same host interface a module uses: results computed independently here,
 //! the generated validator's element-type checks, outputs given their input's meta.
 
-use vx_core::*;
+use vx::*;
 use vx_plugin_abi::module_abi::AbiError;
 use vx_plugin_abi::user_kernel;
 // The macro knows views by their name (the last path segment): `views::Matrix` keeps them apart
-// from vx-core's objects of the same names.
+// from vx-rs's objects of the same names.
 use vx_plugin_abi::views;
 
 /// `out = k · m`.

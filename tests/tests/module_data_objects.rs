@@ -6,7 +6,7 @@
 //! counts per phase (read from the module through its `typeloop.counts` kernel), the local-data
 //! rules, the output's meta, the data copied; then every type inside object arrays of 20.
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir};
 
 #[path = "../../vx-core/tests/common/type_loop.rs"]

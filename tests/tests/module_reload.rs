@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir, testmod};
 
 fn install(dir: &Path, name: &str, lib: &Path) {

@@ -13,7 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{plugin_dir, testmod};
 
 const OTHER_USER: u32 = 65534;
@@ -106,9 +106,9 @@ fn a_precreated_shadow_directory_full_of_links_is_never_written_through() {
     ctx.load_module("testmod_planted").unwrap();
     ctx.reload_module("testmod_planted").unwrap();
     // The fallback (no memfd_create) does not go there either: its directory is mkdtemp's.
-    vx_core::__test_hooks::force_directory_copies(true);
+    vx::__test_hooks::force_directory_copies(true);
     let fallback = ctx.reload_module("testmod_planted");
-    vx_core::__test_hooks::force_directory_copies(false);
+    vx::__test_hooks::force_directory_copies(false);
     fallback.unwrap();
     assert_eq!(invert_10(&ctx), 245);
     assert_eq!(std::fs::read(&victim).unwrap(), before, "the victim file is unchanged");
@@ -136,7 +136,7 @@ struct Window {
 fn load_with_attacks(ctx: &Context, name: &str, dir: &Path, swap_in: &Path, own_write: bool) -> (Result<()>, Window) {
     let seen = Arc::new(Mutex::new(Window::default()));
     let (s, evil, dir, name_) = (seen.clone(), swap_in.to_path_buf(), dir.to_path_buf(), name.to_owned());
-    vx_core::__test_hooks::before_map(Some(Box::new(move |path: &Path| {
+    vx::__test_hooks::before_map(Some(Box::new(move |path: &Path| {
         let mut w = s.lock().unwrap();
         w.path = Some(path.to_path_buf());
         let bytes = std::fs::read(&evil).unwrap();
@@ -156,7 +156,7 @@ fn load_with_attacks(ctx: &Context, name: &str, dir: &Path, swap_in: &Path, own_
         install(&dir, &name_, &evil);
     })));
     let r = ctx.load_module(name);
-    vx_core::__test_hooks::before_map(None);
+    vx::__test_hooks::before_map(None);
     let w = std::mem::take(&mut *seen.lock().unwrap());
     (r, w)
 }
@@ -186,9 +186,9 @@ fn a_copy_swapped_between_its_check_and_its_mapping_cannot_be_changed() {
 
     // The fallback's copy lives in a 0700 directory of this user's: the other user cannot reach it.
     install(&dir, "testmod_swap", &v1);
-    vx_core::__test_hooks::force_directory_copies(true);
+    vx::__test_hooks::force_directory_copies(true);
     let (r, w) = load_with_attacks(&ctx, "testmod_swap", &dir, &v2, false);
-    vx_core::__test_hooks::force_directory_copies(false);
+    vx::__test_hooks::force_directory_copies(false);
     r.unwrap();
     let path = w.path.expect("the hook ran");
     let prefix = format!("vx-rs-modules-{}-", std::process::id());
@@ -377,10 +377,10 @@ fn the_fallback_loads_from_a_private_directory_and_leaves_nothing() {
     let dir = plugin_dir("fallback", &[("testmod_fallback", &lib)]);
     let ctx = Context::new().unwrap();
     ctx.add_module_dir(&dir);
-    vx_core::__test_hooks::force_directory_copies(true);
+    vx::__test_hooks::force_directory_copies(true);
     ctx.load_module("testmod_fallback").unwrap();
     ctx.reload_module("testmod_fallback").unwrap();
-    vx_core::__test_hooks::force_directory_copies(false);
+    vx::__test_hooks::force_directory_copies(false);
     assert_eq!(invert_10(&ctx), 245);
     // Mapped from a file of a mkdtemp directory, both already gone from the disk.
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();

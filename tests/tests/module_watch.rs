@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{plugin_dir, testmod};
 
 /// (module, was a reload, outcome) of each watcher event.

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_failure, build_module, is_mapped, plugin_dir, testmod};
 
 fn ctx_with(tag: &str, modules: &[(&str, &std::path::Path)]) -> Context {

@@ -1,4 +1,4 @@
-//! Randomized differential test of the runtime (issue 26): random graphs run in vx-core and
+//! Randomized differential test of the runtime (issue 26): random graphs run in vx-rs and
 //! compared with an independent reference interpreter, pixel by pixel, frame by frame; alias
 //! decisions and memory plans checked; illegal constructs must be refused (no panic, no hang).
 //!

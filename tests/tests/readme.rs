@@ -2,7 +2,7 @@
 //! `plugins/vx-hello` (compared here, compiled by the README doctest), and that module is built,
 //! loaded and run exactly as the README's application does.
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir, workspace_root};
 
 /// The code block after `marker` in the README.

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module_profile, plugin_dir, testmod_profile};
 
 /// The tests measure the whole process (maps, fds, RSS): they run one at a time.

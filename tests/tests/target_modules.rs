@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{plugin_dir, testmod};
 
 const LONG: Duration = Duration::from_secs(10);

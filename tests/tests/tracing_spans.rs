@@ -1,7 +1,7 @@
 //! `tracing` as an application sees it, through a capturing subscriber: spans for module load,
 //! publish and reload, verify (one per pass), process and each node, with their fields; an error
 //! event for a failed load; a module's own log lines and a panic inside a module kernel arrive as
-//! events of target `vx_core::module` — in the application's subscriber, not on the module's stderr.
+//! events of target `vx::module` — in the application's subscriber, not on the module's stderr.
 
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
@@ -11,7 +11,7 @@ use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
-use vx_core::*;
+use vx::*;
 use vx_tests::{plugin_dir, testmod};
 
 #[derive(Default)]
@@ -85,11 +85,7 @@ fn spans_and_module_events_reach_the_application_subscriber() {
     assert!(has(&spans, &["module_reload: module=tracing_tm"]), "{}", dump());
     assert!(has(&spans, &["module_publish: module=tracing_tm", "staged=true"]), "{}", dump());
     // A failed load: an error event naming the module and why.
-    assert!(
-        has(&events, &["ERROR vx_core::module::loader", "module=no_such_module", "module load failed"]),
-        "{}",
-        dump()
-    );
+    assert!(has(&events, &["ERROR vx::module::loader", "module=no_such_module", "module load failed"]), "{}", dump());
     assert!(e.to_string().contains("no_such_module"));
     // Verification: one span, one per graph pass, one per node and node pass.
     assert!(has(&spans, &["verify: graph=traced"]), "{}", dump());
@@ -104,12 +100,12 @@ fn spans_and_module_events_reach_the_application_subscriber() {
     assert!(has(&spans, &["node: node=pan", "kernel=testmod.panicky"]), "{}", dump());
     // The module's own log lines (publish, twice with the reload; the kernel's warning) and its panic.
     assert_eq!(
-        events.iter().filter(|e| e.contains("INFO vx_core::module:") && e.contains("publishing version 1.0.0")).count(),
+        events.iter().filter(|e| e.contains("INFO vx::module:") && e.contains("publishing version 1.0.0")).count(),
         2,
         "{}",
         dump()
     );
-    assert!(has(&events, &["WARN vx_core::module:", "source=vx_testmod", "a tile starts with pixel 13"]), "{}", dump());
-    assert!(has(&events, &["ERROR vx_core::module:", "panicked in the module", "pixel 13 is unlucky"]), "{}", dump());
+    assert!(has(&events, &["WARN vx::module:", "source=vx_testmod", "a tile starts with pixel 13"]), "{}", dump());
+    assert!(has(&events, &["ERROR vx::module:", "panicked in the module", "pixel 13 is unlucky"]), "{}", dump());
     assert!(panic_err.to_string().contains("pixel 13 is unlucky"), "{panic_err}");
 }

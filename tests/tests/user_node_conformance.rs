@@ -1,5 +1,5 @@
 //! The behaviour of the Khronos conformance tests for user nodes (test_user_node / UserNode.*),
-//! written fresh in Rust against vx-core: local data modes, callback counts across verifications,
+//! written fresh in Rust against vx-rs: local data modes, callback counts across verifications,
 //! local-data attribute rules, valid-rectangle callback, release, kernel removal, id allocation
 //! and kernel counts.
 
@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
 
-use vx_core::*;
+use vx::*;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum LocalMode {

@@ -4,7 +4,7 @@
 //! module's own std has its own allocator entry points; its kernels allocate nothing either, by
 //! construction). Alone in its binary so no other test allocates meanwhile.
 
-use vx_core::*;
+use vx::*;
 use vx_tests::{build_module, plugin_dir};
 
 #[path = "../../vx-core/tests/common/counting.rs"]

@@ -5,7 +5,7 @@
 //! the plain loop split by hand over two scoped threads, shows what two threads can reach on the
 //! machine at all.
 //!
-//! Run: `cargo bench -p vx-core --bench tiling_gaussian`
+//! Run: `cargo bench -p vx-rs --bench tiling_gaussian`
 //!
 //! Throughput, not single-frame latency: each round times `FRAMES` consecutive frames per variant, as
 //! a service processing a stream would (on this VM an idle vCPU halts, and a single frame after an
@@ -19,7 +19,7 @@ mod spec_kernels;
 use std::time::{Duration, Instant};
 
 use spec_kernels::{gaussian_kernel, gaussian_row};
-use vx_core::*;
+use vx::*;
 
 const ROUNDS: usize = 30;
 const FRAMES: u32 = 5;

@@ -145,7 +145,7 @@ pub struct ErrorContext {
     pub found: Option<String>,
 }
 
-/// The error of every fallible vx-core operation.
+/// The error of every fallible vx-rs operation.
 ///
 /// `Display` renders one readable sentence, e.g.
 /// `graph 'edges', node 'blur' (kernel 'org.example.blur'), parameter 1: output meta data does not
@@ -158,7 +158,7 @@ pub struct Error {
     context: Box<ErrorContext>,
 }
 
-/// Shorthand for `std::result::Result<T, vx_core::Error>`.
+/// Shorthand for `std::result::Result<T, vx::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

@@ -1,4 +1,4 @@
-//! # vx-core — the vx-rs runtime
+//! # vx-rs — the vx-rs runtime
 //!
 //! An OpenVX-style runtime for user kernels: a [`Context`] owns kernels and a thread pool; data
 //! objects ([`Image`], [`Scalar`], [`Array`], [`UserDataObject`]) are RAII handles; user kernels are
@@ -10,9 +10,9 @@
 //! compiled into the application are published with [`Context::publish_in_process`].
 //!
 //! ```
-//! use vx_core::*;
+//! use vx::*;
 //!
-//! # fn main() -> vx_core::Result<()> {
+//! # fn main() -> vx::Result<()> {
 //! let ctx = Context::builder().threads(2).build()?;
 //! let id = ctx.allocate_user_kernel_id()?;
 //! let invert = ctx
@@ -48,7 +48,7 @@
 
 #[cfg(not(target_os = "linux"))]
 compile_error!(
-    "vx-core supports Linux only today: its module loader relies on ELF, `lib<name>.so`, RTLD_NOLOAD and /proc/self/maps"
+    "vx-rs supports Linux only today: its module loader relies on ELF, `lib<name>.so`, RTLD_NOLOAD and /proc/self/maps"
 );
 
 mod context;

@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::image_in_out;
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 37;
 const H: u32 = 23;

@@ -20,7 +20,7 @@ use std::fmt::Debug;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use vx_core::*;
+use vx::*;
 
 // ---------------------------------------------------------------------------------------------
 // The allocator: nothing over 1 GiB.

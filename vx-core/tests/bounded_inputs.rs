@@ -1,7 +1,7 @@
 //! Issue 33: sizes from callers never abort, panic or reserve memory before they are checked —
 //! each row of the issue's table, with the clean error kind it must give and memory bounded.
 
-use vx_core::*;
+use vx::*;
 
 /// Whether the kernel refuses a mapping larger than the machine can back (`vm.overcommit_memory`
 /// 0 or 2). With 1 ("always") a 1 TiB request succeeds and faults later, so the cases that ask the

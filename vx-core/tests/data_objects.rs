@@ -1,7 +1,7 @@
 //! Data objects: lazy allocation, attributes, ROIs sharing memory, NV12 planes, map/unmap rules,
 //! copies, scalars of every type, arrays and user data objects.
 
-use vx_core::*;
+use vx::*;
 
 fn ctx() -> Context {
     Context::builder().threads(1).build().unwrap()

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use image::{GrayImage, ImageBuffer, Luma, Rgb, RgbImage, Rgba, RgbaImage};
-use vx_core::*;
+use vx::*;
 
 fn ctx() -> Context {
     Context::builder().threads(2).build().unwrap()

@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::u8_kernel as kernel;
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 16;
 const H: u32 = 4;

@@ -1,4 +1,4 @@
-//! The layer test: vx-core's `crate::…` paths point down the layers, never up, and the only import
+//! The layer test: vx-rs's `crate::…` paths point down the layers, never up, and the only import
 //! cycle between files is inside `graph/` (graph, node, verify, execute and tiling work on one
 //! another's state). ARCHITECTURE.md draws the layers; this test keeps the drawing true.
 //!

@@ -3,7 +3,7 @@
 //! problem, virtual objects closed to the application; pyramids and tensors completed at verify;
 //! parts of containers ordered by dataflow; user data objects' type names checked.
 
-use vx_core::*;
+use vx::*;
 
 fn ctx() -> Context {
     Context::builder().threads(1).build().unwrap()

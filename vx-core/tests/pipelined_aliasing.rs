@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::image_in_out;
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 24;
 const H: u32 = 6;

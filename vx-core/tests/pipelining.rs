@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use common::u8_kernel as kernel;
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 16;
 const H: u32 = 4;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
-use vx_core::*;
+use vx::*;
 
 /// A kernel `image in → image out` that runs `body` (then copies input to output).
 fn kernel_with(ctx: &Context, name: &str, body: impl Fn() -> Result<()> + Send + Sync + 'static) -> Kernel {

@@ -3,7 +3,7 @@
 //! the peaks exported as TOML and loaded back as exact limits, one object past a limit refused with
 //! the limit's name and key, and a bad limits file refused with the reason.
 
-use vx_core::*;
+use vx::*;
 
 fn temp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("vx-rs-limits-{}-{name}.toml", std::process::id()))

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
 
 use common::*;
-use vx_core::*;
+use vx::*;
 
 fn double(x: u8) -> u8 {
     x.wrapping_mul(2)

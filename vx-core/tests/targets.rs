@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::u8_kernel as kernel;
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 8;
 const H: u32 = 2;

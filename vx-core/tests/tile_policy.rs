@@ -1,4 +1,4 @@
-//! The tile-size policy as documented on [`TilingPolicy`] and in `vx_core::tile_plan`: tiles span
+//! The tile-size policy as documented on [`TilingPolicy`] and in `vx::tile_plan`: tiles span
 //! the region's full width unless one block row exceeds the cache budget; their height is the rows
 //! that fit the budget (inputs with their neighborhood rows), in whole blocks, reduced so there are
 //! at least `threads × min_tiles_per_thread` tiles when the image is large enough, but never below
@@ -6,8 +6,8 @@
 //! Sizes are asserted exactly on fixed cases (the property test in `tiling_partition.rs` checks
 //! coverage and the block grid, not sizes).
 
-use vx_core::tile_plan::{PlannedTile, TileFunction, TilePlan, TileRequest, TilingPolicy, plan};
-use vx_core::{BorderMode, Neighborhood, Rect, TileBlockSize};
+use vx::tile_plan::{PlannedTile, TileFunction, TilePlan, TileRequest, TilingPolicy, plan};
+use vx::{BorderMode, Neighborhood, Rect, TileBlockSize};
 
 /// A fast-only request without neighborhood, `bpp` bytes in and out.
 fn request(w: u32, h: u32, block: (u32, u32), bpp: usize, threads: usize) -> TileRequest {

@@ -7,7 +7,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::spec_kernels::*;
-use vx_core::*;
+use vx::*;
 
 const SIZES: [(u32, u32); 6] = [(37, 23), (64, 48), (14, 6), (12, 6), (5, 3), (1, 1)];
 const SENTINEL_U8: u8 = 0xAB;

@@ -5,7 +5,7 @@ mod common;
 
 use common::spec_kernels::*;
 use common::{image_in_out, parallel_tiling_ctx, tiling_kernel_with};
-use vx_core::*;
+use vx::*;
 
 fn ctx() -> Context {
     Context::builder().threads(2).build().unwrap()

@@ -8,8 +8,8 @@
 //! tiles under `Undefined` never needing pixels outside the image, tile memory as specified.
 
 use proptest::prelude::*;
-use vx_core::tile_plan::{TileFunction, TileRequest, TilingPolicy, plan};
-use vx_core::*;
+use vx::tile_plan::{TileFunction, TileRequest, TilingPolicy, plan};
+use vx::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Expect {

@@ -1,5 +1,5 @@
 //! The type loop of the Khronos conformance tests for user nodes (`UserNode.testUserKernel` and
-//! `testUserKernelObjectArray`), written fresh against vx-core: a two-parameter user kernel (input
+//! `testUserKernelObjectArray`), written fresh against vx-rs: a two-parameter user kernel (input
 //! and output of one type) for each of ten data object types, its output meta set attribute by
 //! attribute or from the input as exemplar, under three local-data modes; verified twice (the
 //! second is a re-verification), processed once. Checked: the callback counts of each phase, the
@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 
-use vx_core::*;
+use vx::*;
 
 #[path = "common/type_loop.rs"]
 mod type_loop;

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use vx_core::*;
+use vx::*;
 
 fn inc(x: u8) -> u8 {
     x.wrapping_add(1)

@@ -7,7 +7,7 @@
 //! placed by the memory plan. This binary holds a
 //! single test so no other test allocates concurrently.
 
-use vx_core::*;
+use vx::*;
 
 #[path = "common/counting.rs"]
 mod counting;

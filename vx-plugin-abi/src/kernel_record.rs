@@ -2,7 +2,7 @@
 //! leaves one [`KernelRecord`] in the binary (through `inventory`), holding a function that adds
 //! the kernel through a [`Host`]. A module's generated `publish` walks the records of *its own*
 //! binary (inventory is per binary); an application publishes the records compiled into it with
-//! `vx_core::Context::publish_in_process`.
+//! `vx::Context::publish_in_process`.
 
 use crate::module_abi::{AbiError, AbiResult, Host};
 use crate::module_api::guard;

@@ -17,7 +17,7 @@ pub mod views;
 pub mod wire;
 
 /// The `abi_stable` crate the wire contract is built with. [`module_abi`]'s types carry its types
-/// (`RStr`, `RResult`, prefix types, the library header), so the host (`vx-core`) and modules
+/// (`RStr`, `RResult`, prefix types, the library header), so the host (`vx-rs`) and modules
 /// written against the ABI by hand (`plugins/vx-sample`) name them through this re-export and get
 /// the very version the contract was built with; the macros' output names it too. Modules written
 /// with the macros never need it.

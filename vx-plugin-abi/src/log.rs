@@ -4,7 +4,7 @@
 //! inside it would reach the module's own (absent) subscriber, never the application's. The host
 //! passes a log function when it publishes the module ([`crate::module_abi::HostVtable::log`]);
 //! these macros send lines through it, so they appear in the application's subscriber as events
-//! of target `vx_core::module` with the module's `source` path. Panics caught by the SDK's guard
+//! of target `vx::module` with the module's `source` path. Panics caught by the SDK's guard
 //! are logged at error level the same way. Before publish (or on a host without the function) a
 //! line goes to standard error.
 //!

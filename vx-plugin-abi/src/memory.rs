@@ -1,7 +1,7 @@
 //! Kernel memory regions as host and modules name them: the region ([`MemRegion`], TIOVX's
 //! `tivx_mem_heap_region_e`), typed block handles ([`MemBlock`]) and the element types blocks may
 //! hold ([`Plain`]). Kernels allocate in init only; process reaches its blocks (in-process through
-//! `vx_core::ProcessContext::memory`, in a module through
+//! `vx::ProcessContext::memory`, in a module through
 //! [`Processor::block`](crate::module_abi::Processor::block)).
 
 use std::marker::PhantomData;

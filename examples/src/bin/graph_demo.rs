@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 640;
 const H: u32 = 480;

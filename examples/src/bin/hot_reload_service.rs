@@ -17,7 +17,7 @@
 
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 
 const W: u32 = 320;
 const H: u32 = 240;

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use vx_core::*;
+use vx::*;
 
 fn us(d: Duration) -> String {
     format!("{:>8.1} µs", d.as_secs_f64() * 1e6)

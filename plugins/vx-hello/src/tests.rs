@@ -1,10 +1,10 @@
 //! `hello.brighten` tested in process, no shared library: `publish_in_process` registers the
 //! kernels compiled into this test binary through the interface a loaded module uses.
 
-use vx_core::{Context, Graph, Image, ImageFormat, Rect, Reference, Scalar, ScalarValue};
+use vx::{Context, Graph, Image, ImageFormat, Rect, Reference, Scalar, ScalarValue};
 
 #[test]
-fn brighten_saturates_on_blocks_and_at_the_right_edge() -> vx_core::Result<()> {
+fn brighten_saturates_on_blocks_and_at_the_right_edge() -> vx::Result<()> {
     let ctx = Context::new()?;
     ctx.publish_in_process()?;
     let brighten = ctx.kernel_by_name("hello.brighten")?;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use vx_core::{AliasDecision, MemoryPlan};
+use vx::{AliasDecision, MemoryPlan};
 
 use super::spec::*;
 
@@ -213,7 +213,7 @@ pub fn memory_plan(
     // Overlapping buffers must be ordered.
     let order = spec.happens_before(strict);
     let level = spec.levels();
-    let access = |b: &vx_core::PlannedBuffer| -> u64 {
+    let access = |b: &vx::PlannedBuffer| -> u64 {
         let mut m = 0u64;
         for name in &b.objects {
             let img = by_name[name.as_str()];

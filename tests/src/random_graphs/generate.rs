@@ -1,6 +1,6 @@
 //! The seeded generator: a [`GraphSpec`] from a seed (pure: the same seed, the same graph).
 
-use vx_core::AliasKind;
+use vx::AliasKind;
 
 use super::rng::Rng;
 use super::spec::*;
@@ -210,7 +210,7 @@ impl Gen {
         let target = if !self.spec.targets.is_empty() && self.rng.chance(3, 5) {
             Some(self.rng.pick(&self.spec.targets).0.clone())
         } else if self.rng.chance(1, 6) {
-            Some(vx_core::HOST_TARGET.to_string())
+            Some(vx::HOST_TARGET.to_string())
         } else {
             None
         };

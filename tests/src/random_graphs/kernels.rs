@@ -1,4 +1,4 @@
-//! The vx-core kernels of a random graph: one kernel per node, made from its [`NodeSpec`]. Each
+//! The vx-rs kernels of a random graph: one kernel per node, made from its [`NodeSpec`]. Each
 //! checks what the specs promise it (tiles aligned for the fast function, never reading or
 //! writing outside what the tiling tables allow, tile memory of the promised size and its own)
 //! and records what it saw (aliasing, executions, pixels computed) for the runner to check.
@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use vx_core::*;
+use vx::*;
 use vx_plugin_abi::InPlaceRow;
 
 use super::reference::{processed, weight};

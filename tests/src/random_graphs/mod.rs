@@ -2,7 +2,7 @@
 //! (DAGs of 2–12 nodes over awkward image sizes, virtual and real intermediates, fan-out, one image
 //! twice in a node, ROI inputs and outputs, alias hints legal and illegal, tiling and plain user
 //! kernels, 1–4 threads, 0–2 targets, pipelined a third of the time, memory plan and aliasing on
-//! and off, re-verification steps, illegal constructs), run in vx-core and compared pixel by pixel
+//! and off, re-verification steps, illegal constructs), run in vx-rs and compared pixel by pixel
 //! with an independent reference interpreter written from the specs.
 //!
 //! [`run_seed`] runs one seed on a thread of its own under `catch_unwind` and a watchdog: a panic

@@ -1,6 +1,6 @@
 //! The reference interpreter: each image a `Vec<u8>` with a defined-pixel mask, each node's
 //! semantics written from the specs (tiling tables for which pixels a tiling node computes), no
-//! vx-core involved.
+//! vx-rs involved.
 
 use std::collections::HashMap;
 

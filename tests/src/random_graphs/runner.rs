@@ -1,10 +1,10 @@
-//! Build a [`GraphSpec`] in vx-core, run it frame by frame (or pipelined), re-verify it through
+//! Build a [`GraphSpec`] in vx-rs, run it frame by frame (or pipelined), re-verify it through
 //! random steps, try its illegal construct, and compare everything with the reference.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use vx_core::*;
+use vx::*;
 
 use super::checks;
 use super::kernels::{self, NodeCounters, Shared};
@@ -24,7 +24,7 @@ pub struct Fail {
 
 type R<T> = std::result::Result<T, Fail>;
 
-/// Turn a vx-core error of a legal operation into a failure.
+/// Turn a vx-rs error of a legal operation into a failure.
 trait Ctx<T> {
     fn at(self, step: &str, what: &str) -> R<T>;
 }
@@ -46,7 +46,7 @@ struct LiveQueue {
     input: bool,
 }
 
-/// A graph built in vx-core from its spec.
+/// A graph built in vx-rs from its spec.
 pub struct Runner {
     spec: GraphSpec,
     plant: bool,
@@ -107,7 +107,7 @@ impl Runner {
         self.images[i].as_ref().expect("image created")
     }
 
-    /// Create image `i` in vx-core (and fill it when it is the application's).
+    /// Create image `i` in vx-rs (and fill it when it is the application's).
     fn create_image(&mut self, i: ImgId) -> Result<()> {
         let im = self.spec.images[i].clone();
         let img = match im.kind {

@@ -1,9 +1,9 @@
 //! The description of one random graph: context, images, nodes, execution. Pure data, printable;
-//! the generator makes it, the runner builds it in vx-core, the reference interprets it.
+//! the generator makes it, the runner builds it in vx-rs, the reference interprets it.
 
 use std::fmt;
 
-use vx_core::AliasKind;
+use vx::AliasKind;
 
 /// Index of an image in [`GraphSpec::images`].
 pub type ImgId = usize;
@@ -78,11 +78,11 @@ pub enum Border {
 }
 
 impl Border {
-    /// The vx-core value.
-    pub fn mode(self) -> vx_core::BorderMode {
+    /// The vx-rs value.
+    pub fn mode(self) -> vx::BorderMode {
         match self {
-            Border::Undefined => vx_core::BorderMode::Undefined,
-            Border::SelfMode => vx_core::BorderMode::Self_,
+            Border::Undefined => vx::BorderMode::Undefined,
+            Border::SelfMode => vx::BorderMode::Self_,
         }
     }
 }

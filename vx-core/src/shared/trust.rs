@@ -18,8 +18,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// file's digest. See `docs/security.md`.
 ///
 /// ```
-/// use vx_core::{Context, ModuleTrust};
-/// # fn main() -> vx_core::Result<()> {
+/// use vx::{Context, ModuleTrust};
+/// # fn main() -> vx::Result<()> {
 /// let trust = ModuleTrust::owner()
 ///     .pin("vx_filters", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")?;
 /// let ctx = Context::builder().module_trust(trust).build()?;

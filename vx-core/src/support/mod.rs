@@ -1,4 +1,4 @@
-//! Leaf helpers every layer may use. Nothing here imports anything of vx-core but `error`.
+//! Leaf helpers every layer may use. Nothing here imports anything of vx-rs but `error`.
 
 pub(crate) mod cpu;
 pub(crate) mod ids;

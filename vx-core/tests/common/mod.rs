@@ -1,10 +1,10 @@
-//! Kernels and helpers shared by vx-core's integration tests.
+//! Kernels and helpers shared by vx-rs's integration tests.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
-use vx_core::*;
+use vx::*;
 
 /// Counts of callback invocations.
 #[derive(Default)]

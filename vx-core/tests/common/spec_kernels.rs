@@ -3,7 +3,7 @@
 //! the benchmark.
 #![allow(dead_code)]
 
-use vx_core::*;
+use vx::*;
 
 /// One output row of the spec's Gaussian 3×3 (`sum >> 4`, no rounding) from three input rows that
 /// each extend one pixel left and right of the output row.

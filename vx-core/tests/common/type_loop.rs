@@ -4,7 +4,7 @@
 //! distinct contents in, a comparable snapshot out.
 #![allow(dead_code)]
 
-use vx_core::*;
+use vx::*;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Kind {

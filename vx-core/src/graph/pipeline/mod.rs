@@ -59,7 +59,7 @@ pub(crate) struct ParameterQueue {
 /// `vxSetGraphScheduleConfig` with `tivxSetGraphPipelineDepth`: how a graph is scheduled.
 ///
 /// ```
-/// # use vx_core::*;
+/// # use vx::*;
 /// # fn demo(graph: &Graph, input: u32, output: u32, ins: Vec<Image>, outs: Vec<Image>) -> Result<()> {
 /// graph.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(input, ins).queue(output, outs))?;
 /// # Ok(()) }

@@ -221,17 +221,17 @@ unsafe extern "C" fn host_describe_parameter(
     })
 }
 
-/// Log lines and caught panics from module code, as `tracing` events of target `vx_core::module`
+/// Log lines and caught panics from module code, as `tracing` events of target `vx::module`
 /// (the module-side `source` path a field). Any thread, any time: it uses no publish state.
 unsafe extern "C" fn host_log(level: u32, source: RStr<'_>, message: RStr<'_>) {
     catch_or("log", (), || {
         let (source, message) = (source.as_str(), message.as_str());
         match level {
-            wire::log_level::ERROR => tracing::error!(target: "vx_core::module", source, "{message}"),
-            wire::log_level::WARN => tracing::warn!(target: "vx_core::module", source, "{message}"),
-            wire::log_level::INFO => tracing::info!(target: "vx_core::module", source, "{message}"),
-            wire::log_level::DEBUG => tracing::debug!(target: "vx_core::module", source, "{message}"),
-            _ => tracing::trace!(target: "vx_core::module", source, "{message}"),
+            wire::log_level::ERROR => tracing::error!(target: "vx::module", source, "{message}"),
+            wire::log_level::WARN => tracing::warn!(target: "vx::module", source, "{message}"),
+            wire::log_level::INFO => tracing::info!(target: "vx::module", source, "{message}"),
+            wire::log_level::DEBUG => tracing::debug!(target: "vx::module", source, "{message}"),
+            _ => tracing::trace!(target: "vx::module", source, "{message}"),
         }
     })
 }
