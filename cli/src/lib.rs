@@ -16,6 +16,7 @@
 pub mod fuzz;
 mod graph_file;
 mod inspect;
+mod new;
 mod run;
 
 use std::path::PathBuf;
@@ -64,6 +65,8 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Make a new kernel-module crate: a tiling kernel, a user kernel, tests that pass, a README.
+    New(new::NewArgs),
     /// Serve a graph, reloading modules from a directory whenever they change.
     Watch {
         /// The plugin directory to watch (modules are loaded from it).
@@ -128,6 +131,7 @@ pub fn main() -> ExitCode {
         Command::Run { graph, set, frames, threads, quiet } => {
             run::run(&cli.module_dirs, &graph, &set, frames, threads, quiet)
         }
+        Command::New(args) => new::new(&args),
         Command::Watch { dir, graph, set, seconds } => run::watch(&cli.module_dirs, &dir, &graph, &set, seconds),
     };
     match result {
