@@ -1,17 +1,601 @@
-//! `vx new`: a kernel-module crate that builds, tests and loads as made.
+//! `vx new`: a kernel-module crate that tests, builds, inspects and runs as made.
+//!
+//! `vx new PATH [--target NAME]` writes, into a directory that must not exist yet:
+//!
+//! - `Cargo.toml`: a `cdylib` (the module) + `rlib` (tests, other crates), the SDK by version
+//!   (`vx-plugin-abi`, the runtime `vx-rs` as a dev-dependency for in-process tests), `rust-version`
+//!   = the SDK's MSRV (edition 2024's resolver then picks dependency versions that build with it),
+//!   and a `[patch.crates-io]` to a local checkout of vx-rs when this `vx` was built from one (or
+//!   `--sdk-path`), commented out otherwise;
+//! - `src/lib.rs`: `vx_module!`, one `#[tiling_kernel]`, one `#[user_kernel]`, and with `--target`
+//!   one `#[target_kernel]` on that target;
+//! - `src/tests.rs`: a test per kernel, run in process (`Context::publish_in_process`);
+//! - `graph.toml` and `data/input.png`: a graph `vx run` runs on the built module;
+//! - `README.md` with the next commands, and `.gitignore`.
+//!
+//! Every file is created exclusively (`create_new`): nothing existing is overwritten, and nothing
+//! is written through a symlink. A crate made inside another cargo workspace gets an empty
+//! `[workspace]` table so that it builds on its own (the note says how to join the workspace).
 
-use std::path::PathBuf;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use crate::Failure;
 
-/// `vx new NAME [--target TARGET]`.
+/// The SDK version a new crate asks for.
+const SDK_VERSION: &str = "0.1";
+/// The SDK's minimum supported Rust version (the workspace's `rust-version`).
+const MSRV: &str = env!("CARGO_PKG_RUST_VERSION");
+
+/// `vx new PATH [--target TARGET]`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct NewArgs {
-    /// The directory to create; its last component is the crate's name.
+    /// The directory to create; its last component is the crate's name (letters, digits, `-`, `_`).
     pub(crate) path: PathBuf,
+    /// Also write a `#[target_kernel]` implemented on this target (a TIOVX user target kernel).
+    #[arg(long, value_name = "TARGET")]
+    pub(crate) target: Option<String>,
+    /// The vx-rs checkout to build against (`[patch.crates-io]` to its crates). Default: the
+    /// checkout this `vx` was built from, when it is still there.
+    #[arg(long, value_name = "DIR", conflicts_with = "registry")]
+    pub(crate) sdk_path: Option<PathBuf>,
+    /// Use the SDK from crates.io only (the local-checkout patch is written commented out).
+    #[arg(long)]
+    pub(crate) registry: bool,
 }
 
 /// `vx new`.
-pub(crate) fn new(_args: &NewArgs) -> Result<(), Failure> {
-    Err(Failure::usage("vx new: not yet"))
+pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
+    let made = make(args)?;
+    let dir = args.path.display();
+    println!("Created kernel module crate `{}` in {dir}", made.crate_name);
+    match &made.sdk {
+        Some(sdk) => println!("  SDK: the vx-rs checkout at {} ([patch.crates-io] in Cargo.toml)", sdk.display()),
+        None => println!("  SDK: vx-plugin-abi {SDK_VERSION} and vx-rs {SDK_VERSION} from crates.io"),
+    }
+    if let Some(ws) = &made.outer_workspace {
+        println!(
+            "  note: {} is a cargo workspace; the new crate stands alone (`[workspace]` in its Cargo.toml). \
+             To make it a member instead, delete that table and add the crate to the workspace's members.",
+            ws.display()
+        );
+    }
+    println!("\nNext:\n  cd {dir}\n  cargo test\n  cargo build\n  vx inspect target/debug/lib{}.so", made.lib_name);
+    println!("  vx run -M target/debug graph.toml      # writes out.png");
+    Ok(())
+}
+
+/// What `make` wrote.
+#[derive(Debug)]
+pub(crate) struct Made {
+    crate_name: String,
+    lib_name: String,
+    sdk: Option<PathBuf>,
+    outer_workspace: Option<PathBuf>,
+}
+
+/// Write the crate; on failure remove what was written (the directory was made by us).
+fn make(args: &NewArgs) -> Result<Made, Failure> {
+    let path = &args.path;
+    let crate_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Failure::usage(format!("vx new: `{}` has no directory name to use as the crate's name", path.display())))?
+        .to_owned();
+    check_crate_name(&crate_name).map_err(|why| Failure::usage(format!("vx new: invalid crate name `{crate_name}`: {why}")))?;
+    if let Some(t) = &args.target {
+        check_target_name(t).map_err(|why| Failure::usage(format!("vx new: invalid target name `{t}`: {why}")))?;
+    }
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(Failure::usage(format!(
+            "vx new: `{}` already exists; choose a new directory (vx new never writes into an existing one)",
+            path.display()
+        )));
+    }
+    let sdk = match (&args.sdk_path, args.registry) {
+        (_, true) => None,
+        (Some(p), false) => Some(checkout(p).ok_or_else(|| {
+            Failure::usage(format!(
+                "vx new: --sdk-path `{}` is not a vx-rs checkout (no vx-plugin-abi/Cargo.toml and vx-core/Cargo.toml in it)",
+                p.display()
+            ))
+        })?),
+        (None, false) => checkout(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..")),
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent)
+        .map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", parent.display())))?;
+    let outer_workspace = enclosing_workspace(&parent);
+    fs::create_dir(path).map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", path.display())))?;
+    let lib_name = crate_name.replace('-', "_");
+    let files = Files { crate_name: &crate_name, lib_name: &lib_name, target: args.target.as_deref(), sdk: sdk.as_deref() };
+    let written = files.write_all(path, outer_workspace.is_some());
+    if let Err(e) = written {
+        // Only what this call created: the directory did not exist before.
+        let _ = fs::remove_dir_all(path);
+        return Err(Failure::usage(format!("vx new: writing `{}` failed: {e}", path.display())));
+    }
+    Ok(Made { crate_name, lib_name, sdk, outer_workspace })
+}
+
+/// Cargo's rules for a package name that is also a library name, plus the names the library cannot
+/// take.
+pub(crate) fn check_crate_name(name: &str) -> Result<(), String> {
+    const RESERVED: &[&str] = &[
+        // Rust keywords (strict and reserved) and the names of the standard crates.
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
+        "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
+        "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "Self", "static",
+        "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where",
+        "while", "yield", "std", "core", "alloc", "proc_macro", "proc-macro", "test",
+    ];
+    let first = name.chars().next().ok_or("it is empty")?;
+    if !first.is_ascii_alphabetic() {
+        return Err(format!("it must start with an ASCII letter, not `{first}`"));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+        return Err(format!("`{c}` is not allowed: use ASCII letters, digits, `-` and `_`"));
+    }
+    if name.len() > 64 {
+        return Err(format!("it is {} characters long; at most 64", name.len()));
+    }
+    if RESERVED.contains(&name) || RESERVED.contains(&name.replace('-', "_").as_str()) {
+        return Err("it is a Rust keyword or the name of a standard crate".into());
+    }
+    Ok(())
+}
+
+/// A target name the kernel attribute and the runtime accept.
+fn check_target_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')) {
+        return Err(format!("`{c}` is not allowed: use ASCII letters, digits, `_`, `-` and `.`"));
+    }
+    if name.eq_ignore_ascii_case("any") || name.eq_ignore_ascii_case("host") {
+        return Err("`any` and `host` are the runtime's own targets".into());
+    }
+    Ok(())
+}
+
+/// The vx-rs checkout at `dir` (canonical), if it is one.
+fn checkout(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    (dir.join("vx-plugin-abi/Cargo.toml").is_file() && dir.join("vx-core/Cargo.toml").is_file()).then_some(dir)
+}
+
+/// The nearest directory at or above `dir` whose `Cargo.toml` has a `[workspace]` table.
+fn enclosing_workspace(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    dir.ancestors().find_map(|d| {
+        let text = fs::read_to_string(d.join("Cargo.toml")).ok()?;
+        let doc: toml::Table = text.parse().ok()?;
+        doc.contains_key("workspace").then(|| d.to_path_buf())
+    })
+}
+
+/// The files of a new crate.
+struct Files<'a> {
+    crate_name: &'a str,
+    lib_name: &'a str,
+    target: Option<&'a str>,
+    sdk: Option<&'a Path>,
+}
+
+impl Files<'_> {
+    fn write_all(&self, dir: &Path, standalone: bool) -> std::io::Result<()> {
+        fs::create_dir(dir.join("src"))?;
+        fs::create_dir(dir.join("data"))?;
+        create(&dir.join("Cargo.toml"), self.cargo_toml(standalone).as_bytes())?;
+        create(&dir.join("src/lib.rs"), self.lib_rs().as_bytes())?;
+        create(&dir.join("src/tests.rs"), self.tests_rs().as_bytes())?;
+        create(&dir.join("graph.toml"), self.graph_toml().as_bytes())?;
+        create(&dir.join("README.md"), self.readme().as_bytes())?;
+        create(&dir.join(".gitignore"), b"/target\n/Cargo.lock\n/out.png\n")?;
+        create(&dir.join("data/input.png"), &input_png()?)?;
+        Ok(())
+    }
+
+    fn cargo_toml(&self, standalone: bool) -> String {
+        let Files { crate_name, .. } = self;
+        let patch = match self.sdk {
+            Some(sdk) => {
+                let p = |c: &str| toml_string(&sdk.join(c).display().to_string());
+                format!(
+                    "# The SDK from a local checkout of vx-rs instead of crates.io (written by `vx new`; delete\n\
+                     # this table to use the published crates).\n\
+                     [patch.crates-io]\n\
+                     vx-plugin-abi = {{ path = {} }}\n\
+                     vx-macros = {{ path = {} }}\n\
+                     vx-rs = {{ path = {} }}\n",
+                    p("vx-plugin-abi"),
+                    p("vx-macros"),
+                    p("vx-core")
+                )
+            }
+            None => "# To build against a local checkout of vx-rs instead of crates.io:\n\
+                     # [patch.crates-io]\n\
+                     # vx-plugin-abi = { path = \"/path/to/vx-rs/vx-plugin-abi\" }\n\
+                     # vx-macros = { path = \"/path/to/vx-rs/vx-macros\" }\n\
+                     # vx-rs = { path = \"/path/to/vx-rs/vx-core\" }\n"
+                .to_owned(),
+        };
+        let workspace = if standalone {
+            "\n# This crate was made inside another cargo workspace and stands alone; to make it a member,\n\
+             # delete this table and add the crate to that workspace's `members`.\n[workspace]\n"
+        } else {
+            ""
+        };
+        format!(
+            "[package]\n\
+             name = \"{crate_name}\"\n\
+             version = \"0.1.0\"\n\
+             edition = \"2024\"\n\
+             # The SDK's minimum Rust; edition 2024's resolver picks dependency versions that build with it.\n\
+             rust-version = \"{MSRV}\"\n\
+             \n\
+             [lib]\n\
+             # cdylib: the kernel module the runtime loads (lib{lib}.so); rlib: for tests and other crates.\n\
+             crate-type = [\"cdylib\", \"rlib\"]\n\
+             \n\
+             [dependencies]\n\
+             vx-plugin-abi = \"{SDK_VERSION}\"   # the kernel SDK; a module never links the runtime\n\
+             \n\
+             [dev-dependencies]\n\
+             vx-rs = \"{SDK_VERSION}\"           # the runtime, to test the kernels in process\n\
+             \n\
+             {patch}{workspace}",
+            lib = self.lib_name,
+        )
+    }
+
+    fn lib_rs(&self) -> String {
+        let Files { lib_name, .. } = self;
+        let mut uses = vec!["ImageIn", "ImageOut", "Tile", "TileMut", "tiling_kernel", "user_kernel", "vx_module"];
+        let mut target_part = String::new();
+        if let Some(t) = self.target {
+            uses.push("target_kernel");
+            target_part = format!(
+                r#"
+/// The gain of one `{lib_name}.gain` node: made by `create` on the target's thread, changed by
+/// commands (`Node::send_command`), dropped at release.
+#[derive(Default)]
+pub struct Gain {{
+    gain: u8,
+}}
+
+fn gain_create(g: &mut Gain) -> Result<(), AbiError> {{
+    g.gain = 1;
+    Ok(())
+}}
+
+/// Command `n` sets the gain to `n`.
+fn gain_control(c: &Controller, g: &mut Gain) -> Result<(), AbiError> {{
+    g.gain = u8::try_from(c.command()).map_err(|_| AbiError::new(Status::InvalidValue, "the gain is 0..=255"))?;
+    Ok(())
+}}
+
+/// Multiply every pixel by the node's gain (saturating), on target `{t}` only.
+#[target_kernel(name = "{lib_name}.gain", target = "{t}", local = Gain, create = gain_create, control = gain_control)]
+fn gain(input: &ImageIn<u8>, output: &mut ImageOut<u8>, g: &mut Gain) {{
+    for y in 0..input.height() {{
+        for (o, &i) in output.row_mut(y).iter_mut().zip(input.row(y)) {{
+            *o = i.saturating_mul(g.gain);
+        }}
+    }}
+}}
+"#
+            );
+        }
+        let abi_use = if self.target.is_some() {
+            "use vx_plugin_abi::module_abi::{AbiError, Controller};\nuse vx_plugin_abi::Status;\n"
+        } else {
+            ""
+        };
+        format!(
+            r#"//! {crate_name}: a vx-rs kernel module.
+//!
+//! `cargo build` makes `target/debug/lib{lib_name}.so`, which an application loads with
+//! `ctx.add_module_dir(dir)` and `ctx.load_module("{lib_name}")`, and `vx inspect` describes.
+
+{abi_use}use vx_plugin_abi::{{{uses}}};
+
+vx_module!(name = "{lib_name}");
+
+#[cfg(test)]
+mod tests;
+
+/// Brighten every pixel by `amount` (saturating), tile by tile. The fast function gets whole
+/// 16×1 blocks; the flexible one the columns at the right edge that do not fill a block.
+#[tiling_kernel(name = "{lib_name}.brighten", block = 16x1, flexible = brighten_any)]
+fn brighten(input: &Tile<u8>, amount: u8, out: &mut TileMut<u8>) {{
+    brighten_any(input, amount, out)
+}}
+
+/// `brighten` on a tile of any size.
+fn brighten_any(input: &Tile<u8>, amount: u8, out: &mut TileMut<u8>) {{
+    for y in 0..out.height() {{
+        for x in 0..out.width() {{
+            out.set(x, y, input.pixel(x, y, 0, 0).saturating_add(amount));
+        }}
+    }}
+}}
+
+/// Invert every pixel (255 − p), the whole image in one call.
+#[user_kernel(name = "{lib_name}.invert")]
+fn invert(input: &ImageIn<u8>, output: &mut ImageOut<u8>) {{
+    for y in 0..input.height() {{
+        for (o, &i) in output.row_mut(y).iter_mut().zip(input.row(y)) {{
+            *o = 255 - i;
+        }}
+    }}
+}}
+{target_part}"#,
+            crate_name = self.crate_name,
+            uses = uses.join(", "),
+        )
+    }
+
+    fn tests_rs(&self) -> String {
+        let Files { lib_name, .. } = self;
+        let target_test = match self.target {
+            Some(t) => format!(
+                r#"
+#[test]
+fn gain_runs_on_its_target_and_takes_commands() -> vx::Result<()> {{
+    let ctx = Context::builder().target(TargetConfig::new("{t}")).build()?;
+    ctx.publish_in_process()?;
+    let gain = ctx.kernel_by_name("{lib_name}.gain")?;
+    let input = u8_image(&ctx, 3, 1, &[1, 2, 100])?;
+    let output = Image::new(&ctx, 3, 1, ImageFormat::U8)?;
+    let graph = Graph::new(&ctx)?;
+    let node = graph.add_node(&gain, [&input, &output])?;
+    graph.process()?;
+    assert_eq!(node.target()?, "{t}");
+    assert_eq!(output.to_vec::<u8>()?, [1, 2, 100], "create set the gain to 1");
+    node.send_command(3, &[], Duration::from_secs(10))?;
+    graph.process()?;
+    assert_eq!(output.to_vec::<u8>()?, [3, 6, 255]);
+    Ok(())
+}}
+"#
+            ),
+            None => String::new(),
+        };
+        let (extra_use, duration_use) = if self.target.is_some() {
+            (", TargetConfig", "use std::time::Duration;\n\n")
+        } else {
+            ("", "")
+        };
+        format!(
+            r#"//! The kernels tested in process, no shared library: `publish_in_process` registers the kernels
+//! compiled into this test binary through the interface a loaded module uses.
+
+{duration_use}use vx::{{Context, Graph, Image, ImageFormat, Rect, Reference, Scalar, ScalarValue{extra_use}}};
+
+fn u8_image(ctx: &Context, width: u32, height: u32, px: &[u8]) -> vx::Result<Image> {{
+    let image = Image::new(ctx, width, height, ImageFormat::U8)?;
+    image.copy_from(Rect::full(width, height), 0, px)?;
+    Ok(image)
+}}
+
+#[test]
+fn brighten_saturates_on_blocks_and_at_the_right_edge() -> vx::Result<()> {{
+    let ctx = Context::new()?;
+    ctx.publish_in_process()?;
+    let brighten = ctx.kernel_by_name("{lib_name}.brighten")?;
+    // 20 columns: one 16×1 block for the fast function, 4 columns for the flexible one.
+    let px: Vec<u8> = (0..40).map(|i| i * 6).collect();
+    let input = u8_image(&ctx, 20, 2, &px)?;
+    let amount = Scalar::new(&ctx, ScalarValue::Uint8(50))?;
+    let output = Image::new(&ctx, 20, 2, ImageFormat::U8)?;
+    let graph = Graph::new(&ctx)?;
+    graph.add_node(&brighten, [Reference::from(&input), Reference::from(&amount), Reference::from(&output)])?;
+    graph.process()?;
+    let want: Vec<u8> = px.iter().map(|p| p.saturating_add(50)).collect();
+    assert_eq!(output.to_vec::<u8>()?, want);
+    Ok(())
+}}
+
+#[test]
+fn invert_maps_p_to_255_minus_p() -> vx::Result<()> {{
+    let ctx = Context::new()?;
+    ctx.publish_in_process()?;
+    let invert = ctx.kernel_by_name("{lib_name}.invert")?;
+    let input = u8_image(&ctx, 3, 2, &[0, 1, 2, 127, 128, 255])?;
+    let output = Image::new(&ctx, 3, 2, ImageFormat::U8)?;
+    let graph = Graph::new(&ctx)?;
+    graph.add_node(&invert, [&input, &output])?;
+    graph.process()?;
+    assert_eq!(output.to_vec::<u8>()?, [255, 254, 253, 128, 127, 0]);
+    Ok(())
+}}
+
+#[test]
+fn a_wrong_input_format_is_refused_at_verify() -> vx::Result<()> {{
+    let ctx = Context::new()?;
+    ctx.publish_in_process()?;
+    let invert = ctx.kernel_by_name("{lib_name}.invert")?;
+    let input = Image::new(&ctx, 4, 4, ImageFormat::S16)?;
+    let output = Image::new(&ctx, 4, 4, ImageFormat::U8)?;
+    let graph = Graph::new(&ctx)?;
+    graph.add_node(&invert, [&input, &output])?;
+    let err = graph.verify().expect_err("an S16 input to a U8 kernel");
+    assert_eq!(err.kind(), vx::ErrorKind::InvalidFormat, "{{err}}");
+    Ok(())
+}}
+{target_test}"#
+        )
+    }
+
+    fn graph_toml(&self) -> String {
+        let Files { lib_name, crate_name, .. } = self;
+        format!(
+            r#"# {crate_name}'s kernels as a graph: input.png → brighten → invert → out.png.
+#   cargo build && vx run -M target/debug graph.toml --set amount=80
+# Paths are relative to this file; see vx-rs's docs/graph-file.md for every key.
+
+name = "{crate_name}"
+modules = ["{lib_name}"]
+
+[vars]
+amount = 40
+
+[images.input]
+read = "data/input.png"
+format = "U8"
+
+[images.bright]
+virtual = true
+
+[images.output]
+like = "input"
+format = "U8"
+write = "out.png"
+
+[scalars.amount]
+type = "U8"
+value = "${{amount}}"
+
+[[nodes]]
+name = "brighten"
+kernel = "{lib_name}.brighten"
+params = ["input", "amount", "bright"]
+
+[[nodes]]
+name = "invert"
+kernel = "{lib_name}.invert"
+params = ["bright", "output"]
+"#
+        )
+    }
+
+    fn readme(&self) -> String {
+        let Files { crate_name, lib_name, .. } = self;
+        let target_note = match self.target {
+            Some(t) => format!(
+                "- `{lib_name}.gain` — a target kernel on target `{t}`: a context that declares the target\n  \
+                 (`Context::builder().target(TargetConfig::new(\"{t}\"))`) runs it there; commands set its gain.\n"
+            ),
+            None => String::new(),
+        };
+        format!(
+            r#"# {crate_name}
+
+A vx-rs kernel module (made by `vx new`):
+
+- `{lib_name}.brighten` — a tiling kernel: adds a U8 scalar to every pixel, saturating;
+- `{lib_name}.invert` — a user kernel: 255 − p, the whole image per call;
+{target_note}
+The next commands:
+
+```sh
+cargo test                                   # the kernels, in process (src/tests.rs)
+cargo build                                  # target/debug/lib{lib_name}.so, the module
+vx inspect target/debug/lib{lib_name}.so     # what the module holds
+vx run -M target/debug graph.toml            # data/input.png → brighten → invert → out.png
+```
+
+Change a kernel, `cargo build` again, and a running `vx watch target/debug graph.toml` picks the
+new code up at its next frame.
+"#
+        )
+    }
+}
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// Create `path` exclusively (never through a symlink, never over a file) and write `bytes`.
+fn create(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// A 64×48 U8 test picture (a gradient with a bright square) as PNG.
+fn input_png() -> std::io::Result<Vec<u8>> {
+    let img = image::GrayImage::from_fn(64, 48, |x, y| {
+        let square = (24..40).contains(&x) && (16..32).contains(&y);
+        image::Luma([if square { 230 } else { (x * 3 + y) as u8 }])
+    });
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).map_err(std::io::Error::other)?;
+    Ok(png)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_names_follow_cargo_rules() {
+        for ok in ["mymod", "my-mod", "my_mod2", "a", "Vx"] {
+            assert_eq!(check_crate_name(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("", "empty"),
+            ("2mod", "start with an ASCII letter"),
+            ("_mod", "start with an ASCII letter"),
+            ("my mod", "` ` is not allowed"),
+            ("my.mod", "`.` is not allowed"),
+            ("mödul", "`ö` is not allowed"),
+            ("fn", "keyword"),
+            ("self", "keyword"),
+            ("std", "standard crate"),
+            ("proc-macro", "standard crate"),
+            ("test", "standard crate"),
+        ] {
+            let e = check_crate_name(bad).expect_err(bad);
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        assert!(check_crate_name(&"a".repeat(65)).unwrap_err().contains("at most 64"));
+        assert_eq!(check_crate_name(&"a".repeat(64)), Ok(()));
+    }
+
+    #[test]
+    fn target_names_exclude_the_runtimes_own() {
+        assert_eq!(check_target_name("dsp"), Ok(()));
+        assert_eq!(check_target_name("vpac.1"), Ok(()));
+        assert!(check_target_name("ANY").is_err());
+        assert!(check_target_name("host").is_err());
+        assert!(check_target_name("a\"b").is_err());
+        assert!(check_target_name("").is_err());
+    }
+
+    #[test]
+    fn the_generated_files_parse_and_name_the_crate() {
+        for target in [None, Some("dsp")] {
+            let f = Files { crate_name: "my-mod", lib_name: "my_mod", target, sdk: Some(Path::new("/x/vx \"rs")) };
+            let cargo: toml::Table = f.cargo_toml(true).parse().expect("Cargo.toml parses");
+            assert_eq!(cargo["package"]["name"].as_str(), Some("my-mod"));
+            assert_eq!(cargo["package"]["rust-version"].as_str(), Some(MSRV));
+            let types = cargo["lib"]["crate-type"].as_array().unwrap();
+            assert_eq!(types.iter().map(|t| t.as_str().unwrap()).collect::<Vec<_>>(), ["cdylib", "rlib"]);
+            assert_eq!(cargo["patch"]["crates-io"]["vx-plugin-abi"]["path"].as_str(), Some("/x/vx \"rs/vx-plugin-abi"));
+            assert!(cargo.contains_key("workspace"));
+            let graph: toml::Table = f.graph_toml().parse().expect("graph.toml parses");
+            assert_eq!(graph["modules"].as_array().unwrap()[0].as_str(), Some("my_mod"));
+            let lib = f.lib_rs();
+            assert!(lib.contains("vx_module!(name = \"my_mod\")"));
+            assert_eq!(lib.contains("#[target_kernel(name = \"my_mod.gain\", target = \"dsp\""), target.is_some());
+            assert_eq!(f.tests_rs().contains("TargetConfig::new(\"dsp\")"), target.is_some());
+            let registry = Files { sdk: None, ..f };
+            let cargo: toml::Table = registry.cargo_toml(false).parse().unwrap();
+            assert!(!cargo.contains_key("patch") && !cargo.contains_key("workspace"));
+        }
+    }
+
+    #[test]
+    fn the_input_picture_is_a_png_of_64_by_48() {
+        let img = image::load_from_memory(&input_png().unwrap()).unwrap();
+        assert_eq!((img.width(), img.height()), (64, 48));
+    }
 }

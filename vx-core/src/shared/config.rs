@@ -2,7 +2,7 @@
 //! trusts.
 
 /// Limits and threading of a context. Every limit counts live objects; creating one more than the
-/// limit fails with [`ErrorKind::NoResources`].
+/// limit fails with [`ErrorKind::NoResources`](crate::ErrorKind::NoResources).
 #[derive(Clone, Debug)]
 pub struct ContextConfig {
     /// Threads of the context's pool; `None` = the machine's available parallelism.
