@@ -32,6 +32,14 @@ use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 /// What a verified tiling node keeps for process.
 pub(crate) struct TilingState {
     pub(crate) tiles: Vec<PlannedTile>,
+    /// The output pixels the tiles cover (what the node writes): its outputs' valid rectangles lie
+    /// inside it (pass `valid regions`).
+    pub(crate) processed: Rect,
+    /// Pixels left unprocessed only because the kernel has no flexible function: (safe region,
+    /// aligned region), for verify's warning.
+    pub(crate) lost: Option<(Rect, Rect)>,
+    /// The output size.
+    pub(crate) size: (u32, u32),
     /// One tile-memory arena per pool thread plus one for the calling thread, each as large as the
     /// largest tile needs.
     arenas: Vec<Mutex<RawBuf>>,
@@ -116,6 +124,8 @@ pub(crate) fn prepare(
         threads,
     };
     let tiles = plan(&req, policy).tiles;
+    let processed = plan::processed(&req);
+    let lost = plan::unprocessed_for_lack_of_flexible(&req);
     let tile_memory_size = fin.attrs.tile_memory_size;
     let most_blocks = tiles.iter().map(|t| t.blocks).max().unwrap_or(0);
     let arena_bytes =
@@ -135,6 +145,9 @@ pub(crate) fn prepare(
     tracing::debug!(node = %s.name, tiles = tiles.len(), arena_bytes, parallel, "tiling node planned");
     Ok(TilingState {
         tiles,
+        processed,
+        lost,
+        size: (width, height),
         arenas,
         tile_memory_size,
         block: fin.attrs.block_size,

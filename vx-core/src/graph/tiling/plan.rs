@@ -118,6 +118,34 @@ pub fn regions(req: &TileRequest) -> TileRegions {
     TileRegions { safe, aligned, flexible_domain }
 }
 
+/// The pixels some function processes, which the plan's tiles cover exactly: the whole flexible
+/// domain when there is a flexible function, the aligned region when there is only a fast one,
+/// nothing when there is neither. Always one rectangle (the aligned region lies inside the domain).
+pub fn processed(req: &TileRequest) -> Rect {
+    processed_in(&regions(req), req.has_fast, req.has_flexible)
+}
+
+/// [`processed`] from the regions already computed.
+pub fn processed_in(regions: &TileRegions, has_fast: bool, has_flexible: bool) -> Rect {
+    if has_flexible {
+        regions.flexible_domain
+    } else if has_fast {
+        regions.aligned
+    } else {
+        Rect::default()
+    }
+}
+
+/// The pixels a missing flexible function leaves unprocessed although their neighborhood lies
+/// inside the image: `safe` minus `aligned` for a fast-only kernel whose tile blocks do not fit the
+/// safe region (`None` when there are none). Border pixels under `Undefined` are not counted: the
+/// spec leaves them unprocessed whatever the functions.
+pub fn unprocessed_for_lack_of_flexible(req: &TileRequest) -> Option<(Rect, Rect)> {
+    let r = regions(req);
+    let lost = req.has_fast && !req.has_flexible && r.safe != r.aligned && !r.safe.is_empty();
+    lost.then_some((r.safe, r.aligned))
+}
+
 /// `domain` minus `hole` (which lies inside it) as at most four disjoint bands.
 fn minus(domain: Rect, hole: Rect) -> Vec<Rect> {
     if domain.is_empty() {

@@ -92,8 +92,52 @@ pub(super) fn tiling(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVer
         &ctx.inner.shared.resources,
     )
     .map_err(|e| v.at(s, e))?;
+    if let Some((safe, aligned)) = state.lost {
+        warn_unprocessed(v, s, fin.attrs.block_size, state.size, safe, aligned);
+    }
     s.tiling = Some(state);
     Ok(())
+}
+
+/// Say, once per verification of the node, that a fast-only tiling kernel leaves pixels of the
+/// safe region unprocessed (its tile blocks do not divide it) and that its outputs' valid
+/// rectangles exclude them.
+fn warn_unprocessed(
+    v: &Verification<'_>,
+    s: &NodeSlot,
+    block: vx_plugin_abi::TileBlockSize,
+    (w, h): (u32, u32),
+    safe: vx_plugin_abi::Rect,
+    aligned: vx_plugin_abi::Rect,
+) {
+    let mut strips = Vec::new();
+    if aligned.is_empty() {
+        strips.push(format!("all of {safe}"));
+    } else {
+        if aligned.start_x > safe.start_x {
+            strips.push(format!("columns {}..{}", safe.start_x, aligned.start_x));
+        }
+        if aligned.end_x < safe.end_x {
+            strips.push(format!("columns {}..{}", aligned.end_x, safe.end_x));
+        }
+        if aligned.start_y > safe.start_y {
+            strips.push(format!("rows {}..{}", safe.start_y, aligned.start_y));
+        }
+        if aligned.end_y < safe.end_y {
+            strips.push(format!("rows {}..{}", aligned.end_y, safe.end_y));
+        }
+    }
+    tracing::warn!(
+        graph = %v.gname,
+        node = %s.name,
+        kernel = %s.kernel.name,
+        "tiling kernel '{}' has no flexible function and its {}x{} tile blocks do not divide the {w}x{h} output \
+         (within its neighborhood): {} not processed; the output's valid rectangle excludes them (processed: {aligned})",
+        s.kernel.name,
+        block.width,
+        block.height,
+        strips.join(", "),
+    );
 }
 
 /// Node pass `targets`: where the node runs (its target and the implementation it runs there).

@@ -1,6 +1,8 @@
 //! Node pass `valid regions` (runs on every node): each output image's valid rectangle is the
 //! kernel's callback over the input images' valid rectangles (in parameter order), or the whole
-//! image when there is no callback; a rectangle outside the output is refused.
+//! image when there is no callback; a rectangle outside the output is refused. A tiling node's
+//! outputs are then cut to the pixels its tiles cover (a fast-only kernel whose blocks do not divide
+//! the image, or the border under `Undefined`, leaves pixels unwritten).
 
 use std::sync::Arc;
 
@@ -57,8 +59,11 @@ pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerifi
                 }
             }
         }
+        // A tiling node writes only the pixels its tiles cover: the rest is not valid, whatever
+        // the callback says.
+        let processed = s.tiling.as_ref().map(|t| t.processed);
         for (img, rect) in outs.iter().zip(rects) {
-            img.set_valid_unchecked(rect);
+            img.set_valid_unchecked(processed.map_or(rect, |p| rect.intersect(&p)));
         }
     }
     Ok(())
