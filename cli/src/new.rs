@@ -81,9 +81,12 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
     let crate_name = path
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| Failure::usage(format!("vx new: `{}` has no directory name to use as the crate's name", path.display())))?
+        .ok_or_else(|| {
+            Failure::usage(format!("vx new: `{}` has no directory name to use as the crate's name", path.display()))
+        })?
         .to_owned();
-    check_crate_name(&crate_name).map_err(|why| Failure::usage(format!("vx new: invalid crate name `{crate_name}`: {why}")))?;
+    check_crate_name(&crate_name)
+        .map_err(|why| Failure::usage(format!("vx new: invalid crate name `{crate_name}`: {why}")))?;
     if let Some(t) = &args.target {
         check_target_name(t).map_err(|why| Failure::usage(format!("vx new: invalid target name `{t}`: {why}")))?;
     }
@@ -112,7 +115,8 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
     let outer_workspace = enclosing_workspace(&parent);
     fs::create_dir(path).map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", path.display())))?;
     let lib_name = crate_name.replace('-', "_");
-    let files = Files { crate_name: &crate_name, lib_name: &lib_name, target: args.target.as_deref(), sdk: sdk.as_deref() };
+    let files =
+        Files { crate_name: &crate_name, lib_name: &lib_name, target: args.target.as_deref(), sdk: sdk.as_deref() };
     let written = files.write_all(path, outer_workspace.is_some());
     if let Err(e) = written {
         // Only what this call created: the directory did not exist before.
@@ -127,11 +131,64 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
 pub(crate) fn check_crate_name(name: &str) -> Result<(), String> {
     const RESERVED: &[&str] = &[
         // Rust keywords (strict and reserved) and the names of the standard crates.
-        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
-        "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
-        "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "Self", "static",
-        "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where",
-        "while", "yield", "std", "core", "alloc", "proc_macro", "proc-macro", "test",
+        "abstract",
+        "as",
+        "async",
+        "await",
+        "become",
+        "box",
+        "break",
+        "const",
+        "continue",
+        "crate",
+        "do",
+        "dyn",
+        "else",
+        "enum",
+        "extern",
+        "false",
+        "final",
+        "fn",
+        "for",
+        "gen",
+        "if",
+        "impl",
+        "in",
+        "let",
+        "loop",
+        "macro",
+        "match",
+        "mod",
+        "move",
+        "mut",
+        "override",
+        "priv",
+        "pub",
+        "ref",
+        "return",
+        "self",
+        "Self",
+        "static",
+        "struct",
+        "super",
+        "trait",
+        "true",
+        "try",
+        "type",
+        "typeof",
+        "unsafe",
+        "unsized",
+        "use",
+        "virtual",
+        "where",
+        "while",
+        "yield",
+        "std",
+        "core",
+        "alloc",
+        "proc_macro",
+        "proc-macro",
+        "test",
     ];
     let first = name.chars().next().ok_or("it is empty")?;
     if !first.is_ascii_alphabetic() {
@@ -367,11 +424,8 @@ fn gain_runs_on_its_target_and_takes_commands() -> vx::Result<()> {{
             ),
             None => String::new(),
         };
-        let (extra_use, duration_use) = if self.target.is_some() {
-            (", TargetConfig", "use std::time::Duration;\n\n")
-        } else {
-            ("", "")
-        };
+        let (extra_use, duration_use) =
+            if self.target.is_some() { (", TargetConfig", "use std::time::Duration;\n\n") } else { ("", "") };
         format!(
             r#"//! The kernels tested in process, no shared library: `publish_in_process` registers the kernels
 //! compiled into this test binary through the interface a loaded module uses.
