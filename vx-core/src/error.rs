@@ -150,7 +150,12 @@ pub struct ErrorContext {
 /// `Display` renders one readable sentence, e.g.
 /// `graph 'edges', node 'blur' (kernel 'org.example.blur'), parameter 1: output meta data does not
 /// match the object: expected U8 640x480, found S16 640x480 [VX_ERROR_INVALID_FORMAT (-14)]`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+///
+/// `Debug` (`{:?}`) is what `fn main() -> vx::Result<()>` prints after `Error: `: that sentence,
+/// then the error's causes (its `source()` chain) under `Caused by:`, as `anyhow` prints them.
+/// `{:#?}` is the structured dump (`Error { kind, message, context }`); [`Error::kind`],
+/// [`Error::message`] and [`Error::context`] give the fields.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct Error {
     kind: ErrorKind,
@@ -271,6 +276,42 @@ impl Error {
     }
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            return f
+                .debug_struct("Error")
+                .field("kind", &self.kind)
+                .field("message", &self.message)
+                .field("context", &self.context)
+                .finish();
+        }
+        write!(f, "{self}")?;
+        write_causes(f, std::error::Error::source(self))
+    }
+}
+
+/// `anyhow`'s layout of a cause chain: nothing without a cause; one cause on its own line; two or
+/// more numbered from 0; a cause's further lines indented under its first.
+fn write_causes(f: &mut fmt::Formatter<'_>, first: Option<&(dyn std::error::Error + 'static)>) -> fmt::Result {
+    let Some(first) = first else { return Ok(()) };
+    write!(f, "\n\nCaused by:")?;
+    let several = first.source().is_some();
+    let mut cause = Some(first);
+    let mut n = 0;
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if several {
+            write!(f, "\n    {n}: {}", text.replace('\n', "\n       "))?;
+        } else {
+            write!(f, "\n    {}", text.replace('\n', "\n    "))?;
+        }
+        n += 1;
+        cause = c.source();
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +331,114 @@ mod tests {
              [VX_ERROR_INVALID_FORMAT (-14)]"
         );
         assert_eq!(e.status().code(), -14);
+    }
+
+    fn edges_blur_error() -> Error {
+        Error::new(ErrorKind::InvalidFormat, "output meta data does not match the object")
+            .at_parameter(1)
+            .in_kernel("org.example.blur")
+            .in_node("blur")
+            .in_graph("edges")
+            .expected_found("U8 640x480", "S16 640x480")
+    }
+
+    #[test]
+    fn debug_reads_like_display_and_the_alternate_form_dumps_the_fields() {
+        let e = edges_blur_error();
+        assert_eq!(format!("{e:?}"), e.to_string());
+        let dump = format!("{e:#?}");
+        assert!(dump.starts_with("Error {\n    kind: InvalidFormat,\n"), "{dump}");
+        assert!(dump.contains("message: \"output meta data does not match the object\""), "{dump}");
+        assert!(dump.contains("graph: Some(\n            \"edges\",\n        ),"), "{dump}");
+        assert!(dump.contains("parameter: Some(\n            1,\n        ),"), "{dump}");
+        // Inside a derived `Debug`, `{:?}` stays readable and `{:#?}` stays structured.
+        let r: Result<()> = Err(Error::new(ErrorKind::Timeout, "no reply"));
+        assert_eq!(format!("{r:?}"), "Err(no reply [VX_FAILURE (-1)])");
+        assert!(format!("{r:#?}").contains("kind: Timeout"));
+    }
+
+    /// A chain of errors for the cause layout (`Error` itself has no source today).
+    #[derive(Debug)]
+    struct Link(&'static str, Option<Box<Link>>);
+
+    impl fmt::Display for Link {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Link {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    /// `{:?}` of a chain the way `Error`'s `Debug` writes it.
+    struct Shown<'a>(&'a Link);
+
+    impl fmt::Debug for Shown<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "{}", self.0)?;
+            write_causes(f, std::error::Error::source(self.0))
+        }
+    }
+
+    fn chain(texts: &[&'static str]) -> Link {
+        let mut link = None;
+        for t in texts.iter().rev() {
+            link = Some(Link(t, link.map(Box::new)));
+        }
+        link.expect("one text at least")
+    }
+
+    #[test]
+    fn causes_follow_under_caused_by_as_anyhow_writes_them() {
+        assert_eq!(format!("{:?}", Shown(&chain(&["loading module 'm'"]))), "loading module 'm'");
+        assert_eq!(
+            format!("{:?}", Shown(&chain(&["loading module 'm'", "no such file"]))),
+            "loading module 'm'\n\nCaused by:\n    no such file"
+        );
+        assert_eq!(
+            format!("{:?}", Shown(&chain(&["loading module 'm'", "reading the header", "no such file"]))),
+            "loading module 'm'\n\nCaused by:\n    0: reading the header\n    1: no such file"
+        );
+        assert_eq!(
+            format!("{:?}", Shown(&chain(&["top", "two\nlines", "last"]))),
+            "top\n\nCaused by:\n    0: two\n       lines\n    1: last"
+        );
+        assert_eq!(format!("{:?}", Shown(&chain(&["top", "two\nlines"]))), "top\n\nCaused by:\n    two\n    lines");
+    }
+
+    /// Set in the child process of `main_returning_err_prints_the_message`.
+    const AS_MAIN: &str = "VX_ERROR_TEST_AS_MAIN";
+
+    /// Not a check of its own: the `main` of the child process below (ignored, so a plain test run
+    /// skips it). A test returning `Err` is reported by the same `Termination` impl as
+    /// `fn main() -> vx::Result<()>` (`Error: {err:?}` on stderr, exit code 1). Outside the child
+    /// (`--include-ignored`) it returns `Ok` at once.
+    #[test]
+    #[ignore = "the child process of main_returning_err_prints_the_message"]
+    fn child_main_returning_err() -> Result<()> {
+        if std::env::var_os(AS_MAIN).is_none() {
+            return Ok(());
+        }
+        Err(edges_blur_error())
+    }
+
+    #[test]
+    fn main_returning_err_prints_the_message() {
+        let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+            .args(["--exact", "error::tests::child_main_returning_err", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(AS_MAIN, "1")
+            .output()
+            .expect("the test binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        let expected = "Error: graph 'edges', node 'blur' (kernel 'org.example.blur'), parameter 1: output meta \
+                        data does not match the object: expected U8 640x480, found S16 640x480 \
+                        [VX_ERROR_INVALID_FORMAT (-14)]\n";
+        assert!(stderr.lines().any(|l| format!("{l}\n") == expected), "stderr: {stderr}");
+        assert!(!stderr.contains("ErrorContext") && !stderr.contains("kind:"), "a field dump: {stderr}");
     }
 
     #[test]
