@@ -3,7 +3,8 @@
 //! descriptor"); the kernel macros say so at compile time instead.
 //!
 //! When the crate being compiled is the library target of a package whose `[lib] crate-type` has
-//! `cdylib` (read from `CARGO_MANIFEST_DIR/Cargo.toml`), its module tree is read from the library's
+//! `cdylib` (`CARGO_MANIFEST_DIR/Cargo.toml`, parsed as TOML: a `[lib]` table, an inline table or
+//! dotted `lib.` keys), its module tree is read from the library's
 //! root file through `mod name;` declarations (`name.rs`, `name/mod.rs`, `#[path]`) and searched
 //! for a `vx_module!` invocation (or a `macro_rules!` of the crate that names it, or a hand-written
 //! `#[export_root_module]`); an `include!` of generated code makes the search inconclusive. Without one, the
@@ -81,48 +82,43 @@ struct Lib {
 fn cdylib_being_compiled() -> Option<Lib> {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
     let crate_name = std::env::var("CARGO_CRATE_NAME").ok()?;
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
-    let lib = lib_table(&manifest);
-    let value = |key: &str| lib.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    if !value("crate-type").is_some_and(|t| t.contains("\"cdylib\"") || t.contains("'cdylib'")) {
+    let lib = lib_section(&std::fs::read_to_string(dir.join("Cargo.toml")).ok()?)?;
+    if !lib.cdylib {
         return None;
     }
-    let name = match value("name") {
-        Some(n) => n.trim_matches(['"', '\'']).to_string(),
+    let name = match lib.name {
+        Some(n) => n,
         None => std::env::var("CARGO_PKG_NAME").ok()?.replace('-', "_"),
     };
     if name != crate_name {
         return None; // an example, a test or a binary of the package
     }
-    let root_shown = value("path").map_or("src/lib.rs".to_string(), |p| p.trim_matches(['"', '\'']).to_string());
+    let root_shown = lib.path.unwrap_or_else(|| "src/lib.rs".to_string());
     Some(Lib { name, root: dir.join(&root_shown), root_shown })
 }
 
-/// The `[lib]` table's keys and raw values (arrays joined over lines) — enough of TOML for the
-/// three keys read here.
-fn lib_table(manifest: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut in_lib = false;
-    let mut open_array = false;
-    for line in manifest.lines().map(|l| l.split('#').next().unwrap_or("").trim()) {
-        if open_array {
-            if let Some((_, v)) = out.last_mut() {
-                v.push_str(line);
-            }
-            open_array = !line.contains(']');
-            continue;
-        }
-        if line.starts_with('[') {
-            in_lib = line == "[lib]";
-            continue;
-        }
-        if let (true, Some((k, v))) = (in_lib, line.split_once('=')) {
-            let v = v.trim().to_string();
-            open_array = v.starts_with('[') && !v.contains(']');
-            out.push((k.trim().to_string(), v));
-        }
-    }
-    out
+/// What the manifest's `[lib]` says, in whatever TOML form it is written (a table, an inline
+/// table, dotted keys).
+#[derive(Debug, PartialEq, Eq)]
+struct LibSection {
+    /// `crate-type` holds `"cdylib"`.
+    cdylib: bool,
+    name: Option<String>,
+    path: Option<String>,
+}
+
+/// The manifest's `[lib]` (`None`: no such table, or the manifest is not TOML that parses).
+fn lib_section(manifest: &str) -> Option<LibSection> {
+    let manifest: toml::Table = manifest.parse().ok()?;
+    let lib = manifest.get("lib")?.as_table()?;
+    let text = |key: &str| lib.get(key).and_then(toml::Value::as_str).map(str::to_string);
+    // `crate_type` is cargo's older spelling, still accepted.
+    let types = lib.get("crate-type").or_else(|| lib.get("crate_type")).and_then(toml::Value::as_array);
+    Some(LibSection {
+        cdylib: types.is_some_and(|t| t.iter().any(|t| t.as_str() == Some("cdylib"))),
+        name: text("name"),
+        path: text("path"),
+    })
 }
 
 /// Read the module tree from `root`: the files read, and the first kernel if no entry point.
@@ -225,6 +221,14 @@ impl<'ast> Visit<'ast> for Tree {
 mod tests {
     use super::*;
 
+    fn lib(manifest: &str) -> Option<LibSection> {
+        lib_section(manifest)
+    }
+
+    fn cdylib(name: Option<&str>, path: Option<&str>) -> Option<LibSection> {
+        Some(LibSection { cdylib: true, name: name.map(str::to_string), path: path.map(str::to_string) })
+    }
+
     #[test]
     fn the_lib_table_is_read_with_arrays_over_lines_comments_and_either_quote() {
         let manifest = r#"
@@ -243,12 +247,33 @@ path = "src/kernels.rs"
 [dependencies]
 path = "nope"
 "#;
-        let lib = lib_table(manifest);
-        let get = |k: &str| lib.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-        assert_eq!(get("name").as_deref(), Some("'my_kernels'"));
-        assert!(get("crate-type").is_some_and(|t| t.contains("\"cdylib\"") && t.contains("\"rlib\"")));
-        assert_eq!(get("path").as_deref(), Some("\"src/kernels.rs\""));
-        assert_eq!(lib.len(), 3, "{lib:?}");
+        assert_eq!(lib(manifest), cdylib(Some("my_kernels"), Some("src/kernels.rs")));
+    }
+
+    #[test]
+    fn dotted_keys_and_an_inline_table_are_the_lib_table_too() {
+        // The hand scan of `[lib]` lines missed both forms.
+        let dotted = "[package]\nname = \"x\"\n\nlib.crate-type = [\"cdylib\"]\nlib.name = \"k\"\n";
+        assert_eq!(lib(dotted), None, "dotted under [package] is package.lib, not the lib table");
+        let dotted = "lib.crate-type = [\"cdylib\"]\nlib.name = \"k\"\n\n[package]\nname = \"x\"\n";
+        assert_eq!(lib(dotted), cdylib(Some("k"), None));
+        let inline = "lib = { crate-type = [\"cdylib\", \"rlib\"], path = \"src/m.rs\" }\n[package]\nname = \"x\"\n";
+        assert_eq!(lib(inline), cdylib(None, Some("src/m.rs")));
+        let underscore = "[lib]\ncrate_type = [\"cdylib\"]\n";
+        assert_eq!(lib(underscore), cdylib(None, None));
+    }
+
+    #[test]
+    fn a_lib_that_is_no_cdylib_or_no_lib_table_is_no_module() {
+        let not_cdylib = |m: &str| lib(m).is_none_or(|l| !l.cdylib);
+        assert!(not_cdylib("[package]\nname = \"x\"\n"), "no [lib]");
+        assert!(not_cdylib("[lib]\nname = \"x\"\n"), "no crate-type: an rlib");
+        assert!(not_cdylib("[lib]\ncrate-type = [\"rlib\", \"staticlib\"]\n"));
+        assert!(not_cdylib("lib = { crate-type = [\"dylib\"] }\n"), "dylib is not cdylib");
+        assert!(not_cdylib("[lib]\ncrate-type = \"cdylib\"\n"), "not an array: cargo refuses it");
+        assert!(not_cdylib("[package]\ncrate-type = [\"cdylib\"]\n"), "not in the lib table");
+        assert!(not_cdylib("# crate-type = [\"cdylib\"]\n[lib]\n"), "a comment");
+        assert_eq!(lib("[lib\ncrate-type = [\"cdylib\"]\n"), None, "not TOML");
     }
 
     #[test]
