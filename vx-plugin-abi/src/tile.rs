@@ -129,6 +129,11 @@ mod sealed {
 
 /// Pixel types of single-plane images: `u8` ↔ U8, `u16` ↔ U16, `i16` ↔ S16, `u32` ↔ U32,
 /// `i32` ↔ S32, `[u8; 3]` ↔ RGB, `[u8; 4]` ↔ RGBX. Sealed: plain old data, any bit pattern valid.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pixel type",
+    label = "not a pixel type",
+    note = "images hold `u8` (U8), `u16` (U16), `i16` (S16), `u32` (U32), `i32` (S32), `[u8; 3]` (RGB) or `[u8; 4]` (RGBX)"
+)]
 pub trait TilePixel: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The image format whose pixels are this type.
     const FORMAT: ImageFormat;

@@ -191,6 +191,113 @@ pub(crate) fn params(args: &[Arg]) -> Vec<&Param> {
 
 const SCALARS: [&str; 11] = ["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "bool"];
 
+/// The pixel types of images (the SDK's `TilePixel`), for messages.
+pub(crate) const PIXELS: &str =
+    "`u8` (U8), `u16` (U16), `i16` (S16), `u32` (U32), `i32` (S32), `[u8; 3]` (RGB) or `[u8; 4]` (RGBX)";
+
+/// The single-plane pixel types that are primitives.
+const PIXEL_PRIMITIVES: [&str; 5] = ["u8", "u16", "i16", "u32", "i32"];
+
+const PRIMITIVES: [&str; 17] = [
+    "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "u128", "i128", "usize", "isize", "f32", "f64", "bool",
+    "char", "str",
+];
+
+/// The primitive a type path names (`f64`, `core::primitive::f64`), if it names one.
+fn primitive(ty: &Type) -> Option<String> {
+    let Type::Path(TypePath { qself: None, path }) = ty else { return None };
+    let last = path.segments.last()?;
+    let name = last.ident.to_string();
+    let prefix_ok = match path.segments.len() {
+        1 => path.leading_colon.is_none(),
+        3 => {
+            let s: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            matches!(s[0].as_str(), "core" | "std") && s[1] == "primitive"
+        }
+        _ => false,
+    };
+    (prefix_ok && matches!(last.arguments, PathArguments::None) && PRIMITIVES.contains(&name.as_str())).then_some(name)
+}
+
+/// True when `ty` certainly is no pixel type. `TilePixel` is sealed, so only the SDK's types are,
+/// and a name the macro cannot see through (an alias, a path of the crate's) might be one: those
+/// are left to the compiler. A primitive other than the five, a tuple, a reference, a slice or an
+/// array other than `[u8; 3]` / `[u8; 4]` never is.
+pub(crate) fn not_a_pixel(ty: &Type) -> bool {
+    match ty {
+        Type::Path(_) => primitive(ty).is_some_and(|p| !PIXEL_PRIMITIVES.contains(&p.as_str())),
+        Type::Array(a) => {
+            let elem_not_u8 = primitive(&a.elem).is_some_and(|p| p != "u8") || not_a_pixel_shape(&a.elem);
+            let len_wrong = match &a.len {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => !matches!(n.base10_digits(), "3" | "4"),
+                _ => false,
+            };
+            elem_not_u8 || len_wrong
+        }
+        Type::Paren(p) => not_a_pixel(&p.elem),
+        Type::Group(g) => not_a_pixel(&g.elem),
+        other => not_a_pixel_shape(other),
+    }
+}
+
+/// A type whose form alone rules it out as a pixel (nor as an array's `u8`).
+fn not_a_pixel_shape(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::Tuple(_)
+            | Type::Reference(_)
+            | Type::Slice(_)
+            | Type::Ptr(_)
+            | Type::BareFn(_)
+            | Type::Never(_)
+            | Type::TraitObject(_)
+            | Type::ImplTrait(_)
+            | Type::Array(_)
+    )
+}
+
+/// The view types whose generic argument is a pixel type.
+const PIXEL_VIEWS: [&str; 7] = ["Tile", "TileMut", "InPlace", "ImageIn", "ImageOut", "Image", "Pyramid"];
+
+/// Report `ty` (a pixel type position) when it is no pixel type.
+fn check_pixel(cx: &Ctxt, ty: &Type) {
+    if not_a_pixel(ty) {
+        let shown = ty.to_token_stream().to_string().replace(" ;", ";").replace("& ", "&");
+        cx.error_spanned_by(ty, format!("`{shown}` is not a pixel type: images hold {PIXELS}"));
+    }
+}
+
+/// The function as the fallback expansion keeps it: a pixel type the checks refused is `u8` in
+/// its signature (else rustc would add its own error for each), and then the body, written for
+/// the refused type, is left out (the signature still resolves the names the function uses).
+pub(crate) fn fallback_fn(f: &ItemFn) -> ItemFn {
+    struct Fix(bool);
+    impl syn::visit_mut::VisitMut for Fix {
+        fn visit_path_segment_mut(&mut self, seg: &mut syn::PathSegment) {
+            if PIXEL_VIEWS.contains(&seg.ident.to_string().as_str())
+                && let PathArguments::AngleBracketed(a) = &mut seg.arguments
+                && let Some(GenericArgument::Type(t)) =
+                    a.args.iter_mut().find(|g| matches!(g, GenericArgument::Type(_)))
+                && not_a_pixel(t)
+            {
+                *t = syn::parse_quote!(u8);
+                self.0 = true;
+            }
+            syn::visit_mut::visit_path_segment_mut(self, seg);
+        }
+    }
+    let mut out = f.clone();
+    let mut fix = Fix(false);
+    for input in &mut out.sig.inputs {
+        syn::visit_mut::VisitMut::visit_fn_arg_mut(&mut fix, input);
+    }
+    if fix.0 {
+        out.attrs.push(syn::parse_quote!(#[allow(unused_variables)]));
+        out.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+    }
+    out
+}
+
 fn last_segment(ty: &Type) -> Option<(&syn::Ident, &PathArguments)> {
     match ty {
         Type::Path(TypePath { qself: None, path }) => path.segments.last().map(|s| (&s.ident, &s.arguments)),
@@ -361,6 +468,7 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                 } else if let Some(e) = extra(flavor, ty, local) {
                     out.push(Arg::Extra(e));
                 } else if let Some(t) = in_place_of(ty).filter(|_| flavor == Flavor::Tiling) {
+                    check_pixel(cx, &t);
                     for (kind, half, side) in [
                         (ParamKind::Input(t.clone()), InPlaceHalf::First, "in"),
                         (ParamKind::Output(t), InPlaceHalf::Second, "out"),
@@ -374,6 +482,18 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                         })));
                     }
                 } else if let Some((kind, optional, rows)) = classify(flavor, ty) {
+                    match &kind {
+                        ParamKind::Input(t) | ParamKind::Output(t) => check_pixel(cx, t),
+                        ParamKind::Object { ty, .. } => {
+                            if let Some((id, args)) = last_segment(ty)
+                                && PIXEL_VIEWS.contains(&id.to_string().as_str())
+                                && let Some(t) = single_generic(args)
+                            {
+                                check_pixel(cx, t);
+                            }
+                        }
+                        ParamKind::Scalar(_) => {}
+                    }
                     out.push(Arg::Param(Box::new(Param {
                         kind,
                         name: arg_name(&pt.pat),
@@ -404,4 +524,71 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
         cx.error_spanned_by(&f.sig.ident, "`local = Type` is declared, so the function takes `&mut Type`");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn only_what_certainly_is_no_pixel_type_is_refused() {
+        for bad in [
+            "f64",
+            "f32",
+            "i64",
+            "u64",
+            "i8",
+            "bool",
+            "char",
+            "usize",
+            "core::primitive::f64",
+            "(u8, u8)",
+            "()",
+            "&u8",
+            "[u8]",
+            "[u8; 2]",
+            "[u8; 5]",
+            "[u16; 3]",
+            "[f32; 4]",
+            "[(u8, u8); 3]",
+        ] {
+            assert!(not_a_pixel(&syn::parse_str(bad).unwrap()), "{bad}");
+        }
+        // The pixel types, and names the macro cannot see through (an alias might be a pixel type).
+        for fine in [
+            "u8",
+            "u16",
+            "i16",
+            "u32",
+            "i32",
+            "[u8; 3]",
+            "[u8; 4]",
+            "std::primitive::u8",
+            "Px",
+            "px::Gray",
+            "[u8; N]",
+            "[Px; 3]",
+        ] {
+            assert!(!not_a_pixel(&syn::parse_str(fine).unwrap()), "{fine}");
+        }
+    }
+
+    #[test]
+    fn the_fallback_turns_a_refused_pixel_type_into_u8_and_drops_the_body() {
+        let f: ItemFn = syn::parse2(quote! {
+            fn k(src: &Tile<u8>, dst: &mut TileMut<f64>, o: Option<&vx::Tile<[u8; 2]>>) { dst.set(0, 0, 1.0) }
+        })
+        .unwrap();
+        let out = fallback_fn(&f);
+        let sig = out.sig.to_token_stream().to_string();
+        assert_eq!(sig, quote!(fn k(src: &Tile<u8>, dst: &mut TileMut<u8>, o: Option<&vx::Tile<u8> >)).to_string());
+        assert_eq!(out.block.to_token_stream().to_string(), quote!({ ::core::unreachable!() }).to_string());
+        assert!(out.attrs.iter().any(|a| a.to_token_stream().to_string().contains("unused_variables")));
+
+        // Nothing refused: the function as written, body and all.
+        let fine: ItemFn =
+            syn::parse2(quote! { fn k(src: &Tile<Px>, dst: &mut TileMut<u8>) { dst.set(0, 0, 1) } }).unwrap();
+        assert_eq!(fallback_fn(&fine).to_token_stream().to_string(), fine.to_token_stream().to_string());
+    }
 }

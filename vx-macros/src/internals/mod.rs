@@ -19,8 +19,8 @@ use ctxt::Ctxt;
 
 /// Run an attribute macro on `f`: `model` collects every error into the context (and returns the
 /// model when the attribute parsed at all); with no error, `expand` emits the code. On errors the
-/// fallback keeps the function (so its body is still checked and no "unused" noise follows) and
-/// reports every error at once.
+/// fallback keeps the function (so its body is still checked and no "unused" noise follows; with a
+/// refused pixel type, see [`ast::fallback_fn`]) and reports every error at once.
 pub(crate) fn run<M>(
     f: &ItemFn,
     model: impl FnOnce(&Ctxt) -> syn::Result<M>,
@@ -39,6 +39,7 @@ pub(crate) fn run<M>(
         (None, Ok(m)) => expand(&m),
         (Some(e), _) | (None, Err(e)) => {
             let err = e.to_compile_error();
+            let f = ast::fallback_fn(f);
             quote!(#[allow(dead_code)] #f #err)
         }
     }
