@@ -437,3 +437,195 @@ fn load_reload_unload_cycles_leave_nothing_behind() {
     assert_eq!(copy_fds("testmod_cycles"), 0, "descriptors of copies still open");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Every `tracing` warning on this thread while alive (its fields, then its message).
+#[derive(Clone, Default)]
+struct Warnings(Arc<Mutex<Vec<String>>>);
+
+struct Fields(String);
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        let _ = write!(self.0, "{}={:?} ", field.name(), value);
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut f = Fields(String::new());
+            event.record(&mut f);
+            self.0.lock().unwrap().push(f.0);
+        }
+    }
+}
+
+impl Warnings {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A context with module `name` (version 1) loaded from a fresh plugin directory, and a graph
+/// (named `service` after its creation) whose node (renamed `inv`) inverts `[0, 100]`.
+fn service(name: &str) -> (Context, std::path::PathBuf, Graph, Image) {
+    let dir = plugin_dir(name, &[(name, &testmod(name, &[]))]);
+    let ctx = Context::builder().threads(1).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module(name).unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, 2, 1, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(2, 1), 0, &[0u8, 100]).unwrap();
+    let dst = Image::new(&ctx, 2, 1, ImageFormat::U8).unwrap();
+    let node = g.add_node(&ctx.kernel_by_name("testmod.invert").unwrap(), [&src, &dst]).unwrap();
+    // Renamed after the node was made: the names a reload reports are the current ones.
+    g.set_name("service");
+    node.set_name("inv").unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [255, 155]);
+    (ctx, dir, g, dst)
+}
+
+#[test]
+fn a_reload_that_renames_a_used_kernel_is_refused_naming_kernel_graph_and_node_and_changes_nothing() {
+    let name = "testmod_rename";
+    let (ctx, dir, g, dst) = service(name);
+    let kernels_before = (ctx.kernel_count(), ctx.unique_kernel_count(), ctx.user_kernel_ids_in_use());
+    install(&dir, name, &testmod(name, &["rename-invert", "v2"]));
+    let e = ctx.reload_module(name).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ReferenceNonzero, "{e}");
+    let m = e.message();
+    for part in [
+        "reloading module 'testmod_rename' refused: version 2.0.0 no longer publishes kernel 'testmod.invert'",
+        "(it publishes 'testmod.inverted' instead: renamed?)",
+        "graph 'service' node 'inv' (testmod.invert)",
+        "the loaded version 1.0.0 keeps serving",
+        "ReloadOptions::force",
+    ] {
+        assert!(m.contains(part), "{part:?} missing from: {m}");
+    }
+    // Transactional: nothing changed.
+    assert_eq!(ctx.module_state(name), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    assert_eq!(ctx.module_history(name), []);
+    assert_eq!((ctx.kernel_count(), ctx.unique_kernel_count(), ctx.user_kernel_ids_in_use()), kernels_before);
+    assert!(ctx.kernel_by_name("testmod.invert").is_ok());
+    assert!(ctx.kernel_by_name("testmod.inverted").is_err(), "the staged kernels were discarded");
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [255, 155], "still version 1");
+    assert_eq!(g.reloads().unwrap(), 0);
+    assert_eq!(g.stale_nodes().unwrap(), []);
+    // A new node can still be made from the loaded version.
+    let (g2, _) = invert_graph(&ctx, &[1]);
+    g2.set_name("second");
+    let e = ctx.reload_module(name).unwrap_err();
+    assert!(e.message().contains("graph 'second' node 'invert#0'"), "both graphs named: {e}");
+    assert!(e.message().contains("graph 'service' node 'inv'"), "{e}");
+
+    // Without users, the same file reloads.
+    drop((g, g2));
+    let report = ctx.reload_module(name).unwrap();
+    assert_eq!(report.from.as_deref(), Some("1.0.0"));
+    assert_eq!(report.to, "2.0.0");
+    assert_eq!(report.dropped, ["testmod.invert"]);
+    assert_eq!(report.added, ["testmod.inverted"]);
+    assert_eq!(report.replaced.len(), 3, "{report:?}");
+    assert!(report.left_on_old.is_empty());
+    assert!(ctx.kernel_by_name("testmod.inverted").is_ok() && ctx.kernel_by_name("testmod.invert").is_err());
+    assert_eq!(ctx.module_history(name), [("1.0.0".to_string(), ModuleState::Unloaded)]);
+}
+
+#[test]
+fn a_forced_reload_leaves_the_node_on_the_old_code_and_every_graph_says_so() {
+    let name = "testmod_force";
+    let (ctx, dir, g, dst) = service(name);
+    install(&dir, name, &testmod(name, &["rename-invert", "v2"]));
+    let w = Warnings::default();
+    let _default = {
+        use tracing_subscriber::layer::SubscriberExt;
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(w.clone()))
+    };
+    let report = ctx.reload_module_with(name, ReloadOptions::new().force(true)).unwrap();
+    let left = StaleNode {
+        graph: "service".into(),
+        node: "inv".into(),
+        kernel: "testmod.invert".into(),
+        module: Some(name.into()),
+        version: Some("1.0.0".into()),
+    };
+    assert_eq!(report.left_on_old, std::slice::from_ref(&left));
+    assert_eq!(report.graphs_left_on_old(), ["service"]);
+    assert_eq!(report.dropped, ["testmod.invert"]);
+    let warnings = w.take();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    for part in ["graph=service", "node=inv ", "kernel=testmod.invert", "keeps running", "version 1.0.0"] {
+        assert!(warnings[0].contains(part), "{part:?} missing from: {}", warnings[0]);
+    }
+    assert_eq!(ctx.module_state(name), Some(ModuleState::Loaded { count: 1, version: "2.0.0".into() }));
+    assert_eq!(ctx.module_history(name), [("1.0.0".to_string(), ModuleState::Draining { version: "1.0.0".into() })]);
+    // The graph keeps the old code and says so: in its query, and at each verification of the node.
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [255, 155], "version 1's code");
+    assert_eq!(g.reloads().unwrap(), 0);
+    assert_eq!(g.stale_nodes().unwrap(), [left]);
+    assert_eq!(w.take(), Vec::<String>::new(), "not per frame");
+    g.verify().unwrap();
+    let warnings = w.take();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("graph=service") && warnings[0].contains("no longer published"), "{warnings:?}");
+    // A graph not using it is not concerned.
+    let other = Graph::with_name(&ctx, "other").unwrap();
+    assert_eq!(other.stale_nodes().unwrap(), []);
+    // Once the node goes, the old version is released.
+    drop(g);
+    assert_eq!(ctx.module_history(name), [("1.0.0".to_string(), ModuleState::Unloaded)]);
+}
+
+#[test]
+fn a_node_on_an_older_version_counts_and_a_dropped_kernel_nobody_uses_does_not() {
+    let name = "testmod_dropscale";
+    let dir = plugin_dir(name, &[(name, &testmod(name, &[]))]);
+    let ctx = Context::builder().threads(1).build().unwrap();
+    ctx.add_module_dir(&dir);
+    ctx.load_module(name).unwrap();
+    let scale = |ctx: &Context| {
+        let g = Graph::with_name(ctx, "scaler").unwrap();
+        let src = Image::new(ctx, 4, 1, ImageFormat::U8).unwrap();
+        let factor = Scalar::new(ctx, ScalarValue::Uint8(2)).unwrap();
+        let out = Image::new(ctx, 4, 1, ImageFormat::U8).unwrap();
+        let k = ctx.kernel_by_name("testmod.scale").unwrap();
+        g.add_node(&k, [Reference::from(&src), Reference::from(&factor), Reference::from(&out)]).unwrap();
+        g
+    };
+    let g = scale(&ctx);
+    g.process().unwrap();
+    // Version 2 replaces scale; the graph has not processed since, so its node still holds
+    // version 1 — and would rebind to version 2, which the next reload drops.
+    install(&dir, name, &testmod(name, &["v2"]));
+    assert!(ctx.reload_module(name).unwrap().dropped.is_empty());
+    install(&dir, name, &testmod(name, &["drop-scale"]));
+    let e = ctx.reload_module(name).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ReferenceNonzero);
+    assert!(e.message().contains("no longer publishes kernel 'testmod.scale'"), "{e}");
+    assert!(e.message().contains("graph 'scaler' node 'scale#0' (testmod.scale)"), "{e}");
+    assert!(!e.message().contains("instead"), "nothing added: {e}");
+    assert_eq!(ctx.module_state(name), Some(ModuleState::Loaded { count: 1, version: "2.0.0".into() }));
+    g.process().unwrap();
+    assert_eq!(g.reloads().unwrap(), 1, "rebound to version 2, which still serves");
+
+    // Dropping a kernel no node uses is an ordinary reload.
+    drop(g);
+    let (g, dst) = invert_graph(&ctx, &[0, 100]);
+    let report = ctx.reload_module(name).unwrap();
+    assert_eq!((report.from.as_deref(), report.to.as_str()), (Some("2.0.0"), "1.0.0"));
+    assert_eq!(report.dropped, ["testmod.scale"]);
+    assert!(report.added.is_empty() && report.left_on_old.is_empty(), "{report:?}");
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), [255, 155]);
+    assert_eq!(g.reloads().unwrap(), 1);
+    assert!(ctx.kernel_by_name("testmod.scale").is_err());
+    // A reload of a module that is not loaded loads it, and says so.
+    ctx.unload_module(name).unwrap();
+    let report = ctx.reload_module(name).unwrap();
+    assert_eq!((report.from.as_deref(), report.to.as_str()), (None, "1.0.0"));
+    assert_eq!(report.added.len(), 3, "{report:?}");
+}

@@ -151,3 +151,51 @@ fn the_watcher_reports_refused_files_once_and_never_loads_them() {
     assert_eq!(ctx.module_state("testmod_watchtrust"), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_reload_that_would_strand_a_live_node_is_reported_once_and_the_old_version_keeps_serving() {
+    let name = "testmod_watch_refused";
+    let v1 = testmod(name, &[]);
+    let renamed = testmod(name, &["rename-invert", "v2"]);
+    let dir = plugin_dir("watch-refused", &[(name, &v1)]);
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let events: EventLog = Arc::default();
+    let log = events.clone();
+    let options = WatchOptions { debounce: Duration::from_millis(100), retries: 5, load_new: false };
+    let watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
+        log.lock().unwrap().push((
+            e.module.clone(),
+            e.reload,
+            e.result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+        ));
+    })
+    .unwrap();
+    ctx.load_module(name).unwrap();
+    let g = Graph::with_name(&ctx, "live").unwrap();
+    let src = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
+    let dst = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
+    g.add_node(&ctx.kernel_by_name("testmod.invert").unwrap(), [&src, &dst]).unwrap();
+    g.process().unwrap();
+
+    let tmp = dir.join(".tmp");
+    std::fs::copy(&renamed, &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join(format!("lib{name}.so"))).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while events.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no event");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Retries would come every debounce interval: ten intervals bring none.
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(watcher);
+    let events = events.lock().unwrap();
+    assert_eq!(events.len(), 1, "reported once, not retried: {events:?}");
+    let (module, reload, result) = &events[0];
+    assert_eq!((module.as_str(), *reload), (name, true));
+    let msg = result.as_ref().unwrap_err();
+    assert!(msg.contains("refused") && msg.contains("graph 'live' node 'invert#0'"), "{msg}");
+    assert!(msg.contains("VX_ERROR_REFERENCE_NONZERO"), "{msg}");
+    assert_eq!(ctx.module_state(name), Some(ModuleState::Loaded { count: 1, version: "1.0.0".into() }));
+    g.process().unwrap();
+    assert_eq!(g.stale_nodes().unwrap(), []);
+}

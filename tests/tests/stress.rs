@@ -345,7 +345,7 @@ fn load_unload_and_reload_of_one_module_from_four_threads() {
                     x ^= x << 17;
                     let r = match x % 3 {
                         0 => ctx.load_module("testmod_ops").map(|()| loads += 1),
-                        1 => ctx.reload_module("testmod_ops"),
+                        1 => ctx.reload_module("testmod_ops").map(drop),
                         _ => ctx.unload_module("testmod_ops").map(|()| loads -= 1),
                     };
                     if let Err(e) = r {

@@ -31,7 +31,7 @@ use crate::kernel::builder::KernelBuilder;
 use crate::kernel::handle::Kernel;
 use crate::kernel::table::KernelTable;
 use crate::module::library::ModuleState;
-use crate::module::loader::Modules;
+use crate::module::loader::{Modules, ReloadOptions, ReloadReport};
 use crate::shared::{
     AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat,
     ResourceUsage, Sealed, TargetConfig, TargetInfo, TilingPolicy,
@@ -364,8 +364,21 @@ impl Context {
     /// kernels swapped in, atomically. Graphs using the old kernels rebind to the new ones at their
     /// next process (the old instances are deinitialized first, with the old code). A failed reload
     /// leaves the old version serving and says why. Loads the module if it is not loaded.
-    pub fn reload_module(&self, name: &str) -> Result<()> {
-        self.inner.modules.reload(name)
+    ///
+    /// A new version that no longer publishes a kernel some live node uses (dropped, or renamed) is
+    /// refused with `ErrorKind::ReferenceNonzero`, naming the kernels and the graphs and nodes that
+    /// use them; nothing changes. [`reload_module_with`](Self::reload_module_with) can force it.
+    /// Returns what the reload did.
+    pub fn reload_module(&self, name: &str) -> Result<ReloadReport> {
+        self.inner.modules.reload(name, ReloadOptions::default())
+    }
+
+    /// [`reload_module`](Self::reload_module) with options: `ReloadOptions::new().force(true)`
+    /// swaps even when live nodes use a kernel the new version drops — they keep the old code, the
+    /// report's `left_on_old` names them (one `tracing` warning each), and
+    /// [`Graph::stale_nodes`](crate::Graph::stale_nodes) lists them until they are removed.
+    pub fn reload_module_with(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {
+        self.inner.modules.reload(name, options)
     }
 
     /// Load every module (`lib*.so`) of `dir`, going on past failures. Returns one result per

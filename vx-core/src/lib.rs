@@ -104,12 +104,13 @@ pub use kernel::signature::{
     ParamDirection, ParamSpec,
 };
 pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, kernel_base};
+pub use kernel::users::StaleNode;
 #[doc(hidden)]
 pub use module::copy::test_hooks as __test_hooks;
 #[doc(hidden)]
 pub use module::library::check_elf_bytes as __check_elf_bytes;
 pub use module::library::{ModuleState, module_name_of_file};
-pub use module::loader::MODULE_PATH_VAR;
+pub use module::loader::{MODULE_PATH_VAR, ReloadOptions, ReloadReport};
 pub use module::trust::module_digest;
 pub use shared::{
     AsContext, ContextConfig, ContextShared, DEFAULT_MAX_MODULE_BYTES, HOST_TARGET, Limits, MAX_QUEUE_DEPTH,

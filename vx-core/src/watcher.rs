@@ -7,6 +7,13 @@
 //! refuses (another user could plant modules there, and they would be loaded automatically), and
 //! it looks at each module file before loading it; a file refused (owner, mode, unpinned digest) is
 //! logged and reported, and not retried until it changes again.
+//!
+//! The watcher never forces a reload: a new version that no longer publishes a kernel some live
+//! node uses (dropped, or renamed) is refused by `Context::reload_module` (`ReferenceNonzero`, the
+//! kernels, graphs and nodes named) and the loaded version keeps serving. The watcher reports that
+//! like any outcome — a `tracing` warning and a [`WatchEvent`] with the error — and does not retry
+//! it (retrying would refuse again while those nodes live); the next change of the file is tried
+//! again. The service decides: remove the nodes, or reload with `ReloadOptions::force`.
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -29,7 +36,8 @@ pub struct WatchEvent {
     pub module: String,
     /// True for a reload of a loaded module, false for a first load.
     pub reload: bool,
-    /// The outcome. On failure the previous version (if any) keeps serving.
+    /// The outcome. On failure the previous version (if any) keeps serving. A reload refused
+    /// because live nodes use a kernel the new version drops is `ReferenceNonzero` (not retried).
     pub result: Result<()>,
 }
 
@@ -172,13 +180,21 @@ fn watch_loop(
             let result = match refused.clone() {
                 Some(e) => Err(e),
                 None => crate::support::unwind::guarded("picking up the module", || {
-                    if reload { ctx.reload_module(&name) } else { ctx.load_module(&name) }
+                    if reload { ctx.reload_module(&name).map(drop) } else { ctx.load_module(&name) }
                 }),
             };
-            let failed = result.is_err() && refused.is_none();
+            // A reload refused because live nodes use a kernel it drops is not retried either.
+            let in_use = matches!(&result, Err(e) if e.kind() == ErrorKind::ReferenceNonzero);
+            let failed = result.is_err() && refused.is_none() && !in_use;
             match &result {
                 Ok(()) => tracing::info!(module = %name, reload, "module picked up from {}", dir.display()),
                 Err(e) if refused.is_some() => tracing::warn!(module = %name, reload, "refused the module file: {e}"),
+                Err(e) if in_use => tracing::warn!(
+                    module = %name,
+                    reload,
+                    "reload refused, the loaded version keeps serving (the watcher never forces; it tries again when \
+                     the file changes): {e}"
+                ),
                 Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
             }
             let outcome = WatchEvent { module: name.clone(), reload, result };

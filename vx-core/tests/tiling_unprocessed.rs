@@ -238,7 +238,7 @@ fn processed_region_matches_an_independent_model() {
         let (w, h) = (rng.range(1, 64) as u32, rng.range(1, 64) as u32);
         let (bw, bh) = (rng.range(1, 64) as u32, rng.range(1, 64) as u32);
         // Half the cases without a neighborhood (the case), the rest up to 3 pixels a side.
-        let nb = if rng.next() % 2 == 0 {
+        let nb = if rng.next().is_multiple_of(2) {
             Neighborhood::new(0, 0, 0, 0)
         } else {
             Neighborhood::new(
@@ -248,7 +248,7 @@ fn processed_region_matches_an_independent_model() {
                 rng.range(0, 3) as i32,
             )
         };
-        let self_border = rng.next() % 4 == 0;
+        let self_border = rng.next().is_multiple_of(4);
         let (fast, flexible) = match rng.next() % 3 {
             0 => (true, false),
             1 => (false, true),

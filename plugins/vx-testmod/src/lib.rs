@@ -34,11 +34,18 @@ const NAME: &str = match option_env!("VX_TESTMOD_NAME") {
     Some(n) => n,
     None => "vx_testmod",
 };
+/// The invert kernel's name (`rename-invert`: another name, as if renamed in a new version).
+const INVERT: &str = if cfg!(feature = "rename-invert") { "testmod.inverted" } else { "testmod.invert" };
 const KERNELS: &[&str] = if cfg!(feature = "target-kernel") {
-    &["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram", "testmod.gain"]
+    &[INVERT, "testmod.panicky", "testmod.scale", "testmod.histogram", "testmod.gain"]
 } else {
-    &["testmod.invert", "testmod.panicky", "testmod.scale", "testmod.histogram"]
+    &[INVERT, "testmod.panicky", "testmod.scale", "testmod.histogram"]
 };
+
+/// Whether this variant publishes `kernel` (`drop-scale` leaves out the scale kernel).
+fn published(kernel: &str) -> bool {
+    !(cfg!(feature = "drop-scale") && kernel == KERNELS[2])
+}
 
 /// The gain target kernel's node state (its instance context): made by create on the target.
 struct Gain {
@@ -349,13 +356,15 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
         ))?;
         image_in_out(api, k)?;
         api.finalize(k)?;
-        let desc = KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process)
-            .with_lifecycle(Some(scale_init), Some(scale_deinit));
-        let k = api.add_kernel(&desc)?;
-        api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
-        api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
-        api.finalize(k)?;
+        if published(KERNELS[2]) {
+            let desc = KernelDesc::user(KERNELS[2], 0x7E57_0003, 3, validate_u8_same_size, scale_process)
+                .with_lifecycle(Some(scale_init), Some(scale_deinit));
+            let k = api.add_kernel(&desc)?;
+            api.add_parameter(k, 0, direction::INPUT, data_type::IMAGE, param_state::REQUIRED)?;
+            api.add_parameter(k, 1, direction::INPUT, data_type::SCALAR, param_state::REQUIRED)?;
+            api.add_parameter(k, 2, direction::OUTPUT, data_type::IMAGE, param_state::REQUIRED)?;
+            api.finalize(k)?;
+        }
         let desc = KernelDesc::user(KERNELS[3], 0x7E57_0004, 2, histogram_validate, histogram_process)
             .with_lifecycle(Some(histogram_init), Some(histogram_deinit));
         let k = api.add_kernel(&desc)?;
@@ -380,7 +389,7 @@ extern "C" fn publish(host: &Host) -> AbiResult<()> {
 }
 
 extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
-    guard("unpublish", || KERNELS.iter().try_for_each(|k| host.remove_kernel(k)))
+    guard("unpublish", || KERNELS.iter().filter(|k| published(k)).try_for_each(|k| host.remove_kernel(k)))
 }
 
 /// The ABI version the host reads before anything else (`ABI_VERSION_SYMBOL`); absent in the

@@ -28,6 +28,7 @@ use crate::kernel::meta_format::ValidRectFn;
 use crate::kernel::record::KernelInner;
 use crate::kernel::signature::ParamSpec;
 use crate::kernel::table::KernelTable;
+use crate::kernel::users::{KernelUse, StaleNode};
 use crate::shared::{AsContext, ContextShared, Sealed, VirtualScope};
 use crate::shared::{ResourceKind, ResourceSlot};
 use crate::support::ids::next_id;
@@ -134,6 +135,9 @@ pub(crate) struct NodeSlot {
     pub(crate) port: Option<Arc<targets::ControlPort>>,
     /// `vxAssignNodeCallback`.
     pub(crate) callback: Option<Arc<targets::NodeCallbackFn>>,
+    /// The node's entry in the kernel table's record of uses (a reload names the nodes it would
+    /// leave on old code); replaced when the node rebinds.
+    pub(crate) user: Arc<KernelUse>,
     _slot: ResourceSlot,
 }
 
@@ -244,7 +248,7 @@ impl GraphBody {
     /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
     pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
         if self.kernel_replaced() {
-            rebind_replaced(self, &g.ctx.inner.kernels).map_err(|e| e.in_graph(&g.name()))?;
+            rebind_replaced(self, &g.ctx.inner.kernels, &g.name).map_err(|e| e.in_graph(&g.name()))?;
         }
         if !self.verified {
             let never = self.nodes.iter().flatten().all(|n| !n.initialized);
@@ -263,7 +267,8 @@ impl GraphBody {
 pub(crate) struct GraphInner {
     pub(crate) id: u64,
     pub(crate) ctx: Context,
-    pub(crate) name: Mutex<String>,
+    /// Shared with the kernel uses of the graph's nodes.
+    pub(crate) name: Arc<Mutex<String>>,
     body: Mutex<GraphBody>,
     /// Each node's control port (by node index), reachable while the graph processes.
     pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
@@ -282,25 +287,30 @@ pub(crate) struct GraphInner {
 /// Which nodes move, and to which kernel, is decided in one step under the kernel table's
 /// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
 /// version, never some on the old and some on the new. The deinits run after the lock is released.
-pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<()> {
-    let moves: Vec<(usize, Arc<KernelInner>)> = {
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph: &Arc<Mutex<String>>) -> Result<()> {
+    let moves: Vec<(usize, Arc<KernelInner>, Arc<KernelUse>)> = {
         let _consistent = kernels.rebinding();
         body.nodes
             .iter()
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
             .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
-            .map(|(i, s)| (i, s.kernel.latest()))
+            .map(|(i, s)| (i, s, s.kernel.latest()))
             // Nothing newer is left when the reloaded module was unloaded since: the node keeps
             // the version it has.
-            .filter(|(i, next)| body.nodes[*i].as_ref().is_some_and(|s| !Arc::ptr_eq(&s.kernel, next)))
+            .filter(|(_, s, next)| !Arc::ptr_eq(&s.kernel, next))
+            // Registered where the move is decided (under the read side): a reload sees it.
+            .map(|(i, s, next)| {
+                let user = kernels.register_use(&next, graph, &s.name);
+                (i, next, user)
+            })
             .collect()
     };
     if moves.is_empty() {
         return Ok(());
     }
     let mut first_error = None;
-    for (i, next) in moves {
+    for (i, next, user) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
         if let Err(e) = s.deinit(&kernels.shared) {
             first_error.get_or_insert(e);
@@ -311,11 +321,21 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
         s.valid_rect_fns = vec![None; n];
         s.tiling = None;
         s.kernel = next;
+        s.user = user;
         s.dirty = true;
         body.reloads += 1;
     }
     body.invalidate();
     first_error.map_or(Ok(()), Err)
+}
+
+/// The node as a [`StaleNode`] if the newest version of its kernel left the kernel table.
+pub(crate) fn stale(s: &NodeSlot, graph: &str) -> Option<StaleNode> {
+    if !s.kernel.latest().removed.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    let (module, version) = crate::module::library::origin(&s.kernel).unzip();
+    Some(StaleNode { graph: graph.to_owned(), node: s.name.clone(), kernel: s.kernel.name.clone(), module, version })
 }
 
 thread_local! {
@@ -457,7 +477,7 @@ impl Graph {
             inner: Arc::new(GraphInner {
                 id,
                 ctx: ctx.clone(),
-                name: Mutex::new(format!("graph#{id}")),
+                name: Arc::new(Mutex::new(format!("graph#{id}"))),
                 body: Mutex::new(GraphBody {
                     nodes: Vec::new(),
                     verified: false,
@@ -530,6 +550,15 @@ impl Graph {
     pub fn reloads(&self) -> Result<u64> {
         Ok(self.inner.lock()?.reloads)
     }
+    /// The nodes that run a kernel version no longer published — a forced module reload dropped or
+    /// renamed their kernel, or its module was unloaded: they keep the old code (and its library
+    /// mapped) until removed. In node creation order. Each also gets a `tracing` warning at the
+    /// forced reload and at every verification of the node.
+    pub fn stale_nodes(&self) -> Result<Vec<StaleNode>> {
+        let body = self.inner.lock()?;
+        let graph = self.inner.name();
+        Ok(body.nodes.iter().flatten().filter_map(|s| stale(s, &graph)).collect())
+    }
     /// Per-node execution times in node creation order: (node name, kernel name, perf).
     pub fn node_perf(&self) -> Result<Vec<(String, String, Perf)>> {
         let body = self.inner.lock()?;
@@ -549,12 +578,10 @@ impl Graph {
         // under the read side of the kernel table's swap lock: a reload marks the old version
         // removed and links its successor under the write side, so a kernel whose module stays
         // loaded always resolves (to the old or the new version), never to "removed".
-        let (latest, removed) = {
-            let _swap = kernel.table.rebinding();
-            let latest = kernel.inner.latest();
-            let removed = latest.removed.load(std::sync::atomic::Ordering::Acquire);
-            (latest, removed)
-        };
+        // The node's use is registered under the same read lock (see `kernel/users.rs`).
+        let swap = kernel.table.rebinding();
+        let latest = kernel.inner.latest();
+        let removed = latest.removed.load(std::sync::atomic::Ordering::Acquire);
         let k = &latest;
         let ctxt = |e: Error| e.in_kernel(&k.name).in_graph(&g.name());
         if !g.ctx.same(&kernel.table.shared) {
@@ -584,13 +611,15 @@ impl Graph {
         }
         let slot = g.ctx.inner.shared.acquire(ResourceKind::Nodes).map_err(ctxt)?;
         let index = body.nodes.len();
+        let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
+        let user = kernel.table.register_use(k, &g.name, &name);
+        drop(swap);
         let stats = Arc::new(NodeStats(Mutex::new((Status::Success, Perf::default()))));
         {
             let mut observed = lock(&g.observed.nodes);
             observed.resize(index, None);
             observed.push(Some(Arc::clone(&stats)));
         }
-        let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
         body.nodes.push(Some(NodeSlot {
             name,
             kernel: Arc::clone(k),
@@ -614,6 +643,7 @@ impl Graph {
             placement: None,
             port: None,
             callback: None,
+            user,
             _slot: slot,
         }));
         body.invalidate();

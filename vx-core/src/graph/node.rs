@@ -82,7 +82,9 @@ impl Node {
     /// Rename the node.
     pub fn set_name(&self, name: &str) -> Result<()> {
         self.with(|_, body, i| {
-            body.nodes[i].as_mut().expect("checked").name = name.to_owned();
+            let s = body.nodes[i].as_mut().expect("checked");
+            s.name = name.to_owned();
+            s.user.set_node_name(name);
             Ok(())
         })
     }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::record::KernelInner;
+use crate::kernel::users::{KernelUse, KernelUses};
 use crate::shared::ContextShared;
 use crate::support::sync::lock;
 
@@ -30,11 +31,18 @@ pub(crate) struct KernelTable {
     /// replaced), for reading while a graph rebinds its nodes: a graph sees every kernel of a reload
     /// replaced, or none, so one frame never mixes two versions of a module.
     swap: RwLock<()>,
+    /// Which node runs which kernel version (see `kernel/users.rs`).
+    uses: Mutex<KernelUses>,
 }
 
 impl KernelTable {
     pub(crate) fn new(shared: Arc<ContextShared>) -> Arc<KernelTable> {
-        Arc::new(KernelTable { shared, registry: Mutex::new(KernelRegistry::default()), swap: RwLock::new(()) })
+        Arc::new(KernelTable {
+            shared,
+            registry: Mutex::new(KernelRegistry::default()),
+            swap: RwLock::new(()),
+            uses: Mutex::new(KernelUses::default()),
+        })
     }
 
     /// Exclusive: a reload swapping kernels.
@@ -50,6 +58,24 @@ impl KernelTable {
     /// The registry, locked.
     pub(crate) fn registry(&self) -> MutexGuard<'_, KernelRegistry> {
         lock(&self.registry)
+    }
+
+    /// Register node `node` of the graph named by `graph` as running `kernel`. Call it holding
+    /// [`rebinding`](Self::rebinding), where the kernel was resolved, so a reload sees the use.
+    pub(crate) fn register_use(
+        &self,
+        kernel: &Arc<KernelInner>,
+        graph: &Arc<Mutex<String>>,
+        node: &str,
+    ) -> Arc<KernelUse> {
+        lock(&self.uses).register(kernel, graph, node)
+    }
+
+    /// The live nodes whose kernel's newest version satisfies `pred` (a node on an older version
+    /// rebinds to the newest at its next process). A reload calls it holding [`swap`](Self::swap).
+    pub(crate) fn uses_where(&self, pred: impl Fn(&Arc<KernelInner>) -> bool) -> Vec<Arc<KernelUse>> {
+        let all = lock(&self.uses).live();
+        all.into_iter().filter(|u| pred(&u.kernel.latest())).collect()
     }
 }
 

@@ -156,6 +156,12 @@ pub(crate) struct ModuleLibrary {
     pub(crate) state: Arc<Mutex<ModuleState>>,
 }
 
+/// The module (name, version) kernel `k`'s code comes from, if it comes from one.
+pub(crate) fn origin(k: &crate::kernel::record::KernelInner) -> Option<(String, String)> {
+    let lib = k.keep_alive.as_deref()?.downcast_ref::<ModuleLibrary>()?;
+    Some((lib.name.clone(), lib.version.clone()))
+}
+
 /// The module a library file holds by its name: `libfilters.so` → `filters` (else `None`).
 pub fn module_name_of_file(path: &Path) -> Option<String> {
     let f = path.file_name()?.to_str()?;

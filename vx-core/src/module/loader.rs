@@ -17,13 +17,134 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::handle::Kernel;
 use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
+use crate::kernel::users::{KernelUse, StaleNode};
 use crate::module::host::publish::{PublishCtx, run_entry, run_records};
-use crate::module::library::{ModuleLibrary, ModuleState, module_name_of_file};
+use crate::module::library::{ModuleLibrary, ModuleState, module_name_of_file, origin};
 use crate::shared::{ContextShared, ResourceKind, ResourceSlot};
 use crate::support::sync::lock;
 
 /// The environment variable with extra module directories (colon-separated).
 pub const MODULE_PATH_VAR: &str = "VX_MODULE_PATH";
+
+/// How a module reload treats live nodes whose kernel the new version no longer publishes
+/// (dropped, or renamed).
+///
+/// By default such a reload is refused (`ErrorKind::ReferenceNonzero`, naming the kernels, graphs
+/// and nodes) and nothing changes. [`force`](Self::force) swaps anyway: those nodes keep running the
+/// old code (its library stays mapped), the reload's [`ReloadReport::left_on_old`] lists them,
+/// each gets a `tracing` warning, and [`Graph::stale_nodes`](crate::Graph::stale_nodes) keeps
+/// saying so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReloadOptions {
+    force: bool,
+}
+
+impl ReloadOptions {
+    /// The default: refuse to leave live nodes on a kernel the new version drops.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Swap even if live nodes use a kernel the new version drops (they stay on the old code).
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+    /// Whether [`force`](Self::force) is set.
+    pub fn is_forced(&self) -> bool {
+        self.force
+    }
+}
+
+/// What a module reload did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReloadReport {
+    /// The module.
+    pub module: String,
+    /// The version replaced (`None`: the module was not loaded, and the reload loaded it).
+    pub from: Option<String>,
+    /// The version now serving.
+    pub to: String,
+    /// Kernels of both versions: live nodes rebind to the new one at their next process.
+    pub replaced: Vec<String>,
+    /// Kernels only the new version publishes.
+    pub added: Vec<String>,
+    /// Kernels only the old version published: no longer in the context.
+    pub dropped: Vec<String>,
+    /// Nodes left running a dropped kernel's old code (a forced reload; empty otherwise).
+    pub left_on_old: Vec<StaleNode>,
+}
+
+impl ReloadReport {
+    /// The graphs some node of which runs old code after this reload (sorted, each once).
+    pub fn graphs_left_on_old(&self) -> Vec<String> {
+        let mut g: Vec<String> = self.left_on_old.iter().map(|n| n.graph.clone()).collect();
+        g.sort();
+        g.dedup();
+        g
+    }
+}
+
+/// The nodes of `uses` as [`StaleNode`]s, in (graph, node) order.
+fn stale_nodes(uses: &[Arc<KernelUse>]) -> Vec<StaleNode> {
+    let mut nodes: Vec<StaleNode> = uses
+        .iter()
+        .map(|u| {
+            let (graph, node) = u.names();
+            let (module, version) = origin(&u.kernel).unzip();
+            StaleNode { graph, node, kernel: u.kernel.name.clone(), module, version }
+        })
+        .collect();
+    nodes.sort_by(|a, b| (&a.graph, &a.node).cmp(&(&b.graph, &b.node)));
+    nodes
+}
+
+/// `items` comma-separated, at most `max` of them (then "and N more").
+fn listed(items: impl IntoIterator<Item = String>, max: usize) -> String {
+    let items: Vec<String> = items.into_iter().collect();
+    let mut s: Vec<String> = items.iter().take(max).cloned().collect();
+    if items.len() > max {
+        s.push(format!("and {} more", items.len() - max));
+    }
+    s.join(", ")
+}
+
+/// Names in quotes, comma-separated, at most `max`.
+fn quoted<'a>(names: impl IntoIterator<Item = &'a String>, max: usize) -> String {
+    listed(names.into_iter().map(|n| format!("'{n}'")), max)
+}
+
+/// The refusal of a reload that would leave `nodes` on the old code of `dropped`.
+fn refusal(name: &str, from: &str, to: &str, dropped: &[String], added: &[String], nodes: &[StaleNode]) -> Error {
+    // A node on an older version names that version's kernel: the dropped one of the same name.
+    let used: Vec<&String> = dropped.iter().filter(|d| nodes.iter().any(|n| &n.kernel == *d)).collect();
+    let uses = listed(nodes.iter().map(|n| format!("graph '{}' node '{}' ({})", n.graph, n.node, n.kernel)), 8);
+    let renamed = if added.is_empty() {
+        String::new()
+    } else {
+        format!(" (it publishes {} instead: renamed?)", quoted(added, 8))
+    };
+    let graphs = {
+        let mut g: Vec<&str> = nodes.iter().map(|n| n.graph.as_str()).collect();
+        g.sort();
+        g.dedup();
+        g.len()
+    };
+    Error::new(
+        ErrorKind::ReferenceNonzero,
+        format!(
+            "reloading module '{name}' refused: version {to} no longer publishes {} {}{renamed}, which live graphs use: \
+             {uses}; the loaded version {from} keeps serving. Remove those nodes (or release their graphs) \
+             first, or force the reload (ReloadOptions::force) to leave them on the old code",
+            if used.len() == 1 { "kernel" } else { "kernels" },
+            quoted(used.iter().copied(), 8),
+        ),
+    )
+    .expected_found(
+        "no live node using a kernel the new version drops",
+        format!("{} node(s) in {graphs} graph(s)", nodes.len()),
+    )
+}
 
 struct LoadedModule {
     library: Arc<ModuleLibrary>,
@@ -327,28 +448,45 @@ impl Modules {
     /// kernels swapped in, atomically. Graphs using the old kernels rebind to the new ones at their
     /// next process (the old instances are deinitialized first, with the old code). A failed reload
     /// leaves the old version serving and says why. Loads the module if it is not loaded.
-    pub(crate) fn reload(&self, name: &str) -> Result<()> {
-        let _span = tracing::info_span!("module_reload", module = %name).entered();
-        self.reload_inner(name).inspect_err(|e| tracing::error!(module = %name, error = %e, "module reload failed"))
+    ///
+    /// A new version that no longer publishes a kernel some live node uses (dropped or renamed) is
+    /// refused — `ReferenceNonzero`, naming kernels, graphs and nodes, nothing changed — unless
+    /// `options` force it: then those nodes stay on the old code and the report lists them.
+    pub(crate) fn reload(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {
+        let _span = tracing::info_span!("module_reload", module = %name, force = options.force).entered();
+        self.reload_inner(name, options)
+            .inspect_err(|e| tracing::error!(module = %name, error = %e, "module reload failed"))
     }
 
-    fn reload_inner(&self, name: &str) -> Result<()> {
+    fn reload_inner(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {
         check_name(name)?;
         let _op = self.operation();
         if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
-            return self.load_locked(name);
+            self.load_locked(name)?;
+            let table = self.modules();
+            let loaded = table.entries.get(name).and_then(|e| e.loaded.as_ref());
+            return Ok(ReloadReport {
+                module: name.to_owned(),
+                from: None,
+                to: loaded.map(|l| l.library.version.clone()).unwrap_or_default(),
+                added: loaded.map(|l| l.kernels.iter().map(|k| k.name.clone()).collect()).unwrap_or_default(),
+                ..Default::default()
+            });
         }
         let path = self.resolve(name)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config)?);
         let (result, staged) = self.run_publish(&library, true);
-        let discard = |staged: Vec<Kernel>| {
+        let discard = |staged: &[Arc<KernelInner>]| {
             let mut registry = self.kernels.registry();
-            for k in &staged {
-                registry.discard_staged(&k.inner);
+            for k in staged {
+                registry.discard_staged(k);
             }
         };
+        let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(|k| Arc::clone(&k.inner)).collect();
         if let Err(e) = result {
-            discard(staged);
+            drop(staged);
+            discard(&new_kernels);
+            drop(new_kernels);
             drop(library);
             return Err(Error::new(
                 e.kind(),
@@ -358,7 +496,8 @@ impl Modules {
         }
         if let Some(k) = staged.iter().find(|k| !k.is_finalized()) {
             let k = k.name().to_owned();
-            discard(staged);
+            drop(staged);
+            discard(&new_kernels);
             return Err(Error::new(
                 ErrorKind::InvalidModule,
                 format!(
@@ -366,19 +505,59 @@ impl Modules {
                 ),
             ));
         }
-        let new_kernels: Vec<Arc<KernelInner>> = staged.iter().map(|k| Arc::clone(&k.inner)).collect();
         drop(staged);
         let mut table = self.modules();
         // The operation lock is held, so the module is still loaded; say so if not, never panic.
-        let Some((entry, old)) = table.entries.get_mut(name).and_then(|e| e.loaded.take().map(|old| (e, old))) else {
+        let Some(entry) = table.entries.get_mut(name).filter(|e| e.loaded.is_some()) else {
+            drop(table);
+            discard(&new_kernels);
             return Err(Error::new(
                 ErrorKind::InvalidModule,
                 format!("module '{name}' was unloaded during the reload"),
             ));
         };
-        {
+        let (old_version, new_version) =
+            (entry.loaded.as_ref().map(|l| l.library.version.clone()).unwrap_or_default(), library.version.clone());
+        let mut report = ReloadReport {
+            module: name.to_owned(),
+            from: Some(old_version.clone()),
+            to: new_version.clone(),
+            ..Default::default()
+        };
+        let left_on_old = {
             // One swap: graphs see all of the old kernels replaced, or none (see `rebind_replaced`).
+            // The look at who uses a dropped kernel is under it too: a node is registered before
+            // it (and counted), or created after it (and resolves the new version).
             let _swap = self.kernels.swap();
+            let old_kernels = entry.loaded.as_ref().map(|l| l.kernels.as_slice()).unwrap_or_default();
+            let dropped: Vec<&Arc<KernelInner>> =
+                old_kernels.iter().filter(|o| !new_kernels.iter().any(|n| n.name == o.name)).collect();
+            for n in &new_kernels {
+                let list =
+                    if old_kernels.iter().any(|o| o.name == n.name) { &mut report.replaced } else { &mut report.added };
+                list.push(n.name.clone());
+            }
+            report.dropped = dropped.iter().map(|k| k.name.clone()).collect();
+            let users = if dropped.is_empty() {
+                Vec::new()
+            } else {
+                self.kernels.uses_where(|latest| dropped.iter().any(|d| Arc::ptr_eq(d, latest)))
+            };
+            if !users.is_empty() && !options.force {
+                let nodes = stale_nodes(&users);
+                drop(_swap);
+                drop(table);
+                drop(users);
+                discard(&new_kernels);
+                return Err(refusal(name, &old_version, &new_version, &report.dropped, &report.added, &nodes)
+                    .on_object(&path.display().to_string()));
+            }
+            let Some(old) = entry.loaded.take() else {
+                return Err(Error::new(
+                    ErrorKind::InvalidModule,
+                    format!("module '{name}' was unloaded during the reload"),
+                ));
+            };
             let mut registry = self.kernels.registry();
             for new in &new_kernels {
                 match old.kernels.iter().find(|o| o.name == new.name) {
@@ -394,18 +573,46 @@ impl Modules {
             for o in old.kernels.iter().filter(|o| !new_kernels.iter().any(|n| n.name == o.name)) {
                 registry.remove(o);
             }
-        }
-        let (old_version, new_version) = (old.library.version.clone(), library.version.clone());
-        old.library.set_state(ModuleState::Draining { version: old_version.clone() });
-        let retired_state = Arc::clone(&old.library.state);
-        self.retire(entry, old_version.clone(), retired_state);
-        entry.state = Arc::clone(&library.state);
-        library.set_state(ModuleState::Loaded { count: entry.count, version: new_version.clone() });
-        entry.loaded = Some(LoadedModule { library, kernels: new_kernels, _slot: old._slot });
+            drop(registry);
+            old.library.set_state(ModuleState::Draining { version: old_version.clone() });
+            let retired_state = Arc::clone(&old.library.state);
+            self.retire(entry, old_version.clone(), retired_state);
+            entry.state = Arc::clone(&library.state);
+            library.set_state(ModuleState::Loaded { count: entry.count, version: new_version.clone() });
+            entry.loaded = Some(LoadedModule { library, kernels: new_kernels, _slot: old._slot });
+            let nodes = stale_nodes(&users);
+            (old.kernels, old.library, users, nodes)
+        };
         drop(table);
-        drop(old.kernels);
-        tracing::info!(module = %name, from = %old_version, to = %new_version, "module reloaded");
-        Ok(())
+        // The old version goes (or drains) outside the locks.
+        let (old_kernels, old_library, users, nodes) = left_on_old;
+        drop(users);
+        drop(old_kernels);
+        drop(old_library);
+        for n in &nodes {
+            tracing::warn!(
+                module = %name,
+                graph = %n.graph,
+                node = %n.node,
+                kernel = %n.kernel,
+                "forced reload: node '{}' of graph '{}' keeps running kernel '{}' of version {}, which version {new_version} \
+                 no longer publishes",
+                n.node,
+                n.graph,
+                n.kernel,
+                n.version.as_deref().unwrap_or("?"),
+            );
+        }
+        report.left_on_old = nodes;
+        tracing::info!(
+            module = %name,
+            from = %old_version,
+            to = %new_version,
+            dropped = report.dropped.len(),
+            left_on_old = report.left_on_old.len(),
+            "module reloaded"
+        );
+        Ok(report)
     }
 
     /// Load every module (`lib*.so`) of `dir`, going on past failures. Returns one result per

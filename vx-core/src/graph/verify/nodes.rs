@@ -39,6 +39,22 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
 
 /// Node pass `validate`: the spec's local-data steps before validation, then the validator.
 pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
+    if let Some(st) = crate::graph::stale(s, &v.gname) {
+        // Once per verification of the node (see `Graph::stale_nodes`).
+        tracing::warn!(
+            graph = %v.gname,
+            node = %s.name,
+            kernel = %s.kernel.name,
+            "node '{}' runs kernel '{}' ({}), which is no longer published (a forced reload dropped it, or its module \
+             was unloaded): it keeps the old code until it is removed",
+            s.name,
+            s.kernel.name,
+            match (&st.module, &st.version) {
+                (Some(m), Some(ver)) => format!("module '{m}' version {ver}"),
+                _ => "not from a module".to_owned(),
+            },
+        );
+    }
     let kernel = Arc::clone(&s.kernel);
     let fin = kernel.final_().expect("nodes are created from finalized kernels");
     let ks = fin.attrs.local_data_size;

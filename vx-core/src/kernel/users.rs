@@ -1,0 +1,86 @@
+//! Who runs which kernel: one [`KernelUse`] per node, registered in its context's kernel table, so a
+//! module reload can name the graphs and nodes that a kernel it drops would leave on old code —
+//! without taking any graph's lock (a graph may be processing for a long time).
+//!
+//! Registration happens under the read side of the table's swap lock (`add_node`, a rebind), the
+//! reload's look under the write side: a node is either registered before the reload looks, or
+//! created after it and then resolves the kernel as it is after the reload.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::kernel::record::KernelInner;
+use crate::support::sync::lock;
+
+/// A node running a kernel version its module no longer publishes: the module was reloaded with a
+/// version that dropped or renamed the kernel (a forced reload), or unloaded. The node keeps the
+/// old code (its library stays mapped) until it is removed or its graph released.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StaleNode {
+    /// The graph's name.
+    pub graph: String,
+    /// The node's name.
+    pub node: String,
+    /// The kernel's name.
+    pub kernel: String,
+    /// The module the node's kernel version comes from (`None`: not from a module).
+    pub module: Option<String>,
+    /// That module's version (`None`: not from a module).
+    pub version: Option<String>,
+}
+
+/// One node's use of one kernel version; the node owns it, the table holds it weakly.
+pub(crate) struct KernelUse {
+    /// The version the node runs.
+    pub(crate) kernel: Arc<KernelInner>,
+    /// The graph's name (shared with the graph: a rename shows).
+    graph: Arc<Mutex<String>>,
+    /// The node's name (kept up to date by `Node::set_name`).
+    node: Mutex<String>,
+}
+
+impl KernelUse {
+    pub(crate) fn set_node_name(&self, name: &str) {
+        *lock(&self.node) = name.to_owned();
+    }
+
+    /// (graph name, node name).
+    pub(crate) fn names(&self) -> (String, String) {
+        (lock(&self.graph).clone(), lock(&self.node).clone())
+    }
+}
+
+/// The uses of a context's kernels (weak: a dropped node's entry is dead, pruned as uses come).
+#[derive(Default)]
+pub(crate) struct KernelUses {
+    uses: Vec<Weak<KernelUse>>,
+    /// Live entries at the last prune: the next prune comes when the list doubles.
+    live_at_prune: usize,
+}
+
+impl KernelUses {
+    /// Register a node `node` of graph `graph` running `kernel`; the node keeps the returned use.
+    pub(crate) fn register(
+        &mut self,
+        kernel: &Arc<KernelInner>,
+        graph: &Arc<Mutex<String>>,
+        node: &str,
+    ) -> Arc<KernelUse> {
+        if self.uses.len() >= 2 * self.live_at_prune + 16 {
+            self.uses.retain(|u| u.strong_count() > 0);
+            self.live_at_prune = self.uses.len();
+        }
+        let u = Arc::new(KernelUse {
+            kernel: Arc::clone(kernel),
+            graph: Arc::clone(graph),
+            node: Mutex::new(node.to_owned()),
+        });
+        self.uses.push(Arc::downgrade(&u));
+        u
+    }
+
+    /// Every live use (upgraded: the caller filters and drops them after releasing this lock, as
+    /// the last handle of a use may go with them).
+    pub(crate) fn live(&self) -> Vec<Arc<KernelUse>> {
+        self.uses.iter().filter_map(Weak::upgrade).collect()
+    }
+}
