@@ -1,7 +1,7 @@
 //! Entry points for the fuzz targets in `fuzz/` (issue 33): what `vx run` does with a graph file
 //! and with an image file, on bytes instead of files. Not a stable API.
 //!
-//! - [`graph_file`]: the TOML parser, `${var}` expansion and the graph built and verified from it,
+//! - [`graph_file`]: the TOML parser and checks, `${var}` expansion and the graph built and verified from it,
 //!   in a context with one in-process kernel (`fuzz.copy`) and 64 MiB of buffers; `read = "…"`
 //!   images are 8×8 images made in memory (a fuzz input never opens files).
 //! - [`image_file`]: an image file decoded and converted to a vx image of the format the first
@@ -13,7 +13,7 @@ use std::path::Path;
 
 use vx::{Context, DataType, Image, ImageFormat, ParamDirection, ParamState};
 
-use crate::graph_file::{GraphFile, Vars, decode_image};
+use crate::graph_file::{GraphFile, Overrides, decode_image};
 
 /// Buffer bytes of the fuzz context: a file asking for more is refused (`NoResources`).
 pub const MAX_BUFFER_BYTES: usize = 64 << 20;
@@ -44,8 +44,11 @@ pub fn context() -> Context {
 pub fn graph_file(ctx: &Context, data: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
     let path = Path::new("fuzz/graph.toml");
-    let file = GraphFile::parse(text, path).map_err(|f| f.message)?;
-    let vars = Vars::new(&file, path, &[("set".to_owned(), "from-the-command-line".to_owned())]);
+    // `--set set=…` as `vx run` would be given it, when the file uses `${set}` (a `--set` of a
+    // variable the file never uses is refused).
+    let set =
+        if text.contains("${set}") { vec![("set".to_owned(), "from-the-command-line".to_owned())] } else { vec![] };
+    let file = GraphFile::parse(text, path, &Overrides { set, ..Overrides::default() }).map_err(|f| f.message)?;
     let read = |_: &Path, format: ImageFormat, what: &str| match format {
         ImageFormat::U8 | ImageFormat::U16 | ImageFormat::Rgb | ImageFormat::Rgbx => {
             let img = Image::new(ctx, 8, 8, format).map_err(|e| crate::Failure::graph(format!("{what}: {e}")))?;
@@ -55,7 +58,7 @@ pub fn graph_file(ctx: &Context, data: &[u8]) -> Result<(), String> {
             Err(crate::Failure::usage(format!("{what}: image files are read as U8, U16, RGB or RGBX, not {other}")))
         }
     };
-    file.build_with(ctx, &vars, &read).map_err(|f| f.message)?;
+    file.build_with(ctx, &read).map_err(|f| f.message)?;
     Ok(())
 }
 

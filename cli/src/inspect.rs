@@ -1,8 +1,9 @@
 //! `vx inspect`: what a kernel module holds — its version, ABI, and every kernel with its
 //! parameters (names and element types as the kernel macros record them), tiling attributes, alias
-//! hints and summary — as text for people or JSON for machines — and the file's SHA-256, as
-//! `ModuleTrust::pin` takes it. The module is loaded into a context of its own, which is what is
-//! described.
+//! hints, targets and summary — as text for people or JSON for machines — and the file's SHA-256,
+//! as `ModuleTrust::pin` takes it. The module is loaded into a context of its own, which is what is
+//! described. Also: every module of a plugin directory (or of the search path) in one line each,
+//! and one kernel in detail.
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +33,14 @@ pub(crate) struct KernelReport {
     pub(crate) parameters: Vec<ParamReport>,
     pub(crate) tiling: Option<TilingReport>,
     pub(crate) alias_hints: Vec<AliasReport>,
+    /// Targets with an implementation of their own (TIOVX target kernels).
     pub(crate) targets: Vec<String>,
+    /// The kernel has a process function of its own: it runs on the host (and on any target).
+    pub(crate) runs_anywhere: bool,
+    /// `VX_KERNEL_LOCAL_DATA_SIZE`.
+    pub(crate) local_data_size: usize,
+    /// How its outputs' valid rectangles are decided.
+    pub(crate) valid_rect: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,6 +52,8 @@ pub(crate) struct ParamReport {
     pub(crate) data_type: String,
     pub(crate) element: Option<String>,
     pub(crate) required: bool,
+    /// `required` or `optional`.
+    pub(crate) state: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -90,6 +100,7 @@ fn kernel_report(k: &Kernel) -> KernelReport {
                 data_type: p.data_type.to_string(),
                 element: docs.param_elements[i as usize].clone(),
                 required: p.state == ParamState::Required,
+                state: if p.state == ParamState::Required { "required" } else { "optional" },
             })
         })
         .collect();
@@ -122,8 +133,18 @@ fn kernel_report(k: &Kernel) -> KernelReport {
             })
             .collect(),
         targets: k.target_names(),
+        runs_anywhere: k.runs_anywhere(),
+        local_data_size: k.local_data_size(),
+        valid_rect: if k.is_tiling() { VALID_TILING } else { VALID_USER },
     }
 }
+
+/// The valid-rectangle rule of a tiling kernel's outputs.
+const VALID_TILING: &str = "what its tiles cover: the whole output, less the neighborhood's border under border \
+                            Undefined and the pixels past the last whole block when it has no flexible function";
+/// The valid-rectangle rule of a user kernel from a module (ABI 5 carries no callback).
+const VALID_USER: &str =
+    "the whole output (a module kernel has no valid-rectangle callback: the module ABI carries none)";
 
 /// Describe module `name`, loaded in `ctx`.
 pub(crate) fn report(ctx: &Context, name: &str) -> Result<ModuleReport, Failure> {
@@ -183,5 +204,188 @@ pub(crate) fn text(r: &ModuleReport) -> String {
             let _ = writeln!(s, "  targets: {}", k.targets.join(", "));
         }
     }
+    s
+}
+
+/// One module of a plugin directory, as `vx inspect DIR` lists it.
+#[derive(Debug, Serialize)]
+pub(crate) struct ListedModule {
+    pub(crate) name: String,
+    pub(crate) file: PathBuf,
+    /// Its version (when it loaded).
+    pub(crate) version: Option<String>,
+    /// The module ABI it was built for (the host's, when it loaded).
+    pub(crate) abi_version: Option<u32>,
+    pub(crate) kernels: Vec<String>,
+    /// Why it did not load.
+    pub(crate) error: Option<String>,
+}
+
+/// A plugin directory's modules.
+#[derive(Debug, Serialize)]
+pub(crate) struct DirReport {
+    pub(crate) directory: PathBuf,
+    /// Why the directory could not be read (absent from the disk, not a directory, …).
+    pub(crate) error: Option<String>,
+    pub(crate) modules: Vec<ListedModule>,
+}
+
+/// Every directory of the search path.
+#[derive(Debug, Serialize)]
+pub(crate) struct SearchPath {
+    pub(crate) search_path: Vec<DirReport>,
+}
+
+/// Every module (`lib<name>.so`) of `dir`, in name order, each loaded in a context of its own.
+pub(crate) fn list_dir(dir: &Path) -> DirReport {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => return DirReport { directory: dir.to_path_buf(), error: Some(e.to_string()), modules: Vec::new() },
+    };
+    let mut files: Vec<(String, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter_map(|p| vx::module_name_of_file(&p).map(|n| (n, p)))
+        .collect();
+    files.sort();
+    let modules = files
+        .into_iter()
+        .map(|(name, file)| {
+            let mut m = ListedModule {
+                name: name.clone(),
+                file,
+                version: None,
+                abi_version: None,
+                kernels: Vec::new(),
+                error: None,
+            };
+            let loaded = Context::builder().threads(1).build().and_then(|ctx| {
+                ctx.add_module_dir(dir);
+                ctx.load_module(&name).map(|()| ctx)
+            });
+            match loaded {
+                Ok(ctx) => {
+                    if let Some(ModuleState::Loaded { version, .. }) = ctx.module_state(&name) {
+                        m.version = Some(version);
+                    }
+                    m.abi_version = Some(vx::MODULE_ABI_VERSION);
+                    m.kernels = ctx.module_kernels(&name);
+                }
+                Err(e) => m.error = Some(e.to_string()),
+            }
+            m
+        })
+        .collect();
+    DirReport { directory: dir.to_path_buf(), error: None, modules }
+}
+
+/// A directory's listing as text.
+pub(crate) fn dir_text(d: &DirReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    if let Some(e) = &d.error {
+        let _ = writeln!(s, "{}: not readable ({e})", d.directory.display());
+        return s;
+    }
+    let _ = writeln!(s, "{}: {} module(s)", d.directory.display(), d.modules.len());
+    let width = d.modules.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    for m in &d.modules {
+        match (&m.version, &m.error) {
+            (Some(v), _) => {
+                let abi = m.abi_version.map(|a| a.to_string()).unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "  {:<width$}  {v:<8}  ABI {abi}  {} kernel(s): {}",
+                    m.name,
+                    m.kernels.len(),
+                    m.kernels.join(", ")
+                );
+            }
+            (None, e) => {
+                let _ = writeln!(s, "  {:<width$}  not loadable: {}", m.name, e.as_deref().unwrap_or("?"));
+            }
+        }
+    }
+    s
+}
+
+/// The search path's listing as text.
+pub(crate) fn search_path_text(dirs: &[DirReport]) -> String {
+    if dirs.is_empty() {
+        return "the module search path is empty (give -M DIR or set VX_MODULE_PATH)\n".to_owned();
+    }
+    dirs.iter().map(dir_text).collect::<Vec<_>>().join("\n")
+}
+
+/// One kernel in detail: its module and its report.
+#[derive(Debug, Serialize)]
+pub(crate) struct KernelDetails<'a> {
+    pub(crate) module: &'a str,
+    pub(crate) version: &'a str,
+    pub(crate) abi_version: u32,
+    pub(crate) kernel: &'a KernelReport,
+}
+
+/// Kernel `name` of the module report `r` (refused, with the module's kernels, when it has none).
+pub(crate) fn kernel_details<'a>(r: &'a ModuleReport, name: &str) -> Result<KernelDetails<'a>, Failure> {
+    let kernel = r.kernels.iter().find(|k| k.name == name).ok_or_else(|| {
+        let names: Vec<&str> = r.kernels.iter().map(|k| k.name.as_str()).collect();
+        Failure::usage(format!("module '{}' has no kernel '{name}' (its kernels: {})", r.module, names.join(", ")))
+    })?;
+    Ok(KernelDetails { module: &r.module, version: &r.version, abi_version: r.abi_version, kernel })
+}
+
+/// One kernel in detail as text.
+pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
+    use std::fmt::Write;
+    let k = d.kernel;
+    let mut s = String::new();
+    let _ = writeln!(s, "Kernel {}  [{} kernel, enumeration {:#x}]", k.name, k.kind, k.enumeration);
+    let _ = writeln!(s, "  module: {} {} (module ABI {})", d.module, d.version, d.abi_version);
+    if let Some(summary) = &k.summary {
+        let _ = writeln!(s, "  summary: {summary}");
+    }
+    let _ = writeln!(s, "  parameters ({}):", k.parameters.len());
+    let _ =
+        writeln!(s, "    {:<5}  {:<12}  {:<9}  {:<7}  {:<7}  state", "index", "name", "direction", "type", "element");
+    for p in &k.parameters {
+        let _ = writeln!(
+            s,
+            "    {:<5}  {:<12}  {:<9}  {:<7}  {:<7}  {}",
+            p.index,
+            p.name.as_deref().unwrap_or("-"),
+            p.direction,
+            p.data_type,
+            p.element.as_deref().unwrap_or("-"),
+            p.state
+        );
+    }
+    match &k.tiling {
+        Some(t) => {
+            let [l, r, top, b] = t.neighborhood;
+            let _ = writeln!(s, "  tiling:");
+            let _ = writeln!(s, "    output block: {}x{}", t.block[0], t.block[1]);
+            let _ = writeln!(s, "    input neighborhood: left {l}, right {r}, top {top}, bottom {b}");
+            let _ = writeln!(s, "    border: {}", t.border);
+            let _ = writeln!(s, "    tile memory: {} bytes", t.tile_memory);
+        }
+        None => {
+            let _ = writeln!(s, "  tiling: none (a user kernel)");
+        }
+    }
+    if k.alias_hints.is_empty() {
+        let _ = writeln!(s, "  alias hints: none");
+    }
+    for h in &k.alias_hints {
+        let _ = writeln!(s, "  alias hint: parameters {} and {} ({})", h.a, h.b, h.kind);
+    }
+    let mut targets: Vec<String> = Vec::new();
+    if k.runs_anywhere {
+        targets.push("host (its own process function: any target)".into());
+    }
+    targets.extend(k.targets.iter().cloned());
+    let _ = writeln!(s, "  targets: {}", targets.join(", "));
+    let _ = writeln!(s, "  local data: {} bytes", k.local_data_size);
+    let _ = writeln!(s, "  valid rectangle: {}", k.valid_rect);
     s
 }

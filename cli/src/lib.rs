@@ -1,13 +1,20 @@
 //! `vx`: the command line of vx-rs.
 //!
-//! - `vx inspect <module-or-path> [--json]`: what a kernel module holds.
-//! - `vx run <graph.toml> [--set key=value]… [--frames N]`: run a graph described in a file, with
-//!   a progress bar over frames and the per-node time table.
-//! - `vx watch <dir> <graph.toml>`: the same graph as a service, reloading modules from `dir` as
-//!   they change.
+//! - `vx inspect [MODULE|DIR] [KERNEL] [--json]`: what kernel modules hold — every module of a
+//!   directory (or of the search path), one module's kernels, or one kernel in detail.
+//! - `vx run <graph.toml> [--set key=value]… [--frames N] [--target SPEC]… [--place NODE=TARGET]…`:
+//!   run a graph described in a file (`docs/graph-file.md`), with a progress bar over frames and
+//!   the per-node time table.
+//! - `vx watch <dir> <graph.toml> [--fps N]`: the same graph as a service, reloading modules from
+//!   `dir` as they change.
 //!
-//! Exit codes scripts can use: 0 success, 1 processing failed, 2 usage or input files wrong,
-//! 3 a module could not be loaded, 4 the graph could not be built or verified.
+//! Every argument and every key of the graph file is checked before any module is loaded or image
+//! read. SIGINT / SIGTERM during `run` or `watch` stop after the frame in hand: outputs are written,
+//! the summary printed, exit code 0; a second signal exits at once with 130.
+//!
+//! Exit codes scripts can use: 0 success, 1 processing failed (or an output could not be written),
+//! 2 usage or input files wrong, 3 a module could not be loaded, 4 the graph could not be built or
+//! verified, 130 interrupted twice (or before the first frame).
 //!
 //! The command lives in this library ([`main`]; `src/main.rs` only calls it) so that the fuzz
 //! targets in `fuzz/` can drive its graph-file and image-file readers ([`fuzz`]).
@@ -17,12 +24,15 @@ pub mod fuzz;
 mod graph_file;
 mod inspect;
 mod new;
+mod output;
 mod run;
+mod signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use vx::{MAX_QUEUE_DEPTH, MAX_THREADS, TargetConfig};
 
 /// Inspect kernel modules and run graphs of OpenVX-style kernels.
 #[derive(Parser, Debug)]
@@ -38,29 +48,54 @@ struct Cli {
     command: Command,
 }
 
+/// What `run` and `watch` share: the graph file and what the command line changes in it.
+#[derive(clap::Args, Debug)]
+struct GraphArgs {
+    /// The graph file (format: docs/graph-file.md).
+    graph: PathBuf,
+    /// Set a variable the file uses as `${key}` (`--set threshold=80`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    set: Vec<(String, String)>,
+    /// Worker threads (default: the file's `threads`, else the machine's cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS as u64))]
+    threads: Option<u64>,
+    /// Declare a target: `NAME[:threads=N][:cores=A,B,…][:queue_depth=N]`; replaces a target of
+    /// the file of the same name; repeatable.
+    #[arg(long = "target", value_name = "SPEC", value_parser = parse_target)]
+    targets: Vec<TargetConfig>,
+    /// Run node NODE (by its `name` in the file) on TARGET (`host`, `any` or a declared target);
+    /// repeatable.
+    #[arg(long = "place", value_name = "NODE=TARGET", value_parser = parse_key_value)]
+    place: Vec<(String, String)>,
+}
+
+impl GraphArgs {
+    fn overrides(&self) -> graph_file::Overrides {
+        graph_file::Overrides { set: self.set.clone(), targets: self.targets.clone(), place: self.place.clone() }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Describe a kernel module: version, ABI, every kernel with its parameters and attributes.
+    /// Describe kernel modules: every module of a directory (or of the search path, without an
+    /// argument), one module's kernels, or one kernel in detail.
     Inspect {
-        /// A module name (`vx_filters`, searched) or a path to `lib<name>.so`.
-        module: String,
+        /// A plugin directory, a module name (`vx_filters`, searched) or a path to `lib<name>.so`;
+        /// none: every module of the search path.
+        module: Option<String>,
+        /// A kernel of the module (`filters.sobel3x3`) to describe in detail.
+        kernel: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Run a graph described in a TOML file.
     Run {
-        /// The graph file.
-        graph: PathBuf,
-        /// Set a variable of the file (`--set threshold=80`); repeatable.
-        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
-        set: Vec<(String, String)>,
+        #[command(flatten)]
+        graph: GraphArgs,
         /// Frames to process (default: the file's `frames`, else 1).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         frames: Option<u64>,
-        /// Worker threads (default: the file's `threads`, else the machine's cores).
-        #[arg(long)]
-        threads: Option<usize>,
         /// No progress bar and no time table.
         #[arg(long, short)]
         quiet: bool,
@@ -71,15 +106,60 @@ enum Command {
     Watch {
         /// The plugin directory to watch (modules are loaded from it).
         dir: PathBuf,
-        /// The graph file.
-        graph: PathBuf,
-        /// Set a variable of the file; repeatable.
-        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
-        set: Vec<(String, String)>,
+        #[command(flatten)]
+        graph: GraphArgs,
+        /// Frames per second (default: 30).
+        #[arg(long, default_value_t = run::DEFAULT_FPS, value_parser = parse_fps)]
+        fps: f64,
         /// Stop after this many seconds (default: run until interrupted).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
     },
+}
+
+/// `--fps`: a rate from 0.01 to 10000 frames per second.
+fn parse_fps(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.01..=10_000.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{s}` is not a rate from 0.01 to 10000 frames per second")),
+    }
+}
+
+/// `--seconds`: a positive, finite duration of at most a year.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 365.0 * 86400.0 => Ok(f),
+        _ => Err(format!("`{s}` is not a number of seconds above 0 (at most a year)")),
+    }
+}
+
+/// `--target NAME[:threads=N][:cores=A,B,…][:queue_depth=N]`.
+fn parse_target(s: &str) -> Result<TargetConfig, String> {
+    let mut parts = s.split(':');
+    let name = parts.next().unwrap_or_default();
+    let mut t = TargetConfig::new(name);
+    for part in parts {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            format!("`{part}` is not KEY=VALUE (keys: threads, cores, queue_depth; e.g. dsp:threads=2:cores=0,1)")
+        })?;
+        let number = |v: &str, max: usize| match v.trim().parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(format!("{k}: `{v}` is not a whole number from 1 to {max}")),
+        };
+        match k {
+            "threads" => t = t.threads(number(v, MAX_THREADS)?),
+            "queue_depth" => t = t.queue_depth(number(v, MAX_QUEUE_DEPTH)?),
+            "cores" => {
+                let cores = v
+                    .split(',')
+                    .map(|c| c.trim().parse::<usize>().map_err(|_| format!("cores: `{c}` is not a core number")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                t = t.pin_to_cores(&cores);
+            }
+            other => return Err(format!("unknown key `{other}` (valid keys: threads, cores, queue_depth)")),
+        }
+    }
+    graph_file::check_target(&t, "target").map(|()| t)
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -114,6 +194,10 @@ impl Failure {
     pub(crate) fn graph(m: impl Into<String>) -> Failure {
         Failure { code: 4, message: m.into() }
     }
+    /// Interrupted before there was anything to write (130).
+    pub(crate) fn interrupted(m: impl Into<String>) -> Failure {
+        Failure { code: signals::SECOND_SIGNAL_EXIT as u8, message: m.into() }
+    }
 }
 
 /// `vx` with the process's arguments: runs the command and gives its exit code.
@@ -121,18 +205,21 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = cli.log.clone().or_else(|| std::env::var("RUST_LOG").ok());
     if let Some(filter) = filter {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .init();
+        match tracing_subscriber::EnvFilter::try_new(&filter) {
+            Ok(f) => tracing_subscriber::fmt().with_env_filter(f).with_writer(std::io::stderr).init(),
+            Err(e) => {
+                eprintln!("vx: --log / RUST_LOG: `{filter}` is not a tracing filter: {e}");
+                return ExitCode::from(2);
+            }
+        }
     }
     let result = match cli.command {
-        Command::Inspect { module, json } => run::inspect(&cli.module_dirs, &module, json),
-        Command::Run { graph, set, frames, threads, quiet } => {
-            run::run(&cli.module_dirs, &graph, &set, frames, threads, quiet)
+        Command::Inspect { module, kernel, json } => {
+            run::inspect(&cli.module_dirs, module.as_deref(), kernel.as_deref(), json)
         }
+        Command::Run { graph, frames, quiet } => run::run(&cli.module_dirs, &graph, frames, quiet),
         Command::New(args) => new::new(&args),
-        Command::Watch { dir, graph, set, seconds } => run::watch(&cli.module_dirs, &dir, &graph, &set, seconds),
+        Command::Watch { dir, graph, fps, seconds } => run::watch(&cli.module_dirs, &dir, &graph, fps, seconds),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -317,6 +317,11 @@ impl Kernel {
     pub fn target_names(&self) -> Vec<String> {
         self.inner.targets.iter().map(|(t, _)| t.clone()).collect()
     }
+    /// True when the kernel has a process function of its own (it runs on the host and on any
+    /// target); false for a kernel implemented only on its [targets](Self::target_names).
+    pub fn runs_anywhere(&self) -> bool {
+        self.inner.runs_anywhere()
+    }
     /// True after [`finalize`](Self::finalize).
     pub fn is_finalized(&self) -> bool {
         self.inner.final_().is_some()
