@@ -1,7 +1,8 @@
 //! `vx_module!`: the one invocation a module crate needs. It exports the versioned root descriptor
 //! (the abi_stable `LibHeader` static, generated here through `vx_plugin_abi`'s re-export so module
 //! crates need no direct abi_stable dependency) whose `publish` registers every kernel record of the
-//! crate and whose `unpublish` removes them.
+//! crate and whose `unpublish` removes them. Once per crate: a second invocation is refused where
+//! it is written, naming the first (`internals::unique`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -33,6 +34,9 @@ impl Parse for KeyValue {
 impl Parse for ModuleArgs {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let cx = Ctxt::new();
+        if let Some((first, _)) = input.cursor().token_tree() {
+            crate::internals::unique::check_module(&cx, &first);
+        }
         let mut args = ModuleArgs { name: None, version: None };
         for kv in Punctuated::<KeyValue, Token![,]>::parse_terminated(input)? {
             let slot = match kv.key.to_string().as_str() {
@@ -67,6 +71,12 @@ pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
     let version = args.version.map(|v| quote!(#v)).unwrap_or_else(|| quote!(::core::env!("CARGO_PKG_VERSION")));
     let export_name = Ident::new(&abi_stable_shared::mangled_root_module_loader_name(), Span::call_site());
     quote! {
+        // The backstop of `internals::unique::check_module` (a second `vx_module!` in the crate,
+        // when the crate's source could not be read): "the name … is defined multiple times" at
+        // `cargo check` rather than a symbol clash at link time.
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! __vx_module_is_invoked_once_per_crate { () => {}; }
         const _: () = {
             use ::vx_plugin_abi::abi_stable::library as __lib;
             use ::vx_plugin_abi::module_abi as __abi;

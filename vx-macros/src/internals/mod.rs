@@ -2,7 +2,9 @@
 //! ([`ctxt`]), the signature model with its classification ([`ast`]) and the expansion pieces built
 //! from it ([`expand`]: parameter bindings, the signature constant, `add_parameter` calls, name and
 //! enumeration), where the function sits in its file ([`placement`]), whether a cdylib crate
-//! has its `vx_module!` ([`module_entry`]), both over the source-file helpers of `source`, and the entry-point wrapper with its fallback ([`run`]).
+//! has its `vx_module!` ([`module_entry`]), whether a kernel name and `vx_module!` are the crate's
+//! only ones ([`unique`]), all over the source-file helpers of `source`, and the entry-point
+//! wrapper with its fallback ([`run`]).
 
 pub(crate) mod ast;
 pub(crate) mod ctxt;
@@ -10,6 +12,7 @@ pub(crate) mod expand;
 pub(crate) mod module_entry;
 pub(crate) mod placement;
 mod source;
+pub(crate) mod unique;
 
 use proc_macro2::TokenStream;
 use quote::quote;

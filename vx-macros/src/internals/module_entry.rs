@@ -13,23 +13,10 @@
 //!
 //! Best effort like [`super::placement`]: anything unreadable means no finding.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-use syn::visit::Visit;
+use std::path::PathBuf;
 
 use super::ctxt::Ctxt;
-use super::source::{Stamp, has_kernel_attr, parse, stamp};
-
-/// The files read for a crate (with their size and modification time), and its first kernel
-/// (file, function name) when the crate has no entry point.
-struct Finding {
-    stamps: Vec<(PathBuf, Stamp)>,
-    missing_entry_at: Option<(PathBuf, String)>,
-}
-
-static CACHE: Mutex<Option<HashMap<PathBuf, Finding>>> = Mutex::new(None);
+use super::source::{CrateSource, same_file};
 
 /// Report a cdylib crate without `vx_module!` at its first kernel.
 pub(crate) fn check(cx: &Ctxt, f: &syn::ItemFn) {
@@ -39,14 +26,13 @@ pub(crate) fn check(cx: &Ctxt, f: &syn::ItemFn) {
     }
     let ident = &f.sig.ident;
     let Some(here) = ident.span().unwrap().local_file() else { return };
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    let cache = cache.get_or_insert_with(HashMap::new);
-    let fresh = cache.get(&lib.root).is_some_and(|f| f.stamps.iter().all(|(p, s)| stamp(p) == *s));
-    if !fresh {
-        cache.insert(lib.root.clone(), read_crate(&lib.root));
+    let source = CrateSource::cached(&lib.root, true);
+    if source.entry || !source.complete {
+        return;
     }
-    let Some((file, first)) = &cache[&lib.root].missing_entry_at else { return };
-    if *ident == first && same_file(file, &here) {
+    // The first kernel that is surely compiled (one under `#[cfg…]` may not be), else the first.
+    let Some(first) = source.kernels.iter().find(|k| !k.cfg).or(source.kernels.first()) else { return };
+    if *ident == first.ident && same_file(&first.file, &here) {
         cx.error_spanned_by(
             ident,
             format!(
@@ -57,19 +43,6 @@ pub(crate) fn check(cx: &Ctxt, f: &syn::ItemFn) {
             ),
         );
     }
-}
-
-/// True when `tokens` (a macro's body) name `vx_module` anywhere.
-fn mentions_vx_module(tokens: proc_macro2::TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == "vx_module",
-        proc_macro2::TokenTree::Group(g) => mentions_vx_module(g.stream()),
-        _ => false,
-    })
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 struct Lib {
@@ -119,102 +92,6 @@ fn lib_section(manifest: &str) -> Option<LibSection> {
         name: text("name"),
         path: text("path"),
     })
-}
-
-/// Read the module tree from `root`: the files read, and the first kernel if no entry point.
-fn read_crate(root: &Path) -> Finding {
-    let mut walk = Tree {
-        files: Vec::new(),
-        complete: true,
-        entry: false,
-        first_kernel: None,
-        dir: PathBuf::new(),
-        file: PathBuf::new(),
-    };
-    walk.read(root.to_path_buf(), root.parent().map(Path::to_path_buf).unwrap_or_default());
-    let stamps = walk.files.iter().map(|p| (p.clone(), stamp(p))).collect();
-    let missing_entry_at = if walk.entry || !walk.complete { None } else { walk.first_kernel };
-    Finding { stamps, missing_entry_at }
-}
-
-struct Tree {
-    files: Vec<PathBuf>,
-    /// False when a file could not be read or parsed: the search proves nothing then.
-    complete: bool,
-    entry: bool,
-    first_kernel: Option<(PathBuf, String)>,
-    /// Where `mod name;` inside the current module finds its file.
-    dir: PathBuf,
-    file: PathBuf,
-}
-
-impl Tree {
-    fn read(&mut self, file: PathBuf, dir: PathBuf) {
-        if self.files.contains(&file) {
-            return;
-        }
-        self.files.push(file.clone());
-        let Some(parsed) = parse(&file) else {
-            self.complete = false;
-            return;
-        };
-        let (outer_dir, outer_file) = (std::mem::replace(&mut self.dir, dir), std::mem::replace(&mut self.file, file));
-        self.visit_file(&parsed);
-        self.dir = outer_dir;
-        self.file = outer_file;
-    }
-}
-
-impl<'ast> Visit<'ast> for Tree {
-    fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
-        let Some(name) = m.mac.path.segments.last().map(|s| s.ident.to_string()) else { return };
-        match name.as_str() {
-            "vx_module" => self.entry = true,
-            // A macro of the crate's own that wraps `vx_module!` (its body names it).
-            "macro_rules" if mentions_vx_module(m.mac.tokens.clone()) => self.entry = true,
-            // Code this walk cannot see (generated files): it may hold the entry point.
-            "include" => self.complete = false,
-            _ => {}
-        }
-    }
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "export_root_module")) {
-            self.entry = true;
-        }
-        if self.first_kernel.is_none() && has_kernel_attr(&f.attrs) {
-            self.first_kernel = Some((self.file.clone(), f.sig.ident.to_string()));
-        }
-        syn::visit::visit_item_fn(self, f);
-    }
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        let name = m.ident.to_string();
-        let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        });
-        match (&m.content, path_attr) {
-            (Some(_), _) => {
-                let inner = self.dir.join(&name);
-                let outer = std::mem::replace(&mut self.dir, inner);
-                syn::visit::visit_item_mod(self, m);
-                self.dir = outer;
-            }
-            (None, Some(p)) => {
-                let file = self.file.parent().unwrap_or(Path::new("")).join(p);
-                let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-                self.read(file, dir);
-            }
-            (None, None) => {
-                let flat = self.dir.join(format!("{name}.rs"));
-                let file = if flat.exists() { flat } else { self.dir.join(&name).join("mod.rs") };
-                let dir = self.dir.join(&name);
-                self.read(file, dir);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -279,8 +156,8 @@ path = "nope"
     #[test]
     fn a_macro_that_wraps_vx_module_counts_as_the_entry() {
         let body: proc_macro2::TokenStream = "() => { ::vx_plugin_abi::vx_module!(name = \"m\"); }".parse().unwrap();
-        assert!(mentions_vx_module(body));
+        assert!(super::super::source::mentions(body, "vx_module"));
         let other: proc_macro2::TokenStream = "() => { fn vx_module_root() {} }".parse().unwrap();
-        assert!(!mentions_vx_module(other));
+        assert!(!super::super::source::mentions(other, "vx_module"));
     }
 }

@@ -7,7 +7,7 @@ use crate::internals::ctxt::Ctxt;
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
 pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
-    crate::internals::expand::check_name(cx, attrs.name.as_ref());
+    crate::internals::expand::check_name(cx, f, attrs.name.as_ref());
     let params = params(args);
     let row_form = is_row_form(f);
     if !params.iter().any(|p| matches!(p.kind, ParamKind::Output(_))) && !args.is_empty() {

@@ -56,7 +56,7 @@ pub(crate) enum Entry {
     Target,
 }
 
-fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry) -> syn::Result<Attrs> {
+fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry, f: &ItemFn) -> syn::Result<Attrs> {
     let mut a = Attrs::default();
     let mut seen: Vec<String> = Vec::new();
     let parser = syn::meta::parser(|meta| {
@@ -116,7 +116,7 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry) -> syn::Result<Attrs>
     });
     let span = args.clone();
     syn::parse::Parser::parse2(parser, args)?;
-    crate::internals::expand::check_name(cx, a.name.as_ref());
+    crate::internals::expand::check_name(cx, f, a.name.as_ref());
     if entry == Entry::Target && a.target.is_none() {
         cx.error_spanned_by(span, "a target kernel names its target: `target = \"name\"`");
     }
@@ -329,7 +329,7 @@ pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenSt
     crate::internals::run(
         &f,
         |cx| {
-            let attrs = parse_attrs(cx, args, entry);
+            let attrs = parse_attrs(cx, args, entry, &f);
             let (local, memory) = match &attrs {
                 Ok(a) => (a.local.as_ref(), &a.memory[..]),
                 Err(_) => (None, &[][..]),
