@@ -2,7 +2,7 @@
 //! and with an image file, on bytes instead of files. Not a stable API.
 //!
 //! - [`graph_file`]: the TOML parser and checks, `${var}` expansion and the graph built and verified from it,
-//!   in a context with one in-process kernel (`fuzz.copy`) and 64 MiB of buffers; `read = "…"`
+//!   in a context with one in-process kernel (`fuzz.copy`), target `dsp` and 64 MiB of buffers; `read = "…"`
 //!   images are 8×8 images made in memory (a fuzz input never opens files).
 //! - [`image_file`]: an image file decoded and converted to a vx image of the format the first
 //!   byte picks, exactly as `read = "…"` does.
@@ -18,10 +18,16 @@ use crate::graph_file::{GraphFile, Overrides, decode_image};
 /// Buffer bytes of the fuzz context: a file asking for more is refused (`NoResources`).
 pub const MAX_BUFFER_BYTES: usize = 64 << 20;
 
-/// A context for the fuzz targets: one thread, [`MAX_BUFFER_BYTES`], and the kernel `fuzz.copy`
+/// A context for the fuzz targets: one thread, [`MAX_BUFFER_BYTES`], target `dsp` (a file's own
+/// `[targets]` are checked but not created: the context is made once), and the kernel `fuzz.copy`
 /// (image in, image out of the same format and size, an optional scalar).
 pub fn context() -> Context {
-    let ctx = Context::builder().threads(1).max_buffer_bytes(MAX_BUFFER_BYTES).build().expect("a context");
+    let ctx = Context::builder()
+        .threads(1)
+        .max_buffer_bytes(MAX_BUFFER_BYTES)
+        .target(vx::TargetConfig::new("dsp"))
+        .build()
+        .expect("a context");
     let id = ctx.allocate_user_kernel_id().expect("a kernel id");
     let k = ctx
         .user_kernel("fuzz.copy", id, 3)
