@@ -19,7 +19,7 @@ use proc_macro::TokenStream;
 /// Export this crate as a kernel module: `vx_module!(name = "vx_filters");`. Its `publish`
 /// registers every kernel the crate defines with `#[tiling_kernel]` / `#[user_kernel]` /
 /// `#[target_kernel]`; its `unpublish` removes them. Once per cdylib crate (a cdylib with kernels
-/// and no `vx_module!` is a compile error).
+/// and no `vx_module!` is a compile error, and so is a second `vx_module!`, naming the first).
 ///
 /// - `name = "…"` (required): the module's name, what applications load (`load_module("vx_filters")`
 ///   finds `libvx_filters.so`).
@@ -45,7 +45,7 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
 /// Keys (all optional):
 ///
 /// - `name = "module.kernel"`: the kernel's name; default `<crate>.<function>`. Unique per crate
-///   (a second kernel of one name is a compile error); not empty.
+///   (a second kernel of one name is a compile error naming the first); not empty.
 /// - `enumeration = N`: the kernel's enumeration; default: one the host allocates.
 /// - `block = WxH`: the output tile block size; the fast function gets whole blocks.
 /// - `nbhd = (left, right, top, bottom)`: the input neighborhood (`left`, `top` ≤ 0 ≤ `right`,

@@ -7,8 +7,9 @@
 //! dotted `lib.` keys), its module tree is read from the library's
 //! root file through `mod name;` declarations (`name.rs`, `name/mod.rs`, `#[path]`) and searched
 //! for a `vx_module!` invocation (or a `macro_rules!` of the crate that names it, or a hand-written
-//! `#[export_root_module]`); an `include!` of generated code makes the search inconclusive. Without one, the
-//! crate's first kernel in source order — one error per crate, not one per kernel — reports it.
+//! `#[export_root_module]`) by `source::CrateSource`; an `include!` of generated code makes the
+//! search inconclusive. Without one, the crate's first kernel in source order that no `#[cfg…]`
+//! may leave out — one error per crate, not one per kernel — reports it.
 //! The finding is cached per process, refreshed when a file's size or modification time changes.
 //!
 //! Best effort like [`super::placement`]: anything unreadable means no finding.
