@@ -8,8 +8,6 @@
 use abi_stable::StableAbi;
 use abi_stable::std_types::RString;
 
-use crate::module_abi::ScalarBits;
-
 /// No item / no level in a [`ParamPath`].
 pub const PATH_NONE: u32 = u32::MAX;
 
@@ -250,4 +248,14 @@ pub struct ThresholdBits {
     pub true_value: i64,
     /// Output where it does not.
     pub false_value: i64,
+}
+
+/// A scalar value across the boundary.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScalarBits {
+    /// A [`crate::wire::scalar_type`] code.
+    pub type_code: u32,
+    /// The value's bytes in native order, at the start.
+    pub bytes: [u8; 8],
 }

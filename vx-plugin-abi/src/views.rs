@@ -12,8 +12,8 @@
 
 use std::marker::PhantomData;
 
-use crate::module_abi::{AbiError, MappedImage, Processor, ScalarBits};
-use crate::object_meta::{MappedData, ObjectMeta, ParamPath, ThresholdBits};
+use crate::module_abi::{AbiError, MappedImage, Processor};
+use crate::object_meta::{MappedData, ObjectMeta, ParamPath, ScalarBits, ThresholdBits};
 use crate::status::Status;
 use crate::tile::{TilePixel, TileScalar};
 use crate::wire::{data_type, scalar_type};

@@ -1,0 +1,179 @@
+//! The kernels a module adds: [`KernelDesc`] (user, tiling or target-only kernels), per-target
+//! implementations ([`TargetDesc`]), kernel attributes ([`KernelAttr`]) and the function pointers
+//! they carry across the boundary.
+
+use abi_stable::StableAbi;
+use abi_stable::std_types::{RSlice, RStr};
+
+use super::controller::Controller;
+use super::error::AbiResult;
+use super::lifecycle::Lifecycle;
+use super::processor::Processor;
+use super::validator::Validator;
+use crate::tile::TileParam;
+
+/// `vx_tiling_kernel_f` across the boundary: the parameters array, its length, the tile memory and
+/// its size.
+///
+/// # Safety
+///
+/// The caller passes `num` parameters valid for the call and tile memory of `size` bytes (or null
+/// and 0), upholding [`crate::TileArgs::new`]'s contract.
+pub type TilingFnPtr =
+    unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>;
+
+/// A validator across the boundary.
+pub type ValidateFnPtr = extern "C" fn(v: &Validator) -> AbiResult<()>;
+
+/// A user kernel's process function across the boundary.
+pub type ProcessFnPtr = extern "C" fn(p: &Processor) -> AbiResult<()>;
+
+/// Init or deinit across the boundary.
+pub type LifecycleFnPtr = extern "C" fn(l: &Lifecycle) -> AbiResult<()>;
+
+/// A control callback's entry point (`tivxNodeSendCommand` → `control_func`).
+pub type ControlFnPtr = extern "C" fn(c: &Controller) -> AbiResult<()>;
+
+/// One target's implementation of a kernel (`tivxAddTargetKernelByName`).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct TargetDesc<'a> {
+    /// The target's name.
+    pub target: RStr<'a>,
+    /// Process on that target.
+    pub process: extern "C" fn(p: &Processor) -> AbiResult<()>,
+    /// Create (init) on that target.
+    pub create: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Delete (deinit) on that target.
+    pub delete: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Control on that target.
+    pub control: Option<extern "C" fn(c: &Controller) -> AbiResult<()>>,
+}
+
+/// A kernel attribute across the boundary.
+#[repr(C, u8)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelAttr {
+    /// `VX_KERNEL_LOCAL_DATA_SIZE`.
+    LocalDataSize(u64),
+    /// `VX_KERNEL_INPUT_NEIGHBORHOOD`: left, right, top, bottom.
+    InputNeighborhood(i32, i32, i32, i32),
+    /// `VX_KERNEL_OUTPUT_TILE_BLOCK_SIZE`: width, height.
+    OutputTileBlockSize(u32, u32),
+    /// `VX_KERNEL_BORDER`: a [`crate::wire::border`] code.
+    Border(u32),
+    /// `VX_KERNEL_TILE_MEMORY_SIZE`.
+    TileMemorySize(u64),
+}
+
+/// A kernel to add: `vxAddUserKernel` (`process`) or `vxAddTilingKernel` (`fast` / `flexible`).
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct KernelDesc<'a> {
+    /// The kernel's name.
+    pub name: RStr<'a>,
+    /// Its enumeration; 0 lets the host allocate one.
+    pub enumeration: i32,
+    /// Its parameter count.
+    pub num_params: u32,
+    /// The validator.
+    pub validate: extern "C" fn(v: &Validator) -> AbiResult<()>,
+    /// The process function (user kernels).
+    pub process: Option<extern "C" fn(p: &Processor) -> AbiResult<()>>,
+    /// The fast function (tiling kernels).
+    pub fast: Option<
+        unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>,
+    >,
+    /// The flexible function (tiling kernels).
+    pub flexible: Option<
+        unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>,
+    >,
+    /// `vx_kernel_initialize_f` (user kernels).
+    pub init: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// `vx_kernel_deinitialize_f` (user kernels).
+    pub deinit: Option<extern "C" fn(l: &Lifecycle) -> AbiResult<()>>,
+    /// Control for nodes running the kernel's own process (user kernels).
+    pub control: Option<extern "C" fn(c: &Controller) -> AbiResult<()>>,
+    /// Implementations per target (user kernels; `process` may then be `None`).
+    pub targets: RSlice<'a, TargetDesc<'a>>,
+}
+
+impl<'a> KernelDesc<'a> {
+    /// A tiling kernel with a fast and/or a flexible function.
+    pub fn tiling(
+        name: &'a str,
+        enumeration: i32,
+        num_params: u32,
+        validate: ValidateFnPtr,
+        fast: Option<TilingFnPtr>,
+        flexible: Option<TilingFnPtr>,
+    ) -> Self {
+        KernelDesc {
+            name: RStr::from_str(name),
+            enumeration,
+            num_params,
+            validate,
+            process: None,
+            fast,
+            flexible,
+            init: None,
+            deinit: None,
+            control: None,
+            targets: RSlice::EMPTY,
+        }
+    }
+
+    /// A user (non-tiling) kernel.
+    pub fn user(
+        name: &'a str,
+        enumeration: i32,
+        num_params: u32,
+        validate: ValidateFnPtr,
+        process: ProcessFnPtr,
+    ) -> Self {
+        KernelDesc {
+            name: RStr::from_str(name),
+            enumeration,
+            num_params,
+            validate,
+            process: Some(process),
+            fast: None,
+            flexible: None,
+            init: None,
+            deinit: None,
+            control: None,
+            targets: RSlice::EMPTY,
+        }
+    }
+
+    /// A user kernel implemented only on targets (no process of its own).
+    pub fn target_only(
+        name: &'a str,
+        enumeration: i32,
+        num_params: u32,
+        validate: ValidateFnPtr,
+        targets: &'a [TargetDesc<'a>],
+    ) -> Self {
+        // No process and no tiling functions: only the targets' implementations.
+        KernelDesc::tiling(name, enumeration, num_params, validate, None, None).with_targets(targets)
+    }
+
+    /// Add init and deinit callbacks (user kernels).
+    pub fn with_lifecycle(mut self, init: Option<LifecycleFnPtr>, deinit: Option<LifecycleFnPtr>) -> Self {
+        self.init = init;
+        self.deinit = deinit;
+        self
+    }
+
+    /// Add a control callback (user kernels).
+    pub fn with_control(mut self, control: Option<ControlFnPtr>) -> Self {
+        self.control = control;
+        self
+    }
+
+    /// Add implementations per target (user kernels).
+    pub fn with_targets(mut self, targets: &'a [TargetDesc<'a>]) -> Self {
+        self.targets = RSlice::from_slice(targets);
+        self
+    }
+}

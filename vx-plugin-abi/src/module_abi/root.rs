@@ -1,0 +1,63 @@
+//! What a module exports: its ABI version (a plain symbol the host reads first, and a field of the
+//! root descriptor) and the root descriptor ([`VxModule`]) with its entry points.
+
+use abi_stable::library::RootModule;
+use abi_stable::sabi_types::VersionStrings;
+use abi_stable::std_types::RStr;
+use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings};
+
+use super::error::AbiResult;
+use super::host::Host;
+
+/// The module ABI version. A host refuses modules built for another one. Version 2: handles with a
+/// private host pointer, `!Send`/`!Sync`; `unsafe extern "C" fn` where raw pointers are trusted.
+/// Version 3: kernel memory (`mem_*` in the lifecycle and processor vtables) — a module built for it
+/// must not load into a host without them, so the version changed although the vtables only grew.
+/// Version 4: init and deinit read parameter metas (`param_meta` in the lifecycle vtable), so a
+/// kernel sizes its memory requests by its images; target kernels (`KernelDesc::targets`, control
+/// callbacks and the [`Controller`](super::controller::Controller) handle).
+/// Version 5: every data object ([`crate::object_meta`]): validators, init and deinit read any
+/// object's meta ([`ObjectMeta`](crate::object_meta::ObjectMeta), scalar values and array item counts included) and set outputs
+/// of any type, whole or attribute by attribute; process maps pyramid levels, object-array items
+/// and the fixed-layout objects, reads and writes thresholds. All new vtable functions follow the
+/// last prefix field, so the prefix-type layout rules hold; the version changed because a module
+/// calling them must not load into a host without them.
+pub const ABI_VERSION: u32 = 5;
+
+/// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
+/// reads it before abi_stable's layout check, so a module of another ABI version is refused with
+/// that reason (a layout report would hide it); modules built against ABI version 1 lack it.
+pub const ABI_VERSION_SYMBOL: &str = "vx_rs_module_abi_version";
+
+/// A module's `publish` / `unpublish`.
+pub type EntryFnPtr = extern "C" fn(host: &Host) -> AbiResult<()>;
+
+/// The root descriptor every module exports.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = VxModuleRef)))]
+#[sabi(missing_field(panic))]
+pub struct VxModule {
+    /// Must equal the host's [`ABI_VERSION`].
+    #[cfg(not(feature = "abi-layout-mismatch"))]
+    pub abi_version: u32,
+    /// (Test feature: a different layout, which the host's abi_stable check must refuse.)
+    #[cfg(feature = "abi-layout-mismatch")]
+    pub abi_version: u64,
+    /// The module's name (e.g. `vx_filters`).
+    pub name: RStr<'static>,
+    /// The module's own version.
+    pub version: RStr<'static>,
+    /// Registers the module's kernels.
+    pub publish: extern "C" fn(host: &Host) -> AbiResult<()>,
+    /// Removes them.
+    #[sabi(last_prefix_field)]
+    pub unpublish: extern "C" fn(host: &Host) -> AbiResult<()>,
+}
+
+impl RootModule for VxModuleRef {
+    declare_root_module_statics! {VxModuleRef}
+    const BASE_NAME: &'static str = "vx_module";
+    const NAME: &'static str = "vx_module";
+    const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}

@@ -1,0 +1,118 @@
+//! The host's side of one validator call ([`Validator`]): what the parameters are, what the
+//! outputs will be.
+
+use std::ffi::c_void;
+
+use abi_stable::StableAbi;
+use abi_stable::std_types::RSlice;
+
+use super::error::{AbiError, AbiResult};
+use super::handle::handle;
+use crate::image_format::ImageFormat;
+use crate::memory::Plain;
+use crate::object_meta::{ObjectMeta, ParamPath};
+
+handle!(
+    /// The host's side of one validator call.
+    Validator,
+    ValidatorVtableRef,
+    *mut c_void
+);
+
+/// What a validator learns about one parameter.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamMeta {
+    /// False for an unset optional parameter.
+    pub present: bool,
+    /// A [`crate::wire::data_type`] code.
+    pub data_type: u32,
+    /// Image FourCC (0 otherwise).
+    pub format: u32,
+    /// Image width (0 otherwise).
+    pub width: u32,
+    /// Image height (0 otherwise).
+    pub height: u32,
+    /// A [`crate::wire::scalar_type`] code (0 otherwise).
+    pub scalar_type: u32,
+}
+
+/// Functions a validator may call. Each trusts the handle's host pointer; call them through the
+/// [`Validator`] methods.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = ValidatorVtableRef)))]
+#[sabi(missing_field(panic))]
+pub struct ValidatorVtable {
+    /// The node's parameter count.
+    pub num_params: unsafe extern "C" fn(v: &Validator) -> u32,
+    /// What parameter `index` is.
+    pub param_meta: unsafe extern "C" fn(v: &Validator, index: u32) -> AbiResult<ParamMeta>,
+    /// Set an output image's meta format.
+    pub set_output_image:
+        unsafe extern "C" fn(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()>,
+    /// Set an output array's meta format: items of a scalar type, capacity.
+    #[sabi(last_prefix_field)]
+    pub set_output_array:
+        unsafe extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
+    /// What the object at `path` is (ABI 5).
+    pub object_meta: unsafe extern "C" fn(v: &Validator, path: ParamPath) -> AbiResult<ObjectMeta>,
+    /// Set output `index`'s whole meta format (`vxSetMetaFormatFromReference`; ABI 5).
+    pub set_output_meta: unsafe extern "C" fn(v: &Validator, index: u32, meta: &ObjectMeta) -> AbiResult<()>,
+    /// Set one attribute of output `index`'s meta format (`vxSetMetaFormatAttribute`: a
+    /// [`crate::wire::attribute`] code and the value's bytes; ABI 5).
+    pub set_output_attribute:
+        unsafe extern "C" fn(v: &Validator, index: u32, attribute: u32, value: RSlice<'_, u8>) -> AbiResult<()>,
+}
+
+impl Validator {
+    /// The node's parameter count.
+    pub fn num_params(&self) -> u32 {
+        // SAFETY: only the host makes a Validator (`from_raw`'s contract).
+        unsafe { (self.vtable.num_params())(self) }
+    }
+    /// Meta data of parameter `index`.
+    pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.param_meta())(self, index) }.into_result()
+    }
+    /// Set output array `index` to `capacity` items of the scalar type `scalar_type`.
+    pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_array())(self, index, scalar_type, capacity) }.into_result()
+    }
+    /// Set output image `index` to `format`, `width × height`.
+    pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_image())(self, index, format.fourcc(), width, height) }.into_result()
+    }
+    /// What parameter `index` is: any type, with a scalar's value and an array's item count.
+    pub fn meta(&self, index: u32) -> Result<ObjectMeta, AbiError> {
+        self.meta_at(ParamPath::param(index))
+    }
+    /// What the object at `path` is (an object array's item, a pyramid's level).
+    pub fn meta_at(&self, path: ParamPath) -> Result<ObjectMeta, AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.object_meta())(self, path) }.into_result()
+    }
+    /// Output `index` will look like `meta` (`vxSetMetaFormatFromReference` with an exemplar's
+    /// meta; values such as a scalar's are ignored).
+    pub fn set_output_meta(&self, index: u32, meta: &ObjectMeta) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_meta())(self, index, meta) }.into_result()
+    }
+    /// `vxSetMetaFormatAttribute`: one attribute of output `index` (a [`crate::wire::attribute`]
+    /// code; `value` is the attribute's C type: `&3usize` for a `vx_size`, `&fourcc` for a
+    /// `vx_df_image`, `&code` (`i32`) for a `vx_enum`).
+    pub fn set_output_attribute<T: Plain>(&self, index: u32, attribute: u32, value: &T) -> Result<(), AbiError> {
+        // SAFETY: `T: Plain` is a number type: its bytes are initialised.
+        let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
+        self.set_output_attribute_bytes(index, attribute, bytes)
+    }
+    /// [`Self::set_output_attribute`] with the value's bytes (a tensor's dimensions, a user data
+    /// object's type name).
+    pub fn set_output_attribute_bytes(&self, index: u32, attribute: u32, value: &[u8]) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`.
+        unsafe { (self.vtable.set_output_attribute())(self, index, attribute, RSlice::from_slice(value)) }.into_result()
+    }
+}
