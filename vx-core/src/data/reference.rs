@@ -289,6 +289,19 @@ impl Reference {
         }
     }
 
+    /// What [`overlaps`](Self::overlaps) compares first, for indexes (`graph/verify/overlap.rs`):
+    /// the object's id, its containers' ids, and for images and tensors the storage they live in.
+    /// Two references overlap only if they share an id among these or a storage.
+    pub(crate) fn overlap_keys(&self) -> OverlapKeys<'_> {
+        let h = self.header();
+        let storage = match self {
+            Reference::Image(i) => Some(i.storage_key()),
+            Reference::Tensor(t) => Some(t.storage_key()),
+            _ => None,
+        };
+        OverlapKeys { id: h.id, containers: &h.ancestors, storage }
+    }
+
     /// True when writing `self` may change what reading `other` sees: the same object, one a part
     /// of the other (a pyramid and its level, an object array and its item, an image and its ROI),
     /// or images (tensors) sharing pixels (elements).
@@ -543,4 +556,14 @@ impl<'a> KernelView<'a, ObjectArray> {
         let r = self.object.item_ref(index)?;
         T::from_reference(r).map(KernelView::new).ok_or_else(|| self.object.wrong_type::<T>())
     }
+}
+
+/// The keys under which a reference can overlap another ([`Reference::overlap_keys`]).
+pub(crate) struct OverlapKeys<'a> {
+    /// The object's id.
+    pub(crate) id: u64,
+    /// The ids of the objects it is part of.
+    pub(crate) containers: &'a [u64],
+    /// The storage of an image or tensor.
+    pub(crate) storage: Option<usize>,
 }

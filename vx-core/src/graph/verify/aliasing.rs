@@ -39,6 +39,7 @@ use crate::data::image::Image;
 use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::Result;
+use crate::graph::verify::overlap::OverlapIndex;
 use crate::graph::verify::{NodeVerification, Verification};
 use crate::graph::{Graph, GraphBody, NodeSlot};
 use crate::kernel::signature::{AliasHint, AliasKind};
@@ -97,32 +98,28 @@ pub(super) type Topology = Vec<(AliasHint, Option<String>)>;
 pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let enabled = v.graph.ctx.inner.shared.config.aliasing;
     let pipelined = body.pipeline.is_some();
-    // Producers of each node (writers of what it reads), for the "runs before" rule.
-    let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut readers: Vec<(usize, usize, Reference)> = Vec::new();
+    // Every input parameter by overlap, for "who else reads this" (O(inputs) to build).
+    let mut readers: OverlapIndex<usize> = OverlapIndex::default();
     for &n in &v.live {
         let s = body.nodes[n].as_ref().expect("live");
         for (p, r) in s.params.iter().enumerate() {
             let (Direction::Input, Some(r)) = (s.spec(p).direction, r) else { continue };
-            readers.push((n, p, r.clone()));
-            for (wn, _, w) in &v.writers {
-                if w.overlaps(r) {
-                    preds.entry(n).or_default().push(*wn);
-                }
-            }
+            readers.push(r.clone(), n);
         }
     }
+    // The producers of each node (writers of what it reads) are dataflow's.
+    let preds = &v.producers;
     let runs_before = |a: usize, b: usize| -> bool {
-        // Is `a` an ancestor of `b`? Depth-first over producers (the graph is acyclic: dataflow).
+        // Is `a` an ancestor of `b`? Depth-first over producers (the graph is acyclic: dataflow);
+        // asked only for another reader of an aliased input, O(ancestors of b).
         let mut stack = vec![b];
-        let mut seen = vec![b];
+        let mut seen = std::collections::HashSet::from([b]);
         while let Some(x) = stack.pop() {
-            for &p in preds.get(&x).map_or(&[][..], |v| &v[..]) {
+            for &p in &preds[x] {
                 if p == a {
                     return true;
                 }
-                if !seen.contains(&p) {
-                    seen.push(p);
+                if seen.insert(p) {
                     stack.push(p);
                 }
             }
@@ -165,7 +162,7 @@ fn topology_rule(
     n: usize,
     i: u32,
     o: u32,
-    readers: &[(usize, usize, Reference)],
+    readers: &OverlapIndex<usize>,
     names: &HashMap<usize, String>,
     runs_before: &dyn Fn(usize, usize) -> bool,
 ) -> Option<String> {
@@ -194,11 +191,13 @@ fn topology_rule(
     }) {
         return Some(format!("input '{}' is also parameter {p} of this node", inp.name()));
     }
-    if let Some((rn, _, _)) = readers.iter().find(|(rn, _, r)| *rn != n && r.overlaps(input) && !runs_before(*rn, n)) {
+    if let Some(rn) =
+        readers.overlapping(input).into_iter().map(|i| *readers.get(i).1).find(|&rn| rn != n && !runs_before(rn, n))
+    {
         return Some(format!(
             "input '{}' is also read by node '{}', which does not run before this one",
             inp.name(),
-            names.get(rn).map_or("?", String::as_str)
+            names.get(&rn).map_or("?", String::as_str)
         ));
     }
     if let Some(img) = [inp, out].into_iter().find(|im| im.shares_pixels()) {
@@ -300,9 +299,10 @@ fn meta_rule(s: &NodeSlot, i: u32, o: u32) -> Option<String> {
 /// Graph pass `alias binding`: every aliased chain's virtual images bound to one storage, every
 /// other virtual image to its own.
 pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
-    // Union-find over the images of aliased pairs, keyed by their own storage.
+    // Union-find over the images of aliased pairs, keyed by their own storage: O(pairs · α).
     let mut images: Vec<Image> = Vec::new();
     let mut parent: Vec<usize> = Vec::new();
+    let mut position: HashMap<usize, usize> = HashMap::new();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
             parent[x] = parent[parent[x]];
@@ -310,15 +310,12 @@ pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()>
         }
         x
     }
-    let index_of = |img: &Image, images: &mut Vec<Image>, parent: &mut Vec<usize>| -> usize {
-        match images.iter().position(|i| i.storage_key() == img.storage_key()) {
-            Some(k) => k,
-            None => {
-                images.push(img.clone());
-                parent.push(parent.len());
-                images.len() - 1
-            }
-        }
+    let mut index_of = |img: &Image, images: &mut Vec<Image>, parent: &mut Vec<usize>| -> usize {
+        *position.entry(img.storage_key()).or_insert_with(|| {
+            images.push(img.clone());
+            parent.push(parent.len());
+            images.len() - 1
+        })
     };
     // Chains follow schedule order, so each pair's input was seen before its output.
     for n in v.order() {
@@ -349,7 +346,7 @@ pub(super) fn bind(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()>
             if !img.is_standalone_virtual() {
                 continue;
             }
-            let target = images.iter().position(|i| i.storage_key() == img.storage_key()).and_then(|k| owner_of[k]);
+            let target = position.get(&img.storage_key()).and_then(|&k| owner_of[k]);
             img.bind_storage(target.map(|r| &images[r]));
         }
     }

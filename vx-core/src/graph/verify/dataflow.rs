@@ -1,6 +1,7 @@
 //! Pass `dataflow`: one writer per object (ROI overlap aware), edges from writer to reader (a
 //! virtual input needs a writer; a node reading its own output is a cycle), and the schedule as
 //! levels (Kahn): every node's producers are in earlier levels; nodes left over form a cycle, named.
+//! Cost: O((parameters + edges) · log) — overlap queries go through `overlap.rs`'s index.
 
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
@@ -10,13 +11,15 @@ use crate::graph::verify::Verification;
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let node = |i: usize| body.nodes[i].as_ref().expect("live");
 
-    // Writers: every output object has one writer.
+    // Writers: every output object has one writer. O(outputs · (depth + hits)) by the index.
     v.writers.clear();
+    v.writer_index.clear();
     for &n in &v.live {
         let s = node(n);
         for (p, r) in s.params.iter().enumerate() {
             if let (Direction::Output, Some(r)) = (s.spec(p).direction, r) {
-                if let Some((wn, wp, _)) = v.writers.iter().find(|(_, _, w)| w.overlaps(r)) {
+                if let Some((_, &w)) = v.writer_index.first_overlapping(r) {
+                    let (wn, wp, _) = &v.writers[w];
                     let other = node(*wn);
                     return Err(v.at(
                         s,
@@ -27,35 +30,32 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                             .found(format!("also written by node '{}' parameter {wp}", other.name)),
                     ));
                 }
+                v.writer_index.push(r.clone(), v.writers.len());
                 v.writers.push((n, p, r.clone()));
             }
         }
     }
 
-    // Edges writer → reader; virtual inputs need a writer.
+    // Edges writer → reader; virtual inputs need a writer. O(inputs · (depth + hits)).
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); body.nodes.len()];
     for &n in &v.live {
         let s = node(n);
         for (p, r) in s.params.iter().enumerate() {
             let (Direction::Input, Some(r)) = (s.spec(p).direction, r) else { continue };
-            let mut written = false;
-            for (wn, _, w) in &v.writers {
-                if w.overlaps(r) {
-                    written = true;
-                    if *wn == n {
-                        return Err(v.at(
-                            s,
-                            Error::new(ErrorKind::InvalidGraph, "the node reads its own output (a cycle)")
-                                .at_parameter(p as u32)
-                                .on_object(&r.name()),
-                        ));
-                    }
-                    if !preds[n].contains(wn) {
-                        preds[n].push(*wn);
-                    }
+            let hits = v.writer_index.overlapping(r);
+            for &w in &hits {
+                let wn = v.writers[w].0;
+                if wn == n {
+                    return Err(v.at(
+                        s,
+                        Error::new(ErrorKind::InvalidGraph, "the node reads its own output (a cycle)")
+                            .at_parameter(p as u32)
+                            .on_object(&r.name()),
+                    ));
                 }
+                preds[n].push(wn);
             }
-            if !written && r.is_virtual() {
+            if hits.is_empty() && r.is_virtual() {
                 return Err(v.at(
                     s,
                     Error::new(
@@ -67,24 +67,31 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                 ));
             }
         }
+        preds[n].sort_unstable();
+        preds[n].dedup();
     }
 
-    // Levels (Kahn); leftovers form a cycle.
-    let mut level: Vec<Option<usize>> = vec![None; body.nodes.len()];
-    let mut order = Vec::with_capacity(v.live.len());
-    loop {
-        let ready: Vec<usize> = v
-            .live
-            .iter()
-            .copied()
-            .filter(|&n| level[n].is_none() && preds[n].iter().all(|&p| level[p].is_some()))
-            .collect();
-        if ready.is_empty() {
-            break;
+    // Levels (Kahn, by in-degree: O(nodes + edges)): a node's level is one more than its
+    // producers' highest; nodes never ready form a cycle.
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); body.nodes.len()];
+    let mut waiting: Vec<usize> = vec![0; body.nodes.len()];
+    for &n in &v.live {
+        waiting[n] = preds[n].len();
+        for &p in &preds[n] {
+            successors[p].push(n);
         }
-        for &n in &ready {
-            level[n] = Some(preds[n].iter().map(|&p| level[p].expect("ready") + 1).max().unwrap_or(0));
-            order.push(n);
+    }
+    let mut level: Vec<Option<usize>> = vec![None; body.nodes.len()];
+    let mut ready: Vec<usize> = v.live.iter().copied().filter(|&n| waiting[n] == 0).collect();
+    let mut order = Vec::with_capacity(v.live.len());
+    while let Some(n) = ready.pop() {
+        level[n] = Some(preds[n].iter().map(|&p| level[p].expect("producers first") + 1).max().unwrap_or(0));
+        order.push(n);
+        for &m in &successors[n] {
+            waiting[m] -= 1;
+            if waiting[m] == 0 {
+                ready.push(m);
+            }
         }
     }
     if order.len() < v.live.len() {
@@ -94,7 +101,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             .in_graph(&v.gname)
             .found(format!("nodes {} depend on each other", stuck.join(", "))));
     }
-    order.sort_by_key(|&n| (level[n], n));
+    order.sort_unstable_by_key(|&n| (level[n], n));
     let depth = order.iter().map(|&n| level[n].expect("ordered")).max().unwrap_or(0) + 1;
     v.schedule = vec![Vec::new(); depth];
     for &n in &order {

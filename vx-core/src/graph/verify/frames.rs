@@ -78,8 +78,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for &n in &order {
         for (p, r) in param(n).iter().enumerate() {
             let (Direction::Input, Some(r)) = (direction(n, p), r) else { continue };
-            for (w, _, written) in &v.writers {
-                if *w == n || !written.overlaps(r) {
+            for hit in v.writer_index.overlapping(r) {
+                let (w, _, written) = &v.writers[hit];
+                if *w == n {
                     continue;
                 }
                 if !successors[*w].contains(&n) {

@@ -32,7 +32,7 @@
 //! Re-verification re-plans; the arena is kept when its size does not change.
 //! `ContextBuilder::memory_plan(false)` gives every virtual image a buffer of its own.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
@@ -110,7 +110,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     // Groups by effective storage, in order of first appearance.
     let mut groups: Vec<Group> = Vec::new();
     let mut by_storage: HashMap<usize, usize> = HashMap::new();
-    let mut app_storages: Vec<usize> = Vec::new();
+    let mut app_storages: HashSet<usize> = HashSet::new();
+    // (group, own storage) pairs seen: each image once in its group.
+    let mut in_group: HashSet<(usize, usize)> = HashSet::new();
     for (level, nodes) in v.schedule.iter().enumerate() {
         for &n in nodes {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
@@ -118,7 +120,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                 let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
                 // Parts of pyramids and object arrays keep their own memory, like real images.
                 if !img.is_standalone_virtual() {
-                    app_storages.push(img.storage_key());
+                    app_storages.insert(img.storage_key());
                     continue;
                 }
                 let key = img.effective_storage_key();
@@ -133,15 +135,17 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     });
                     groups.len() - 1
                 });
+                let fresh = in_group.insert((g, img.storage_key()));
                 let g = &mut groups[g];
-                if !g.images.iter().any(|i| i.storage_key() == img.storage_key()) {
+                if fresh {
                     g.images.push(img.clone());
                 }
                 g.levels.1 = level;
                 if g.accessors.last() != Some(&n) {
                     g.accessors.push(n);
                 }
-                if s.spec(p).direction == Direction::Output && !g.writers.contains(&n) {
+                // Nodes come one at a time (schedule order): each once, O(1).
+                if s.spec(p).direction == Direction::Output && g.writers.last() != Some(&n) {
                     g.writers.push(n);
                 }
             }
@@ -173,11 +177,31 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     // Greedy by size.
     let mut order: Vec<usize> = (0..groups.len()).filter(|&g| groups[g].excluded.is_none()).collect();
     order.sort_by_key(|&g| (std::cmp::Reverse(groups[g].bytes), groups[g].levels.0, g));
+    // Candidates for a conflict: under the level order only groups whose levels meet (kept per
+    // level: O(levels spanned + groups met) a group); under the dataflow order every placed group.
     let mut offsets: Vec<Option<usize>> = vec![None; groups.len()];
-    for &g in &order {
-        let mut taken: Vec<(usize, usize)> = order
-            .iter()
-            .filter_map(|&o| offsets[o].map(|off| (o, off)))
+    let mut placed_at_level: Vec<Vec<usize>> = vec![Vec::new(); if pipelined { 0 } else { v.schedule.len() }];
+    let mut seen_for: Vec<usize> = vec![usize::MAX; groups.len()];
+    let mut placed_so_far: Vec<usize> = Vec::new();
+    for (k, &g) in order.iter().enumerate() {
+        let (l0, l1) = groups[g].levels;
+        let candidates: Vec<usize> = if pipelined {
+            placed_so_far.clone()
+        } else {
+            let mut c = Vec::new();
+            for at_level in &placed_at_level[l0..=l1] {
+                for &o in at_level {
+                    if seen_for[o] != k {
+                        seen_for[o] = k;
+                        c.push(o);
+                    }
+                }
+            }
+            c
+        };
+        let mut taken: Vec<(usize, usize)> = candidates
+            .into_iter()
+            .filter_map(|o| offsets[o].map(|off| (o, off)))
             .filter(|&(o, _)| !groups[o].ordered_with(&groups[g], &run_order))
             .map(|(o, off)| (off, off + groups[o].bytes))
             .collect();
@@ -190,15 +214,29 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             at = at.max(end.next_multiple_of(BUFFER_ALIGN));
         }
         offsets[g] = Some(at);
+        if pipelined {
+            placed_so_far.push(g);
+        } else {
+            placed_at_level[l0..=l1].iter_mut().for_each(|at_level| at_level.push(g));
+        }
     }
     if cfg!(debug_assertions) {
         check_plan(v, &groups, &offsets, pipelined).map_err(|e| e.in_graph(&v.gname))?;
     }
     let arena_bytes = order.iter().map(|&g| offsets[g].unwrap_or(0) + groups[g].bytes).max().unwrap_or(0);
     // Buffers used in one level are in use at once under either order: a lower bound for both.
-    let overlaps = |a: (usize, usize), b: (usize, usize)| a.0 <= b.1 && b.0 <= a.1;
-    let lower_bound_bytes = (0..v.schedule.len())
-        .map(|l| order.iter().filter(|&&g| overlaps(groups[g].levels, (l, l))).map(|&g| groups[g].bytes).sum())
+    // Bytes live per level by a difference array: O(levels + groups).
+    let mut delta = vec![0isize; v.schedule.len() + 1];
+    for &g in &order {
+        delta[groups[g].levels.0] += groups[g].bytes as isize;
+        delta[groups[g].levels.1 + 1] -= groups[g].bytes as isize;
+    }
+    let lower_bound_bytes = delta
+        .iter()
+        .scan(0isize, |live, d| {
+            *live += d;
+            Some(*live as usize)
+        })
         .max()
         .unwrap_or(0);
 
@@ -223,8 +261,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             levels: g.levels,
         });
     }
+    let kept: HashSet<usize> = placed.iter().map(Image::effective_storage_key).collect();
     for old in &previous {
-        if !placed.iter().any(|p| p.effective_storage_key() == old.effective_storage_key()) {
+        if !kept.contains(&old.effective_storage_key()) {
             old.unplace_storage();
         }
     }
@@ -604,9 +643,10 @@ mod tests {
             full: true,
             live: vec![0, 1, 2, 3],
             writers: Vec::new(),
+            writer_index: Default::default(),
             schedule: vec![vec![0], vec![1, 2], vec![3]],
             producers: vec![vec![], vec![0], vec![0], vec![1]],
-            changed: Vec::new(),
+            changed: Default::default(),
             alias_topology: Default::default(),
         };
         let group = |accessors: Vec<usize>| super::Group {

@@ -7,6 +7,7 @@ use vx_plugin_abi::ImageFormat;
 use crate::data::reference::{ObjectMeta, Reference};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::NodeSlot;
+use crate::graph::verify::overlap::OverlapIndex;
 use crate::graph::verify::{NodeVerification, Verification};
 
 pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
@@ -26,7 +27,7 @@ fn mismatch(kind: ErrorKind, want: &ObjectMeta, have: &ObjectMeta) -> Error {
 }
 
 /// Complete a virtual output from `meta`, or check a real one against it.
-fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> Result<()> {
+fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut OverlapIndex<()>) -> Result<()> {
     let have = r.meta();
     let fail = |kind| Err(mismatch(kind, &meta, &have));
     match (r, &meta) {
@@ -46,7 +47,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
                 return fail(ErrorKind::InvalidDimension);
             }
             if img.is_virtual() && img.complete_virtual(format, width, height)? {
-                changed.push(r.clone());
+                changed.push(r.clone(), ());
             }
         }
         (Reference::Array(a), &ObjectMeta::Array { item_type, capacity }) => {
@@ -57,7 +58,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
                 }
                 let item = item_type.expect("resolved meta has an item type");
                 if a.complete_virtual(item, if dc != 0 { dc } else { capacity })? {
-                    changed.push(r.clone());
+                    changed.push(r.clone(), ());
                 }
             } else if dt != item_type {
                 return fail(ErrorKind::InvalidType);
@@ -129,7 +130,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
                 return fail(ErrorKind::InvalidDimension);
             }
             if p.is_virtual() && p.complete_virtual(w.format, w.width, w.height)? {
-                changed.push(r.clone());
+                changed.push(r.clone(), ());
             }
         }
         (Reference::Tensor(t), ObjectMeta::Tensor(w)) => {
@@ -146,7 +147,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut Vec<Reference>) -> 
                 return fail(ErrorKind::InvalidValue);
             }
             if t.is_virtual() && t.complete_virtual(*w)? {
-                changed.push(r.clone());
+                changed.push(r.clone(), ());
             }
         }
         (

@@ -36,6 +36,7 @@ mod frames;
 mod memory_plan;
 mod meta;
 mod nodes;
+mod overlap;
 mod params;
 mod run_order;
 mod scratch;
@@ -103,12 +104,14 @@ pub(super) struct Verification<'g> {
     pub(super) live: Vec<usize>,
     /// Every output parameter: (node, parameter index, object) — from `dataflow`.
     pub(super) writers: Vec<(usize, usize, Reference)>,
+    /// `writers` by overlap: the position in `writers` of each — from `dataflow`.
+    writer_index: overlap::OverlapIndex<usize>,
     /// Node indices by level: every node's producers are in earlier levels — from `dataflow`.
     pub(super) schedule: Vec<Vec<usize>>,
     /// Per node index, the nodes it reads from in a frame (the dataflow edges into it) — from `dataflow`.
     pub(super) producers: Vec<Vec<usize>>,
     /// Objects whose meta data changed in this verification (their readers are re-verified).
-    pub(super) changed: Vec<Reference>,
+    changed: overlap::OverlapIndex<()>,
     /// The topology verdict on every alias hint, by node index — from `alias candidates`.
     pub(super) alias_topology: std::collections::HashMap<usize, aliasing::Topology>,
 }
@@ -159,9 +162,10 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
         full,
         live: body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect(),
         writers: Vec::new(),
+        writer_index: Default::default(),
         schedule: Vec::new(),
         producers: Vec::new(),
-        changed: Vec::new(),
+        changed: Default::default(),
         alias_topology: Default::default(),
     };
     let _span = tracing::info_span!("verify", graph = %v.gname, full).entered();

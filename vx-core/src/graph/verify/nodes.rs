@@ -23,8 +23,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for n in v.order() {
         let s = body.nodes[n].as_mut().expect("scheduled nodes are live");
         let inputs_changed = s.params.iter().enumerate().any(|(p, r)| {
-            s.spec(p).direction == Direction::Input
-                && r.as_ref().is_some_and(|r| v.changed.iter().any(|c| c.overlaps(r)))
+            s.spec(p).direction == Direction::Input && r.as_ref().is_some_and(|r| v.changed.any_overlapping(r))
         });
         let reverify = v.full || !s.initialized || s.dirty || inputs_changed;
         let mut nv = NodeVerification { node: n, ..Default::default() };

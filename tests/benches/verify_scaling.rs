@@ -1,0 +1,148 @@
+//! How verify and process cost grows with the size of a graph (issue 35):
+//! `cargo bench -p vx-tests --bench verify_scaling` (a table, not criterion).
+//!
+//! Two shapes of N `filters.not` nodes over 64×16 U8 images, one thread:
+//! - **chain**: input → not → v1 → not → v2 … → output, the intermediates virtual;
+//! - **wide**: N nodes all reading one input, each writing an output of its own.
+//!
+//! Columns: building the graph (`add_node` × N), the first verify, process per frame (median of
+//! frames), the first process after `reload_module` (the module's kernels change version: the graph
+//! re-verifies) and after `Node::set_parameter` of the first node's input to another image of the
+//! same meta — each also in µs per node. `VX_BENCH_MAX_N=4000` stops at that N; `VX_BENCH_SHAPE=chain`
+//! runs one shape.
+
+use std::time::{Duration, Instant};
+
+use vx::*;
+use vx_tests::{build_module_profile, plugin_dir};
+
+const SIZES: [usize; 7] = [10, 100, 1_000, 2_000, 4_000, 8_000, 16_000];
+const W: u32 = 64;
+const H: u32 = 16;
+
+fn image(ctx: &Context) -> Image {
+    let i = Image::new(ctx, W, H, ImageFormat::U8).unwrap();
+    i.copy_from(Rect::full(W, H), 0, &vec![7u8; (W * H) as usize]).unwrap();
+    i
+}
+
+struct Built {
+    graph: Graph,
+    first: Node,
+    spare: Image,
+    build: Duration,
+}
+
+fn chain(ctx: &Context, not: &Kernel, n: usize) -> Built {
+    let t0 = Instant::now();
+    let graph = Graph::new(ctx).unwrap();
+    let input = image(ctx);
+    let mut prev = input.clone();
+    let mut first = None;
+    for i in 0..n {
+        let next =
+            if i + 1 == n { image(ctx) } else { Image::new_virtual(&graph, 0, 0, ImageFormat::Virtual).unwrap() };
+        let node = graph.add_node(not, [&prev, &next]).unwrap();
+        first.get_or_insert(node);
+        prev = next;
+    }
+    Built { graph, first: first.unwrap(), spare: image(ctx), build: t0.elapsed() }
+}
+
+fn wide(ctx: &Context, not: &Kernel, n: usize) -> Built {
+    let t0 = Instant::now();
+    let graph = Graph::new(ctx).unwrap();
+    let input = image(ctx);
+    let mut first = None;
+    for _ in 0..n {
+        let node = graph.add_node(not, [&input, &image(ctx)]).unwrap();
+        first.get_or_insert(node);
+    }
+    Built { graph, first: first.unwrap(), spare: image(ctx), build: t0.elapsed() }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+fn per_node(d: Duration, n: usize) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e6 / n as f64)
+}
+
+fn main() {
+    let max_n: usize = std::env::var("VX_BENCH_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(16_000);
+    eprintln!("building vx_filters (release)…");
+    let filters = build_module_profile("vx-filters", &[], true);
+    let dir = plugin_dir("verify-scaling", &[("vx_filters", &filters)]);
+    let ctx = Context::builder().threads(1).max_nodes(1 << 20).max_data_objects(1 << 20).build().unwrap();
+    ctx.add_module_dir(dir.clone());
+    ctx.load_module("vx_filters").unwrap();
+
+    println!("verify scaling: N filters.not nodes over {W}x{H} U8 images, 1 thread; ms, and µs per node");
+    println!(
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
+        "shape",
+        "N",
+        "build",
+        "/node",
+        "verify",
+        "/node",
+        "process",
+        "/node",
+        "",
+        "reload+1",
+        "/node",
+        "setpar+1",
+        "/node"
+    );
+    let shapes = std::env::var("VX_BENCH_SHAPE").unwrap_or_else(|_| "chain,wide".into());
+    for shape in ["chain", "wide"].into_iter().filter(|s| shapes.split(',').any(|x| x == *s)) {
+        for &n in SIZES.iter().filter(|&&n| n <= max_n) {
+            let not = ctx.kernel_by_name("filters.not").unwrap();
+            let b = if shape == "chain" { chain(&ctx, &not, n) } else { wide(&ctx, &not, n) };
+            drop(not);
+            let t = Instant::now();
+            b.graph.verify().unwrap();
+            let verify = t.elapsed();
+            let frames = (200_000 / n).clamp(3, 50);
+            let process = median(
+                (0..frames)
+                    .map(|_| {
+                        let t = Instant::now();
+                        b.graph.process().unwrap();
+                        t.elapsed()
+                    })
+                    .collect(),
+            );
+            ctx.reload_module("vx_filters").unwrap();
+            let t = Instant::now();
+            b.graph.process().unwrap();
+            let after_reload = t.elapsed();
+            b.first.set_parameter(0, Reference::from(&b.spare)).unwrap();
+            let t = Instant::now();
+            b.graph.process().unwrap();
+            let after_set = t.elapsed();
+            println!(
+                "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
+                shape,
+                n,
+                ms(b.build),
+                per_node(b.build, n),
+                ms(verify),
+                per_node(verify, n),
+                ms(process),
+                per_node(process, n),
+                "",
+                ms(after_reload),
+                per_node(after_reload, n),
+                ms(after_set),
+                per_node(after_set, n),
+            );
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! "Which of these references overlaps that one?" by index, not by scan (issue 35).
+//!
+//! [`Reference::overlaps`] is true when the two are one object, one is a part of the other (a
+//! pyramid level, an object-array item, an ROI: the part's header lists its containers), or both
+//! are images (tensors) over one storage whose rectangles (boxes) intersect. An [`OverlapIndex`]
+//! keeps its references under the keys that can make that true — the object's own id, each of its
+//! containers' ids, its storage — so a query looks at those lists only and confirms each
+//! candidate with `overlaps` itself: the answers are exactly a scan's, in insertion order.
+//!
+//! Cost: building is O(n · depth) (depth = containers per object, at most a few); a query is
+//! O(depth + candidates), and the candidates are the hits plus the other references of the same
+//! storage (most storages hold one or two references; an image with k ROIs in one graph costs k).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::data::reference::Reference;
+
+/// Ids and storage addresses are already well spread: one multiply mixes them (FxHash's step), a
+/// fraction of SipHash's cost. Not for keys an attacker picks — these are the runtime's own.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// References, each with a value of the caller's (`T`), found by overlap.
+pub(super) struct OverlapIndex<T> {
+    entries: Vec<(Reference, T)>,
+    /// Entries by their own id and by the id of each of their containers.
+    lineage: IdMap<Vec<u32>>,
+    /// Entries by their own id.
+    own: IdMap<Vec<u32>>,
+    /// Images and tensors by storage (its address).
+    storage: IdMap<Vec<u32>>,
+}
+
+impl<T> Default for OverlapIndex<T> {
+    fn default() -> Self {
+        OverlapIndex {
+            entries: Vec::new(),
+            lineage: IdMap::default(),
+            own: IdMap::default(),
+            storage: IdMap::default(),
+        }
+    }
+}
+
+impl<T> OverlapIndex<T> {
+    /// Add `r` with `value`; its position is the count before.
+    pub(super) fn push(&mut self, r: Reference, value: T) {
+        let at = u32::try_from(self.entries.len()).expect("fewer than 2^32 references in one graph");
+        let keys = r.overlap_keys();
+        self.own.entry(keys.id).or_default().push(at);
+        self.lineage.entry(keys.id).or_default().push(at);
+        for &a in keys.containers {
+            self.lineage.entry(a).or_default().push(at);
+        }
+        if let Some(s) = keys.storage {
+            self.storage.entry(s as u64).or_default().push(at);
+        }
+        self.entries.push((r, value));
+    }
+
+    /// The positions of the entries that overlap `q`, ascending.
+    pub(super) fn overlapping(&self, q: &Reference) -> Vec<usize> {
+        let keys = q.overlap_keys();
+        let mut found: Vec<usize> = Vec::new();
+        let mut consider = |list: Option<&Vec<u32>>| {
+            for &i in list.map_or(&[][..], |l| &l[..]) {
+                let i = i as usize;
+                if self.entries[i].0.overlaps(q) {
+                    found.push(i);
+                }
+            }
+        };
+        // Entries that are `q` or parts of it.
+        consider(self.lineage.get(&keys.id));
+        // Entries that contain `q`.
+        for a in keys.containers {
+            consider(self.own.get(a));
+        }
+        // Images (tensors) over the same storage.
+        if let Some(s) = keys.storage {
+            consider(self.storage.get(&(s as u64)));
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// The first entry (in insertion order) that overlaps `q`.
+    pub(super) fn first_overlapping(&self, q: &Reference) -> Option<(&Reference, &T)> {
+        self.overlapping(q).first().map(|&i| (&self.entries[i].0, &self.entries[i].1))
+    }
+
+    /// Does any entry overlap `q`?
+    pub(super) fn any_overlapping(&self, q: &Reference) -> bool {
+        self.first_overlapping(q).is_some()
+    }
+
+    /// The entry at `i`.
+    pub(super) fn get(&self, i: usize) -> (&Reference, &T) {
+        (&self.entries[i].0, &self.entries[i].1)
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.entries.clear();
+        self.lineage.clear();
+        self.own.clear();
+        self.storage.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OverlapIndex;
+    use crate::{Context, Graph, Image, ImageFormat, ObjectArray, Pyramid, Rect, Reference, ScalarType, Tensor};
+
+    /// SplitMix64: a tiny deterministic generator.
+    struct SplitMix(u64);
+
+    impl SplitMix {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) % n as u64) as usize
+        }
+    }
+
+    /// A pool of references with every way to overlap: one object twice, ROIs (nested, disjoint,
+    /// touching), pyramids and their levels, object arrays and their items, tensors and views,
+    /// virtual images, unrelated objects. The index must answer exactly as a scan with `overlaps`.
+    #[test]
+    fn answers_exactly_as_a_scan_over_random_pools() {
+        let ctx = Context::new().unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let mut rng = SplitMix(35);
+        for round in 0..60 {
+            let mut pool: Vec<Reference> = Vec::new();
+            for _ in 0..(4 + rng.below(10)) {
+                match rng.below(6) {
+                    0 => {
+                        let img = Image::new(&ctx, 32, 16, ImageFormat::U8).unwrap();
+                        for _ in 0..rng.below(4) {
+                            let (x, y) = (rng.below(24) as u32, rng.below(12) as u32);
+                            let r = Rect::new(x, y, x + 1 + rng.below(8) as u32, y + 1 + rng.below(4) as u32);
+                            let roi = img.roi(r).unwrap();
+                            if rng.below(2) == 0 {
+                                pool.push(Reference::from(&roi.roi(Rect::new(0, 0, 1, 1)).unwrap()));
+                            }
+                            pool.push(Reference::from(&roi));
+                        }
+                        pool.push(Reference::from(&img));
+                    }
+                    1 => {
+                        let p = Pyramid::new(&ctx, 3, 0.5, 16, 16, ImageFormat::U8).unwrap();
+                        pool.push(Reference::from(&p.level(rng.below(3)).unwrap()));
+                        if rng.below(2) == 0 {
+                            pool.push(Reference::from(&p));
+                        }
+                    }
+                    2 => {
+                        let exemplar = Image::new(&ctx, 4, 4, ImageFormat::U8).unwrap();
+                        let a = ObjectArray::new(&ctx, Reference::from(&exemplar), 3).unwrap();
+                        pool.push(a.item(rng.below(3)).unwrap());
+                        if rng.below(2) == 0 {
+                            pool.push(Reference::from(&a));
+                        }
+                    }
+                    3 => {
+                        let t = Tensor::new(&ctx, &[8, 8], ScalarType::Uint8, 0).unwrap();
+                        let s = rng.below(7);
+                        let e = s + 1 + rng.below(8 - s);
+                        pool.push(Reference::from(&t.view(&[s, 0], &[e, 8]).unwrap()));
+                        pool.push(Reference::from(&t.view(&[0, s], &[8, e]).unwrap()));
+                        pool.push(Reference::from(&t));
+                    }
+                    4 => pool.push(Reference::from(&Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap())),
+                    _ => {
+                        if let Some(r) = pool.last().cloned() {
+                            pool.push(r); // the same object again
+                        }
+                    }
+                }
+            }
+            let mut index = OverlapIndex::default();
+            for (i, r) in pool.iter().enumerate() {
+                index.push(r.clone(), i);
+            }
+            for q in &pool {
+                let scan: Vec<usize> = (0..pool.len()).filter(|&i| pool[i].overlaps(q)).collect();
+                assert_eq!(index.overlapping(q), scan, "round {round}, query {}", q.name());
+            }
+        }
+    }
+}
