@@ -4,7 +4,7 @@
 
 use crate::image_format::ImageFormat;
 use crate::module_abi::{AbiError, Validator};
-use crate::object_meta::ObjectMeta;
+use crate::object_meta::{ObjectMeta, ParamPath};
 use crate::status::Status;
 use crate::tile::TileError;
 use crate::views::ViewKind;
@@ -240,7 +240,7 @@ impl<T: TilePixel> ImageOut<'_, T> {
 
 /// Read input scalar `index` of a user kernel.
 pub fn read_scalar<T: TileScalar>(p: &Processor, index: u32) -> Result<T, AbiError> {
-    let bits = p.read_scalar(index)?;
+    let bits = p.read_scalar(ParamPath::param(index))?;
     if bits.type_code != T::TYPE_CODE {
         return Err(AbiError::new(
             Status::InvalidType,

@@ -133,7 +133,7 @@ impl<'a, T: TilePixel> Image<'a, T> {
     /// Map without checking the format against the meta data (a validator did), only the pixel
     /// size: what `ImageIn` / `ImageOut` do.
     pub(crate) fn map_unchecked(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
-        let m = p.map_image_at(path, Rect::default(), write)?;
+        let m = p.map_image(path, Rect::default(), write)?;
         if m.stride_x as usize != size_of::<T>() {
             p.unmap_image(m.token);
             return Err(err(
@@ -224,7 +224,7 @@ fn scalar_value<T: TileScalar>(bits: ScalarBits) -> T {
 impl<'a, T: TileScalar> ParamView<'a> for Scalar<'a, T> {
     fn map(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
         meta_for::<Self>(p, path)?;
-        let bits = p.read_scalar_at(path)?;
+        let bits = p.read_scalar(path)?;
         Ok(Scalar { p, path, value: scalar_value(bits), writable: write })
     }
 }
@@ -258,7 +258,7 @@ impl<T: TileScalar> Scalar<'_, T> {
         let mut bytes = [0u8; 8];
         // SAFETY: T is at most 8 bytes (the scalar types); written unaligned at the start.
         unsafe { (bytes.as_mut_ptr() as *mut T).write_unaligned(value) };
-        self.p.write_scalar_at(self.path, ScalarBits { type_code: T::TYPE_CODE, bytes })?;
+        self.p.write_scalar(self.path, ScalarBits { type_code: T::TYPE_CODE, bytes })?;
         self.value = value;
         Ok(())
     }
@@ -295,7 +295,7 @@ impl<T: Element> ViewKind for Array<'_, T> {
 impl<T: Element> Array<'_, T> {
     /// Items now.
     pub fn len(&self) -> Result<usize, AbiError> {
-        Ok(self.p.array_info_at(self.path)?.num_items as usize)
+        Ok(self.p.array_info(self.path)?.num_items as usize)
     }
     /// Whether it holds no item.
     pub fn is_empty(&self) -> Result<bool, AbiError> {
@@ -303,7 +303,7 @@ impl<T: Element> Array<'_, T> {
     }
     /// Most items.
     pub fn capacity(&self) -> Result<usize, AbiError> {
-        Ok(self.p.array_info_at(self.path)?.capacity as usize)
+        Ok(self.p.array_info(self.path)?.capacity as usize)
     }
     /// Every item.
     pub fn items(&self) -> Result<Vec<T>, AbiError> {
@@ -311,7 +311,7 @@ impl<T: Element> Array<'_, T> {
         let mut out = vec![T::default_zero(); n];
         // SAFETY: `out` holds n initialised T; viewed as its bytes for the copy.
         let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n * size_of::<T>()) };
-        let got = self.p.array_read_at(self.path, bytes)? as usize;
+        let got = self.p.array_read(self.path, bytes)? as usize;
         out.truncate(got);
         Ok(out)
     }
@@ -321,13 +321,13 @@ impl<T: Element> Array<'_, T> {
         assert_writable(self.writable);
         // SAFETY: T: Plain: its bytes are initialised.
         let bytes = unsafe { std::slice::from_raw_parts(items.as_ptr() as *const u8, size_of_val(items)) };
-        self.p.array_add_at(self.path, bytes)
+        self.p.array_add(self.path, bytes)
     }
     /// Keep the first `n` items. Panics when mapped for reading.
     #[track_caller]
     pub fn truncate(&mut self, n: usize) -> Result<(), AbiError> {
         assert_writable(self.writable);
-        self.p.array_truncate_at(self.path, n as u64)
+        self.p.array_truncate(self.path, n as u64)
     }
 }
 

@@ -25,7 +25,7 @@ use vx_plugin_abi::module_api::{
     stateful_control_trampoline, stateful_process_trampoline, tiling_trampoline,
 };
 use vx_plugin_abi::wire::{alias_kind, data_type, direction, param_state, scalar_type};
-use vx_plugin_abi::{ImageFormat, MemBlock, MemRegion, Rect, Status, TileArgs, TileError};
+use vx_plugin_abi::{ImageFormat, MemBlock, MemRegion, ParamPath, Rect, Status, TileArgs, TileError};
 
 const VERSION: &str = if cfg!(feature = "v2") { "2.0.0" } else { "1.0.0" };
 /// The declared module name: `vx_testmod`, or the one the tests build it under (a module is loaded by
@@ -71,8 +71,8 @@ impl StateHooks for GainKernel {
 }
 impl StatefulProcess for GainKernel {
     fn process(p: &Processor, state: &mut Gain) -> Result<(), AbiError> {
-        let src = p.map_image(0, Rect::default(), false)?;
-        let dst = p.map_image(1, Rect::default(), true)?;
+        let src = p.map_image(ParamPath::param(0), Rect::default(), false)?;
+        let dst = p.map_image(ParamPath::param(1), Rect::default(), true)?;
         for y in 0..src.dim_y as usize {
             // SAFETY: the host mapped both images whole (dim_x × dim_y, strides as given) until
             // unmap; rows of distinct images do not overlap.
@@ -206,15 +206,15 @@ extern "C" fn scale_process(p: &Processor) -> AbiResult<()> {
         if let Ok(i) = p.alloc_bytes(MemRegion::Persistent, 8) {
             return Err(AbiError::new(Status::Failure, format!("the host let process allocate (block {i})")));
         }
-        let factor = p.read_scalar(1)?.bytes[0];
+        let factor = p.read_scalar(ParamPath::param(1))?.bytes[0];
         let frames = {
             let f = p.block(FRAMES)?;
             f[0] += 1;
             f[0] - 1
         };
         let row = p.block(ROW)?;
-        let src = p.map_image(0, Rect::default(), false)?;
-        let dst = p.map_image(2, Rect::default(), true)?;
+        let src = p.map_image(ParamPath::param(0), Rect::default(), false)?;
+        let dst = p.map_image(ParamPath::param(2), Rect::default(), true)?;
         if src.dim_x as usize > MAX_ROW {
             return Err(AbiError::new(Status::InvalidDimension, "rows wider than the scratch row"));
         }
@@ -275,12 +275,12 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
         // (host buffers are 64-byte aligned), used by this node's process only.
         let counts = unsafe { std::slice::from_raw_parts_mut(local.ptr as *mut u32, 4) };
         counts.fill(0);
-        let whole = p.map_image(0, Rect::default(), false)?;
+        let whole = p.map_image(ParamPath::param(0), Rect::default(), false)?;
         let (w, h) = (whole.dim_x, whole.dim_y);
         p.unmap_image(whole.token);
         // Map it again as an explicit patch: the left half, then the right half.
         for part in [Rect::new(0, 0, w / 2, h), Rect::new(w / 2, 0, w, h)] {
-            let img = p.map_image(0, part, false)?;
+            let img = p.map_image(ParamPath::param(0), part, false)?;
             for y in 0..img.dim_y as usize {
                 // SAFETY: the patch is mapped until unmap; its row y holds dim_x pixels at base + y*stride_y.
                 let row =
@@ -291,15 +291,15 @@ extern "C" fn histogram_process(p: &Processor) -> AbiResult<()> {
             }
             p.unmap_image(img.token);
         }
-        let info = p.array_info(1)?;
+        let info = p.array_info(ParamPath::param(1))?;
         if info.item_size != 4 || info.capacity < 4 {
             return Err(AbiError::new(Status::InvalidDimension, "the histogram array holds 4 u32 items"));
         }
-        p.array_truncate(1, 0)?;
+        p.array_truncate(ParamPath::param(1), 0)?;
         let bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_ne_bytes()).collect();
-        p.array_add(1, &bytes)?;
+        p.array_add(ParamPath::param(1), &bytes)?;
         let mut back = [0u8; 16];
-        let n = p.array_read(1, &mut back)?;
+        let n = p.array_read(ParamPath::param(1), &mut back)?;
         let back: Vec<u32> = back.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().expect("4 bytes"))).collect();
         if n != 4 || back != *counts {
             return Err(AbiError::new(Status::Failure, "the array did not read back what was written"));
@@ -392,15 +392,25 @@ extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
     guard("unpublish", || KERNELS.iter().filter(|k| published(k)).try_for_each(|k| host.remove_kernel(k)))
 }
 
+/// The ABI version this build declares: the SDK's, one more (`abi-mismatch`), or 5 (`abi-v5`, like
+/// a module built for the ABI before the SDK's 6).
+const DECLARED_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") {
+    ABI_VERSION + 1
+} else if cfg!(feature = "abi-v5") {
+    5
+} else {
+    ABI_VERSION
+};
+
 /// The ABI version the host reads before anything else (`ABI_VERSION_SYMBOL`); absent in the
 /// `abi-v1` variant, like in every module built against ABI version 1.
 #[cfg(not(feature = "abi-v1"))]
 #[unsafe(export_name = "vx_rs_module_abi_version")]
-pub static MODULE_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION };
+pub static MODULE_ABI_VERSION: u32 = DECLARED_ABI_VERSION;
 
 /// The root descriptor, static (nothing allocated per load).
 const ROOT: &WithMetadata<VxModule> = &WithMetadata::new(VxModule {
-    abi_version: (if cfg!(feature = "abi-mismatch") { ABI_VERSION + 1 } else { ABI_VERSION }) as _,
+    abi_version: DECLARED_ABI_VERSION as _,
     name: RStr::from_str(NAME),
     version: RStr::from_str(VERSION),
     publish,

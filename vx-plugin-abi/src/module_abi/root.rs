@@ -22,7 +22,11 @@ use super::host::Host;
 /// and the fixed-layout objects, reads and writes thresholds. All new vtable functions follow the
 /// last prefix field, so the prefix-type layout rules hold; the version changed because a module
 /// calling them must not load into a host without them.
-pub const ABI_VERSION: u32 = 5;
+/// Version 6: one form per processor function. The functions that existed twice, by parameter
+/// index and by [`ParamPath`](crate::object_meta::ParamPath) (`map_image`, `read_scalar`,
+/// `write_scalar`, `array_info`, `array_add`, `array_read`, `array_truncate`), take a path only;
+/// the processor vtable is laid out afresh, every function in its prefix.
+pub const ABI_VERSION: u32 = 6;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with

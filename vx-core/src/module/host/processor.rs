@@ -8,9 +8,8 @@ use std::sync::OnceLock;
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::module_abi::{
     AbiResult, ArrayInfo, LocalData, MappedImage, MemBlockInfo, Processor, ProcessorVtable, ProcessorVtableRef,
-    ScalarBits,
 };
-use vx_plugin_abi::object_meta::{MappedData, ObjectMeta as WireMeta, ParamPath, ThresholdBits};
+use vx_plugin_abi::object_meta::{MappedData, ObjectMeta as WireMeta, ParamPath, ScalarBits, ThresholdBits};
 
 use crate::data::array::Array;
 use crate::data::blob::RawLease;
@@ -80,16 +79,6 @@ fn process_call<'a, 'b>(p: &Processor) -> &'a mut ProcessCall<'a, 'b> {
     unsafe { &mut *(p.ctx() as *mut ProcessCall<'a, 'b>) }
 }
 
-unsafe extern "C" fn proc_map_image(
-    p: &Processor,
-    index: u32,
-    rect: vx_plugin_abi::Rect,
-    write: bool,
-) -> AbiResult<MappedImage> {
-    // SAFETY: forwarded with the same handle (the contract of this function's own caller).
-    unsafe { proc_map_image_at(p, ParamPath::param(index), rect, write) }
-}
-
 impl<'b> ProcessCall<'_, 'b> {
     /// A free map slot, or an error naming the limit.
     fn free_slot(&self) -> Result<usize> {
@@ -103,7 +92,7 @@ impl<'b> ProcessCall<'_, 'b> {
     }
 }
 
-unsafe extern "C" fn proc_map_image_at(
+unsafe extern "C" fn proc_map_image(
     p: &Processor,
     path: ParamPath,
     rect: vx_plugin_abi::Rect,
@@ -201,24 +190,14 @@ unsafe extern "C" fn proc_object_meta(p: &Processor, path: ParamPath) -> AbiResu
     catch("object meta", || abi(objects::wire_meta(process_call(p).params(), path)))
 }
 
-unsafe extern "C" fn proc_read_scalar(p: &Processor, index: u32) -> AbiResult<ScalarBits> {
-    // SAFETY: forwarded with the same handle.
-    unsafe { proc_read_scalar_at(p, ParamPath::param(index)) }
-}
-
-unsafe extern "C" fn proc_read_scalar_at(p: &Processor, path: ParamPath) -> AbiResult<ScalarBits> {
+unsafe extern "C" fn proc_read_scalar(p: &Processor, path: ParamPath) -> AbiResult<ScalarBits> {
     catch("read scalar", || {
         let c = process_call(p);
         abi(objects::get::<Scalar>(c.params(), path).map(|s| scalar_bits(s.value())))
     })
 }
 
-unsafe extern "C" fn proc_write_scalar(p: &Processor, index: u32, value: ScalarBits) -> AbiResult<()> {
-    // SAFETY: forwarded with the same handle.
-    unsafe { proc_write_scalar_at(p, ParamPath::param(index), value) }
-}
-
-unsafe extern "C" fn proc_write_scalar_at(p: &Processor, path: ParamPath, value: ScalarBits) -> AbiResult<()> {
+unsafe extern "C" fn proc_write_scalar(p: &Processor, path: ParamPath, value: ScalarBits) -> AbiResult<()> {
     catch("write scalar", || {
         let c = process_call(p);
         abi((|| {
@@ -264,12 +243,7 @@ fn array_at<'b>(c: &ProcessCall<'_, 'b>, path: ParamPath) -> Result<KernelArray<
     objects::get::<Array>(c.params(), path).map(KernelArray::of)
 }
 
-unsafe extern "C" fn proc_array_info(p: &Processor, index: u32) -> AbiResult<ArrayInfo> {
-    // SAFETY: forwarded with the same handle.
-    unsafe { proc_array_info_at(p, ParamPath::param(index)) }
-}
-
-unsafe extern "C" fn proc_array_info_at(p: &Processor, path: ParamPath) -> AbiResult<ArrayInfo> {
+unsafe extern "C" fn proc_array_info(p: &Processor, path: ParamPath) -> AbiResult<ArrayInfo> {
     catch("array info", || {
         let c = process_call(p);
         abi(array_at(c, path).map(|a| ArrayInfo {
@@ -280,12 +254,7 @@ unsafe extern "C" fn proc_array_info_at(p: &Processor, path: ParamPath) -> AbiRe
     })
 }
 
-unsafe extern "C" fn proc_array_add(p: &Processor, index: u32, items: *const u8, count: u64) -> AbiResult<()> {
-    // SAFETY: forwarded with the same handle and the caller's items.
-    unsafe { proc_array_add_at(p, ParamPath::param(index), items, count) }
-}
-
-unsafe extern "C" fn proc_array_add_at(p: &Processor, path: ParamPath, items: *const u8, count: u64) -> AbiResult<()> {
+unsafe extern "C" fn proc_array_add(p: &Processor, path: ParamPath, items: *const u8, count: u64) -> AbiResult<()> {
     catch("array add", || {
         let c = process_call(p);
         abi((|| {
@@ -300,12 +269,7 @@ unsafe extern "C" fn proc_array_add_at(p: &Processor, path: ParamPath, items: *c
     })
 }
 
-unsafe extern "C" fn proc_array_read(p: &Processor, index: u32, out: *mut u8, capacity: u64) -> AbiResult<u64> {
-    // SAFETY: forwarded with the same handle and the caller's buffer.
-    unsafe { proc_array_read_at(p, ParamPath::param(index), out, capacity) }
-}
-
-unsafe extern "C" fn proc_array_read_at(p: &Processor, path: ParamPath, out: *mut u8, capacity: u64) -> AbiResult<u64> {
+unsafe extern "C" fn proc_array_read(p: &Processor, path: ParamPath, out: *mut u8, capacity: u64) -> AbiResult<u64> {
     catch("array read", || {
         let c = process_call(p);
         abi((|| {
@@ -320,12 +284,7 @@ unsafe extern "C" fn proc_array_read_at(p: &Processor, path: ParamPath, out: *mu
     })
 }
 
-unsafe extern "C" fn proc_array_truncate(p: &Processor, index: u32, count: u64) -> AbiResult<()> {
-    // SAFETY: forwarded with the same handle.
-    unsafe { proc_array_truncate_at(p, ParamPath::param(index), count) }
-}
-
-unsafe extern "C" fn proc_array_truncate_at(p: &Processor, path: ParamPath, count: u64) -> AbiResult<()> {
+unsafe extern "C" fn proc_array_truncate(p: &Processor, path: ParamPath, count: u64) -> AbiResult<()> {
     catch("array truncate", || {
         let c = process_call(p);
         abi(array_at(c, path).and_then(|a| a.truncate(count as usize)))
@@ -352,9 +311,13 @@ fn processor_vtable() -> ProcessorVtableRef {
     *V.get_or_init(|| {
         ProcessorVtable {
             map_image: proc_map_image,
+            map_data: proc_map_data,
             unmap_image: proc_unmap_image,
+            object_meta: proc_object_meta,
             read_scalar: proc_read_scalar,
             write_scalar: proc_write_scalar,
+            threshold_read: proc_threshold_read,
+            threshold_write: proc_threshold_write,
             array_info: proc_array_info,
             array_add: proc_array_add,
             array_read: proc_array_read,
@@ -364,17 +327,6 @@ fn processor_vtable() -> ProcessorVtableRef {
             is_aliased: proc_is_aliased,
             mem_block: proc_mem_block,
             mem_alloc: proc_mem_alloc,
-            object_meta: proc_object_meta,
-            map_image_at: proc_map_image_at,
-            map_data: proc_map_data,
-            read_scalar_at: proc_read_scalar_at,
-            write_scalar_at: proc_write_scalar_at,
-            threshold_read: proc_threshold_read,
-            threshold_write: proc_threshold_write,
-            array_info_at: proc_array_info_at,
-            array_add_at: proc_array_add_at,
-            array_read_at: proc_array_read_at,
-            array_truncate_at: proc_array_truncate_at,
         }
         .leak_into_prefix()
     })
