@@ -16,7 +16,6 @@
 //! again. The service decides: remove the nodes, or reload with `ReloadOptions::force`.
 
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -28,6 +27,7 @@ use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::library::module_name_of_file;
 use crate::module::trust::vet;
+use crate::support::unwind::catch_panic;
 
 /// What the watcher did for one module file.
 #[derive(Debug)]
@@ -198,7 +198,7 @@ fn watch_loop(
                 Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
             }
             let outcome = WatchEvent { module: name.clone(), reload, result };
-            if catch_unwind(AssertUnwindSafe(|| on_event(&outcome))).is_err() {
+            if catch_panic(|| on_event(&outcome)).is_err() {
                 tracing::error!(module = %name, "the watcher's outcome callback panicked; the watcher goes on");
             }
             let Some(p) = pending.get_mut(&name) else { continue };

@@ -14,7 +14,6 @@
 //! | [`StatefulControl`] | [`stateful_control_trampoline`] | `KernelDesc::control` / `TargetDesc::control` (with state) |
 
 use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
 
 use abi_stable::std_types::{RResult, RString};
@@ -66,7 +65,7 @@ pub fn install_panic_hook() {
 /// and where it happened when the module's hook recorded it.
 pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResult<T> {
     PANIC_SITE.with(|s| s.set(None));
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match crate::unwind::catch_panic(f) {
         Ok(r) => r.into(),
         Err(payload) => {
             let at = PANIC_SITE.with(|s| s.take()).map_or(String::new(), |p| {

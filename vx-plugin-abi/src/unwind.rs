@@ -1,6 +1,15 @@
-//! The message of a caught panic, shared by the host and the modules' generated entry points.
+//! The SDK's one panic catch ([`catch_panic`], under the trampolines' guard
+//! [`crate::module_api::guard`]) and the message of a caught panic, shared by the host and the
+//! modules' generated entry points.
 
 use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Run `f`, catching a panic: `Err(payload)` instead of unwinding further (never across the module
+/// boundary). `f` is taken as unwind safe: the guard turns the panic into an error.
+pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_unwind(AssertUnwindSafe(f))
+}
 
 /// The message of a caught panic payload (`&str` or `String`, else a placeholder).
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {

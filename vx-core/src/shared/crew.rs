@@ -24,7 +24,6 @@
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
 
 use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -32,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::cpu::{self, CpuSet};
 use crate::support::sync::lock;
+use crate::support::unwind::catch_panic;
 
 /// A borrowed job, its lifetime erased (see `Crew::run` for why that is sound).
 #[derive(Clone, Copy)]
@@ -240,7 +240,7 @@ fn helper(state: &CrewState) {
         {
             let _inside = InCrew::enter();
             // Items catch their own panics; this only keeps the helper alive if one escapes.
-            let _ = catch_unwind(AssertUnwindSafe(job));
+            let _ = catch_panic(job);
         }
         let mut slot = state.slot();
         slot.running -= 1;
@@ -266,6 +266,7 @@ mod tests {
 
     use super::Crew;
     use crate::support::cpu::{self, CpuSet};
+    use crate::support::unwind::catch_panic;
 
     #[test]
     fn every_item_runs_once_and_helpers_take_part() {
@@ -343,7 +344,7 @@ mod tests {
         vx_plugin_abi::expect_panics("caller's item fails");
         let crew = Crew::new(2, |i| format!("crew-panic-{i}")).unwrap();
         let inside = AtomicUsize::new(0);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let r = catch_panic(|| {
             crew.run(2, &|| {
                 if Crew::current_index().is_none() {
                     panic!("caller's item fails");
@@ -352,7 +353,7 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(5));
                 inside.fetch_sub(1, SeqCst);
             })
-        }));
+        });
         assert!(r.is_err());
         assert_eq!(inside.load(SeqCst), 0, "no helper is still inside after run unwound");
         // The crew still works.

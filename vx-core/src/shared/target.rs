@@ -17,7 +17,7 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -27,6 +27,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::support::cpu::CpuSet;
 use crate::support::ids::next_id;
 use crate::support::sync::lock;
+use crate::support::unwind::catch_panic;
 
 /// The name of the default target: nodes run on the calling thread and the crew.
 pub const HOST_TARGET: &str = "host";
@@ -207,7 +208,7 @@ impl Executor {
             // at once (counting after raced with that read).
             self.jobs_run.fetch_add(1, Ordering::Relaxed);
             // SAFETY: the submitter promised `data` is usable until the job has run (`submit`).
-            let r = catch_unwind(AssertUnwindSafe(|| unsafe { (job.run)(job.data, job.arg) }));
+            let r = catch_panic(|| unsafe { (job.run)(job.data, job.arg) });
             if r.is_err() {
                 tracing::error!(target_name = %self.config.name, "a job panicked outside a guarded callback");
             }
@@ -271,7 +272,7 @@ impl Executor {
             // SAFETY: as above: exclusive access until `done` is released.
             let f = unsafe { (*j.f.get()).take() };
             if let Some(f) = f {
-                let r = catch_unwind(AssertUnwindSafe(f));
+                let r = catch_panic(f);
                 // SAFETY: as above.
                 unsafe { *j.result.get() = Some(r) };
             }
@@ -398,7 +399,7 @@ mod tests {
         let ex = Executor::start(TargetConfig::new("t"), 0).unwrap();
         let inner = ex.run_sync(|| ex.run_sync(|| 7).unwrap()).unwrap();
         assert_eq!(inner, 7);
-        let r = std::panic::catch_unwind(AssertUnwindSafe(|| ex.run_sync(|| panic!("boom"))));
+        let r = catch_panic(|| ex.run_sync(|| panic!("boom")));
         assert!(r.is_err());
         assert_eq!(ex.run_sync(|| 1).unwrap(), 1, "the worker survived");
         ex.stop();

@@ -1,5 +1,7 @@
 //! Panics caught at the edge of user code: a kernel callback that panics becomes an error naming the
-//! callback, and the host stays alive (rayon-core's `unwind.rs` idea).
+//! callback, and the host stays alive (rayon-core's `unwind.rs` idea). The one place the host
+//! catches panics: every other guard (the module ABI's `extern "C"` functions, crew helpers, target
+//! workers, tiles, the watcher's callback) calls [`catch_panic`] or [`call_guarded`].
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -18,12 +20,19 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
 }
 
 fn guarded_as<T>(what: impl FnOnce() -> String, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_panic(f) {
         Ok(r) => r,
         Err(payload) => {
             Err(Error::new(ErrorKind::Failure, format!("{} panicked: {}", what(), panic_message(&*payload))))
         }
     }
+}
+
+/// Run `f`, catching a panic: `Err(payload)` instead of unwinding further (`f` is taken as unwind
+/// safe: callers either discard what it touched or report the panic). Allocates nothing unless it
+/// panics.
+pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_unwind(AssertUnwindSafe(f))
 }
 
 /// The message of a caught panic.

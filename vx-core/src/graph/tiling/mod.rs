@@ -4,7 +4,6 @@
 //! context's pool workers (in order on the calling thread for small nodes or a one-thread pool), each
 //! with its `repr(C)` descriptors built on the stack.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +26,7 @@ use crate::shared::crew::Crew;
 pub mod plan;
 
 use crate::support::sync::lock;
+use crate::support::unwind::catch_panic;
 use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
 /// What a verified tiling node keeps for process.
@@ -367,7 +367,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
     // pointers point to their value bytes; the arena is locked for this call and holds at least
     // mem_size bytes (sized for the plan's largest tile).
     let mut args = unsafe { TileArgs::new(&params[..run.n], mem_ptr, mem_size) };
-    let outcome = catch_unwind(AssertUnwindSafe(|| function(&mut args)));
+    let outcome = catch_panic(|| function(&mut args));
     drop(arena);
     let which = match tile.function {
         TileFunction::Fast => "fast",

@@ -15,14 +15,12 @@ pub(crate) mod publish;
 pub(crate) mod tiling;
 pub(crate) mod validator;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use vx_plugin_abi::Status;
 use vx_plugin_abi::abi_stable::std_types::RResult;
 use vx_plugin_abi::module_abi::{AbiError, AbiResult};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::support::unwind::panic_message;
+use crate::support::unwind::{catch_panic, panic_message};
 
 fn to_error(e: AbiError) -> Error {
     Error::new(ErrorKind::from_status(e.status()), e.message.into_string())
@@ -43,7 +41,7 @@ fn abi<T>(r: Result<T>) -> AbiResult<T> {
 /// kernel callback the host runs) is caught here and becomes an error, never unwinding into the
 /// module's frames.
 fn catch<T>(what: &str, f: impl FnOnce() -> AbiResult<T>) -> AbiResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_panic(f) {
         Ok(r) => r,
         Err(payload) => RResult::RErr(AbiError::new(
             Status::Failure,
@@ -54,7 +52,7 @@ fn catch<T>(what: &str, f: impl FnOnce() -> AbiResult<T>) -> AbiResult<T> {
 
 /// [`catch`] for functions without an error channel: a panic yields `fallback` (and is logged).
 fn catch_or<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+    catch_panic(f).unwrap_or_else(|payload| {
         tracing::error!("the host's {what} panicked: {}", panic_message(&*payload));
         fallback
     })
