@@ -211,7 +211,7 @@ macro_rules! image_view {
             #[doc(hidden)]
             pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
                 // The generated validator checked the format: no meta check here.
-                crate::views::Image::map_unchecked(p, crate::ParamPath::param(index), $write).map($ty)
+                crate::views::Image::map_unchecked(p, ParamPath::param(index), $write).map($ty)
             }
             /// Width in pixels.
             pub fn width(&self) -> u32 {

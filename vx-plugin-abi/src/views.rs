@@ -12,12 +12,14 @@
 
 use std::marker::PhantomData;
 
+use crate::geometry::Rect;
+use crate::image_format::ImageFormat;
+use crate::memory::Plain;
 use crate::module_abi::{AbiError, MappedImage, Processor};
 use crate::object_meta::{MappedData, ObjectMeta, ParamPath, ScalarBits, ThresholdBits};
 use crate::status::Status;
 use crate::tile::{TilePixel, TileScalar};
 use crate::wire::{data_type, scalar_type};
-use crate::{Plain, Rect};
 
 /// Numbers a view's elements may be: `u8`, `i8`, `u16`, `i16`, `u32`, `i32`, `u64`, `i64`,
 /// `f32`, `f64` (plain data with an OpenVX type code).
@@ -160,7 +162,7 @@ impl<T: TilePixel> ViewKind for Image<'_, T> {
 }
 
 fn fourcc(code: u32) -> String {
-    crate::ImageFormat::from_fourcc(code).map_or_else(|| format!("{code:#x}"), |f| f.to_string())
+    ImageFormat::from_fourcc(code).map_or_else(|| format!("{code:#x}"), |f| f.to_string())
 }
 
 impl<T: TilePixel> Image<'_, T> {
@@ -612,7 +614,7 @@ impl<T: TilePixel> ViewKind for Pyramid<'_, T> {
     fn check(meta: &ObjectMeta) -> Result<(), String> {
         match meta {
             ObjectMeta::Pyramid { format, .. }
-                if *format != T::FORMAT.fourcc() && *format != crate::ImageFormat::Virtual.fourcc() =>
+                if *format != T::FORMAT.fourcc() && *format != ImageFormat::Virtual.fourcc() =>
             {
                 Err(format!("a pyramid of {} images, not the kernel's {}", fourcc(*format), T::FORMAT))
             }
