@@ -144,7 +144,7 @@ array_item!(
 );
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ArrayState {
+pub(super) struct ArrayState {
     pub(crate) item_type: Option<ArrayItemType>,
     pub(crate) capacity: usize,
     pub(crate) num_items: usize,
@@ -201,7 +201,7 @@ impl Array {
         Array::build(ObjectHeader::new(graph, "virtual-array", Some(graph.scope_id()))?, item_type, capacity)
     }
 
-    pub(crate) fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
+    pub(super) fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
         Ok(Array {
             obj: Arc::new(ArrayObj {
                 header,
@@ -216,7 +216,7 @@ impl Array {
         lock(&self.obj.state)
     }
 
-    pub(crate) fn state(&self) -> ArrayState {
+    pub(super) fn state(&self) -> ArrayState {
         *self.lock()
     }
 
@@ -251,7 +251,7 @@ impl Array {
 
     /// A new virtual array of the same graph with this (completed) array's item type and capacity:
     /// the copy a pipelined graph gives each frame in flight (`graph/verify/frames.rs`).
-    pub(crate) fn frame_copy(&self, frame_slot: usize) -> Result<Array> {
+    pub(super) fn frame_copy(&self, frame_slot: usize) -> Result<Array> {
         let s = self.state();
         let header = ObjectHeader::new(&self.obj.header.ctx, "virtual-array", self.obj.header.scope)?;
         header.set_name(&format!("{}@slot{frame_slot}", self.name()));
@@ -268,7 +268,7 @@ impl Array {
         Ok(changed)
     }
 
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         let s = self.state();
         let Some(it) = s.item_type else {
             return Err(Error::new(ErrorKind::NotAllocated, "the virtual array's item type is not known yet")

@@ -37,7 +37,7 @@ fn items_mut<T: ArrayItem>(bytes: &mut [u8]) -> &mut [T] {
 }
 
 /// Refuse element type `T` on an object whose elements are `want`.
-pub(crate) fn check_element<T: ArrayItem>(header: &ObjectHeader, want: ArrayItemType) -> Result<()> {
+pub(super) fn check_element<T: ArrayItem>(header: &ObjectHeader, want: ArrayItemType) -> Result<()> {
     if T::ITEM_TYPE != want {
         return Err(Error::new(ErrorKind::InvalidType, "the element type is not the object's")
             .on_object(&header.name())
@@ -47,25 +47,25 @@ pub(crate) fn check_element<T: ArrayItem>(header: &ObjectHeader, want: ArrayItem
 }
 
 impl Blob {
-    pub(crate) fn new(len: usize) -> Blob {
+    pub(super) fn new(len: usize) -> Blob {
         Blob { buffer: SharedBuffer::new(), len: AtomicUsize::new(len) }
     }
 
     /// Bytes the object needs (0: a virtual tensor not completed yet).
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
     }
 
     /// A virtual object completed at verify with another size (reallocated at the next need).
-    pub(crate) fn set_len(&self, len: usize) {
+    pub(super) fn set_len(&self, len: usize) {
         self.len.store(len, Ordering::Release);
     }
 
-    pub(crate) fn is_allocated(&self) -> bool {
+    pub(super) fn is_allocated(&self) -> bool {
         self.buffer.is_allocated()
     }
 
-    pub(crate) fn ensure(&self, header: &ObjectHeader) -> Result<()> {
+    pub(super) fn ensure(&self, header: &ObjectHeader) -> Result<()> {
         let len = self.len();
         if len == 0 {
             return Err(Error::new(ErrorKind::NotAllocated, "the virtual object's meta data is not known yet")
@@ -82,7 +82,7 @@ impl Blob {
     }
 
     /// Run `f` over the bytes, mapped for reading.
-    pub(crate) fn read<R>(&self, header: &ObjectHeader, access: Access, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+    pub(super) fn read<R>(&self, header: &ObjectHeader, access: Access, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
         let (ptr, len, slot) = self.lease(header, access, false)?;
         // SAFETY: the read lease keeps writers away until released below; ptr/len are the buffer's.
         let r = f(unsafe { std::slice::from_raw_parts(ptr, len) });
@@ -91,7 +91,7 @@ impl Blob {
     }
 
     /// Run `f` over the bytes, mapped for writing.
-    pub(crate) fn write<R>(&self, header: &ObjectHeader, access: Access, f: impl FnOnce(&mut [u8]) -> R) -> Result<R> {
+    pub(super) fn write<R>(&self, header: &ObjectHeader, access: Access, f: impl FnOnce(&mut [u8]) -> R) -> Result<R> {
         let (ptr, len, slot) = self.lease(header, access, true)?;
         // SAFETY: the write lease is the only mapping until released below.
         let r = f(unsafe { std::slice::from_raw_parts_mut(ptr, len) });
@@ -109,7 +109,7 @@ impl Blob {
     }
 
     /// Copy elements `first..first + out.len()` out.
-    pub(crate) fn copy_out<T: ArrayItem>(
+    pub(super) fn copy_out<T: ArrayItem>(
         &self,
         header: &ObjectHeader,
         access: Access,
@@ -121,7 +121,7 @@ impl Blob {
     }
 
     /// Copy `src` into elements `first..first + src.len()`.
-    pub(crate) fn copy_in<T: ArrayItem>(
+    pub(super) fn copy_in<T: ArrayItem>(
         &self,
         header: &ObjectHeader,
         access: Access,
@@ -142,7 +142,7 @@ impl Blob {
     }
 
     /// Copy every element out (`out` holds exactly as many).
-    pub(crate) fn copy_out_whole<T: ArrayItem>(
+    pub(super) fn copy_out_whole<T: ArrayItem>(
         &self,
         header: &ObjectHeader,
         access: Access,
@@ -153,7 +153,7 @@ impl Blob {
     }
 
     /// Copy every element in (`src` holds exactly as many).
-    pub(crate) fn copy_in_whole<T: ArrayItem>(&self, header: &ObjectHeader, access: Access, src: &[T]) -> Result<()> {
+    pub(super) fn copy_in_whole<T: ArrayItem>(&self, header: &ObjectHeader, access: Access, src: &[T]) -> Result<()> {
         Blob::check_whole(header, src.len(), self.len() / size_of::<T>())?;
         self.copy_in(header, access, 0, src)
     }
@@ -166,13 +166,13 @@ impl Blob {
     }
 
     /// Map every element for reading.
-    pub(crate) fn map<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSlice<'_, T>> {
+    pub(super) fn map<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSlice<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, false)?;
         Ok(MappedSlice { buffer: &self.buffer, ptr: ptr.cast(), len: len / size_of::<T>(), slot })
     }
 
     /// Map every element for writing.
-    pub(crate) fn map_mut<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSliceMut<'_, T>> {
+    pub(super) fn map_mut<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSliceMut<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, true)?;
         Ok(MappedSliceMut { buffer: &self.buffer, ptr: ptr.cast(), len: len / size_of::<T>(), slot, _t: PhantomData })
     }

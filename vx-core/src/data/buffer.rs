@@ -130,7 +130,7 @@ enum Backing {
 
 /// Memory the application lent to a data object: the owner (a `Vec`, an `image` buffer, …) and
 /// its bytes, taken once when the owner was boxed (moving the box never moves them).
-pub(crate) struct ExternalBlock {
+pub(super) struct ExternalBlock {
     owner: Box<dyn std::any::Any + Send>,
     ptr: NonNull<u8>,
     len: usize,
@@ -144,20 +144,20 @@ unsafe impl Sync for ExternalBlock {}
 
 impl ExternalBlock {
     /// Box `owner`, then take its bytes (their address is stable from then on).
-    pub(crate) fn new<M: ExternalMemory>(owner: M) -> ExternalBlock {
+    pub(super) fn new<M: ExternalMemory>(owner: M) -> ExternalBlock {
         let mut owner = Box::new(owner);
         let bytes = owner.bytes_mut();
         let (ptr, len) = (NonNull::new(bytes.as_mut_ptr()).expect("a slice pointer is never null"), bytes.len());
         ExternalBlock { owner, ptr, len }
     }
-    pub(crate) fn as_ptr(&self) -> *mut u8 {
+    pub(super) fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
     /// The owner, as the type it was made from (`Err` gives the block back).
-    pub(crate) fn into_owner<M: 'static>(self) -> std::result::Result<M, ExternalBlock> {
+    pub(super) fn into_owner<M: 'static>(self) -> std::result::Result<M, ExternalBlock> {
         let ExternalBlock { owner, ptr, len } = self;
         owner.downcast::<M>().map(|b| *b).map_err(|owner| ExternalBlock { owner, ptr, len })
     }
@@ -233,7 +233,7 @@ pub(crate) struct SharedBuffer {
 /// A granted mapping: the base pointer of the whole buffer, its length, and the lease slot to hand
 /// back with [`SharedBuffer::release`] (the map guards of the data objects do this in `Drop`).
 #[derive(Clone, Copy)]
-pub(crate) struct Lease {
+pub(super) struct Lease {
     pub(crate) ptr: *mut u8,
     pub(crate) len: usize,
     pub(crate) slot: usize,
@@ -243,7 +243,7 @@ pub(crate) struct Lease {
 pub(super) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
 
 impl SharedBuffer {
-    pub(crate) fn new() -> SharedBuffer {
+    pub(super) fn new() -> SharedBuffer {
         SharedBuffer { state: Mutex::new(BufState { buf: None, imported: false, leases: [None; MAX_LEASES] }) }
     }
 
@@ -280,7 +280,7 @@ impl SharedBuffer {
 
     /// Put the bytes at `offset..offset + len` of `arena` (a memory plan), freeing a block of its
     /// own. Refused while mapped, and if the range is not inside the arena.
-    pub(crate) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+    pub(super) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
         if offset.checked_add(len).is_none_or(|end| end > arena.len()) || !offset.is_multiple_of(BUFFER_ALIGN) {
             return Err(Error::new(ErrorKind::InvalidValue, "a placement outside its arena or misaligned")
                 .expected_found(format!("64-byte aligned, inside {} bytes", arena.len()), format!("{offset}+{len}")));
@@ -302,7 +302,7 @@ impl SharedBuffer {
     /// Lend the application's memory to the object (`None`: take it back, leaving the object
     /// without memory); returns the memory it had if that was the application's too. Refused
     /// while mapped (a graph processing the object maps it), leaving everything as it was.
-    pub(crate) fn import(&self, block: Option<ExternalBlock>) -> Result<Option<ExternalBlock>> {
+    pub(super) fn import(&self, block: Option<ExternalBlock>) -> Result<Option<ExternalBlock>> {
         let mut st = self.lock();
         if st.leases.iter().any(Option::is_some) {
             return Err(Error::new(
@@ -321,7 +321,7 @@ impl SharedBuffer {
 
     /// Take the bytes out of a memory plan's arena (the next `ensure` allocates a block of its
     /// own); a buffer of its own is kept. Nothing happens while mapped.
-    pub(crate) fn unplace(&self) {
+    pub(super) fn unplace(&self) {
         let mut st = self.lock();
         if matches!(st.buf, Some(Backing::Placed { .. })) && st.leases.iter().all(Option::is_none) {
             st.buf = None;
@@ -329,7 +329,7 @@ impl SharedBuffer {
     }
 
     /// The arena and offset this buffer is placed at, if a memory plan placed it.
-    pub(crate) fn placement(&self) -> Option<(usize, usize)> {
+    pub(super) fn placement(&self) -> Option<(usize, usize)> {
         match &self.lock().buf {
             Some(Backing::Placed { arena, offset, .. }) => Some((Arc::as_ptr(arena) as usize, *offset)),
             _ => None,
@@ -337,7 +337,7 @@ impl SharedBuffer {
     }
 
     /// Free the bytes unless mapped (a virtual image bound to another's storage by aliasing).
-    pub(crate) fn free_if_unmapped(&self) {
+    pub(super) fn free_if_unmapped(&self) {
         let mut st = self.lock();
         if st.leases.iter().all(Option::is_none) && !st.imported {
             st.buf = None;
@@ -345,7 +345,7 @@ impl SharedBuffer {
     }
 
     /// True if the object's memory is the application's ([`import`](Self::import)).
-    pub(crate) fn is_imported(&self) -> bool {
+    pub(super) fn is_imported(&self) -> bool {
         self.lock().imported
     }
 
@@ -356,7 +356,7 @@ impl SharedBuffer {
 
     /// Map `region` for reading (`write == false`) or writing. Overlapping readers share; a writer
     /// excludes every overlapping mapping; disjoint regions never conflict.
-    pub(crate) fn acquire(&self, region: Rect, write: bool) -> Result<Lease> {
+    pub(super) fn acquire(&self, region: Rect, write: bool) -> Result<Lease> {
         let mut st = self.lock();
         let Some(buf) = st.buf.as_ref() else {
             return Err(Error::new(ErrorKind::NotAllocated, "the buffer is not allocated"));
@@ -384,7 +384,7 @@ impl SharedBuffer {
     }
 
     /// Give back a mapping granted by [`acquire`](Self::acquire).
-    pub(crate) fn release(&self, slot: usize) {
+    pub(super) fn release(&self, slot: usize) {
         self.lock().leases[slot] = None;
     }
 }

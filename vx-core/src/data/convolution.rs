@@ -66,7 +66,7 @@ impl Convolution {
         Convolution::with_header(header, ConvolutionMeta { columns, rows })
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: ConvolutionMeta) -> Result<Convolution> {
+    pub(super) fn with_header(header: ObjectHeader, meta: ConvolutionMeta) -> Result<Convolution> {
         check_side("column count", meta.columns)
             .and_then(|_| check_side("row count", meta.rows))
             .map_err(|e| e.on_object(&header.name()))?;
@@ -112,7 +112,7 @@ impl Convolution {
     pub fn is_allocated(&self) -> bool {
         self.obj.data.is_allocated()
     }
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

@@ -68,7 +68,7 @@ impl Distribution {
         Distribution::with_header(header, DistributionMeta { bins, offset, range })
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: DistributionMeta) -> Result<Distribution> {
+    pub(super) fn with_header(header: ObjectHeader, meta: DistributionMeta) -> Result<Distribution> {
         if meta.bins == 0 || meta.bins as u64 > meta.range as u64 {
             return Err(Error::new(ErrorKind::InvalidParameters, "a distribution needs 1 to `range` bins")
                 .on_object(&header.name())
@@ -115,7 +115,7 @@ impl Distribution {
     pub fn is_allocated(&self) -> bool {
         self.obj.data.is_allocated()
     }
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

@@ -61,7 +61,7 @@ impl Lut {
         Lut::with_header(ObjectHeader::new(graph, "virtual-lut", Some(graph.scope_id()))?, LutMeta { element, count })
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: LutMeta) -> Result<Lut> {
+    pub(super) fn with_header(header: ObjectHeader, meta: LutMeta) -> Result<Lut> {
         let most = match meta.element {
             ScalarType::Uint8 => 256,
             ScalarType::Int16 => 65536,
@@ -108,7 +108,7 @@ impl Lut {
     pub fn is_allocated(&self) -> bool {
         self.obj.data.is_allocated()
     }
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

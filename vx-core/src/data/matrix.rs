@@ -59,7 +59,7 @@ impl std::fmt::Debug for Matrix {
 }
 
 /// The numeric scalar types (elements of matrices and tensors).
-pub(crate) fn is_numeric(t: ScalarType) -> bool {
+pub(super) fn is_numeric(t: ScalarType) -> bool {
     matches!(
         t,
         ScalarType::Int8
@@ -170,7 +170,7 @@ impl Matrix {
     }
 
     /// A matrix of `meta` under a given header (an object array's item).
-    pub(crate) fn with_header(header: ObjectHeader, meta: MatrixMeta) -> Result<Matrix> {
+    pub(super) fn with_header(header: ObjectHeader, meta: MatrixMeta) -> Result<Matrix> {
         Matrix::build(header, meta)
     }
 
@@ -210,7 +210,7 @@ impl Matrix {
     pub fn is_allocated(&self) -> bool {
         self.obj.data.is_allocated()
     }
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

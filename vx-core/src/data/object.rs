@@ -30,7 +30,7 @@ pub(crate) struct ObjectHeader {
 }
 
 impl ObjectHeader {
-    pub(crate) fn new(ctx: &impl AsContext, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
+    pub(super) fn new(ctx: &impl AsContext, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
         let ctx = ctx.as_context();
         let slot = ctx.acquire(ResourceKind::DataObjects)?;
         let id = next_id();
@@ -45,7 +45,7 @@ impl ObjectHeader {
     }
 
     /// The header of a part of `container` (same context and scope; named after the container).
-    pub(crate) fn part_of(container: &ObjectHeader, prefix: &str, index: usize) -> Result<ObjectHeader> {
+    pub(super) fn part_of(container: &ObjectHeader, prefix: &str, index: usize) -> Result<ObjectHeader> {
         let mut h = ObjectHeader::new(&container.ctx, prefix, container.scope)?;
         h.ancestors.push(container.id);
         h.ancestors.extend_from_slice(&container.ancestors);
@@ -54,15 +54,15 @@ impl ObjectHeader {
     }
 
     /// True when this object is `other` or a part of it (or the other way round).
-    pub(crate) fn contains_or_within(&self, other: &ObjectHeader) -> bool {
+    pub(super) fn contains_or_within(&self, other: &ObjectHeader) -> bool {
         self.id == other.id || self.ancestors.contains(&other.id) || other.ancestors.contains(&self.id)
     }
 
-    pub(crate) fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         lock(&self.name).clone()
     }
 
-    pub(crate) fn set_name(&self, name: &str) {
+    pub(super) fn set_name(&self, name: &str) {
         *lock(&self.name) = name.to_owned();
     }
 

@@ -131,7 +131,7 @@ impl Pyramid {
         Pyramid::with_header(ObjectHeader::new(graph, "virtual-pyramid", Some(graph.scope_id()))?, meta)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: PyramidMeta) -> Result<Pyramid> {
+    pub(super) fn with_header(header: ObjectHeader, meta: PyramidMeta) -> Result<Pyramid> {
         if meta.scale != PYRAMID_SCALE_HALF && meta.scale != PYRAMID_SCALE_ORB {
             return Err(Error::new(ErrorKind::InvalidParameters, "a pyramid's scale is HALF or ORB")
                 .on_object(&header.name())
@@ -224,7 +224,7 @@ impl Pyramid {
         Ok(changed)
     }
 
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.levels.iter().try_for_each(Image::ensure_allocated)
     }
 }

@@ -221,7 +221,7 @@ impl Reference {
     }
 
     /// A new object of `meta` under `header` (an object array's item). Scalars start at zero.
-    pub(crate) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
+    pub(super) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
         Ok(match meta.clone() {
             ObjectMeta::Image { format, width, height } => {
                 Reference::Image(Image::with_header(header, width, height, format)?)
@@ -480,7 +480,7 @@ impl ObjectArray {
         ObjectArray::with_header(header, &exemplar.into().meta(), count)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, exemplar: &ObjectMeta, count: usize) -> Result<ObjectArray> {
+    pub(super) fn with_header(header: ObjectHeader, exemplar: &ObjectMeta, count: usize) -> Result<ObjectArray> {
         let item_type = exemplar.data_type();
         if item_type == DataType::ObjectArray {
             return Err(Error::new(ErrorKind::InvalidType, "an object array cannot hold object arrays")
@@ -545,7 +545,7 @@ impl ObjectArray {
         &self.obj.items
     }
 
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.items.iter().try_for_each(Reference::ensure_allocated)
     }
 }

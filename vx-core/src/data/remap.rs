@@ -83,7 +83,7 @@ impl Remap {
         Remap::with_header(ObjectHeader::new(graph, "virtual-remap", Some(graph.scope_id()))?, meta)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: RemapMeta) -> Result<Remap> {
+    pub(super) fn with_header(header: ObjectHeader, meta: RemapMeta) -> Result<Remap> {
         if meta.source_width == 0
             || meta.source_height == 0
             || meta.destination_width == 0
@@ -132,7 +132,7 @@ impl Remap {
     pub fn is_allocated(&self) -> bool {
         self.obj.data.is_allocated()
     }
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

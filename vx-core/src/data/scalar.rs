@@ -34,7 +34,7 @@ impl Scalar {
     }
 
     /// A scalar under a given header (an object array's item).
-    pub(crate) fn with_header(header: ObjectHeader, value: ScalarValue) -> Scalar {
+    pub(super) fn with_header(header: ObjectHeader, value: ScalarValue) -> Scalar {
         Scalar { obj: Arc::new(ScalarObj { header, value: Mutex::new(value) }) }
     }
 

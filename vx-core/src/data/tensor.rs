@@ -58,7 +58,7 @@ impl TensorMeta {
 }
 
 /// The memory a tensor and its views share.
-pub(crate) struct TensorStorage {
+pub(super) struct TensorStorage {
     data: Blob,
     /// The root tensor's dimensions (its meta once known).
     root: Mutex<TensorMeta>,
@@ -163,7 +163,7 @@ impl Tensor {
         Tensor::with_header(ObjectHeader::new(graph, "virtual-tensor", Some(graph.scope_id()))?, meta)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: TensorMeta) -> Result<Tensor> {
+    pub(super) fn with_header(header: ObjectHeader, meta: TensorMeta) -> Result<Tensor> {
         check_meta(&meta, header.scope.is_some()).map_err(|e| e.on_object(&header.name()))?;
         let storage = Arc::new(TensorStorage { data: Blob::new(meta.bytes()), root: Mutex::new(meta) });
         Ok(Tensor {
@@ -253,7 +253,7 @@ impl Tensor {
         self.obj.storage.data.is_allocated()
     }
 
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.storage.data.ensure(&self.obj.header)
     }
 
@@ -270,12 +270,12 @@ impl Tensor {
         Ok(changed)
     }
 
-    pub(crate) fn storage_key(&self) -> usize {
+    pub(super) fn storage_key(&self) -> usize {
         Arc::as_ptr(&self.obj.storage) as usize
     }
 
     /// True when the two boxes of one storage intersect.
-    pub(crate) fn boxes_overlap(&self, other: &Tensor) -> bool {
+    pub(super) fn boxes_overlap(&self, other: &Tensor) -> bool {
         let (a, b) = (self.meta(), other.meta());
         (0..a.num_dims.max(b.num_dims).min(MAX_TENSOR_DIMS)).all(|i| {
             let (s0, e0) = (self.obj.start[i], self.obj.start[i] + a.dims[i].max(1));

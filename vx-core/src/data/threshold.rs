@@ -120,7 +120,7 @@ impl Threshold {
         Threshold::with_header(ObjectHeader::new(graph, "virtual-threshold", Some(graph.scope_id()))?, meta)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, meta: ThresholdMeta) -> Result<Threshold> {
+    pub(super) fn with_header(header: ObjectHeader, meta: ThresholdMeta) -> Result<Threshold> {
         if bounds(meta.input_format).is_none() {
             return Err(Error::new(ErrorKind::InvalidFormat, "a threshold's input format must be single-channel")
                 .on_object(&header.name())

@@ -49,7 +49,7 @@ impl UserDataObject {
         UserDataObject::with_header(header, type_name, size)
     }
 
-    pub(crate) fn with_header(header: ObjectHeader, type_name: &str, size: usize) -> Result<UserDataObject> {
+    pub(super) fn with_header(header: ObjectHeader, type_name: &str, size: usize) -> Result<UserDataObject> {
         if type_name.len() >= MAX_TYPE_NAME {
             return Err(Error::new(ErrorKind::InvalidParameters, "the type name is too long")
                 .on_object(&header.name())
@@ -82,7 +82,7 @@ impl UserDataObject {
         self.obj.data.is_allocated()
     }
 
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.data.ensure(&self.obj.header)
     }
 

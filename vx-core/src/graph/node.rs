@@ -28,7 +28,7 @@ pub struct Perf {
 }
 
 impl Perf {
-    pub(crate) fn record(&mut self, d: Duration) {
+    pub(super) fn record(&mut self, d: Duration) {
         self.min = if self.num == 0 { d } else { self.min.min(d) };
         self.max = self.max.max(d);
         self.num += 1;

@@ -93,7 +93,7 @@ impl Graph {
 }
 
 /// The (node, parameter) of graph parameter `index`, checked.
-pub(crate) fn graph_param(body: &GraphBody, index: u32) -> Result<(usize, usize)> {
+pub(super) fn graph_param(body: &GraphBody, index: u32) -> Result<(usize, usize)> {
     let Some(&(n, p)) = body.graph_params.get(index as usize) else {
         return Err(Error::new(ErrorKind::InvalidParameters, "no such graph parameter")
             .expected_found(format!("index < {}", body.graph_params.len()), index));
@@ -111,7 +111,7 @@ pub(crate) fn graph_param(body: &GraphBody, index: u32) -> Result<(usize, usize)
 }
 
 /// Every (node, parameter) of the graph holding `object`.
-pub(crate) fn sites_of(body: &GraphBody, object: &Reference) -> Vec<(usize, usize)> {
+pub(super) fn sites_of(body: &GraphBody, object: &Reference) -> Vec<(usize, usize)> {
     let mut sites = Vec::new();
     for (n, s) in body.nodes.iter().enumerate() {
         let Some(s) = s else { continue };

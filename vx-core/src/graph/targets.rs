@@ -44,7 +44,7 @@ pub(crate) struct Placement {
 }
 
 /// Where a node of `kernel` runs, given the target asked for.
-pub(crate) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Targets) -> Result<Placement> {
+pub(super) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Targets) -> Result<Placement> {
     let has = || {
         let mut t: Vec<&str> = kernel.targets.iter().map(|(t, _)| t.as_str()).collect();
         if kernel.runs_anywhere() {
@@ -89,7 +89,7 @@ pub(crate) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
 
 impl Placement {
     /// The target's name.
-    pub(crate) fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         self.executor.as_ref().map_or(HOST_TARGET, |e| e.config.name.as_str())
     }
 }
@@ -99,7 +99,7 @@ impl NodeSlot {
         self.placement.as_ref()?.implementation.as_ref()
     }
     /// The process function the node runs (user kernels).
-    pub(crate) fn process_fn(&self) -> Option<&Arc<ProcessFn>> {
+    pub(super) fn process_fn(&self) -> Option<&Arc<ProcessFn>> {
         match (self.implementation(), &self.kernel.functions) {
             (Some(t), _) => Some(&t.process),
             (None, KernelFunctions::User { process }) => process.as_ref(),
@@ -107,32 +107,32 @@ impl NodeSlot {
         }
     }
     /// Init: the target implementation's create, or the kernel's init.
-    pub(crate) fn init_fn(&self) -> Option<Arc<LifecycleFn>> {
+    pub(super) fn init_fn(&self) -> Option<Arc<LifecycleFn>> {
         match self.implementation() {
             Some(t) => t.create.clone(),
             None => self.kernel.init.clone(),
         }
     }
     /// Deinit: the target implementation's delete, or the kernel's deinit.
-    pub(crate) fn deinit_fn(&self) -> Option<Arc<LifecycleFn>> {
+    pub(super) fn deinit_fn(&self) -> Option<Arc<LifecycleFn>> {
         match self.implementation() {
             Some(t) => t.delete.clone(),
             None => self.kernel.deinit.clone(),
         }
     }
-    pub(crate) fn control_fn(&self) -> Option<Arc<ControlFn>> {
+    pub(super) fn control_fn(&self) -> Option<Arc<ControlFn>> {
         match self.implementation() {
             Some(t) => t.control.clone(),
             None => self.kernel.control.clone(),
         }
     }
     /// The node's executor (`None`: the host target).
-    pub(crate) fn executor(&self) -> Option<&Arc<Executor>> {
+    pub(super) fn executor(&self) -> Option<&Arc<Executor>> {
         self.placement.as_ref()?.executor.as_ref()
     }
 
     /// The node's control port, made when its init succeeded (nodes with a control callback).
-    pub(crate) fn open_port(&mut self, control: Arc<ControlFn>, targets: &Targets) -> Result<Arc<ControlPort>> {
+    pub(super) fn open_port(&mut self, control: Arc<ControlFn>, targets: &Targets) -> Result<Arc<ControlPort>> {
         let placement = self.placement.as_ref().expect("placed before init");
         let executor = match &placement.executor {
             Some(e) => Arc::clone(e),
@@ -179,7 +179,7 @@ pub(crate) struct ControlPort {
 
 impl ControlPort {
     /// The node is being deinitialized: commands from now on are refused.
-    pub(crate) fn retire(&self) {
+    pub(super) fn retire(&self) {
         self.live.store(false, Ordering::Release);
     }
 
@@ -215,7 +215,7 @@ impl ControlPort {
     }
 
     /// Queue a command on the node's target and wait for it at most `timeout`.
-    pub(crate) fn send(
+    pub(super) fn send(
         self: &Arc<Self>,
         graph: u64,
         command: u32,

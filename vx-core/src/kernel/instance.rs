@@ -14,12 +14,12 @@ pub(crate) struct InstanceContext(Option<(Box<dyn Any + Send>, &'static str)>);
 
 impl InstanceContext {
     /// Set (or replace) the value.
-    pub(crate) fn set<S: Any + Send>(&mut self, value: S) {
+    pub(super) fn set<S: Any + Send>(&mut self, value: S) {
         self.0 = Some((Box::new(value), std::any::type_name::<S>()));
     }
 
     /// The value, if it is an `S`.
-    pub(crate) fn get<S: Any + Send>(&mut self, node: &str) -> Result<&mut S> {
+    pub(super) fn get<S: Any + Send>(&mut self, node: &str) -> Result<&mut S> {
         match &mut self.0 {
             None => Err(Error::new(
                 ErrorKind::NotAllocated,
@@ -36,7 +36,7 @@ impl InstanceContext {
     }
 
     /// Take the value out, if it is an `S` (left in place otherwise).
-    pub(crate) fn take<S: Any + Send>(&mut self, node: &str) -> Result<S> {
+    pub(super) fn take<S: Any + Send>(&mut self, node: &str) -> Result<S> {
         self.get::<S>(node)?;
         let (b, _) = self.0.take().expect("checked just above");
         Ok(*b.downcast::<S>().expect("checked just above"))

@@ -39,7 +39,7 @@ pub(crate) struct NodeMemory {
 
 impl NodeMemory {
     /// Allocate `bytes` in `region` (init): returns the block's number.
-    pub(crate) fn alloc(&mut self, region: MemRegion, bytes: usize, resources: &Arc<Resources>) -> Result<u32> {
+    pub(super) fn alloc(&mut self, region: MemRegion, bytes: usize, resources: &Arc<Resources>) -> Result<u32> {
         let count = match region {
             MemRegion::Persistent => self.persistent.len(),
             MemRegion::Scratch => self.scratch.len(),
@@ -121,7 +121,7 @@ impl NodeMemory {
 /// `ptr..ptr + bytes` must be a range [`NodeMemory::locate`] returned (64-byte aligned, initialised:
 /// blocks are zeroed when allocated), valid for `'a`, and no other reference may cover it for `'a`.
 /// Every bit pattern is a valid `T` (`Plain`).
-pub(crate) unsafe fn block_slice<'a, T: Plain>(ptr: *mut u8, bytes: usize) -> &'a mut [T] {
+pub(super) unsafe fn block_slice<'a, T: Plain>(ptr: *mut u8, bytes: usize) -> &'a mut [T] {
     // SAFETY: the caller's contract.
     unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, bytes / std::mem::size_of::<T>()) }
 }

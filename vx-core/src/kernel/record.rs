@@ -34,7 +34,7 @@ pub(crate) struct FinalKernel {
 /// after it. The lineage holds the newest weakly: the kernel table owns it; if the module is
 /// unloaded, nothing newer is left and holders keep the version they have.
 #[derive(Default)]
-pub(crate) struct Lineage {
+pub(super) struct Lineage {
     newest: Mutex<Weak<KernelInner>>,
 }
 
@@ -89,7 +89,7 @@ impl KernelInner {
     }
 
     /// Give back the kernel's unit of the kernel count (it left the table).
-    pub(crate) fn release_slot(&self) {
+    pub(super) fn release_slot(&self) {
         lock(&self.slot).take();
     }
 

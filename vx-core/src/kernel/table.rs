@@ -125,7 +125,7 @@ impl KernelRegistry {
         self.kernels.push(k);
     }
 
-    pub(crate) fn contains(&self, k: &Arc<KernelInner>) -> bool {
+    pub(super) fn contains(&self, k: &Arc<KernelInner>) -> bool {
         self.kernels.iter().any(|x| Arc::ptr_eq(x, k))
     }
 
@@ -166,7 +166,7 @@ impl KernelRegistry {
         self.kernels.iter().find(|k| k.name == name && k.final_().is_some()).cloned()
     }
 
-    pub(crate) fn by_enum(&self, e: i32) -> Option<Arc<KernelInner>> {
+    pub(super) fn by_enum(&self, e: i32) -> Option<Arc<KernelInner>> {
         self.kernels.iter().find(|k| k.enumeration == e && k.final_().is_some()).cloned()
     }
 

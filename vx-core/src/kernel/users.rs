@@ -51,7 +51,7 @@ impl KernelUse {
 
 /// The uses of a context's kernels (weak: a dropped node's entry is dead, pruned as uses come).
 #[derive(Default)]
-pub(crate) struct KernelUses {
+pub(super) struct KernelUses {
     uses: Vec<Weak<KernelUse>>,
     /// Live entries at the last prune: the next prune comes when the list doubles.
     live_at_prune: usize,
@@ -59,7 +59,7 @@ pub(crate) struct KernelUses {
 
 impl KernelUses {
     /// Register a node `node` of graph `graph` running `kernel`; the node keeps the returned use.
-    pub(crate) fn register(
+    pub(super) fn register(
         &mut self,
         kernel: &Arc<KernelInner>,
         graph: &Arc<Mutex<String>>,
@@ -80,7 +80,7 @@ impl KernelUses {
 
     /// Every live use (upgraded: the caller filters and drops them after releasing this lock, as
     /// the last handle of a use may go with them).
-    pub(crate) fn live(&self) -> Vec<Arc<KernelUse>> {
+    pub(super) fn live(&self) -> Vec<Arc<KernelUse>> {
         self.uses.iter().filter_map(Weak::upgrade).collect()
     }
 }

@@ -145,7 +145,7 @@ pub fn check_elf_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
 }
 
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
-pub(crate) struct ModuleLibrary {
+pub(super) struct ModuleLibrary {
     pub(super) module: VxModuleRef,
     pub(crate) name: String,
     pub(crate) version: String,

@@ -175,7 +175,7 @@ pub(crate) struct Modules {
 
 /// Whether this process runs in secure-execution mode (`AT_SECURE`: set-uid, set-gid, or file
 /// capabilities raised its rights), where the environment belongs to a less trusted caller.
-pub(crate) fn secure_execution() -> bool {
+pub(super) fn secure_execution() -> bool {
     // SAFETY: getauxval only reads the auxiliary vector the kernel gave the process; an absent
     // entry reads as 0.
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
@@ -184,7 +184,7 @@ pub(crate) fn secure_execution() -> bool {
 /// The directories `VX_MODULE_PATH`'s value `value` adds to the search path, and a warning for each
 /// part refused: all of it in secure-execution mode (`secure`), relative entries always (they
 /// would depend on the working directory). Empty entries are skipped.
-pub(crate) fn module_path_entries(secure: bool, value: Option<&OsStr>) -> (Vec<PathBuf>, Vec<String>) {
+pub(super) fn module_path_entries(secure: bool, value: Option<&OsStr>) -> (Vec<PathBuf>, Vec<String>) {
     let Some(value) = value.filter(|v| !v.is_empty()) else { return (Vec::new(), Vec::new()) };
     if secure {
         return (

@@ -23,7 +23,7 @@ use crate::shared::trust::hex;
 const MAX_LINKS: usize = 40;
 
 /// This process's effective user id (the one files are created and opened as).
-pub(crate) fn euid() -> u32 {
+pub(super) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
@@ -176,7 +176,7 @@ fn walk(subject: &str, path: &Path, want_dir: bool, check: bool) -> Result<(Path
 /// Open module `name`'s file at `path` for reading under `trust`: with owner checks, the walk above,
 /// then the canonical path opened with `O_NOFOLLOW` and confirmed (device, inode, owner, mode) to be
 /// the file checked. Returns the open file and the path it was opened at.
-pub(crate) fn open_module(name: &str, path: &Path, trust: &ModuleTrust) -> Result<(File, PathBuf)> {
+pub(super) fn open_module(name: &str, path: &Path, trust: &ModuleTrust) -> Result<(File, PathBuf)> {
     let subject = format!("module '{name}'");
     let open = |p: &Path, flags: i32| {
         std::fs::OpenOptions::new().read(true).custom_flags(flags).open(p).map_err(|e| io_error(&subject, p, "open", e))
@@ -202,7 +202,7 @@ pub(crate) fn open_module(name: &str, path: &Path, trust: &ModuleTrust) -> Resul
 }
 
 /// The refusal of module `name`'s file `path`, whose SHA-256 `digest` is not pinned.
-pub(crate) fn pin_refusal(name: &str, path: &Path, digest: &[u8; 32], trust: &ModuleTrust) -> Error {
+pub(super) fn pin_refusal(name: &str, path: &Path, digest: &[u8; 32], trust: &ModuleTrust) -> Error {
     let pinned = trust.pinned(name);
     let listed = if pinned.is_empty() { "none".to_owned() } else { pinned.join(", ") };
     let d = hex(digest);
@@ -250,16 +250,16 @@ fn sha256_of(f: &mut File) -> std::io::Result<[u8; 32]> {
 }
 
 /// A SHA-256 computed over bytes as they are copied.
-pub(crate) struct Sha256Hasher(Sha256);
+pub(super) struct Sha256Hasher(Sha256);
 
 impl Sha256Hasher {
-    pub(crate) fn new() -> Sha256Hasher {
+    pub(super) fn new() -> Sha256Hasher {
         Sha256Hasher(Sha256::new())
     }
-    pub(crate) fn update(&mut self, bytes: &[u8]) {
+    pub(super) fn update(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
     }
-    pub(crate) fn finish(self) -> [u8; 32] {
+    pub(super) fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
 }

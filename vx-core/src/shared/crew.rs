@@ -102,7 +102,7 @@ pub(crate) struct Crew {
 
 impl Crew {
     /// Start `helpers` parked threads named by `name(i)`; every one is running when this returns.
-    pub(crate) fn new(helpers: usize, name: impl Fn(usize) -> String) -> std::io::Result<Crew> {
+    pub(super) fn new(helpers: usize, name: impl Fn(usize) -> String) -> std::io::Result<Crew> {
         let state = Arc::new(CrewState {
             slot: Mutex::new(Slot { epoch: 0, job: None, wanted: 0, running: 0, started: 0, shutdown: false }),
             posted: AtomicU64::new(0),

@@ -123,7 +123,7 @@ limit_fields! {
 }
 
 /// The configured maxima in [`ResourceKind::ALL`] order.
-pub(crate) fn maxima(c: &ContextConfig) -> [usize; 8] {
+pub(super) fn maxima(c: &ContextConfig) -> [usize; 8] {
     ResourceKind::ALL.map(|k| config_value(c, k))
 }
 

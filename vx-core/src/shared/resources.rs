@@ -123,7 +123,7 @@ pub(crate) struct Resources {
 }
 
 impl Resources {
-    pub(crate) fn new(maxima: [usize; 8]) -> Arc<Resources> {
+    pub(super) fn new(maxima: [usize; 8]) -> Arc<Resources> {
         Arc::new(Resources { maxima, counters: Default::default() })
     }
 
@@ -154,7 +154,7 @@ impl Resources {
     }
 
     /// Take one unit of `kind`, refusing past the configured maximum.
-    pub(crate) fn acquire(self: &Arc<Self>, kind: ResourceKind) -> Result<ResourceSlot> {
+    pub(super) fn acquire(self: &Arc<Self>, kind: ResourceKind) -> Result<ResourceSlot> {
         self.take(kind, 1)?;
         Ok(ResourceSlot { resources: Arc::clone(self), kind })
     }

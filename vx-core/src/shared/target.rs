@@ -74,7 +74,7 @@ impl TargetConfig {
         self
     }
 
-    pub(crate) fn check(&self) -> Result<()> {
+    pub(super) fn check(&self) -> Result<()> {
         let bad = |what: &str| Error::new(ErrorKind::InvalidValue, format!("target '{}': {what}", self.name));
         if self.name.is_empty()
             || self.name.eq_ignore_ascii_case(HOST_TARGET)
@@ -141,7 +141,7 @@ thread_local! {
 
 impl Executor {
     /// Start a target's threads (every one running before this returns).
-    pub(crate) fn start(config: TargetConfig, context: u64) -> Result<Arc<Executor>> {
+    pub(super) fn start(config: TargetConfig, context: u64) -> Result<Arc<Executor>> {
         config.check()?;
         let ex = Arc::new(Executor {
             id: next_id(),
@@ -292,7 +292,7 @@ impl Executor {
     }
 
     /// Jobs waiting now.
-    pub(crate) fn queued(&self) -> usize {
+    pub(super) fn queued(&self) -> usize {
         lock(&self.queue).jobs.len()
     }
 
@@ -306,7 +306,7 @@ impl Executor {
 
     /// Stop the workers after the queued jobs; join them (detaching one that does not return in
     /// time, or the calling thread itself).
-    pub(crate) fn stop(&self) {
+    pub(super) fn stop(&self) {
         lock(&self.queue).shutdown = true;
         self.work.notify_all();
         self.space.notify_all();

@@ -102,7 +102,7 @@ impl Image {
 
     /// An image under a given header (a pyramid level, an object array's item): virtual when the
     /// header is, with unknown size or format completed at verify.
-    pub(crate) fn with_header(header: ObjectHeader, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
+    pub(super) fn with_header(header: ObjectHeader, width: u32, height: u32, format: ImageFormat) -> Result<Image> {
         let known = width != 0 && height != 0 && format != ImageFormat::Virtual;
         if !known && header.scope.is_none() {
             return Err(Error::new(ErrorKind::InvalidParameters, "a real image needs a size and a format")
@@ -229,7 +229,7 @@ impl Image {
     }
 
     /// The storage this image's pixels live in: its own, or the one aliasing bound it to.
-    pub(crate) fn storage(&self) -> Arc<ImageStorage> {
+    pub(super) fn storage(&self) -> Arc<ImageStorage> {
         match lock(&self.obj.bound).as_ref() {
             Some(s) => Arc::clone(s),
             None => Arc::clone(&self.obj.storage),
@@ -301,7 +301,7 @@ impl Image {
     /// A new virtual image of the same graph with this (completed) image's meta data and valid
     /// rectangle, its own storage: the copy a pipelined graph gives each frame in flight
     /// (`graph/verify/frames.rs`). Bind and place it like the original.
-    pub(crate) fn frame_copy(&self, frame_slot: usize) -> Result<Image> {
+    pub(super) fn frame_copy(&self, frame_slot: usize) -> Result<Image> {
         let m = self.meta();
         let layout = self.obj.storage.layout().clone();
         if layout.is_none() {
@@ -316,7 +316,7 @@ impl Image {
     }
 
     /// Allocate the buffer if it does not exist yet (or has the wrong size after re-verify).
-    pub(crate) fn ensure_allocated(&self) -> Result<()> {
+    pub(super) fn ensure_allocated(&self) -> Result<()> {
         let storage = self.storage();
         let size = {
             let layout = storage.layout();
@@ -357,13 +357,13 @@ impl Image {
     }
 
     /// The rectangle of the root image this image covers.
-    pub(crate) fn rect_in_storage(&self) -> Rect {
+    pub(super) fn rect_in_storage(&self) -> Rect {
         let m = self.meta();
         let (x, y) = self.obj.origin;
         Rect::new(x, y, x + m.width, y + m.height)
     }
 
-    pub(crate) fn map_impl<T: Pixel>(
+    pub(super) fn map_impl<T: Pixel>(
         &self,
         rect: Rect,
         plane: usize,
@@ -559,7 +559,7 @@ impl Image {
 }
 
 /// A granted mapping before it is given its read or write type.
-pub(crate) struct RawMapping<'a> {
+pub(super) struct RawMapping<'a> {
     storage: Arc<ImageStorage>,
     slot: usize,
     base: *mut u8,
@@ -569,7 +569,7 @@ pub(crate) struct RawMapping<'a> {
 }
 
 impl<'a> RawMapping<'a> {
-    pub(crate) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
+    pub(super) fn read<T: Pixel>(self) -> ImagePatch<'a, T> {
         ImagePatch {
             storage: self.storage,
             slot: self.slot,
@@ -579,7 +579,7 @@ impl<'a> RawMapping<'a> {
             _t: PhantomData,
         }
     }
-    pub(crate) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
+    pub(super) fn write<T: Pixel>(self) -> ImagePatchMut<'a, T> {
         ImagePatchMut {
             storage: self.storage,
             slot: self.slot,

@@ -126,7 +126,7 @@ pub(crate) struct Queues {
     streaming: AtomicBool,
 }
 
-pub(crate) struct QueueState {
+pub(super) struct QueueState {
     /// Queue modes only.
     config: Option<Arc<ScheduleConfig>>,
     /// Per queue: indices (into the queue's `refs`) enqueued and not admitted yet.
@@ -166,7 +166,7 @@ impl QueueState {
 }
 
 impl Queues {
-    pub(crate) fn new() -> Queues {
+    pub(super) fn new() -> Queues {
         Queues {
             state: Mutex::new(QueueState {
                 config: None,
@@ -189,7 +189,7 @@ impl Queues {
     }
 
     /// The coordinator holds the graph (between admitting a first frame and the pipeline draining).
-    pub(crate) fn streaming(&self) -> bool {
+    pub(super) fn streaming(&self) -> bool {
         self.streaming.load(Ordering::Acquire)
     }
 
@@ -203,12 +203,12 @@ impl Queues {
     }
 
     /// Whether the graph is in a queue mode.
-    pub(crate) fn queued(&self) -> bool {
+    pub(super) fn queued(&self) -> bool {
         self.lock().config.is_some()
     }
 
     /// The graph is going away: the coordinator ends (joined unless this is its own thread).
-    pub(crate) fn shut_down(&self) {
+    pub(super) fn shut_down(&self) {
         let handle = {
             let mut st = self.lock();
             st.shutdown = true;
@@ -446,7 +446,7 @@ impl Graph {
 
     /// Queue modes' `vxScheduleGraph`: manual mode starts as many frames as there are complete
     /// sets of enqueued references; auto mode refuses (frames start on their own).
-    pub(crate) fn schedule_queued(&self) -> Result<()> {
+    pub(super) fn schedule_queued(&self) -> Result<()> {
         self.verify_before_frames()?;
         let queues = &self.inner.queues;
         let mut st = queues.lock();
@@ -474,7 +474,7 @@ impl Graph {
 
     /// Queue modes' `vxWaitGraph`: wait until no frame is in flight or can start; the first error
     /// of a frame since the last wait.
-    pub(crate) fn wait_queued(&self) -> Result<()> {
+    pub(super) fn wait_queued(&self) -> Result<()> {
         let queues = &self.inner.queues;
         let mut st = queues.lock();
         while st.in_flight > 0 || st.bursting || st.admissible() {

@@ -56,7 +56,7 @@ pub(crate) struct TilingState {
 }
 
 /// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).
-pub(crate) fn prepare(
+pub(super) fn prepare(
     s: &NodeSlot,
     fin: &FinalKernel,
     has_fast: bool,
@@ -186,7 +186,7 @@ struct TileRun<'a> {
 unsafe impl Sync for TileRun<'_> {}
 
 /// Run every tile of a verified tiling node on `pool`.
-pub(crate) fn run(
+pub(super) fn run(
     shared: &ContextShared,
     graph: u64,
     s: &NodeSlot,

@@ -148,7 +148,7 @@ impl Graph {
 
 /// Verify the graph: every pass of [`GRAPH_PASSES`] in order. `full`: re-verify every node
 /// (explicit `verify`); otherwise only the nodes that need it (automatic re-verification).
-pub(crate) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> Result<()> {
+pub(super) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> Result<()> {
     verify_until(g, body, full, None)
 }
 
@@ -198,14 +198,14 @@ pub(super) mod testkit {
 
     /// The usual validator: input 0 is U8; output 1 is U8 of its size. Returns the output's meta
     /// format, for callers that add to it.
-    pub(crate) fn same_size_u8<'m>(v: &ValidateContext<'_>, metas: &'m mut MetaFormats) -> Result<&'m mut MetaFormat> {
+    pub(super) fn same_size_u8<'m>(v: &ValidateContext<'_>, metas: &'m mut MetaFormats) -> Result<&'m mut MetaFormat> {
         let i = v.expect_image_format(0, ImageFormat::U8)?;
         metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())
     }
 
     /// A finalized kernel `name` (U8 image in at 0, out at 1) with what `build` adds (a validator,
     /// init, …) and a process that does nothing.
-    pub(crate) fn u8_kernel(
+    pub(super) fn u8_kernel(
         ctx: &Context,
         name: &str,
         build: impl for<'c> FnOnce(KernelBuilder<'c>) -> KernelBuilder<'c>,
@@ -214,7 +214,7 @@ pub(super) mod testkit {
     }
 
     /// Like [`u8_kernel`] with the usual validator and an alias hint (0, 1) of `kind`.
-    pub(crate) fn u8_kernel_with_hint(ctx: &Context, name: &str, kind: crate::AliasKind) -> Kernel {
+    pub(super) fn u8_kernel_with_hint(ctx: &Context, name: &str, kind: crate::AliasKind) -> Kernel {
         u8_kernel_hinted(ctx, name, |b| b.validate(|v, metas| same_size_u8(v, metas).map(|_| ())), Some(kind))
     }
 
@@ -236,14 +236,14 @@ pub(super) mod testkit {
     }
 
     /// A one-thread context with a finalized `test.copy` kernel.
-    pub(crate) fn copy_kernel() -> (Context, Kernel) {
+    pub(super) fn copy_kernel() -> (Context, Kernel) {
         let ctx = Context::builder().threads(1).build().expect("context");
         let k = u8_kernel(&ctx, "test.copy", |b| b.validate(|v, metas| same_size_u8(v, metas).map(|_| ())));
         (ctx, k)
     }
 
     /// `image → k → virtual → k → image` in `g`; returns the virtual image.
-    pub(crate) fn virtual_chain(ctx: &Context, g: &Graph, k: &Kernel) -> Image {
+    pub(super) fn virtual_chain(ctx: &Context, g: &Graph, k: &Kernel) -> Image {
         let v = Image::new_virtual(g, 0, 0, ImageFormat::Virtual).expect("virtual");
         g.add_node(k, [&image(ctx), &v]).expect("node 0");
         g.add_node(k, [&v, &image(ctx)]).expect("node 1");
@@ -251,13 +251,13 @@ pub(super) mod testkit {
     }
 
     /// Run the graph passes of `graph` up to and including `last`.
-    pub(crate) fn run_until(graph: &Graph, last: &str) -> Result<()> {
+    pub(super) fn run_until(graph: &Graph, last: &str) -> Result<()> {
         let mut body = graph.inner.lock()?;
         super::verify_until(&graph.inner, &mut body, true, Some(last))
     }
 
     /// An 8×8 U8 image.
-    pub(crate) fn image(ctx: &Context) -> Image {
+    pub(super) fn image(ctx: &Context) -> Image {
         Image::new(ctx, 8, 8, ImageFormat::U8).expect("image")
     }
 }

@@ -11,9 +11,9 @@ mod control;
 mod lifecycle;
 mod objects;
 mod processor;
-pub(crate) mod publish;
-pub(crate) mod tiling;
-pub(crate) mod validator;
+pub(super) mod publish;
+pub(super) mod tiling;
+pub(super) mod validator;
 
 use vx_plugin_abi::Status;
 use vx_plugin_abi::abi_stable::std_types::RResult;
