@@ -145,13 +145,13 @@ array_item!(
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ArrayState {
-    pub(crate) item_type: Option<ArrayItemType>,
-    pub(crate) capacity: usize,
-    pub(crate) num_items: usize,
+    pub(super) item_type: Option<ArrayItemType>,
+    pub(super) capacity: usize,
+    pub(super) num_items: usize,
 }
 
 pub(crate) struct ArrayObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     state: Mutex<ArrayState>,
     buffer: SharedBuffer,
     /// Item type and capacity as given at creation (partial for virtual arrays).

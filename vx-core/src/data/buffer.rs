@@ -234,9 +234,9 @@ pub(crate) struct SharedBuffer {
 /// back with [`SharedBuffer::release`] (the map guards of the data objects do this in `Drop`).
 #[derive(Clone, Copy)]
 pub(super) struct Lease {
-    pub(crate) ptr: *mut u8,
-    pub(crate) len: usize,
-    pub(crate) slot: usize,
+    pub(super) ptr: *mut u8,
+    pub(super) len: usize,
+    pub(super) slot: usize,
 }
 
 /// The region standing for "the whole object" (arrays, user data objects).

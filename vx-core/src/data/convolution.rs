@@ -23,7 +23,7 @@ pub struct ConvolutionMeta {
 }
 
 pub(crate) struct ConvolutionObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: ConvolutionMeta,
     scale: AtomicU32,
     data: Blob,
@@ -32,7 +32,7 @@ pub(crate) struct ConvolutionObj {
 /// A convolution handle.
 #[derive(Clone)]
 pub struct Convolution {
-    pub(crate) obj: Arc<ConvolutionObj>,
+    pub(super) obj: Arc<ConvolutionObj>,
 }
 
 impl std::fmt::Debug for Convolution {

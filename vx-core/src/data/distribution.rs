@@ -29,7 +29,7 @@ impl DistributionMeta {
 }
 
 pub(crate) struct DistributionObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: DistributionMeta,
     data: Blob,
 }
@@ -37,7 +37,7 @@ pub(crate) struct DistributionObj {
 /// A distribution handle.
 #[derive(Clone)]
 pub struct Distribution {
-    pub(crate) obj: Arc<DistributionObj>,
+    pub(super) obj: Arc<DistributionObj>,
 }
 
 impl std::fmt::Debug for Distribution {

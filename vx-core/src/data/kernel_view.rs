@@ -6,7 +6,7 @@ use std::ops::Deref;
 /// A data object as a kernel of its graph sees it while running: it may copy and map the object
 /// even when it is virtual (the application may not). Attributes through `Deref`.
 pub struct KernelView<'a, T> {
-    pub(crate) object: &'a T,
+    pub(super) object: &'a T,
 }
 
 impl<T> Clone for KernelView<'_, T> {

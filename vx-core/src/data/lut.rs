@@ -28,7 +28,7 @@ impl LutMeta {
 }
 
 pub(crate) struct LutObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: LutMeta,
     data: Blob,
 }
@@ -36,7 +36,7 @@ pub(crate) struct LutObj {
 /// A LUT handle.
 #[derive(Clone)]
 pub struct Lut {
-    pub(crate) obj: Arc<LutObj>,
+    pub(super) obj: Arc<LutObj>,
 }
 
 impl std::fmt::Debug for Lut {

@@ -40,7 +40,7 @@ pub struct MatrixMeta {
 }
 
 pub(crate) struct MatrixObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: MatrixMeta,
     data: Blob,
 }
@@ -48,7 +48,7 @@ pub(crate) struct MatrixObj {
 /// A matrix handle.
 #[derive(Clone)]
 pub struct Matrix {
-    pub(crate) obj: Arc<MatrixObj>,
+    pub(super) obj: Arc<MatrixObj>,
 }
 
 impl std::fmt::Debug for Matrix {

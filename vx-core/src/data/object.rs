@@ -18,14 +18,14 @@ pub(crate) enum Access {
 }
 
 pub(crate) struct ObjectHeader {
-    pub(crate) id: u64,
-    pub(crate) ctx: Arc<ContextShared>,
+    pub(super) id: u64,
+    pub(super) ctx: Arc<ContextShared>,
     name: Mutex<String>,
     /// The graph id of a virtual object.
     pub(crate) scope: Option<u64>,
     /// The objects this one is part of, innermost first: a pyramid level's pyramid, an object
     /// array's items' array, an ROI's image (and theirs). Writing a container writes its parts.
-    pub(crate) ancestors: Vec<u64>,
+    pub(super) ancestors: Vec<u64>,
     _slot: ResourceSlot,
 }
 

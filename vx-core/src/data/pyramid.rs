@@ -73,7 +73,7 @@ impl PyramidMeta {
 }
 
 pub(crate) struct PyramidObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: Mutex<PyramidMeta>,
     /// As given at creation (partial for virtual pyramids).
     pub(crate) declared: PyramidMeta,

@@ -451,7 +451,7 @@ reference_from!(
 pub const MAX_OBJECT_ARRAY_ITEMS: usize = 1 << 16;
 
 pub(crate) struct ObjectArrayObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     items: Vec<Reference>,
     item_type: DataType,
 }
@@ -459,7 +459,7 @@ pub(crate) struct ObjectArrayObj {
 /// An object array handle.
 #[derive(Clone)]
 pub struct ObjectArray {
-    pub(crate) obj: Arc<ObjectArrayObj>,
+    pub(super) obj: Arc<ObjectArrayObj>,
 }
 
 impl std::fmt::Debug for ObjectArray {

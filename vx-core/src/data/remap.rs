@@ -27,7 +27,7 @@ pub struct RemapMeta {
 }
 
 pub(crate) struct RemapObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: RemapMeta,
     data: Blob,
 }
@@ -35,7 +35,7 @@ pub(crate) struct RemapObj {
 /// A remap handle.
 #[derive(Clone)]
 pub struct Remap {
-    pub(crate) obj: Arc<RemapObj>,
+    pub(super) obj: Arc<RemapObj>,
 }
 
 impl std::fmt::Debug for Remap {

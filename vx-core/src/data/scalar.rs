@@ -9,14 +9,14 @@ use crate::shared::AsContext;
 use crate::support::sync::lock;
 
 pub(crate) struct ScalarObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     value: Mutex<ScalarValue>,
 }
 
 /// A scalar handle (`vxCreateScalar`). Its type is fixed at creation.
 #[derive(Clone)]
 pub struct Scalar {
-    pub(crate) obj: Arc<ScalarObj>,
+    pub(super) obj: Arc<ScalarObj>,
 }
 
 impl std::fmt::Debug for Scalar {

@@ -65,7 +65,7 @@ pub(super) struct TensorStorage {
 }
 
 pub(crate) struct TensorObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     storage: Arc<TensorStorage>,
     meta: Mutex<TensorMeta>,
     /// As given at creation (partial for virtual tensors).

@@ -49,7 +49,7 @@ pub struct ThresholdValues {
 }
 
 pub(crate) struct ThresholdObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     meta: ThresholdMeta,
     values: Mutex<ThresholdValues>,
 }
@@ -57,7 +57,7 @@ pub(crate) struct ThresholdObj {
 /// A threshold handle.
 #[derive(Clone)]
 pub struct Threshold {
-    pub(crate) obj: Arc<ThresholdObj>,
+    pub(super) obj: Arc<ThresholdObj>,
 }
 
 impl std::fmt::Debug for Threshold {

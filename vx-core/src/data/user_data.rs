@@ -14,16 +14,16 @@ use crate::shared::{AsContext, VirtualScope};
 pub const MAX_TYPE_NAME: usize = 64;
 
 pub(crate) struct UserDataObj {
-    pub(crate) header: ObjectHeader,
+    pub(super) header: ObjectHeader,
     pub(super) type_name: String,
-    pub(crate) size: usize,
+    pub(super) size: usize,
     data: Blob,
 }
 
 /// A user data object handle.
 #[derive(Clone)]
 pub struct UserDataObject {
-    pub(crate) obj: Arc<UserDataObj>,
+    pub(super) obj: Arc<UserDataObj>,
 }
 
 impl std::fmt::Debug for UserDataObject {

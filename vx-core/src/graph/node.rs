@@ -46,8 +46,8 @@ impl Perf {
 /// `VX_ERROR_INVALID_REFERENCE`.
 #[derive(Clone)]
 pub struct Node {
-    pub(crate) graph: Weak<GraphInner>,
-    pub(crate) index: usize,
+    pub(super) graph: Weak<GraphInner>,
+    pub(super) index: usize,
 }
 
 impl fmt::Debug for Node {

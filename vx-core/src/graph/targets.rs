@@ -39,8 +39,8 @@ use crate::support::unwind::call_guarded;
 /// Where a node runs: its target, the target's executor (`None`: the host target), and the target
 /// implementation it runs (`None`: the kernel's own functions).
 pub(crate) struct Placement {
-    pub(crate) executor: Option<Arc<Executor>>,
-    pub(crate) implementation: Option<TargetKernel>,
+    pub(super) executor: Option<Arc<Executor>>,
+    pub(super) implementation: Option<TargetKernel>,
 }
 
 /// Where a node of `kernel` runs, given the target asked for.
@@ -174,7 +174,7 @@ pub(crate) struct ControlPort {
     /// Cleared when the node is deinitialized: later commands are refused.
     live: AtomicBool,
     /// A command to the node timed out.
-    pub(crate) timed_out: AtomicBool,
+    pub(super) timed_out: AtomicBool,
 }
 
 impl ControlPort {

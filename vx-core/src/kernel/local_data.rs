@@ -22,7 +22,7 @@ pub(crate) enum LocalPtr {
 #[derive(Default)]
 pub(crate) struct LocalData {
     pub(crate) size: usize,
-    pub(crate) ptr: LocalPtr,
+    pub(super) ptr: LocalPtr,
 }
 
 impl LocalData {

@@ -134,8 +134,8 @@ impl MetaAttribute {
 /// The meta format of one output parameter.
 #[derive(Clone)]
 pub struct MetaFormat {
-    pub(crate) index: u32,
-    pub(crate) data_type: DataType,
+    pub(super) index: u32,
+    pub(super) data_type: DataType,
     /// Attributes in the order set (the last of a kind counts).
     attrs: Vec<MetaAttribute>,
     /// A user data object's type name, when the validator gave one.

@@ -14,7 +14,7 @@ use crate::support::sync::lock;
 /// The signature and attributes of a kernel being built (before finalize).
 pub(super) struct KernelBuild {
     pub(super) params: Vec<Option<ParamSpec>>,
-    pub(crate) attrs: KernelAttributes,
+    pub(super) attrs: KernelAttributes,
     pub(super) alias_hints: Vec<AliasHint>,
     pub(super) docs: KernelDocs,
 }
@@ -24,7 +24,7 @@ pub(crate) struct FinalKernel {
     pub(crate) params: Vec<ParamSpec>,
     pub(crate) attrs: KernelAttributes,
     pub(crate) alias_hints: Vec<AliasHint>,
-    pub(crate) docs: Arc<KernelDocs>,
+    pub(super) docs: Arc<KernelDocs>,
 }
 
 /// The versions of one module kernel across reloads share one lineage, which names the newest.
@@ -55,7 +55,7 @@ pub(crate) struct KernelInner {
     /// Implementations per target, by target name (`tivxAddTargetKernelByName`).
     pub(crate) targets: Vec<(String, TargetKernel)>,
     pub(super) build: Mutex<KernelBuild>,
-    pub(crate) finalized: OnceLock<FinalKernel>,
+    pub(super) finalized: OnceLock<FinalKernel>,
     /// Keeps whatever the kernel's code lives in (a module's library) alive as long as the kernel.
     #[allow(dead_code)]
     pub(crate) keep_alive: Option<Arc<dyn Any + Send + Sync>>,

@@ -147,13 +147,13 @@ pub fn check_elf_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
 pub(super) struct ModuleLibrary {
     pub(super) module: VxModuleRef,
-    pub(crate) name: String,
-    pub(crate) version: String,
+    pub(super) name: String,
+    pub(super) version: String,
     /// The private copy the library was mapped from; its descriptor stays open while the library
     /// is loaded (the loader knows the library by the copy's `/proc/self/fd/<fd>` name).
     copy: PrivateCopy,
     library: Option<libloading::Library>,
-    pub(crate) state: Arc<Mutex<ModuleState>>,
+    pub(super) state: Arc<Mutex<ModuleState>>,
 }
 
 /// The module (name, version) kernel `k`'s code comes from, if it comes from one.

@@ -34,12 +34,12 @@ use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 
 /// The memory an image and all its ROIs share.
 pub(crate) struct ImageStorage {
-    pub(crate) buffer: SharedBuffer,
+    pub(super) buffer: SharedBuffer,
     /// Layout of the whole (root) image; `None` for a virtual image not yet verified.
-    pub(crate) layout: Mutex<Option<ImageLayout>>,
+    pub(super) layout: Mutex<Option<ImageLayout>>,
     /// Set once an ROI of this storage's image has been created (never cleared): other image
     /// objects may then share these pixels.
-    pub(crate) has_rois: std::sync::atomic::AtomicBool,
+    pub(super) has_rois: std::sync::atomic::AtomicBool,
 }
 
 impl ImageStorage {
@@ -53,17 +53,17 @@ pub(crate) struct ImageMeta {
     pub(crate) format: ImageFormat,
     pub(crate) width: u32,
     pub(crate) height: u32,
-    pub(crate) valid: Rect,
+    pub(super) valid: Rect,
 }
 
 pub(crate) struct ImageObj {
-    pub(crate) header: ObjectHeader,
-    pub(crate) storage: Arc<ImageStorage>,
+    pub(super) header: ObjectHeader,
+    pub(super) storage: Arc<ImageStorage>,
     /// The storage this (virtual) image is bound to by buffer aliasing, if any.
     bound: Mutex<Option<Arc<ImageStorage>>>,
     /// Offset of this image inside the root image (non-zero for ROIs).
     origin: (u32, u32),
-    pub(crate) meta: Mutex<ImageMeta>,
+    pub(super) meta: Mutex<ImageMeta>,
     /// Meta data as given at creation (partial for virtual images: 0 / `Virtual` = unknown).
     pub(crate) declared: (ImageFormat, u32, u32),
     /// The image this ROI was taken from (kept alive by the ROI).

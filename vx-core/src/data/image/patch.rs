@@ -55,21 +55,21 @@ pixel!([u8; 4], "[u8; 4]", Rgbx / 0);
 
 /// A patch mapped for reading. Any number may exist at once; none while a write patch exists.
 pub struct ImagePatch<'a, T: Pixel> {
-    pub(crate) storage: std::sync::Arc<super::ImageStorage>,
-    pub(crate) slot: usize,
-    pub(crate) base: *const u8,
+    pub(super) storage: std::sync::Arc<super::ImageStorage>,
+    pub(super) slot: usize,
+    pub(super) base: *const u8,
     pub(super) addressing: PatchAddressing,
-    pub(crate) rect: Rect,
+    pub(super) rect: Rect,
     pub(super) _t: PhantomData<&'a [T]>,
 }
 
 /// A patch mapped for writing (and reading). Exclusive: no other patch of the same storage exists.
 pub struct ImagePatchMut<'a, T: Pixel> {
-    pub(crate) storage: std::sync::Arc<super::ImageStorage>,
-    pub(crate) slot: usize,
-    pub(crate) base: *mut u8,
+    pub(super) storage: std::sync::Arc<super::ImageStorage>,
+    pub(super) slot: usize,
+    pub(super) base: *mut u8,
     pub(super) addressing: PatchAddressing,
-    pub(crate) rect: Rect,
+    pub(super) rect: Rect,
     pub(super) _t: PhantomData<&'a mut [T]>,
 }
 

@@ -52,8 +52,8 @@ pub enum ScheduleMode {
 /// One queued graph parameter (`vx_graph_parameter_queue_params_t`).
 #[derive(Clone, Debug)]
 pub(crate) struct ParameterQueue {
-    pub(crate) param: u32,
-    pub(crate) refs: Vec<Reference>,
+    pub(super) param: u32,
+    pub(super) refs: Vec<Reference>,
 }
 
 /// `vxSetGraphScheduleConfig` with `tivxSetGraphPipelineDepth`: how a graph is scheduled.
@@ -66,9 +66,9 @@ pub(crate) struct ParameterQueue {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ScheduleConfig {
-    pub(crate) mode: ScheduleMode,
-    pub(crate) depth: usize,
-    pub(crate) queues: Vec<ParameterQueue>,
+    pub(super) mode: ScheduleMode,
+    pub(super) depth: usize,
+    pub(super) queues: Vec<ParameterQueue>,
 }
 
 impl ScheduleConfig {

@@ -31,15 +31,15 @@ use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
 /// What a verified tiling node keeps for process.
 pub(crate) struct TilingState {
-    pub(crate) tiles: Vec<PlannedTile>,
+    pub(super) tiles: Vec<PlannedTile>,
     /// The output pixels the tiles cover (what the node writes): its outputs' valid rectangles lie
     /// inside it (pass `valid regions`).
-    pub(crate) processed: Rect,
+    pub(super) processed: Rect,
     /// Pixels left unprocessed only because the kernel has no flexible function: (safe region,
     /// aligned region), for verify's warning.
-    pub(crate) lost: Option<(Rect, Rect)>,
+    pub(super) lost: Option<(Rect, Rect)>,
     /// The output size.
-    pub(crate) size: (u32, u32),
+    pub(super) size: (u32, u32),
     /// One tile-memory arena per pool thread plus one for the calling thread, each as large as the
     /// largest tile needs.
     arenas: Vec<Mutex<RawBuf>>,

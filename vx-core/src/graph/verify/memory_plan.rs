@@ -339,7 +339,7 @@ fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>],
 /// What a graph keeps of its memory plan between verifications.
 #[derive(Default)]
 pub(crate) struct PlanState {
-    pub(crate) plan: MemoryPlan,
+    pub(super) plan: MemoryPlan,
     arena: Option<Arc<RawBuf>>,
     /// One image per placed buffer (its storage is the buffer's).
     placed: Vec<Image>,
