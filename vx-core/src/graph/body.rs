@@ -1,0 +1,249 @@
+//! What a graph's lock guards (`GraphBody`: nodes, schedule, memory, pipeline state) and the shared
+//! graph object (`GraphInner`: the lock, the control ports, what can be read while it runs), with the
+//! rebinding of nodes after a module reload and the guard against re-entering a running graph.
+
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::context::Context;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::node::Perf;
+use crate::kernel::record::KernelInner;
+use crate::kernel::table::KernelTable;
+use crate::kernel::users::{KernelUse, StaleNode};
+use crate::shared::ResourceSlot;
+use crate::support::sync::get_mut;
+use crate::support::sync::lock;
+
+use super::{GraphState, pipeline, targets, verify};
+use super::{NodeSlot, NodeStats};
+
+/// What can be read of a graph and its nodes while it runs — from any thread, the graph's own
+/// kernel and completion callbacks included, which cannot take the graph's lock.
+#[derive(Default)]
+pub(crate) struct Observed {
+    /// Runs under way: `process`, and a `schedule`d run until its thread ends.
+    pub(crate) runs: std::sync::atomic::AtomicUsize,
+    /// `VX_GRAPH_PERFORMANCE`.
+    pub(crate) perf: Mutex<Perf>,
+    /// Per node index (`None` once removed): status and perf of its last run.
+    pub(crate) nodes: Mutex<Vec<Option<Arc<NodeStats>>>>,
+}
+
+/// Counts a run in [`Observed::runs`] while alive.
+pub(crate) struct RunGuard<'a>(&'a Observed);
+
+impl<'a> RunGuard<'a> {
+    pub(crate) fn enter(o: &'a Observed) -> RunGuard<'a> {
+        o.runs.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        RunGuard(o)
+    }
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.runs.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+pub(crate) struct GraphBody {
+    pub(crate) nodes: Vec<Option<NodeSlot>>,
+    pub(crate) verified: bool,
+    pub(crate) state: GraphState,
+    /// Node indices by level: every node's producers are in earlier levels.
+    pub(super) schedule: Vec<Vec<usize>>,
+    /// Nodes rebound to reloaded kernels so far.
+    pub(crate) reloads: u64,
+    /// The virtual images' memory plan (pass `memory plan`).
+    pub(crate) memory: verify::PlanState,
+    /// One kernel scratch arena per executor: crew helper `i` uses `scratch[i]`, the calling
+    /// thread the last (pass `scratch arenas`). Empty when no node asked for scratch memory.
+    pub(crate) scratch: Vec<Mutex<crate::data::buffer::RawBuf>>,
+    /// Graph parameters: (node index, parameter index) (`vxAddParameterToGraph`).
+    pub(crate) graph_params: Vec<(usize, u32)>,
+    /// The schedule config of a pipelined graph (queue modes; `None`: sequential).
+    pub(crate) pipeline: Option<Arc<pipeline::ScheduleConfig>>,
+    /// The frame slots of a pipelined graph (pass `frame slots`).
+    pub(crate) frames: verify::FrameSlots,
+}
+
+impl GraphBody {
+    /// A module reload replaced the kernel of some node (one atomic load per node).
+    pub(crate) fn kernel_replaced(&self) -> bool {
+        self.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Make the graph ready to run, as `process` and the pipeline's coordinator both need it: nodes
+    /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
+    pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
+        if self.kernel_replaced() {
+            rebind_replaced(self, &g.ctx.inner.kernels, &g.name).map_err(|e| e.in_graph(&g.name()))?;
+        }
+        if !self.verified {
+            let never = self.nodes.iter().flatten().all(|n| !n.initialized);
+            verify::verify_body(g, self, never)?;
+        }
+        Ok(())
+    }
+
+    /// The graph changed (or is being verified): it must be verified again before it runs.
+    pub(super) fn invalidate(&mut self) {
+        self.verified = false;
+        self.state = GraphState::Unverified;
+    }
+}
+
+pub(crate) struct GraphInner {
+    pub(crate) id: u64,
+    pub(crate) ctx: Context,
+    /// Shared with the kernel uses of the graph's nodes.
+    pub(crate) name: Arc<Mutex<String>>,
+    pub(super) body: Mutex<GraphBody>,
+    /// Each node's control port (by node index), reachable while the graph processes.
+    pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
+    /// State, perf and node stats readable while the graph runs.
+    pub(crate) observed: Observed,
+    /// The run of `Graph::schedule`, until `Graph::wait` collects it.
+    pub(crate) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    /// The graph-parameter queues of a pipelined graph and its coordinator's inbox.
+    pub(crate) queues: Arc<pipeline::Queues>,
+    pub(super) _slot: ResourceSlot,
+}
+
+/// Rebind nodes whose kernel was replaced by a module reload: the old instance is deinitialized
+/// (with the old code, still mapped), the node takes the newest kernel and is re-verified.
+///
+/// Which nodes move, and to which kernel, is decided in one step under the kernel table's
+/// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
+/// version, never some on the old and some on the new. The deinits run after the lock is released.
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph: &Arc<Mutex<String>>) -> Result<()> {
+    let moves: Vec<(usize, Arc<KernelInner>, Arc<KernelUse>)> = {
+        let _consistent = kernels.rebinding();
+        body.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+            .map(|(i, s)| (i, s, s.kernel.latest()))
+            // Nothing newer is left when the reloaded module was unloaded since: the node keeps
+            // the version it has.
+            .filter(|(_, s, next)| !Arc::ptr_eq(&s.kernel, next))
+            // Registered where the move is decided (under the read side): a reload sees it.
+            .map(|(i, s, next)| {
+                let user = kernels.register_use(&next, graph, &s.name);
+                (i, next, user)
+            })
+            .collect()
+    };
+    if moves.is_empty() {
+        return Ok(());
+    }
+    let mut first_error = None;
+    for (i, next, user) in moves {
+        let Some(s) = body.nodes[i].as_mut() else { continue };
+        if let Err(e) = s.deinit(&kernels.shared) {
+            first_error.get_or_insert(e);
+        }
+        tracing::debug!(node = %s.name, kernel = %next.name, "node rebound to the reloaded kernel");
+        let n = next.num_params as usize;
+        s.params.resize(n, None);
+        s.valid_rect_fns = vec![None; n];
+        s.tiling = None;
+        s.kernel = next;
+        s.user = user;
+        s.dirty = true;
+        body.reloads += 1;
+    }
+    body.invalidate();
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The node as a [`StaleNode`] if the newest version of its kernel left the kernel table.
+pub(crate) fn stale(s: &NodeSlot, graph: &str) -> Option<StaleNode> {
+    if !s.kernel.latest().removed.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    let (module, version) = crate::module::library::origin(&s.kernel).unzip();
+    Some(StaleNode { graph: graph.to_owned(), node: s.name.clone(), kernel: s.kernel.name.clone(), module, version })
+}
+
+thread_local! {
+    /// The graph whose verify/process runs on this thread (0 = none): callbacks must not re-enter it.
+    pub(super) static ACTIVE_GRAPH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Marks `id` active on this thread until dropped.
+pub(super) struct ActiveGuard(u64);
+
+impl ActiveGuard {
+    pub(super) fn enter(id: u64) -> ActiveGuard {
+        ActiveGuard(ACTIVE_GRAPH.with(|c| c.replace(id)))
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        ACTIVE_GRAPH.with(|c| c.set(self.0));
+    }
+}
+
+impl GraphInner {
+    pub(crate) fn name(&self) -> String {
+        lock(&self.name).clone()
+    }
+
+    /// Lock the graph, refusing re-entry from one of its own callbacks (which would deadlock).
+    ///
+    /// From inside a kernel callback (this thread verifies or processes some graph), another graph is
+    /// only locked if it is free: waiting could deadlock (graph A's kernel processing B while B's
+    /// kernel processes A on another thread), so a busy graph is refused with `NotSupported`.
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
+        if self.queues.streaming() {
+            return Err(Error::new(
+                ErrorKind::GraphScheduled,
+                "the graph is streaming pipelined frames: wait for it (Graph::wait) before changing, verifying or querying it",
+            )
+            .in_graph(&self.name()));
+        }
+        self.lock_for_pipeline()
+    }
+
+    /// [`lock`](Self::lock) without the streaming check: the pipeline's coordinator takes the
+    /// graph with it.
+    pub(crate) fn lock_for_pipeline(&self) -> Result<MutexGuard<'_, GraphBody>> {
+        let active = ACTIVE_GRAPH.with(|c| c.get());
+        if active == self.id {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "a kernel callback cannot modify, verify or process the graph it is running in",
+            )
+            .in_graph(&self.name()));
+        }
+        if active == 0 {
+            return Ok(lock(&self.body));
+        }
+        match self.body.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Err(Error::new(
+                ErrorKind::NotSupported,
+                "a kernel callback cannot wait for another graph that is busy on another thread (it could deadlock)",
+            )
+            .in_graph(&self.name())),
+        }
+    }
+}
+
+impl Drop for GraphInner {
+    fn drop(&mut self) {
+        self.queues.shut_down();
+        let name = self.name();
+        let shared = Arc::clone(&self.ctx.inner.shared);
+        let body = get_mut(&mut self.body);
+        for slot in body.nodes.iter_mut().flatten() {
+            if let Err(e) = slot.deinit(&shared) {
+                tracing::warn!(graph = %name, "node deinit failed while releasing the graph: {e}");
+            }
+        }
+    }
+}
