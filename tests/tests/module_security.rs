@@ -17,6 +17,8 @@ use vx::*;
 use vx_tests::{plugin_dir, testmod};
 
 const OTHER_USER: u32 = 65534;
+/// `nogroup`: a group that is no account's own (only nobody's primary group).
+const NOGROUP: u32 = 65534;
 
 fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -24,6 +26,10 @@ fn chmod(p: &Path, mode: u32) {
 
 fn chown(p: &Path, uid: u32) {
     std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+}
+
+fn chgrp(p: &Path, gid: u32) {
+    std::os::unix::fs::lchown(p, None, Some(gid)).unwrap();
 }
 
 fn as_root() -> bool {
@@ -237,10 +243,14 @@ fn a_plugin_directory_others_can_write_is_refused() {
 
     chmod(&dir, 0o777);
     let e = refusal(&dir, "testmod_ww");
-    assert_refused(&e, &dir, "owner uid 0, mode 0777: writable by others");
+    assert_refused(&e, &dir, "owner uid 0, group 0, mode 0777: writable by others");
     assert!(e.to_string().contains("every directory above a module"), "{e}");
+    // Group-writable: refused for a group others are in (nogroup: nobody's primary group), accepted
+    // for the owner's own user-private group (umask 002; module::trust's unit tests pin the rule).
     chmod(&dir, 0o775);
-    assert_refused(&refusal(&dir, "testmod_ww"), &dir, "mode 0775: writable by group");
+    chgrp(&dir, NOGROUP);
+    assert_refused(&refusal(&dir, "testmod_ww"), &dir, "group 65534, mode 0775: writable by group");
+    chgrp(&dir, 0);
     // Any directory above counts.
     chmod(&dir, 0o755);
     chmod(&outer, 0o777);
@@ -253,7 +263,11 @@ fn a_plugin_directory_others_can_write_is_refused() {
         ctx.load_module("testmod_ww").unwrap();
         // Owned by another user: refused even with the sticky bit.
         chown(&outer, OTHER_USER);
-        assert_refused(&refusal(&dir, "testmod_ww"), &outer, &format!("owner uid {OTHER_USER}, mode 1777"));
+        assert_refused(
+            &refusal(&dir, "testmod_ww"),
+            &outer,
+            &format!("owner uid {OTHER_USER}, group {OTHER_USER}, mode 1777"),
+        );
         chown(&outer, 0);
         chmod(&outer, 0o755);
         chown(&dir, OTHER_USER);
@@ -278,8 +292,10 @@ fn a_module_file_others_can_write_or_own_is_refused() {
     let file = dir.join("libtestmod_gw.so");
     let digest = module_digest(&file).unwrap();
     chmod(&file, 0o664);
+    chgrp(&file, NOGROUP);
     let e = refusal(&dir, "testmod_gw");
-    assert_refused(&e, &file, "owner uid 0, mode 0664: writable by group");
+    assert_refused(&e, &file, "owner uid 0, group 65534, mode 0664: writable by group");
+    chgrp(&file, 0);
     assert!(e.to_string().contains("a module file must be owned by root or this process's user"), "{e}");
     chmod(&file, 0o757);
     assert_refused(&refusal(&dir, "testmod_gw"), &file, "mode 0757: writable by others");
@@ -289,7 +305,7 @@ fn a_module_file_others_can_write_or_own_is_refused() {
         assert_refused(
             &refusal(&dir, "testmod_gw"),
             &file,
-            &format!("owner uid {OTHER_USER}, mode 0755: owned by another user"),
+            &format!("owner uid {OTHER_USER}, group {OTHER_USER}, mode 0755: owned by another user"),
         );
         chown(&file, 0);
     }

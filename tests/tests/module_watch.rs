@@ -129,11 +129,16 @@ fn the_watcher_reports_refused_files_once_and_never_loads_them() {
     let tmp = dir.join(".tmp");
     std::fs::copy(&v1, &tmp).unwrap();
     chmod(&tmp, 0o664);
+    // A group others are in (nogroup: nobody's primary group); the owner's own group could write.
+    std::os::unix::fs::lchown(&tmp, None, Some(65534)).unwrap();
     std::fs::rename(&tmp, &file).unwrap();
     let seen = settle(&events, 1, debounce);
     assert_eq!(seen.len(), 1, "one report, no retries: {seen:?}");
     let msg = seen[0].2.as_ref().unwrap_err();
-    assert!(msg.contains(&format!("refusing {} (owner uid 0, mode 0664: writable by group)", file.display())), "{msg}");
+    assert!(
+        msg.contains(&format!("refusing {} (owner uid 0, group 65534, mode 0664: writable by group)", file.display())),
+        "{msg}"
+    );
     assert_eq!(ctx.module_state("testmod_watchtrust"), None, "never loaded");
     // Fixed by its owner: loaded.
     chmod(&file, 0o644);

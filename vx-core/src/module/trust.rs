@@ -51,10 +51,46 @@ fn verdict(role: Role, meta: &Metadata, euid: u32) -> Option<&'static str> {
     if mode & 0o002 != 0 && !sticky_root {
         return Some("writable by others");
     }
-    if mode & 0o020 != 0 && !sticky_root {
+    if mode & 0o020 != 0 && !sticky_root && !private_group(uid, meta.gid()) {
         return Some("writable by group");
     }
     None
+}
+
+/// Is `gid` the user-private group of `uid` — the one account whose primary group it is, with no
+/// other member? That is the default on Debian, Ubuntu and Fedora, where `umask 002` makes a user's
+/// files group-writable and no one else can write them. Read from /etc/passwd and /etc/group; an
+/// unreadable file, a group listed twice or any other account in it means no (fail closed).
+/// Accounts known only to other name services (LDAP, …) are not seen: such sites keep umask 022.
+fn private_group(uid: u32, gid: u32) -> bool {
+    match (std::fs::read_to_string("/etc/passwd"), std::fs::read_to_string("/etc/group")) {
+        (Ok(passwd), Ok(group)) => private_group_in(uid, gid, &passwd, &group),
+        _ => false,
+    }
+}
+
+/// [`private_group`] over the text of `passwd` and `group` files.
+fn private_group_in(uid: u32, gid: u32, passwd: &str, group: &str) -> bool {
+    let fields = |line: &str| -> Option<Vec<String>> {
+        let f: Vec<String> = line.split(':').map(str::to_owned).collect();
+        (f.len() >= 4 && !line.starts_with('#')).then_some(f)
+    };
+    let mut owner: Option<String> = None;
+    for f in passwd.lines().filter_map(fields) {
+        let (Ok(u), Ok(g)) = (f[2].parse::<u32>(), f[3].parse::<u32>()) else { continue };
+        if u == uid {
+            if g != gid {
+                return false; // not the owner's primary group
+            }
+            owner = Some(f[0].clone());
+        } else if g == gid {
+            return false; // another account's primary group too
+        }
+    }
+    let Some(owner) = owner else { return false };
+    let mut entries = group.lines().filter_map(fields).filter(|f| f[2].parse::<u32>() == Ok(gid));
+    let (Some(entry), None) = (entries.next(), entries.next()) else { return false };
+    entry[3].split(',').all(|m| m.is_empty() || m == owner)
 }
 
 /// The refusal of `path` (`subject`: what it was for, e.g. "module 'filters'").
@@ -62,22 +98,25 @@ fn refusal(subject: &str, path: &Path, role: Role, meta: &Metadata, why: &str, e
     let rule = match role {
         Role::Directory => format!(
             "every directory above a module must be owned by root or this process's user (uid {euid}) and writable by \
-             no one else (a root-owned sticky directory such as /tmp is accepted)"
+             no one else (a root-owned sticky directory such as /tmp is accepted, and so is the owner's own \
+             user-private group)"
         ),
         Role::Link => {
             format!("a symbolic link on the way to a module must be owned by root or this process's user (uid {euid})")
         }
         Role::File => format!(
-            "a module file must be owned by root or this process's user (uid {euid}) and writable by no one else"
+            "a module file must be owned by root or this process's user (uid {euid}) and writable by no one else \
+             (the owner's own user-private group may write it)"
         ),
     };
     Error::new(
         ErrorKind::InvalidModule,
         format!(
-            "{subject}: refusing {} (owner uid {}, mode {:04o}: {why}) — {rule}; \
-             ContextBuilder::module_trust(ModuleTrust::any()) relaxes this for development",
+            "{subject}: refusing {} (owner uid {}, group {}, mode {:04o}: {why}) — {rule}; `chmod go-w` on it fixes \
+             this, and ContextBuilder::module_trust(ModuleTrust::any()) relaxes the rule for development",
             path.display(),
             meta.uid(),
+            meta.gid(),
             meta.mode() & 0o7777,
         ),
     )
@@ -307,8 +346,19 @@ mod tests {
         assert_eq!(canonical, f.canonicalize().unwrap());
         drop(file);
         chmod(&f, 0o664);
+        // A group shared with another account (nogroup is nobody's primary group) may not write it.
+        std::os::unix::fs::lchown(&f, None, Some(65534)).unwrap();
         let e = open_module("m", &f, &trust).unwrap_err().to_string();
-        assert!(e.contains("mode 0664: writable by group") && e.contains("ModuleTrust::any()"), "{e}");
+        assert!(e.contains("group 65534, mode 0664: writable by group") && e.contains("chmod go-w"), "{e}");
+        assert!(e.contains("ModuleTrust::any()"), "{e}");
+        // The owner's user-private group may (umask 002), as the system's account files say.
+        let own_gid = std::fs::metadata(&d).unwrap().gid();
+        std::os::unix::fs::lchown(&f, None, Some(own_gid)).unwrap();
+        assert_eq!(
+            open_module("m", &f, &trust).is_ok(),
+            private_group(euid(), own_gid),
+            "group-writable is accepted exactly when the group is the owner's own"
+        );
         chmod(&f, 0o646);
         assert!(open_module("m", &f, &trust).unwrap_err().to_string().contains("writable by others"));
         assert!(open_module("m", &f, &ModuleTrust::any()).is_ok(), "any: no owner checks");
@@ -316,12 +366,15 @@ mod tests {
         if euid() == 0 {
             chown(&f, 65534);
             let e = open_module("m", &f, &trust).unwrap_err().to_string();
-            assert!(e.contains("owner uid 65534, mode 0644: owned by another user"), "{e}");
+            assert!(e.contains("owner uid 65534, group ") && e.contains("mode 0644: owned by another user"), "{e}");
             chown(&f, 0);
             chmod(&d, 0o777);
             let e = open_module("m", &f, &trust).unwrap_err().to_string();
             assert!(
-                e.contains(&format!("refusing {} (owner uid 0, mode 0777: writable by others)", d.display())),
+                e.contains(&format!(
+                    "refusing {} (owner uid 0, group {own_gid}, mode 0777: writable by others)",
+                    d.display()
+                )),
                 "{e}"
             );
             chmod(&d, 0o1777);
@@ -329,6 +382,32 @@ mod tests {
             chmod(&d, 0o755);
         }
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_user_private_group_is_one_account_s_primary_group_with_no_other_member() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n\
+                      # a comment\n\
+                      ann:x:1000:1000:Ann:/home/ann:/bin/sh\n\
+                      bob:x:1001:1001::/home/bob:/bin/sh\n\
+                      web:x:33:1002::/var/www:/usr/sbin/nologin\n\
+                      nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n";
+        let group = "root:x:0:\nann:x:1000:\nbob:x:1001:bob,ann\nshared:x:1002:\n\
+                     staff:x:50:ann\nnogroup:x:65534:\n";
+        assert!(private_group_in(1000, 1000, passwd, group), "ann's own group, no members");
+        assert!(private_group_in(0, 0, passwd, group), "root's own group");
+        assert!(!private_group_in(1001, 1001, passwd, group), "ann is a member of bob's group");
+        assert!(!private_group_in(1000, 50, passwd, group), "staff is not ann's primary group");
+        assert!(private_group_in(33, 1002, passwd, group), "shared is web's primary group alone, no members");
+        assert!(!private_group_in(1000, 65534, passwd, group), "nobody's group");
+        assert!(!private_group_in(4242, 4242, passwd, group), "an unknown owner");
+        // The group listed twice, or another account with it as primary group: not private.
+        assert!(!private_group_in(1000, 1000, passwd, &format!("{group}dup:x:1000:\n")));
+        let twin = format!("{passwd}ann2:x:1002:1000::/home/ann2:/bin/sh\n");
+        assert!(!private_group_in(1000, 1000, &twin, group));
+        // Members naming only the owner are fine.
+        assert!(private_group_in(1000, 1000, passwd, &group.replace("ann:x:1000:", "ann:x:1000:ann")));
+        assert!(!private_group_in(1000, 1000, "garbage", group), "no passwd entry: no");
     }
 
     #[test]
