@@ -49,21 +49,63 @@ pub(crate) struct NewArgs {
 pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
     let made = make(args)?;
     let dir = args.path.display();
-    println!("Created kernel module crate `{}` in {dir}", made.crate_name);
-    match &made.sdk {
-        Some(sdk) => println!("  SDK: the vx-rs checkout at {} ([patch.crates-io] in Cargo.toml)", sdk.display()),
-        None => println!("  SDK: vx-plugin-abi {SDK_VERSION} and vx-rs {SDK_VERSION} from crates.io"),
+    let mut out = format!("Created kernel module crate `{}` in {dir}\n", made.crate_name);
+    match (&made.sdk, &made.workspace) {
+        (Some(sdk), Workspace::Member(_)) => {
+            out += &format!(
+                "  SDK: the vx-rs checkout at {} (its [patch.crates-io] lines belong at the workspace root: see below)\n",
+                sdk.display()
+            )
+        }
+        (Some(sdk), _) => {
+            out += &format!("  SDK: the vx-rs checkout at {} ([patch.crates-io] in Cargo.toml)\n", sdk.display())
+        }
+        (None, _) => out += &format!("  SDK: vx-plugin-abi {SDK_VERSION} and vx-rs {SDK_VERSION} from crates.io\n"),
     }
-    if let Some(ws) = &made.outer_workspace {
-        println!(
-            "  note: {} is a cargo workspace; the new crate stands alone (`[workspace]` in its Cargo.toml). \
-             To make it a member instead, delete that table and add the crate to the workspace's members.",
-            ws.display()
-        );
+    match &made.workspace {
+        Workspace::None => {}
+        Workspace::Outside(ws) => {
+            out += &format!(
+                "  note: the crate is inside the cargo workspace at {} but not one of its members, so it stands \
+                 alone (`[workspace]` in its Cargo.toml). To make it a member, delete that table, add the crate to \
+                 the workspace's `members` and move its [patch.crates-io] table to the workspace's Cargo.toml.\n",
+                ws.display()
+            )
+        }
+        Workspace::Member(ws) => {
+            let todo = match &made.sdk {
+                Some(_) => format!(
+                    "copy the [patch.crates-io] table written commented out in {}/Cargo.toml into {}/Cargo.toml \
+                     before building (until vx-rs is on crates.io the crate does not build without it).",
+                    args.path.display(),
+                    ws.display()
+                ),
+                None => "nothing to do while the SDK comes from crates.io.".to_owned(),
+            };
+            out += &format!(
+                "  note: the crate is a member of the cargo workspace at {} (its `members` match it), and cargo \
+                 reads [patch] only at a workspace's root: {todo}\n",
+                ws.display()
+            )
+        }
     }
-    println!("\nNext:\n  cd {dir}\n  cargo test\n  cargo build\n  vx inspect target/debug/lib{}.so", made.lib_name);
-    println!("  vx run -M target/debug graph.toml      # writes out.png");
-    Ok(())
+    out += &format!(
+        "\nNext:\n  cd {dir}\n  cargo test\n  cargo build\n  vx inspect target/debug/lib{}.so\n  \
+         vx run -M target/debug graph.toml      # writes out.png\n",
+        made.lib_name
+    );
+    crate::output::print(&out)
+}
+
+/// Where the new crate stands with respect to an enclosing cargo workspace.
+#[derive(Debug)]
+pub(crate) enum Workspace {
+    /// No workspace above it.
+    None,
+    /// Inside a workspace's directory but not a member: it gets a `[workspace]` table of its own.
+    Outside(PathBuf),
+    /// A member of that workspace (its `members` globs match, `exclude` does not).
+    Member(PathBuf),
 }
 
 /// What `make` wrote.
@@ -72,7 +114,7 @@ pub(crate) struct Made {
     crate_name: String,
     lib_name: String,
     sdk: Option<PathBuf>,
-    outer_workspace: Option<PathBuf>,
+    workspace: Workspace,
 }
 
 /// Write the crate; on failure remove what was written (the directory was made by us).
@@ -110,20 +152,34 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // The parents this call creates, to remove again (when still empty) if writing fails.
+    let created: Vec<PathBuf> = parent
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    let undo = |created: &[PathBuf]| {
+        let _ = fs::remove_dir_all(path);
+        for dir in created {
+            let _ = fs::remove_dir(dir);
+        }
+    };
     fs::create_dir_all(&parent)
         .map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", parent.display())))?;
-    let outer_workspace = enclosing_workspace(&parent);
-    fs::create_dir(path).map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", path.display())))?;
+    let workspace = workspace_of(&parent, &crate_name);
+    if let Err(e) = fs::create_dir(path) {
+        undo(&created);
+        return Err(Failure::usage(format!("vx new: cannot create `{}`: {e}", path.display())));
+    }
     let lib_name = crate_name.replace('-', "_");
     let files =
         Files { crate_name: &crate_name, lib_name: &lib_name, target: args.target.as_deref(), sdk: sdk.as_deref() };
-    let written = files.write_all(path, outer_workspace.is_some());
-    if let Err(e) = written {
+    if let Err(e) = files.write_all(path, &workspace) {
         // Only what this call created: the directory did not exist before.
-        let _ = fs::remove_dir_all(path);
+        undo(&created);
         return Err(Failure::usage(format!("vx new: writing `{}` failed: {e}", path.display())));
     }
-    Ok(Made { crate_name, lib_name, sdk, outer_workspace })
+    Ok(Made { crate_name, lib_name, sdk, workspace })
 }
 
 /// Cargo's rules for a package name that is also a library name, plus the names the library cannot
@@ -190,6 +246,8 @@ pub(crate) fn check_crate_name(name: &str) -> Result<(), String> {
         "proc-macro",
         "test",
     ];
+    // The SDK's own packages and libraries: a crate of one of these names collides with its dependency.
+    const SDK: &[&str] = &["vx", "vx_rs", "vx_plugin_abi", "vx_macros", "vx_rs_cli", "vx_cli"];
     let first = name.chars().next().ok_or("it is empty")?;
     if !first.is_ascii_alphabetic() {
         return Err(format!("it must start with an ASCII letter, not `{first}`"));
@@ -202,6 +260,9 @@ pub(crate) fn check_crate_name(name: &str) -> Result<(), String> {
     }
     if RESERVED.contains(&name) || RESERVED.contains(&name.replace('-', "_").as_str()) {
         return Err("it is a Rust keyword or the name of a standard crate".into());
+    }
+    if SDK.contains(&name.replace('-', "_").as_str()) {
+        return Err("it is the name of one of the SDK's own crates, which the new crate depends on".into());
     }
     Ok(())
 }
@@ -226,14 +287,30 @@ fn checkout(dir: &Path) -> Option<PathBuf> {
     (dir.join("vx-plugin-abi/Cargo.toml").is_file() && dir.join("vx-core/Cargo.toml").is_file()).then_some(dir)
 }
 
-/// The nearest directory at or above `dir` whose `Cargo.toml` has a `[workspace]` table.
-fn enclosing_workspace(dir: &Path) -> Option<PathBuf> {
-    let dir = dir.canonicalize().ok()?;
-    dir.ancestors().find_map(|d| {
+/// How a crate `name` made in `parent` relates to the nearest enclosing workspace (the nearest
+/// directory at or above `parent` whose `Cargo.toml` has a `[workspace]` table), by cargo's rules:
+/// a member when a `members` glob matches its path and no `exclude` entry is a prefix of it.
+fn workspace_of(parent: &Path, name: &str) -> Workspace {
+    let Ok(parent) = parent.canonicalize() else { return Workspace::None };
+    let found = parent.ancestors().find_map(|d| {
         let text = fs::read_to_string(d.join("Cargo.toml")).ok()?;
         let doc: toml::Table = text.parse().ok()?;
-        doc.contains_key("workspace").then(|| d.to_path_buf())
-    })
+        let ws = doc.get("workspace")?.as_table()?.clone();
+        Some((d.to_path_buf(), ws))
+    });
+    let Some((root, ws)) = found else { return Workspace::None };
+    let path = parent.join(name);
+    let Ok(relative) = path.strip_prefix(&root) else { return Workspace::Outside(root) };
+    let entries = |key: &str| -> Vec<String> {
+        ws.get(key).and_then(|v| v.as_array()).map_or_else(Vec::new, |a| {
+            a.iter().filter_map(|v| v.as_str()).map(|s| s.trim_end_matches('/').to_owned()).collect()
+        })
+    };
+    let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
+    let member =
+        entries("members").iter().any(|m| glob::Pattern::new(m).is_ok_and(|p| p.matches_path_with(relative, options)));
+    let excluded = entries("exclude").iter().any(|e| relative.starts_with(e));
+    if member && !excluded { Workspace::Member(root) } else { Workspace::Outside(root) }
 }
 
 /// The files of a new crate.
@@ -245,12 +322,20 @@ struct Files<'a> {
 }
 
 impl Files<'_> {
-    fn write_all(&self, dir: &Path, standalone: bool) -> std::io::Result<()> {
+    fn write_all(&self, dir: &Path, workspace: &Workspace) -> std::io::Result<()> {
         fs::create_dir(dir.join("src"))?;
         fs::create_dir(dir.join("data"))?;
-        create(&dir.join("Cargo.toml"), self.cargo_toml(standalone).as_bytes())?;
+        create(&dir.join("Cargo.toml"), self.cargo_toml(workspace).as_bytes())?;
         create(&dir.join("src/lib.rs"), self.lib_rs().as_bytes())?;
         create(&dir.join("src/tests.rs"), self.tests_rs().as_bytes())?;
+        // Formatted as `cargo fmt` would (names of any length); skipped quietly without rustfmt.
+        let _ = std::process::Command::new("rustfmt")
+            .args(["--edition", "2024"])
+            .arg(dir.join("src/lib.rs"))
+            .arg(dir.join("src/tests.rs"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
         create(&dir.join("graph.toml"), self.graph_toml().as_bytes())?;
         create(&dir.join("README.md"), self.readme().as_bytes())?;
         create(&dir.join(".gitignore"), b"/target\n/Cargo.lock\n/out.png\n")?;
@@ -258,9 +343,24 @@ impl Files<'_> {
         Ok(())
     }
 
-    fn cargo_toml(&self, standalone: bool) -> String {
+    fn cargo_toml(&self, workspace: &Workspace) -> String {
         let Files { crate_name, .. } = self;
+        let member = matches!(workspace, Workspace::Member(_));
         let patch = match self.sdk {
+            Some(sdk) if member => {
+                let p = |c: &str| toml_string(&sdk.join(c).display().to_string());
+                format!(
+                    "# This crate is a member of a workspace, and cargo reads [patch] only at the workspace's\n\
+                     # root: these lines (the SDK from a local checkout of vx-rs) belong in its Cargo.toml.\n\
+                     # [patch.crates-io]\n\
+                     # vx-plugin-abi = {{ path = {} }}\n\
+                     # vx-macros = {{ path = {} }}\n\
+                     # vx-rs = {{ path = {} }}\n",
+                    p("vx-plugin-abi"),
+                    p("vx-macros"),
+                    p("vx-core")
+                )
+            }
             Some(sdk) => {
                 let p = |c: &str| toml_string(&sdk.join(c).display().to_string());
                 format!(
@@ -282,7 +382,7 @@ impl Files<'_> {
                      # vx-rs = { path = \"/path/to/vx-rs/vx-core\" }\n"
                 .to_owned(),
         };
-        let workspace = if standalone {
+        let workspace = if matches!(workspace, Workspace::Outside(_)) {
             "\n# This crate was made inside another cargo workspace and stands alone; to make it a member,\n\
              # delete this table and add the crate to that workspace's `members`.\n[workspace]\n"
         } else {
@@ -489,8 +589,34 @@ fn a_wrong_input_format_is_refused_at_verify() -> vx::Result<()> {{
 
     fn graph_toml(&self) -> String {
         let Files { lib_name, crate_name, .. } = self;
+        let (chain, target_part, last) = match self.target {
+            Some(t) => (
+                " → gain (on target `".to_owned() + t + "`)",
+                format!(
+                    r#"
+# The target the gain kernel runs on: threads of its own and a queue.
+[targets.{t}]
+threads = 1
+
+[images.inverted]
+virtual = true
+"#
+                ),
+                format!(
+                    r#"
+[[nodes]]
+name = "gain"
+kernel = "{lib_name}.gain"
+params = ["inverted", "output"]
+target = "{t}"
+"#
+                ),
+            ),
+            None => (String::new(), String::new(), String::new()),
+        };
+        let invert_out = if self.target.is_some() { "inverted" } else { "output" };
         format!(
-            r#"# {crate_name}'s kernels as a graph: input.png → brighten → invert → out.png.
+            r#"# {crate_name}'s kernels as a graph: input.png → brighten → invert{chain} → out.png.
 #   cargo build && vx run -M target/debug graph.toml --set amount=80
 # Paths are relative to this file; see vx-rs's docs/graph-file.md for every key.
 
@@ -499,7 +625,7 @@ modules = ["{lib_name}"]
 
 [vars]
 amount = 40
-
+{target_part}
 [images.input]
 read = "data/input.png"
 format = "U8"
@@ -524,8 +650,8 @@ params = ["input", "amount", "bright"]
 [[nodes]]
 name = "invert"
 kernel = "{lib_name}.invert"
-params = ["bright", "output"]
-"#
+params = ["bright", "{invert_out}"]
+{last}"#
         )
     }
 
@@ -534,7 +660,8 @@ params = ["bright", "output"]
         let target_note = match self.target {
             Some(t) => format!(
                 "- `{lib_name}.gain` — a target kernel on target `{t}`: a context that declares the target\n  \
-                 (`Context::builder().target(TargetConfig::new(\"{t}\"))`) runs it there; commands set its gain.\n"
+                 (`Context::builder().target(TargetConfig::new(\"{t}\"))`, or `[targets.{t}]` in a graph file, as\n  \
+                 `graph.toml` does) runs it there; commands (`Node::send_command`) set its gain.\n"
             ),
             None => String::new(),
         };
@@ -606,6 +733,10 @@ mod tests {
             ("std", "standard crate"),
             ("proc-macro", "standard crate"),
             ("test", "standard crate"),
+            ("vx", "SDK's own crates"),
+            ("vx-rs", "SDK's own crates"),
+            ("vx_plugin_abi", "SDK's own crates"),
+            ("vx-macros", "SDK's own crates"),
         ] {
             let e = check_crate_name(bad).expect_err(bad);
             assert!(e.contains(why), "{bad}: {e}");
@@ -628,7 +759,8 @@ mod tests {
     fn the_generated_files_parse_and_name_the_crate() {
         for target in [None, Some("dsp")] {
             let f = Files { crate_name: "my-mod", lib_name: "my_mod", target, sdk: Some(Path::new("/x/vx \"rs")) };
-            let cargo: toml::Table = f.cargo_toml(true).parse().expect("Cargo.toml parses");
+            let cargo: toml::Table =
+                f.cargo_toml(&Workspace::Outside(PathBuf::from("/ws"))).parse().expect("Cargo.toml parses");
             assert_eq!(cargo["package"]["name"].as_str(), Some("my-mod"));
             assert_eq!(cargo["package"]["rust-version"].as_str(), Some(MSRV));
             let types = cargo["lib"]["crate-type"].as_array().unwrap();
@@ -636,13 +768,14 @@ mod tests {
             assert_eq!(cargo["patch"]["crates-io"]["vx-plugin-abi"]["path"].as_str(), Some("/x/vx \"rs/vx-plugin-abi"));
             assert!(cargo.contains_key("workspace"));
             let graph: toml::Table = f.graph_toml().parse().expect("graph.toml parses");
+            assert_eq!(graph.contains_key("targets"), target.is_some(), "the target is declared for the gain node");
             assert_eq!(graph["modules"].as_array().unwrap()[0].as_str(), Some("my_mod"));
             let lib = f.lib_rs();
             assert!(lib.contains("vx_module!(name = \"my_mod\")"));
             assert_eq!(lib.contains("#[target_kernel(name = \"my_mod.gain\", target = \"dsp\""), target.is_some());
             assert_eq!(f.tests_rs().contains("TargetConfig::new(\"dsp\")"), target.is_some());
             let registry = Files { sdk: None, ..f };
-            let cargo: toml::Table = registry.cargo_toml(false).parse().unwrap();
+            let cargo: toml::Table = registry.cargo_toml(&Workspace::None).parse().unwrap();
             assert!(!cargo.contains_key("patch") && !cargo.contains_key("workspace"));
         }
     }
@@ -651,5 +784,48 @@ mod tests {
     fn the_input_picture_is_a_png_of_64_by_48() {
         let img = image::load_from_memory(&input_png().unwrap()).unwrap();
         assert_eq!((img.width(), img.height()), (64, 48));
+    }
+
+    #[test]
+    fn a_crate_in_a_workspace_is_a_member_exactly_when_members_match_and_exclude_does_not() {
+        let root = std::env::temp_dir().join(format!("vx-new-ws-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(root.join("crates/deep")).unwrap();
+        fs::create_dir_all(root.join("tools")).unwrap();
+        fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"crates/*\", \"tools/one\"]\nexclude = [\"crates/skip\"]\n",
+        )
+        .unwrap();
+        let ws = root.canonicalize().unwrap();
+        let is = |parent: &str, name: &str| match workspace_of(&root.join(parent), name) {
+            Workspace::Member(r) => {
+                assert_eq!(r, ws);
+                "member"
+            }
+            Workspace::Outside(r) => {
+                assert_eq!(r, ws);
+                "outside"
+            }
+            Workspace::None => "none",
+        };
+        assert_eq!(is("crates", "km"), "member", "crates/* matches");
+        assert_eq!(is("crates/deep", "km"), "outside", "* does not cross a /");
+        assert_eq!(is("crates", "skip"), "outside", "excluded");
+        assert_eq!(is("tools", "one"), "member", "listed");
+        assert_eq!(is("tools", "two"), "outside");
+        assert_eq!(is("", "top"), "outside");
+        assert!(matches!(workspace_of(Path::new("/"), "x"), Workspace::None));
+        // The Cargo.toml of each: a member has no [workspace] and its patch commented out.
+        let f = Files { crate_name: "km", lib_name: "km", target: None, sdk: Some(Path::new("/sdk")) };
+        let member: toml::Table = f.cargo_toml(&Workspace::Member(ws.clone())).parse().unwrap();
+        assert!(!member.contains_key("workspace") && !member.contains_key("patch"));
+        assert!(
+            f.cargo_toml(&Workspace::Member(ws.clone()))
+                .contains("# vx-plugin-abi = { path = \"/sdk/vx-plugin-abi\" }")
+        );
+        let alone: toml::Table = f.cargo_toml(&Workspace::Outside(ws)).parse().unwrap();
+        assert!(alone.contains_key("workspace") && alone.contains_key("patch"));
+        fs::remove_dir_all(&root).unwrap();
     }
 }

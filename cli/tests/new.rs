@@ -78,6 +78,8 @@ fn vx_new_refuses_invalid_names_with_the_reason() {
         ("my.mod", "`.` is not allowed"),
         ("fn", "Rust keyword"),
         ("std", "standard crate"),
+        ("vx-rs", "SDK's own crates"),
+        ("vx", "SDK's own crates"),
     ] {
         let o = vx(&d, &["new", name]);
         assert_eq!(o.status.code(), Some(2), "{name}");
@@ -92,4 +94,38 @@ fn vx_new_refuses_invalid_names_with_the_reason() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("is not a vx-rs checkout"), "{}", stderr(&o));
     assert!(!d.join("ok").exists());
+}
+
+#[test]
+fn vx_new_in_a_workspace_that_globs_it_makes_a_member_and_says_where_the_patch_goes() {
+    let d = scratch("member");
+    std::fs::write(d.join("Cargo.toml"), "[workspace]\nmembers = [\"crates/*\"]\n").unwrap();
+    let o = vx(&d, &["new", "crates/km"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("is a member of the cargo workspace") && out.contains("[patch.crates-io]"), "{out}");
+    let cargo = std::fs::read_to_string(d.join("crates/km/Cargo.toml")).unwrap();
+    assert!(!cargo.contains("\n[workspace]") && !cargo.contains("\n[patch.crates-io]"), "{cargo}");
+    // The outer workspace still resolves its members (no second workspace root inside it).
+    let meta = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&meta.stderr);
+    assert!(!err.contains("multiple workspace roots"), "{err}");
+}
+
+#[test]
+fn vx_new_with_a_full_stdout_fails_cleanly() {
+    let d = scratch("full");
+    let o = Command::new(env!("CARGO_BIN_EXE_vx"))
+        .args(["new", "quiet"])
+        .current_dir(&d)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write to standard output"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
 }
