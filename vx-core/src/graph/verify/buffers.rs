@@ -1,5 +1,6 @@
 //! Pass `buffers`: every buffer the graph's nodes touch is allocated (virtual objects were completed
 //! by `meta`), so processing never allocates a data buffer.
+//! Cost: O(parameters) (+ the allocations).
 
 use crate::error::Result;
 use crate::graph::GraphBody;

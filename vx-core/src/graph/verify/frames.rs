@@ -12,6 +12,8 @@
 //!   the node's *hazards*, which the coordinator waits for.
 //!
 //! Sequential graphs (no schedule config) get no slots.
+//! Cost: O(parameters × pipeline depth + queue sites × parameters); dataflow edges through
+//! `overlap.rs`.
 
 use std::sync::{Arc, RwLock};
 

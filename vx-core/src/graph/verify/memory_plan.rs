@@ -31,6 +31,9 @@
 //!
 //! Re-verification re-plans; the arena is kept when its size does not change.
 //! `ContextBuilder::memory_plan(false)` gives every virtual image a buffer of its own.
+//! Cost: grouping O(image parameters); placement, sequential graphs: O(groups × (levels a group
+//! spans + groups it meets)) through per-level lists; pipelined graphs: O(groups²) (every placed
+//! group is a candidate) — and `run_order.rs`'s reach table; the lower bound O(levels + groups).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

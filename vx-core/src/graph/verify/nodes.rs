@@ -2,6 +2,8 @@
 //! one node — (re-verification: deinit, reset local data) or (first: initialize local data), then
 //! the validator, [meta formats applied by `meta`], the tiling plan, init, and the local data init
 //! asked for.
+//! Cost: O(nodes + parameters) for the walk (inputs changed: `overlap.rs` queries), plus the
+//! validators and inits of the nodes re-verified.
 
 use std::sync::Arc;
 

@@ -3,6 +3,7 @@
 //! image when there is no callback; a rectangle outside the output is refused. A tiling node's
 //! outputs are then cut to the pixels its tiles cover (a fast-only kernel whose blocks do not divide
 //! the image, or the border under `Undefined`, leaves pixels unwritten).
+//! Cost: O(parameters of the node) (+ the node's valid-rectangle callbacks).
 
 use std::sync::Arc;
 
