@@ -169,6 +169,9 @@ impl Vars {
     /// the file's directory.
     fn path(&self, s: &str, what: &str) -> Result<PathBuf, String> {
         let expanded = PathBuf::from(self.expand(s, what)?);
+        if expanded == Path::new("-") {
+            return Ok(expanded); // standard output (`write = "-"`)
+        }
         let whole_var = s.strip_prefix("${").and_then(|r| r.strip_suffix('}'));
         if expanded.is_absolute() || whole_var.is_some_and(|v| self.set.contains_key(v)) {
             Ok(expanded)
@@ -199,6 +202,14 @@ struct Reader<'a> {
 
 type Check<T> = Result<T, String>;
 
+/// How messages name the file's top level (`what` of its keys).
+const TOP: &str = "the top level";
+
+/// A key of table `what`, as messages name it: `[images.a] width`, `top-level key \`frames\``.
+fn at(what: &str, key: &str) -> String {
+    if what == TOP { format!("top-level key `{key}`") } else { format!("{what} {key}") }
+}
+
 impl Reader<'_> {
     fn keys(&self, t: &toml::Table, what: &str, valid: &[&str]) -> Check<()> {
         match t.keys().find(|k| !valid.contains(&k.as_str())) {
@@ -211,8 +222,8 @@ impl Reader<'_> {
     fn string(&self, t: &toml::Table, key: &str, what: &str) -> Check<Option<String>> {
         match t.get(key) {
             None => Ok(None),
-            Some(toml::Value::String(s)) => self.vars.expand(s, &format!("{what} {key}")).map(Some),
-            Some(v) => Err(format!("{what} {key}: expected a string, found {} ({v})", kind(v))),
+            Some(toml::Value::String(s)) => self.vars.expand(s, &at(what, key)).map(Some),
+            Some(v) => Err(format!("{}: expected a string, found {} ({v})", at(what, key), kind(v))),
         }
     }
 
@@ -220,9 +231,9 @@ impl Reader<'_> {
     fn path(&self, t: &toml::Table, key: &str, what: &str) -> Check<Option<PathBuf>> {
         match t.get(key) {
             None => Ok(None),
-            Some(toml::Value::String(s)) if s.is_empty() => Err(format!("{what} {key}: an empty path")),
-            Some(toml::Value::String(s)) => self.vars.path(s, &format!("{what} {key}")).map(Some),
-            Some(v) => Err(format!("{what} {key}: expected a path (a string), found {} ({v})", kind(v))),
+            Some(toml::Value::String(s)) if s.is_empty() => Err(format!("{}: an empty path", at(what, key))),
+            Some(toml::Value::String(s)) => self.vars.path(s, &at(what, key)).map(Some),
+            Some(v) => Err(format!("{}: expected a path (a string), found {} ({v})", at(what, key), kind(v))),
         }
     }
 
@@ -254,12 +265,12 @@ impl Reader<'_> {
     }
 
     fn number(&self, t: &toml::Table, key: &str, what: &str, min: u64, max: u64) -> Check<Option<u64>> {
-        t.get(key).map(|v| self.number_of(v, &format!("{what} {key}"), min, max)).transpose()
+        t.get(key).map(|v| self.number_of(v, &at(what, key), min, max)).transpose()
     }
 
     /// A boolean, or a string `true` / `false`.
     fn boolean(&self, t: &toml::Table, key: &str, what: &str) -> Check<Option<bool>> {
-        let what = format!("{what} {key}");
+        let what = at(what, key);
         match t.get(key) {
             None => Ok(None),
             Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
@@ -276,7 +287,7 @@ impl Reader<'_> {
         match t.get(key) {
             None => Ok(None),
             Some(toml::Value::Array(a)) => Ok(Some(a)),
-            Some(v) => Err(format!("{what} {key}: expected an array, found {} ({v})", kind(v))),
+            Some(v) => Err(format!("{}: expected an array, found {} ({v})", at(what, key), kind(v))),
         }
     }
 
@@ -285,8 +296,8 @@ impl Reader<'_> {
         a.iter()
             .enumerate()
             .map(|(i, v)| match v {
-                toml::Value::String(s) => self.vars.expand(s, &format!("{what} {key}[{i}]")),
-                v => Err(format!("{what} {key}[{i}]: expected a string, found {} ({v})", kind(v))),
+                toml::Value::String(s) => self.vars.expand(s, &format!("{}[{i}]", at(what, key))),
+                v => Err(format!("{}[{i}]: expected a string, found {} ({v})", at(what, key), kind(v))),
             })
             .collect::<Check<Vec<_>>>()
             .map(Some)
@@ -296,7 +307,9 @@ impl Reader<'_> {
         match t.get(key) {
             None => Ok(None),
             Some(toml::Value::Table(t)) => Ok(Some(t)),
-            Some(v) => Err(format!("{what}: `{key}` must be a table ([{key}.NAME] sections), found {} ({v})", kind(v))),
+            Some(v) => {
+                Err(format!("{}: must be a table ([{key}.NAME] sections), found {} ({v})", at(what, key), kind(v)))
+            }
         }
     }
 }
@@ -454,14 +467,14 @@ impl GraphFile {
             }
         }
         let r = Reader { vars: &vars };
-        r.keys(top, "the top level", TOP_KEYS)?;
-        let name = match r.string(top, "name", "the top level")? {
+        r.keys(top, TOP, TOP_KEYS)?;
+        let name = match r.string(top, "name", TOP)? {
             Some(n) => n,
             None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "graph".into()),
         };
-        let mut modules = r.strings(top, "modules", "the top level")?.unwrap_or_default();
+        let mut modules = r.strings(top, "modules", TOP)?.unwrap_or_default();
         if modules.iter().any(String::is_empty) {
-            return Err("the top level modules: an empty module name".to_owned());
+            return Err(format!("{}: an empty module name", at(TOP, "modules")));
         }
         // A module given as a path is relative to the file, like every path in it.
         for m in &mut modules {
@@ -469,12 +482,12 @@ impl GraphFile {
                 *m = vars.base.join(&*m).display().to_string();
             }
         }
-        let frames = r.number(top, "frames", "the top level", 1, u64::MAX)?;
-        let threads = r.number(top, "threads", "the top level", 1, MAX_THREADS as u64)?.map(|n| n as usize);
+        let frames = r.number(top, "frames", TOP, 1, u64::MAX)?;
+        let threads = r.number(top, "threads", TOP, 1, MAX_THREADS as u64)?.map(|n| n as usize);
 
         // Targets: the file's, then the command line's (which replace one of the same name).
         let mut targets: Vec<TargetConfig> = Vec::new();
-        for (tname, v) in r.table(top, "targets", "the top level")?.unwrap_or(&empty) {
+        for (tname, v) in r.table(top, "targets", TOP)?.unwrap_or(&empty) {
             let what = format!("[targets.{tname}]");
             let toml::Value::Table(t) = v else {
                 return Err(format!("{what}: expected a table, found {} ({v})", kind(v)));
@@ -498,8 +511,11 @@ impl GraphFile {
             check_target(&c, &what)?;
             targets.push(c);
         }
-        for t in &over.targets {
+        for (i, t) in over.targets.iter().enumerate() {
             check_target(t, &format!("--target {}", t.name))?;
+            if over.targets[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&t.name)) {
+                return Err(format!("--target {}: named twice on the command line (give each target once)", t.name));
+            }
             targets.retain(|f| !f.name.eq_ignore_ascii_case(&t.name));
             targets.push(t.clone());
         }
@@ -507,7 +523,7 @@ impl GraphFile {
         // Images: checked one by one, then ordered so that an image comes after the one it is like.
         let mut objects: BTreeMap<String, &'static str> = BTreeMap::new();
         let mut plans: Vec<ImagePlan> = Vec::new();
-        for (iname, v) in r.table(top, "images", "the top level")?.unwrap_or(&empty) {
+        for (iname, v) in r.table(top, "images", TOP)?.unwrap_or(&empty) {
             let what = format!("[images.{iname}]");
             check_name(iname, &what)?;
             let toml::Value::Table(t) = v else {
@@ -602,7 +618,7 @@ impl GraphFile {
         }
 
         let mut scalars = Vec::new();
-        for (sname, v) in r.table(top, "scalars", "the top level")?.unwrap_or(&empty) {
+        for (sname, v) in r.table(top, "scalars", TOP)?.unwrap_or(&empty) {
             let what = format!("[scalars.{sname}]");
             check_name(sname, &what)?;
             if objects.contains_key(sname) {

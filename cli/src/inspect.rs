@@ -75,17 +75,55 @@ pub(crate) struct AliasReport {
 /// returns the module's name.
 pub(crate) fn load(ctx: &Context, what: &str) -> Result<String, Failure> {
     let p = Path::new(what);
-    let name = if what.contains('/') || what.ends_with(".so") {
-        let name = vx::module_name_of_file(p)
-            .ok_or_else(|| Failure::usage(format!("{what}: a module file is named lib<name>.so")))?;
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        ctx.add_module_dir(dir.to_path_buf());
-        name
-    } else {
-        what.to_owned()
+    if !(what.contains('/') || what.ends_with(".so")) {
+        ctx.load_module(what).map_err(|e| Failure::module(e.to_string()))?;
+        return Ok(what.to_owned());
+    }
+    let Some(name) = vx::module_name_of_file(p) else {
+        return Err(Failure::usage(if p.exists() {
+            format!("{what}: neither a plugin directory nor a module file (a module file is named lib<name>.so)")
+        } else {
+            format!(
+                "{what}: no such file or directory (give a plugin directory, a module name, or a module file named \
+                 lib<name>.so)"
+            )
+        }));
     };
+    match std::fs::metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Failure::module(format!("no file {what} (a module given as a path is loaded from that file)")));
+        }
+        Err(e) => return Err(Failure::module(format!("cannot read the module file {what}: {e}"))),
+        Ok(m) if !m.is_file() => return Err(Failure::module(format!("{what} is not a module file (not a file)"))),
+        Ok(_) => {}
+    }
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    ctx.add_module_dir(dir.to_path_buf());
+    // The name is looked up in the search path: the file given must be the one it finds.
+    if let Ok(found) = ctx.resolve_module(&name) {
+        let same = |a: &Path, b: &Path| std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok();
+        if !same(&found, p) {
+            return Err(Failure::module(format!(
+                "{what}: module '{name}' is found first as {} (earlier in the search path: -M, VX_MODULE_PATH); \
+                 name that file, or remove it from the search path",
+                found.display()
+            )));
+        }
+    }
     ctx.load_module(&name).map_err(|e| Failure::module(e.to_string()))?;
     Ok(name)
+}
+
+/// How `vx inspect` names a kernel's kind: `tiling`, `target` (implementations on targets only,
+/// none on the host) or `user`.
+fn kind_of(k: &Kernel) -> &'static str {
+    if k.is_tiling() {
+        "tiling"
+    } else if !k.runs_anywhere() && !k.target_names().is_empty() {
+        "target"
+    } else {
+        "user"
+    }
 }
 
 fn kernel_report(k: &Kernel) -> KernelReport {
@@ -119,7 +157,7 @@ fn kernel_report(k: &Kernel) -> KernelReport {
     KernelReport {
         name: k.name().to_owned(),
         enumeration: k.enumeration(),
-        kind: if k.is_tiling() { "tiling" } else { "user" },
+        kind: kind_of(k),
         summary: docs.summary,
         parameters,
         tiling,
@@ -236,8 +274,19 @@ pub(crate) struct SearchPath {
     pub(crate) search_path: Vec<DirReport>,
 }
 
+/// True when loading failed because the file is a shared library but no kernel module (no vx-rs
+/// entry point: a proc-macro library beside the `vx` binary, say).
+fn not_a_module(e: &vx::Error) -> bool {
+    e.kind() == vx::ErrorKind::InvalidModule && e.to_string().contains("no vx-rs entry point")
+}
+
+/// What `vx inspect` says of a shared library that is no kernel module.
+const NOT_A_MODULE: &str = "not a kernel module (it exports no vx-rs module entry point)";
+
 /// Every module (`lib<name>.so`) of `dir`, in name order, each loaded in a context of its own.
-pub(crate) fn list_dir(dir: &Path) -> DirReport {
+/// `skip_other_libraries`: leave out shared libraries that are no kernel module (else they are
+/// listed as such).
+pub(crate) fn list_dir(dir: &Path, skip_other_libraries: bool) -> DirReport {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => return DirReport { directory: dir.to_path_buf(), error: Some(e.to_string()), modules: Vec::new() },
@@ -250,7 +299,7 @@ pub(crate) fn list_dir(dir: &Path) -> DirReport {
     files.sort();
     let modules = files
         .into_iter()
-        .map(|(name, file)| {
+        .filter_map(|(name, file)| {
             let mut m = ListedModule {
                 name: name.clone(),
                 file,
@@ -271,9 +320,15 @@ pub(crate) fn list_dir(dir: &Path) -> DirReport {
                     m.abi_version = Some(vx::MODULE_ABI_VERSION);
                     m.kernels = ctx.module_kernels(&name);
                 }
+                Err(e) if not_a_module(&e) => {
+                    if skip_other_libraries {
+                        return None;
+                    }
+                    m.error = Some(NOT_A_MODULE.to_owned());
+                }
                 Err(e) => m.error = Some(e.to_string()),
             }
-            m
+            Some(m)
         })
         .collect();
     DirReport { directory: dir.to_path_buf(), error: None, modules }
@@ -300,6 +355,9 @@ pub(crate) fn dir_text(d: &DirReport) -> String {
                     m.kernels.len(),
                     m.kernels.join(", ")
                 );
+            }
+            (None, Some(e)) if e == NOT_A_MODULE => {
+                let _ = writeln!(s, "  {:<width$}  {e}", m.name);
             }
             (None, e) => {
                 let _ = writeln!(s, "  {:<width$}  not loadable: {}", m.name, e.as_deref().unwrap_or("?"));
@@ -370,7 +428,7 @@ pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
             let _ = writeln!(s, "    tile memory: {} bytes", t.tile_memory);
         }
         None => {
-            let _ = writeln!(s, "  tiling: none (a user kernel)");
+            let _ = writeln!(s, "  tiling: none (a {} kernel)", k.kind);
         }
     }
     if k.alias_hints.is_empty() {

@@ -5,8 +5,11 @@
 //! - `vx run <graph.toml> [--set key=value]… [--frames N] [--target SPEC]… [--place NODE=TARGET]…`:
 //!   run a graph described in a file (`docs/graph-file.md`), with a progress bar over frames and
 //!   the per-node time table.
-//! - `vx watch <dir> <graph.toml> [--fps N]`: the same graph as a service, reloading modules from
-//!   `dir` as they change.
+//! - `vx watch <dir> <graph.toml> [--fps N] [--force-reload]`: the same graph as a service,
+//!   reloading modules from `dir` as they change.
+//!
+//! Warnings (`tracing` events at level warn, and `vx: warning: …` lines — an output some of whose
+//! pixels no node wrote) go to standard error unless `--log off`.
 //!
 //! Every argument and every key of the graph file is checked before any module is loaded or image
 //! read. SIGINT / SIGTERM during `run` or `watch` stop after the frame in hand: outputs are written,
@@ -18,6 +21,11 @@
 //!
 //! The command lives in this library ([`main`]; `src/main.rs` only calls it) so that the fuzz
 //! targets in `fuzz/` can drive its graph-file and image-file readers ([`fuzz`]).
+
+/// `eprintln!` that never panics: a line on standard error through [`output::note`].
+macro_rules! note {
+    ($($t:tt)*) => { $crate::output::note(&format!($($t)*)) };
+}
 
 #[doc(hidden)]
 pub mod fuzz;
@@ -41,7 +49,8 @@ struct Cli {
     /// Also search these directories for modules (before VX_MODULE_PATH and the vx binary's own).
     #[arg(long = "module-dir", short = 'M', global = true, value_name = "DIR")]
     module_dirs: Vec<PathBuf>,
-    /// Log to standard error (a tracing filter such as `info` or `vx=debug`; RUST_LOG works too).
+    /// Log to standard error (a tracing filter such as `info` or `vx=debug`; RUST_LOG works too;
+    /// default: warnings; `off`: none).
     #[arg(long, global = true, value_name = "FILTER")]
     log: Option<String>,
     #[command(subcommand)]
@@ -94,7 +103,7 @@ enum Command {
         #[command(flatten)]
         graph: GraphArgs,
         /// Frames to process (default: the file's `frames`, else 1).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_parser = parse_frames)]
         frames: Option<u64>,
         /// No progress bar and no time table.
         #[arg(long, short)]
@@ -114,7 +123,21 @@ enum Command {
         /// Stop after this many seconds (default: run until interrupted).
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
+        /// Reload a module even when its new version drops (or renames) a kernel a node of the
+        /// graph uses: those nodes keep the old code (vx names them). Without it such a reload is
+        /// refused and the running version keeps serving.
+        #[arg(long)]
+        force_reload: bool,
     },
+}
+
+/// `--frames`: a whole number of frames, at least 1.
+fn parse_frames(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number of frames (at least 1)")),
+    }
 }
 
 /// `--fps`: a rate from 0.01 to 10000 frames per second.
@@ -203,14 +226,35 @@ impl Failure {
 /// `vx` with the process's arguments: runs the command and gives its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = cli.log.clone().or_else(|| std::env::var("RUST_LOG").ok());
-    if let Some(filter) = filter {
-        match tracing_subscriber::EnvFilter::try_new(&filter) {
-            Ok(f) => tracing_subscriber::fmt().with_env_filter(f).with_writer(std::io::stderr).init(),
-            Err(e) => {
-                eprintln!("vx: --log / RUST_LOG: `{filter}` is not a tracing filter: {e}");
-                return ExitCode::from(2);
+    // Warnings (a graph that leaves pixels unwritten, a reload refused) are shown by default.
+    let given = cli.log.clone().or_else(|| std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty()));
+    let filter = given.clone().unwrap_or_else(|| "warn".to_owned());
+    match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(f) => {
+            use std::io::IsTerminal;
+            use tracing_subscriber::layer::SubscriberExt;
+            use tracing_subscriber::util::SubscriberInitExt;
+            use tracing_subscriber::{Layer, filter::filter_fn};
+            let fmt = tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal());
+            if given.is_some() {
+                tracing_subscriber::registry().with(fmt.with_filter(f)).init();
+            } else {
+                // The default shows warnings to people: no time stamps, and not the events that
+                // repeat what `vx` reports itself — an error a call returns (an `error` field), the
+                // watcher's outcomes (a `reload` field; `vx watch` prints each).
+                let not_echo = filter_fn(|m| {
+                    let has = |f: &str| m.fields().field(f).is_some();
+                    !((*m.level() == tracing_subscriber::filter::LevelFilter::ERROR && has("error"))
+                        || (m.target() == "vx::watcher" && has("reload")))
+                });
+                tracing_subscriber::registry().with(fmt.without_time().with_filter(f).with_filter(not_echo)).init();
             }
+        }
+        Err(e) => {
+            note!("vx: --log / RUST_LOG: `{filter}` is not a tracing filter: {e}");
+            return ExitCode::from(2);
         }
     }
     let result = match cli.command {
@@ -219,12 +263,14 @@ pub fn main() -> ExitCode {
         }
         Command::Run { graph, frames, quiet } => run::run(&cli.module_dirs, &graph, frames, quiet),
         Command::New(args) => new::new(&args),
-        Command::Watch { dir, graph, fps, seconds } => run::watch(&cli.module_dirs, &dir, &graph, fps, seconds),
+        Command::Watch { dir, graph, fps, seconds, force_reload } => {
+            run::watch(&cli.module_dirs, &dir, &graph, fps, seconds, force_reload)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("vx: {}", f.message);
+            note!("vx: {}", f.message);
             ExitCode::from(f.code)
         }
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use vx::{Context, ModuleWatcher, TargetConfig, WatchOptions};
+use vx::{Context, ErrorKind, ModuleWatcher, ReloadOptions, TargetConfig, WatchEvent, WatchOptions};
 
 use crate::graph_file::{BuiltGraph, GraphFile, encode_image};
 use crate::signals::Stop;
@@ -43,15 +43,35 @@ pub(crate) fn inspect(
     let text = match (module, kernel) {
         (None, _) => {
             let ctx = context(module_dirs, Some(1), &[])?;
-            let dirs: Vec<_> = ctx.module_search_path().iter().map(|d| inspect::list_dir(d)).collect();
+            let dirs: Vec<_> = ctx.module_search_path().iter().map(|d| inspect::list_dir(d, true)).collect();
             if json { to_json(&inspect::SearchPath { search_path: dirs }) } else { inspect::search_path_text(&dirs) }
         }
         (Some(m), None) if Path::new(m).is_dir() => {
             let dir = Path::new(m);
             std::fs::read_dir(dir)
                 .map_err(|e| Failure::usage(format!("cannot read the plugin directory {}: {e}", dir.display())))?;
-            let r = inspect::list_dir(dir);
+            let r = inspect::list_dir(dir, false);
             if json { to_json(&r) } else { inspect::dir_text(&r) }
+        }
+        (Some(m), Some(k)) if Path::new(m).is_dir() => {
+            // A kernel of one of the directory's modules.
+            let dir = Path::new(m);
+            let listed = inspect::list_dir(dir, true);
+            let Some(module) = listed.modules.iter().find(|l| l.kernels.iter().any(|n| n == k)) else {
+                let names: Vec<&str> = listed.modules.iter().map(|l| l.name.as_str()).collect();
+                return Err(Failure::usage(format!(
+                    "no module of {} has a kernel '{k}' (its modules: {}; `vx inspect {}` lists their kernels)",
+                    dir.display(),
+                    if names.is_empty() { "none".to_owned() } else { names.join(", ") },
+                    dir.display()
+                )));
+            };
+            // Not the -M directories: the directory given comes first.
+            let ctx = context(&[], Some(1), &[])?;
+            let name = inspect::load(&ctx, &module.file.display().to_string())?;
+            let r = inspect::report(&ctx, &name)?;
+            let d = inspect::kernel_details(&r, k)?;
+            if json { to_json(&d) } else { inspect::kernel_text(&d) }
         }
         (Some(m), kernel) => {
             let ctx = context(module_dirs, Some(1), &[])?;
@@ -85,8 +105,21 @@ fn prepare(args: &GraphArgs) -> Result<GraphFile, Failure> {
         std::fs::File::open(path)
             .map_err(|e| Failure::usage(format!("image '{name}': cannot read {}: {e}", path.display())))?;
     }
+    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
     for (name, out) in file.outputs() {
         output::check_writable(&out.path, &format!("image '{name}'"))?;
+        // The same file under two spellings (`./o.png` and `o.png`): the canonical directory and
+        // the file name.
+        if let Some(id) = output::identity(&out.path) {
+            if let Some((_, other)) = seen.iter().find(|(i, _)| *i == id) {
+                return Err(Failure::usage(format!(
+                    "{}: [images.{other}] and [images.{name}] write the same file ({})",
+                    args.graph.display(),
+                    id.display()
+                )));
+            }
+            seen.push((id, name));
+        }
     }
     Ok(file)
 }
@@ -102,8 +135,41 @@ fn setup(module_dirs: &[PathBuf], args: &GraphArgs, file: &GraphFile) -> Result<
     Ok((ctx, built))
 }
 
+/// A warning for each output whose valid rectangle does not cover the whole image: pixels no node
+/// wrote (a tiling kernel without a flexible function whose blocks do not divide the image, say).
+fn warn_partial_outputs(built: &BuiltGraph) {
+    for (name, img, out) in &built.outputs {
+        let (w, h) = (img.width(), img.height());
+        let v = img.valid_region();
+        if (v.start_x, v.start_y, v.end_x, v.end_y) != (0, 0, w, h) {
+            let (vw, vh) = (v.end_x.saturating_sub(v.start_x), v.end_y.saturating_sub(v.start_y));
+            note!(
+                "vx: warning: output '{name}' ({}): only {vw}x{vh} of {w}x{h} pixels are valid (x {}..{}, y {}..{}); \
+                 the rest was not written by any node",
+                out.path.display(),
+                v.start_x,
+                v.end_x,
+                v.start_y,
+                v.end_y
+            );
+        }
+    }
+}
+
+/// True when some output goes to standard output (`-`, `/dev/stdout`): then `vx`'s own report
+/// goes to standard error, not into the image's bytes.
+fn writes_stdout(built: &BuiltGraph) -> bool {
+    built.outputs.iter().any(|(_, _, out)| output::is_stdout(&out.path))
+}
+
+/// Print the report `s`: on standard output, or on standard error when an image went there.
+fn report(built: &BuiltGraph, s: &str) -> Result<(), Failure> {
+    if writes_stdout(built) { output::eprint(s) } else { output::print(s) }
+}
+
 /// Write every output (all are tried; the errors are reported together, exit code 1).
 fn write_outputs(built: &BuiltGraph) -> Result<Vec<String>, Failure> {
+    warn_partial_outputs(built);
     let mut written = Vec::new();
     let mut errors = Vec::new();
     for (name, img, out) in &built.outputs {
@@ -155,7 +221,7 @@ pub(crate) fn run(module_dirs: &[PathBuf], args: &GraphArgs, frames: Option<u64>
     let frames = frames.or(file.frames).unwrap_or(1);
     let (_ctx, built) = setup(module_dirs, args, &file)?;
     if !quiet {
-        eprintln!("vx: running {frames} frame(s) of graph '{}' (Ctrl-C: stop after the current frame)", file.name);
+        note!("vx: running {frames} frame(s) of graph '{}' (Ctrl-C: stop after the current frame)", file.name);
     }
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(frames) };
     bar.set_style(
@@ -177,7 +243,7 @@ pub(crate) fn run(module_dirs: &[PathBuf], args: &GraphArgs, frames: Option<u64>
                 "{sig} before the first frame: nothing processed, nothing written"
             )));
         }
-        eprintln!("vx: {sig}: stopped after frame {done} of {frames}; writing the outputs");
+        note!("vx: {sig}: stopped after frame {done} of {frames}; writing the outputs");
     }
     let written = write_outputs(&built)?;
     if !quiet {
@@ -188,9 +254,36 @@ pub(crate) fn run(module_dirs: &[PathBuf], args: &GraphArgs, frames: Option<u64>
         };
         s.push_str(&format!("\n{done} frame(s) of graph '{}'{stopped}\n\n", file.name));
         s.push_str(&time_table(&built)?);
-        output::print(&s)?;
+        report(&built, &s)?;
     }
     Ok(())
+}
+
+/// What `vx watch` says about one of its watcher's events (lines ending in a newline).
+fn reload_message(e: &WatchEvent) -> String {
+    match (&e.result, &e.report) {
+        (Ok(()), Some(r)) if !r.left_on_old.is_empty() => {
+            let nodes: Vec<String> = r
+                .left_on_old
+                .iter()
+                .map(|n| format!("node '{}' of graph '{}' ({})", n.node, n.graph, n.kernel))
+                .collect();
+            format!(
+                "vx: module '{}' reloaded (forced: version {} no longer publishes kernels live nodes use); the next \
+                 frame runs the new code, except these nodes, which keep the old code: {}\n",
+                e.module,
+                r.to,
+                nodes.join(", ")
+            )
+        }
+        (Ok(()), _) => format!("vx: module '{}' reloaded; the next frame runs the new code\n", e.module),
+        (Err(err), _) if err.kind() == ErrorKind::ReferenceNonzero => format!(
+            "vx: module '{}' not reloaded (the running version keeps serving): {err}\nvx: restart `vx watch` to \
+             rebuild the graph with the new version, or run with --force-reload\n",
+            e.module
+        ),
+        (Err(err), _) => format!("vx: module '{}' not reloaded (the running version keeps serving): {err}\n", e.module),
+    }
 }
 
 /// `vx watch`.
@@ -200,6 +293,7 @@ pub(crate) fn watch(
     args: &GraphArgs,
     fps: f64,
     seconds: Option<f64>,
+    force_reload: bool,
 ) -> Result<(), Failure> {
     let stop = Stop::install()?;
     if !dir.is_dir() {
@@ -212,15 +306,13 @@ pub(crate) fn watch(
     let reloaded = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&reloaded);
     let options = WatchOptions { load_new: false, ..WatchOptions::default() };
-    let _watcher = ModuleWatcher::start(&ctx, dir, options, move |e| {
-        match &e.result {
-            Ok(()) => eprintln!("vx: module '{}' reloaded; the next frame runs the new code", e.module),
-            Err(err) => eprintln!("vx: module '{}' not reloaded (the running version keeps serving): {err}", e.module),
-        }
+    let reload = ReloadOptions::new().force(force_reload);
+    let _watcher = ModuleWatcher::start_with_reload(&ctx, dir, options, reload, move |e| {
+        output::note(reload_message(e).trim_end());
         flag.store(true, Ordering::Release);
     })
     .map_err(|e| Failure::usage(e.to_string()))?;
-    eprintln!(
+    note!(
         "vx: serving graph '{}' from {} at {fps} frames/s (Ctrl-C: stop after the current frame)",
         file.name,
         dir.display()
@@ -233,11 +325,11 @@ pub(crate) fn watch(
             Ok(()) => frames += 1,
             Err(e) => {
                 errors += 1;
-                eprintln!("vx: frame {frames}: {e}");
+                note!("vx: frame {frames}: {e}");
             }
         }
         if reloaded.swap(false, Ordering::AcqRel) || last.elapsed() >= Duration::from_secs(5) {
-            eprintln!("vx: {frames} frames, {errors} errors, {:.0} s", start.elapsed().as_secs_f64());
+            note!("vx: {frames} frames, {errors} errors, {:.0} s", start.elapsed().as_secs_f64());
             last = Instant::now();
         }
         // A steady rate: the next frame at its time, or at once when late (no burst to catch up).
@@ -258,14 +350,17 @@ pub(crate) fn watch(
         };
     }
     if let Some(sig) = sig {
-        eprintln!("vx: {sig}: stopped after frame {frames}; writing the outputs");
+        note!("vx: {sig}: stopped after frame {frames}; writing the outputs");
     }
     let written = write_outputs(&built)?;
     let stopped = sig.map(|s| format!(" (stopped by {s})")).unwrap_or_default();
-    output::print(&format!(
-        "{}{frames} frames, {errors} errors in {elapsed:.1} s ({:.1} frames/s){stopped}\n",
-        written.concat(),
-        frames as f64 / elapsed.max(1e-9)
-    ))?;
+    report(
+        &built,
+        &format!(
+            "{}{frames} frames, {errors} errors in {elapsed:.1} s ({:.1} frames/s){stopped}\n",
+            written.concat(),
+            frames as f64 / elapsed.max(1e-9)
+        ),
+    )?;
     if errors > 0 { Err(Failure::process(format!("{errors} frame(s) failed"))) } else { Ok(()) }
 }

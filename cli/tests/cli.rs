@@ -264,7 +264,7 @@ fn every_bad_key_value_and_argument_is_refused_before_any_work() {
             vec!["unknown key `thread` in [targets.dsp]", "valid keys: threads, cores, queue_depth"],
         ),
         ("vars_kind", "[vars]\nx = [1]\n".into(), vec![], vec!["[vars] x", "expected a string, number or boolean"]),
-        ("name_kind", "name = 5\n".into(), vec![], vec!["the top level name", "expected a string"]),
+        ("name_kind", "name = 5\n".into(), vec![], vec!["top-level key `name`: expected a string"]),
         ("nodes_kind", "[nodes]\nkernel = \"k\"\n".into(), vec![], vec!["`nodes` must be an array of tables"]),
         // Variables.
         (
@@ -294,8 +294,18 @@ fn every_bad_key_value_and_argument_is_refused_before_any_work() {
             vec!["[images.a] width", "from 1 to 4294967295", "\"0\""],
         ),
         // Values.
-        ("frames0", format!("frames = 0\n{IMG}"), vec![], vec!["the top level frames", "from 1"]),
-        ("threads0", format!("threads = 0\n{IMG}"), vec![], vec!["the top level threads", "from 1 to"]),
+        (
+            "frames0",
+            format!("frames = 0\n{IMG}"),
+            vec![],
+            vec!["top-level key `frames`: expected a whole number from 1"],
+        ),
+        (
+            "threads0",
+            format!("threads = 0\n{IMG}"),
+            vec![],
+            vec!["top-level key `threads`: expected a whole number from 1 to"],
+        ),
         (
             "format",
             "[images.a]\nwidth = 8\nheight = 8\nformat = \"U9\"\n".into(),
@@ -388,11 +398,17 @@ fn every_bad_key_value_and_argument_is_refused_before_any_work() {
             vec!["image 'a'", "cannot read /nonexistent/photo.png"],
         ),
         // Arguments.
-        ("frames_arg", IMG.into(), vec!["--frames", "0"], vec!["--frames"]),
+        ("frames_arg", IMG.into(), vec!["--frames", "0"], vec!["--frames", "must be at least 1"]),
         ("threads_arg", IMG.into(), vec!["--threads", "0"], vec!["--threads"]),
         ("target_arg", IMG.into(), vec!["--target", "dsp:threads=0"], vec!["--target", "threads"]),
         ("target_key", IMG.into(), vec!["--target", "dsp:cpu=1"], vec!["--target", "unknown key `cpu`"]),
         ("target_name", IMG.into(), vec!["--target", "ANY"], vec!["--target", "neither `host` nor `any`"]),
+        (
+            "target_twice",
+            IMG.into(),
+            vec!["--target", "dsp", "--target", "DSP:threads=2"],
+            vec!["--target DSP", "named twice"],
+        ),
         (
             "place_node",
             node(""),
@@ -731,7 +747,8 @@ fn inspect_lists_directories_and_details_kernels() {
     // A path that is neither a directory nor a module file.
     let o = vx(&["inspect", "/nonexistent/plugins/"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("a module file is named lib<name>.so"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no such file or directory"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("lib<name>.so"), "{}", text(&o.stderr));
 }
 
 /// docs/graph-file.md shows the example files byte for byte, and every example file is run.
@@ -799,4 +816,270 @@ fn the_graph_file_docs_show_the_example_files_and_each_runs() {
 /// The variable each example file writes its output to.
 fn out_var(file: &str) -> &'static str {
     if file.ends_with("sizes.toml") { "out" } else { "output" }
+}
+
+/// A graph whose only kernel (`spec.posterize`: 4×1 blocks, no flexible function) leaves the last
+/// columns of a 10-wide output unwritten: `vx run` says so by default — vx-core's warning at verify
+/// and its own, naming the output, its file and the valid rectangle — without colour codes when
+/// standard error is no terminal; `--log off` silences vx-core's, not vx's.
+#[test]
+fn an_output_with_unwritten_pixels_is_warned_about() {
+    let dir = plugin_dir("cli-spec", &[("vx_spec_kernels", &build_module("vx-spec-kernels", &[]))]);
+    let d = dir.to_str().unwrap();
+    let g = write(
+        "partial",
+        "modules = [\"vx_spec_kernels\"]\n[vars]\nw = 10\nout = \"p.png\"\n\
+         [images.src]\nwidth = \"${w}\"\nheight = 2\nformat = \"U8\"\n\
+         [images.edges]\nlike = \"src\"\nformat = \"U8\"\nwrite = \"${out}\"\n\
+         [[nodes]]\nname = \"post\"\nkernel = \"spec.posterize\"\nparams = [\"src\", \"edges\"]\n",
+    );
+    let out = tmp("partial.png");
+    let set = format!("out={}", out.display());
+    let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--set", &set]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("tiling kernel 'spec.posterize' has no flexible function"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "vx: warning: output 'edges' ({}): only 8x2 of 10x2 pixels are valid (x 0..8, y 0..2); the rest was not \
+             written by any node",
+            out.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "no colour codes when standard error is not a terminal: {err:?}");
+    assert!(out.exists());
+
+    // --log off: vx-core's warning is gone, vx's own stays.
+    let o = vx(&["--log", "off", "-M", d, "run", g.to_str().unwrap(), "--set", &set]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("has no flexible function"), "{err}");
+    assert!(err.contains("vx: warning: output 'edges'"), "{err}");
+
+    // Blocks that divide the image: no warning.
+    let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--set", &set, "--set", "w=12"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning") && !err.contains("WARN"), "{err}");
+    std::fs::remove_file(&out).ok();
+    std::fs::remove_file(&g).ok();
+}
+
+impl Child {
+    /// Read standard error up to a line containing `s`.
+    fn wait_for(&mut self, s: &str) {
+        use std::io::BufRead;
+        while !self.seen.contains(s) {
+            let n = self.stderr.read_line(&mut self.seen).unwrap();
+            assert!(n > 0, "vx ended before `{s}`:\n{}", self.seen);
+        }
+    }
+}
+
+/// Put `lib` in place of `dir/lib<name>.so` the way a build does: written beside it, renamed over it.
+fn replace_module(dir: &Path, name: &str, lib: &Path) {
+    let incoming = dir.join("incoming.tmp");
+    std::fs::copy(lib, &incoming).unwrap();
+    std::fs::rename(&incoming, dir.join(format!("lib{name}.so"))).unwrap();
+}
+
+/// `vx watch`: a new version that renames a kernel the graph uses is refused, and vx says what the
+/// user can do; with `--force-reload` it is swapped in and vx names the nodes that keep the old code.
+#[test]
+fn watch_refuses_a_reload_that_drops_a_used_kernel_unless_forced() {
+    let (v1, renamed) = (vx_tests::testmod("vx_testmod", &[]), vx_tests::testmod("vx_testmod", &["rename-invert"]));
+    let g = write(
+        "reload",
+        "name = \"reload\"\nmodules = [\"vx_testmod\"]\n[vars]\nout = \"r.png\"\n\
+         [images.a]\nwidth = 16\nheight = 8\nformat = \"U8\"\n\
+         [images.b]\nlike = \"a\"\nformat = \"U8\"\nwrite = \"${out}\"\n\
+         [[nodes]]\nname = \"inv\"\nkernel = \"testmod.invert\"\nparams = [\"a\", \"b\"]\n",
+    );
+    for force in [false, true] {
+        let dir = plugin_dir("cli-reload", &[("vx_testmod", &v1)]);
+        let out = tmp(&format!("reload-{force}.png"));
+        let set = format!("out={}", out.display());
+        let mut args = vec!["watch", dir.to_str().unwrap(), g.to_str().unwrap(), "--fps", "20", "--seconds", "30"];
+        args.extend(["--set", &set]);
+        if force {
+            args.push("--force-reload");
+        }
+        let mut c = spawn(&args, "vx: serving");
+        replace_module(&dir, "vx_testmod", &renamed);
+        if force {
+            c.wait_for("keep the old code");
+        } else {
+            c.wait_for("--force-reload");
+        }
+        c.signal(libc::SIGINT);
+        let (code, stdout, stderr) = c.finish();
+        assert_eq!(code, Some(0), "force {force}: {stderr}");
+        assert!(stdout.contains(" 0 errors"), "{stdout}");
+        if force {
+            assert!(stderr.contains("module 'vx_testmod' reloaded (forced"), "{stderr}");
+            assert!(stderr.contains("node 'inv' of graph 'reload' (testmod.invert)"), "{stderr}");
+            assert!(stderr.contains("(testmod.invert)"), "{stderr}");
+        } else {
+            assert!(stderr.contains("module 'vx_testmod' not reloaded"), "{stderr}");
+            assert!(stderr.contains("testmod.invert"), "{stderr}");
+            assert!(
+                stderr.contains(
+                    "restart `vx watch` to rebuild the graph with the new version, or run with --force-reload"
+                ),
+                "{stderr}"
+            );
+        }
+        // The frames went on: the output is the inverted zeros.
+        let img = image::open(&out).unwrap().to_luma8();
+        assert!(img.pixels().all(|p| p.0[0] == 255));
+        std::fs::remove_file(&out).ok();
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    std::fs::remove_file(&g).ok();
+}
+
+/// The mode of a file as `ls -l` shows its permission bits.
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// Outputs: a replaced file keeps its permission bits; a file the user may not write is refused
+/// before any work (exit 2, the path named); standard output (`-`, `/dev/stdout`) takes an image
+/// (vx's report then goes to standard error); a file system that takes no new file says so.
+#[test]
+fn outputs_keep_modes_refuse_read_only_files_and_go_to_stdout() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = filters_dir();
+    let d = dir.to_str().unwrap();
+    let sizes = workspace_root().join("examples/graphs/sizes.toml");
+    let g = sizes.to_str().unwrap();
+
+    // 0640 stays 0640.
+    let out_dir = tmp("modes");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join("white.png");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let o = vx(&["-M", d, "run", g, "--set", &format!("out={}", out.display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(mode(&out), 0o640);
+    assert!(image::open(&out).is_ok());
+
+    // Read-only for the user (as root, whom no mode stops, the run drops to nobody): refused.
+    let ro_dir = tmp("ro");
+    std::fs::create_dir_all(&ro_dir).unwrap();
+    std::fs::set_permissions(&ro_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let ro = ro_dir.join("white.png");
+    std::fs::write(&ro, b"keep me").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vx"));
+    cmd.args(["run", g, "--set", &format!("out={}", ro.display())]);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(65534).gid(65534);
+    }
+    let o = cmd.output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot write {}", ro.display())) && err.contains("no write permission"), "{err}");
+    assert_eq!(std::fs::read(&ro).unwrap(), b"keep me");
+    std::fs::remove_dir_all(&ro_dir).ok();
+
+    // Standard output: the PNG on stdout, the report on stderr.
+    for path in ["/dev/stdout", "-"] {
+        let o = vx(&["-M", d, "run", g, "--set", &format!("out={path}")]);
+        assert_eq!(o.status.code(), Some(0), "{path}: {}", text(&o.stderr));
+        assert!(o.stdout.starts_with(b"\x89PNG"), "{path}: {:?}", &o.stdout[..o.stdout.len().min(16)]);
+        let img = image::load_from_memory(&o.stdout).unwrap().to_luma8();
+        assert_eq!(img.dimensions(), (96, 64));
+        assert!(text(&o.stderr).contains("frame(s) of graph 'sizes'"), "{}", text(&o.stderr));
+    }
+
+    // A file of /proc: not "No such file or directory" alone, but what is wrong.
+    let o = vx(&["run", g, "--set", "out=/proc/version"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write /proc/version"), "{err}");
+    assert!(err.contains("/proc takes no new files") || err.contains("no write permission"), "{err}");
+    std::fs::remove_dir_all(&out_dir).ok();
+}
+
+/// Two images that write one file under two spellings (`o.png` and `./o.png`, or through a link to
+/// the directory) are refused before any work.
+#[test]
+fn two_spellings_of_one_output_file_are_refused() {
+    let work = tmp("samefile");
+    std::fs::create_dir_all(&work).unwrap();
+    let link = tmp("samefile-link");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&work, &link).unwrap();
+    let g = work.join("g.toml");
+    std::fs::write(
+        &g,
+        "modules = [\"no_such_module_anywhere\"]\n[vars]\na = \"a.png\"\nb = \"b.png\"\n\
+         [images.one]\nwidth = 8\nheight = 8\nformat = \"U8\"\nwrite = \"${a}\"\n\
+         [images.two]\nwidth = 8\nheight = 8\nformat = \"U8\"\nwrite = \"${b}\"\n",
+    )
+    .unwrap();
+    let same_twice = format!("b={}/o.png", link.display());
+    for (a, b) in [("a=o.png", "b=./o.png"), ("a=o.png", same_twice.as_str())] {
+        let o = Command::new(env!("CARGO_BIN_EXE_vx"))
+            .current_dir(&work)
+            .args(["run", "g.toml", "--set", a, "--set", b])
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a} {b}: {err}");
+        assert!(err.contains("[images.one] and [images.two] write the same file"), "{a} {b}: {err}");
+    }
+    std::fs::remove_file(&link).ok();
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// `vx inspect`: a directory and a kernel (searched among its modules), a target kernel called one,
+/// shared libraries that are no kernel module; a module path that names no file.
+#[test]
+fn inspect_finds_kernels_in_directories_and_names_kinds() {
+    let dir = all_modules_dir();
+    std::fs::copy(build_module("vx-noentry", &[]), dir.join("libvx_noentry.so")).unwrap();
+    let d = dir.to_str().unwrap();
+
+    let o = vx(&["inspect", d, "testmod.gain"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("Kernel testmod.gain  [target kernel"), "{s}");
+    assert!(s.contains("module: vx_testmod 1.0.0"), "{s}");
+    assert!(s.contains("tiling: none (a target kernel)"), "{s}");
+    let o = vx(&["inspect", d, "filters.sobel3x3", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["module"], "vx_filters");
+    let o = vx(&["inspect", d, "filters.nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains(&format!("no module of {d} has a kernel 'filters.nope'")), "{}", text(&o.stderr));
+
+    // The module listing: the target kernel's kind.
+    let o = vx(&["-M", d, "inspect", "vx_testmod"]);
+    assert!(text(&o.stdout).contains("testmod.gain  [target kernel"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("testmod.invert  [tiling kernel"), "{}", text(&o.stdout));
+
+    // A library without a module entry point: "not a kernel module" in a directory's listing,
+    // left out of the search path's.
+    let o = vx(&["inspect", d]);
+    assert!(text(&o.stdout).contains("vx_noentry  not a kernel module"), "{}", text(&o.stdout));
+    let o = vx(&["-M", d, "inspect"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("vx_noentry") && !text(&o.stdout).contains("vx_macros"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).starts_with(&format!("{d}: 2 module(s)")), "{}", text(&o.stdout));
+
+    // A module path that names no file.
+    let g = write("nofile", "modules = [\"./nosuch/libx.so\"]\n");
+    let o = vx(&["run", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no file") && text(&o.stderr).contains("nosuch/libx.so"), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("in one of"), "{}", text(&o.stderr));
+    std::fs::remove_file(&g).ok();
 }

@@ -8,12 +8,15 @@
 //! it looks at each module file before loading it; a file refused (owner, mode, unpinned digest) is
 //! logged and reported, and not retried until it changes again.
 //!
-//! The watcher never forces a reload: a new version that no longer publishes a kernel some live
-//! node uses (dropped, or renamed) is refused by `Context::reload_module` (`ReferenceNonzero`, the
-//! kernels, graphs and nodes named) and the loaded version keeps serving. The watcher reports that
-//! like any outcome — a `tracing` warning and a [`WatchEvent`] with the error — and does not retry
-//! it (retrying would refuse again while those nodes live); the next change of the file is tried
-//! again. The service decides: remove the nodes, or reload with `ReloadOptions::force`.
+//! By default the watcher never forces a reload: a new version that no longer publishes a kernel
+//! some live node uses (dropped, or renamed) is refused by `Context::reload_module`
+//! (`ReferenceNonzero`, the kernels, graphs and nodes named) and the loaded version keeps serving.
+//! The watcher reports that like any outcome — a `tracing` warning and a [`WatchEvent`] with the
+//! error — and does not retry it (retrying would refuse again while those nodes live); the next
+//! change of the file is tried again. The service decides: remove the nodes, or reload with
+//! `ReloadOptions::force` — or start the watcher with
+//! [`start_with_reload`](ModuleWatcher::start_with_reload) and forcing options, when its reloads
+//! swap anyway (those nodes keep the old code; each event's [`WatchEvent::report`] names them).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +29,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::library::module_name_of_file;
+use crate::module::loader::{ReloadOptions, ReloadReport};
 use crate::module::trust::vet;
 use crate::support::unwind::catch_panic;
 
@@ -39,6 +43,9 @@ pub struct WatchEvent {
     /// The outcome. On failure the previous version (if any) keeps serving. A reload refused
     /// because live nodes use a kernel the new version drops is `ReferenceNonzero` (not retried).
     pub result: Result<()>,
+    /// What a successful reload did (`None` for a first load or a failure); after a forced reload,
+    /// its `left_on_old` names the nodes that keep a dropped kernel's old code.
+    pub report: Option<ReloadReport>,
 }
 
 /// Settings of a [`ModuleWatcher`].
@@ -89,6 +96,19 @@ impl ModuleWatcher {
         options: WatchOptions,
         on_event: impl Fn(&WatchEvent) + Send + 'static,
     ) -> Result<ModuleWatcher> {
+        Self::start_with_reload(ctx, dir, options, ReloadOptions::default(), on_event)
+    }
+
+    /// [`start`](Self::start), reloading with `reload`: `ReloadOptions::new().force(true)` swaps
+    /// even when live nodes use a kernel the new version drops (they keep the old code; the event's
+    /// [`report`](WatchEvent::report) lists them). [`start`](Self::start) never forces.
+    pub fn start_with_reload(
+        ctx: &Context,
+        dir: impl Into<PathBuf>,
+        options: WatchOptions,
+        reload: ReloadOptions,
+        on_event: impl Fn(&WatchEvent) + Send + 'static,
+    ) -> Result<ModuleWatcher> {
         let dir: PathBuf = dir.into();
         // Events carry absolute paths: work with the canonical directory.
         let dir = dir.canonicalize().map_err(|e| {
@@ -110,7 +130,7 @@ impl ModuleWatcher {
         let ctx = ctx.clone();
         let thread = std::thread::Builder::new()
             .name("vx-module-watcher".into())
-            .spawn(move || watch_loop(&ctx, &dir, options, rx, on_event))
+            .spawn(move || watch_loop(&ctx, &dir, options, reload, rx, on_event))
             .map_err(|e| Error::new(ErrorKind::NoResources, format!("cannot start the watcher thread: {e}")))?;
         Ok(ModuleWatcher { watcher: Some(watcher), thread: Some(thread) })
     }
@@ -120,6 +140,7 @@ fn watch_loop(
     ctx: &Context,
     dir: &Path,
     options: WatchOptions,
+    reload_options: ReloadOptions,
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
     on_event: impl Fn(&WatchEvent),
 ) {
@@ -177,11 +198,19 @@ fn watch_loop(
             let refused = vet(&name, &file, &ctx.config().module_trust).err();
             // The watcher thread must outlive anything a load does: a panic (a bug anywhere below) is
             // an outcome like any error, reported, never the end of the watcher.
-            let result = match refused.clone() {
+            let outcome = match refused.clone() {
                 Some(e) => Err(e),
                 None => crate::support::unwind::guarded("picking up the module", || {
-                    if reload { ctx.reload_module(&name).map(drop) } else { ctx.load_module(&name) }
+                    if reload {
+                        ctx.reload_module_with(&name, reload_options).map(Some)
+                    } else {
+                        ctx.load_module(&name).map(|()| None)
+                    }
                 }),
+            };
+            let (result, report) = match outcome {
+                Ok(report) => (Ok(()), report),
+                Err(e) => (Err(e), None),
             };
             // A reload refused because live nodes use a kernel it drops is not retried either.
             let in_use = matches!(&result, Err(e) if e.kind() == ErrorKind::ReferenceNonzero);
@@ -192,12 +221,12 @@ fn watch_loop(
                 Err(e) if in_use => tracing::warn!(
                     module = %name,
                     reload,
-                    "reload refused, the loaded version keeps serving (the watcher never forces; it tries again when \
-                     the file changes): {e}"
+                    "reload refused, the loaded version keeps serving (this watcher does not force; it tries again \
+                     when the file changes): {e}"
                 ),
                 Err(e) => tracing::warn!(module = %name, reload, "picking up the module failed: {e}"),
             }
-            let outcome = WatchEvent { module: name.clone(), reload, result };
+            let outcome = WatchEvent { module: name.clone(), reload, result, report };
             if catch_panic(|| on_event(&outcome)).is_err() {
                 tracing::error!(module = %name, "the watcher's outcome callback panicked; the watcher goes on");
             }
