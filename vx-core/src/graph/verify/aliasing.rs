@@ -129,8 +129,8 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
         }
         false
     };
-    let names: HashMap<usize, String> =
-        v.live.iter().map(|&n| (n, body.nodes[n].as_ref().expect("live").name.clone())).collect();
+    // A reader's name only for a refusal's reason (no map of every node's name).
+    let name_of = |n: usize| body.nodes[n].as_ref().map_or_else(|| "?".to_owned(), |s| s.name.clone());
     let mut topology: HashMap<usize, Topology> = HashMap::new();
     for &n in &v.live {
         let s = body.nodes[n].as_ref().expect("live");
@@ -139,7 +139,7 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
         for h in hints {
             let (i, o) = oriented(s, &h);
             let verdict = if enabled {
-                topology_rule(s, n, i, o, &readers, &names, &runs_before).or_else(|| pipelined_rule(s, o, pipelined))
+                topology_rule(s, n, i, o, &readers, &name_of, &runs_before).or_else(|| pipelined_rule(s, o, pipelined))
             } else {
                 Some("aliasing is disabled in this context (ContextConfig::aliasing)".to_string())
             };
@@ -166,7 +166,7 @@ fn topology_rule(
     i: u32,
     o: u32,
     readers: &OverlapIndex<usize>,
-    names: &HashMap<usize, String>,
+    name_of: &dyn Fn(usize) -> String,
     runs_before: &dyn Fn(usize, usize) -> bool,
 ) -> Option<String> {
     let param = |p: u32| s.params.get(p as usize).and_then(Option::as_ref);
@@ -200,7 +200,7 @@ fn topology_rule(
         return Some(format!(
             "input '{}' is also read by node '{}', which does not run before this one",
             inp.name(),
-            names.get(&rn).map_or("?", String::as_str)
+            name_of(rn)
         ));
     }
     if let Some(img) = [inp, out].into_iter().find(|im| im.shares_pixels()) {
