@@ -1,11 +1,11 @@
 //! Convolutions (`vx_convolution`): an odd `rows × columns` matrix of S16 coefficients and a
 //! power-of-two scale, copied in and out whole (`vxCopyConvolutionCoefficients`).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::data::blob::Blob;
+use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -22,22 +22,38 @@ pub struct ConvolutionMeta {
     pub rows: usize,
 }
 
-pub(crate) struct ConvolutionObj {
-    pub(super) header: ObjectHeader,
-    meta: ConvolutionMeta,
-    scale: AtomicU32,
-    data: Blob,
+/// `VX_CONVOLUTION_SCALE`: a value, not meta data; 1 in a new convolution.
+pub struct Scale(AtomicU32);
+
+impl Default for Scale {
+    fn default() -> Scale {
+        Scale(AtomicU32::new(1))
+    }
 }
+
+/// The [`ObjectKind`] of convolutions.
+pub struct ConvolutionKind;
 
 /// A convolution handle.
-#[derive(Clone)]
-pub struct Convolution {
-    pub(super) obj: Arc<ConvolutionObj>,
+pub type Convolution = Handle<ConvolutionKind>;
+
+impl ObjectKind for ConvolutionKind {
+    const NAME: &'static str = "Convolution";
+    type Meta = ConvolutionMeta;
+    type Body = BlobBody<ConvolutionKind>;
+    fn fmt_details(h: &Convolution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}, scale {}", h.columns(), h.rows(), h.scale())
+    }
 }
 
-impl std::fmt::Debug for Convolution {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Convolution('{}', {}x{}, scale {})", self.name(), self.columns(), self.rows(), self.scale())
+impl BlobKind for ConvolutionKind {
+    type Extra = Scale;
+    fn layout(m: &ConvolutionMeta) -> Result<usize> {
+        check_side("column count", m.columns).and_then(|_| check_side("row count", m.rows))?;
+        Ok(m.columns * m.rows * 2)
+    }
+    fn element(_: &ConvolutionMeta) -> ArrayItemType {
+        i16::ITEM_TYPE
     }
 }
 
@@ -49,12 +65,7 @@ fn check_side(what: &str, n: usize) -> Result<()> {
     Ok(())
 }
 
-impl Convolution {
-    /// The storage and header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.data, &self.obj.header)
-    }
-
+impl Handle<ConvolutionKind> {
     /// `vxCreateConvolution`: zero coefficients, scale 1.
     pub fn new(ctx: &impl AsContext, columns: usize, rows: usize) -> Result<Convolution> {
         Convolution::with_header(ObjectHeader::new(ctx, "convolution", None)?, ConvolutionMeta { columns, rows })
@@ -66,33 +77,17 @@ impl Convolution {
         Convolution::with_header(header, ConvolutionMeta { columns, rows })
     }
 
-    pub(super) fn with_header(header: ObjectHeader, meta: ConvolutionMeta) -> Result<Convolution> {
-        check_side("column count", meta.columns)
-            .and_then(|_| check_side("row count", meta.rows))
-            .map_err(|e| e.on_object(&header.name()))?;
-        let data = Blob::new(meta.columns * meta.rows * 2);
-        Ok(Convolution { obj: Arc::new(ConvolutionObj { header, meta, scale: AtomicU32::new(1), data }) })
-    }
-
-    /// The attributes that make its meta data.
-    pub fn meta(&self) -> ConvolutionMeta {
-        self.obj.meta
-    }
     /// `VX_CONVOLUTION_COLUMNS`.
     pub fn columns(&self) -> usize {
-        self.obj.meta.columns
+        self.obj.body.meta.columns
     }
     /// `VX_CONVOLUTION_ROWS`.
     pub fn rows(&self) -> usize {
-        self.obj.meta.rows
-    }
-    /// `VX_CONVOLUTION_SIZE`: bytes of coefficients.
-    pub fn size(&self) -> usize {
-        self.obj.data.len()
+        self.obj.body.meta.rows
     }
     /// `VX_CONVOLUTION_SCALE`.
     pub fn scale(&self) -> u32 {
-        self.obj.scale.load(Ordering::Acquire)
+        self.obj.body.extra.0.load(Ordering::Acquire)
     }
     /// `vxSetConvolutionAttribute(VX_CONVOLUTION_SCALE)`: a power of two.
     pub fn set_scale(&self, scale: u32) -> Result<()> {
@@ -101,46 +96,26 @@ impl Convolution {
                 .on_object(&self.name())
                 .expected_found("1, 2, 4, …, 2^31", scale));
         }
-        self.obj.scale.store(scale, Ordering::Release);
+        self.obj.body.extra.0.store(scale, Ordering::Release);
         Ok(())
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True once the coefficients exist.
-    pub fn is_allocated(&self) -> bool {
-        self.obj.data.is_allocated()
-    }
-    pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.data.ensure(&self.obj.header)
-    }
-
-    fn copy_to_impl(&self, out: &mut [i16], access: Access) -> Result<()> {
-        self.obj.data.copy_out_whole(&self.obj.header, access, out)
-    }
-
-    fn copy_from_impl(&self, src: &[i16], access: Access) -> Result<()> {
-        self.obj.data.copy_in_whole(&self.obj.header, access, src)
-    }
-
     /// `vxCopyConvolutionCoefficients` (read), row-major.
     pub fn copy_to(&self, out: &mut [i16]) -> Result<()> {
-        self.copy_to_impl(out, Access::Application)
+        self.copy_whole_to(out, Access::Application)
     }
     /// `vxCopyConvolutionCoefficients` (write), row-major.
     pub fn copy_from(&self, src: &[i16]) -> Result<()> {
-        self.copy_from_impl(src, Access::Application)
+        self.copy_whole_from(src, Access::Application)
     }
 }
 
 impl KernelView<'_, Convolution> {
     /// Copy the coefficients out, row-major.
     pub fn copy_to(&self, out: &mut [i16]) -> Result<()> {
-        self.object.copy_to_impl(out, Access::Kernel)
+        self.object.copy_whole_to(out, Access::Kernel)
     }
     /// Copy the coefficients in, row-major.
     pub fn copy_from(&self, src: &[i16]) -> Result<()> {
-        self.object.copy_from_impl(src, Access::Kernel)
+        self.object.copy_whole_from(src, Access::Kernel)
     }
 }

@@ -1,10 +1,10 @@
 //! Distributions (`vx_distribution`): `bins` U32 frequencies over `[offset, offset + range)`,
 //! copied or mapped whole (`vxCopyDistribution`, `vxMapDistribution`).
 
-use std::sync::Arc;
-
-use crate::data::blob::{Blob, MappedSlice, MappedSliceMut};
+use crate::data::array::{ArrayItem, ArrayItemType};
+use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -28,31 +28,41 @@ impl DistributionMeta {
     }
 }
 
-pub(crate) struct DistributionObj {
-    pub(super) header: ObjectHeader,
-    meta: DistributionMeta,
-    data: Blob,
-}
+/// The [`ObjectKind`] of distributions.
+pub struct DistributionKind;
 
 /// A distribution handle.
-#[derive(Clone)]
-pub struct Distribution {
-    pub(super) obj: Arc<DistributionObj>,
-}
+pub type Distribution = Handle<DistributionKind>;
 
-impl std::fmt::Debug for Distribution {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.obj.meta;
-        write!(f, "Distribution('{}', {} bins over {}+{})", self.name(), m.bins, m.offset, m.range)
+impl ObjectKind for DistributionKind {
+    const NAME: &'static str = "Distribution";
+    type Meta = DistributionMeta;
+    type Body = BlobBody<DistributionKind>;
+    fn fmt_details(h: &Distribution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.obj.body.meta;
+        write!(f, "{} bins over {}+{}", m.bins, m.offset, m.range)
     }
 }
 
-impl Distribution {
-    /// The storage and header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.data, &self.obj.header)
+impl BlobKind for DistributionKind {
+    type Extra = ();
+    fn layout(meta: &DistributionMeta) -> Result<usize> {
+        if meta.bins == 0 || meta.bins as u64 > meta.range as u64 {
+            return Err(Error::new(ErrorKind::InvalidParameters, "a distribution needs 1 to `range` bins")
+                .expected_found(format!("1..={}", meta.range), meta.bins));
+        }
+        if (meta.offset as i64 + meta.range as i64) > i32::MAX as i64 + 1 {
+            return Err(Error::new(ErrorKind::InvalidParameters, "offset + range overflows the values counted")
+                .found(format!("{} + {}", meta.offset, meta.range)));
+        }
+        Ok(meta.bins * 4)
     }
+    fn element(_: &DistributionMeta) -> ArrayItemType {
+        u32::ITEM_TYPE
+    }
+}
 
+impl Handle<DistributionKind> {
     /// `vxCreateDistribution`: `bins` zero counts over `[offset, offset + range)`; `bins` must not
     /// exceed `range`.
     pub fn new(ctx: &impl AsContext, bins: usize, offset: i32, range: u32) -> Result<Distribution> {
@@ -68,97 +78,55 @@ impl Distribution {
         Distribution::with_header(header, DistributionMeta { bins, offset, range })
     }
 
-    pub(super) fn with_header(header: ObjectHeader, meta: DistributionMeta) -> Result<Distribution> {
-        if meta.bins == 0 || meta.bins as u64 > meta.range as u64 {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a distribution needs 1 to `range` bins")
-                .on_object(&header.name())
-                .expected_found(format!("1..={}", meta.range), meta.bins));
-        }
-        if (meta.offset as i64 + meta.range as i64) > i32::MAX as i64 + 1 {
-            return Err(Error::new(ErrorKind::InvalidParameters, "offset + range overflows the values counted")
-                .on_object(&header.name())
-                .found(format!("{} + {}", meta.offset, meta.range)));
-        }
-        let data = Blob::new(meta.bins * 4);
-        Ok(Distribution { obj: Arc::new(DistributionObj { header, meta, data }) })
-    }
-
-    /// Every attribute that makes its meta data.
-    pub fn meta(&self) -> DistributionMeta {
-        self.obj.meta
-    }
     /// `VX_DISTRIBUTION_BINS`.
     pub fn bins(&self) -> usize {
-        self.obj.meta.bins
+        self.obj.body.meta.bins
     }
     /// `VX_DISTRIBUTION_OFFSET`.
     pub fn offset(&self) -> i32 {
-        self.obj.meta.offset
+        self.obj.body.meta.offset
     }
     /// `VX_DISTRIBUTION_RANGE`.
     pub fn range(&self) -> u32 {
-        self.obj.meta.range
+        self.obj.body.meta.range
     }
     /// `VX_DISTRIBUTION_WINDOW`.
     pub fn window(&self) -> u32 {
-        self.obj.meta.window()
+        self.obj.body.meta.window()
     }
-    /// `VX_DISTRIBUTION_SIZE`: bytes.
-    pub fn size(&self) -> usize {
-        self.obj.data.len()
-    }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True once the counts exist.
-    pub fn is_allocated(&self) -> bool {
-        self.obj.data.is_allocated()
-    }
-    pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.data.ensure(&self.obj.header)
-    }
-
-    fn copy_to_impl(&self, out: &mut [u32], access: Access) -> Result<()> {
-        self.obj.data.copy_out_whole(&self.obj.header, access, out)
-    }
-    fn copy_from_impl(&self, src: &[u32], access: Access) -> Result<()> {
-        self.obj.data.copy_in_whole(&self.obj.header, access, src)
-    }
-
     /// `vxCopyDistribution` (read).
     pub fn copy_to(&self, out: &mut [u32]) -> Result<()> {
-        self.copy_to_impl(out, Access::Application)
+        self.copy_whole_to(out, Access::Application)
     }
     /// `vxCopyDistribution` (write).
     pub fn copy_from(&self, src: &[u32]) -> Result<()> {
-        self.copy_from_impl(src, Access::Application)
+        self.copy_whole_from(src, Access::Application)
     }
     /// `vxMapDistribution` for reading.
     pub fn map(&self) -> Result<MappedSlice<'_, u32>> {
-        self.obj.data.map(&self.obj.header, Access::Application)
+        self.map_as(Access::Application)
     }
     /// `vxMapDistribution` for writing.
     pub fn map_mut(&self) -> Result<MappedSliceMut<'_, u32>> {
-        self.obj.data.map_mut(&self.obj.header, Access::Application)
+        self.map_mut_as(Access::Application)
     }
 }
 
 impl<'a> KernelView<'a, Distribution> {
     /// Copy the counts out.
     pub fn copy_to(&self, out: &mut [u32]) -> Result<()> {
-        self.object.copy_to_impl(out, Access::Kernel)
+        self.object.copy_whole_to(out, Access::Kernel)
     }
     /// Copy the counts in.
     pub fn copy_from(&self, src: &[u32]) -> Result<()> {
-        self.object.copy_from_impl(src, Access::Kernel)
+        self.object.copy_whole_from(src, Access::Kernel)
     }
     /// Map the counts for reading.
     pub fn map(&self) -> Result<MappedSlice<'a, u32>> {
-        self.object.obj.data.map(&self.object.obj.header, Access::Kernel)
+        self.object.map_as(Access::Kernel)
     }
     /// Map the counts for writing.
     pub fn map_mut(&self) -> Result<MappedSliceMut<'a, u32>> {
-        self.object.obj.data.map_mut(&self.object.obj.header, Access::Kernel)
+        self.object.map_mut_as(Access::Kernel)
     }
 }

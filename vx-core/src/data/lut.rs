@@ -1,11 +1,10 @@
 //! Look-up tables (`vx_lut`): `count` entries of U8 (up to 256) or S16 (up to 65536, indexed from
 //! `-count/2`), copied or mapped whole (`vxCopyLUT`, `vxMapLUT`).
 
-use std::sync::Arc;
-
 use crate::data::array::{ArrayItem, ArrayItemType};
-use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, check_element};
+use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
@@ -27,30 +26,44 @@ impl LutMeta {
     }
 }
 
-pub(crate) struct LutObj {
-    pub(super) header: ObjectHeader,
-    meta: LutMeta,
-    data: Blob,
-}
+/// The [`ObjectKind`] of LUTs.
+pub struct LutKind;
 
 /// A LUT handle.
-#[derive(Clone)]
-pub struct Lut {
-    pub(super) obj: Arc<LutObj>,
-}
+pub type Lut = Handle<LutKind>;
 
-impl std::fmt::Debug for Lut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Lut('{}', {} x {})", self.name(), self.obj.meta.count, self.obj.meta.element)
+impl ObjectKind for LutKind {
+    const NAME: &'static str = "Lut";
+    type Meta = LutMeta;
+    type Body = BlobBody<LutKind>;
+    fn fmt_details(h: &Lut, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} x {}", h.count(), h.element_type())
     }
 }
 
-impl Lut {
-    /// The storage and header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.data, &self.obj.header)
+impl BlobKind for LutKind {
+    type Extra = ();
+    fn layout(meta: &LutMeta) -> Result<usize> {
+        let most = match meta.element {
+            ScalarType::Uint8 => 256,
+            ScalarType::Int16 => 65536,
+            other => {
+                return Err(Error::new(ErrorKind::InvalidType, "a LUT holds U8 or S16 entries")
+                    .expected_found("Uint8 or Int16", other));
+            }
+        };
+        if meta.count == 0 || meta.count > most {
+            return Err(Error::new(ErrorKind::InvalidParameters, "the LUT's entry count is out of range")
+                .expected_found(format!("1..={most}"), meta.count));
+        }
+        Ok(meta.count * meta.element.size())
     }
+    fn element(m: &LutMeta) -> ArrayItemType {
+        ArrayItemType::Scalar(m.element)
+    }
+}
 
+impl Handle<LutKind> {
     /// `vxCreateLUT`: `count` zero entries of `element` (U8: 1..=256, S16: 1..=65536).
     pub fn new(ctx: &impl AsContext, element: ScalarType, count: usize) -> Result<Lut> {
         Lut::with_header(ObjectHeader::new(ctx, "lut", None)?, LutMeta { element, count })
@@ -61,111 +74,51 @@ impl Lut {
         Lut::with_header(ObjectHeader::new(graph, "virtual-lut", Some(graph.scope_id()))?, LutMeta { element, count })
     }
 
-    pub(super) fn with_header(header: ObjectHeader, meta: LutMeta) -> Result<Lut> {
-        let most = match meta.element {
-            ScalarType::Uint8 => 256,
-            ScalarType::Int16 => 65536,
-            other => {
-                return Err(Error::new(ErrorKind::InvalidType, "a LUT holds U8 or S16 entries")
-                    .on_object(&header.name())
-                    .expected_found("Uint8 or Int16", other));
-            }
-        };
-        if meta.count == 0 || meta.count > most {
-            return Err(Error::new(ErrorKind::InvalidParameters, "the LUT's entry count is out of range")
-                .on_object(&header.name())
-                .expected_found(format!("1..={most}"), meta.count));
-        }
-        let data = Blob::new(meta.count * meta.element.size());
-        Ok(Lut { obj: Arc::new(LutObj { header, meta, data }) })
-    }
-
-    /// Every attribute that makes its meta data.
-    pub fn meta(&self) -> LutMeta {
-        self.obj.meta
-    }
     /// `VX_LUT_TYPE`.
     pub fn element_type(&self) -> ScalarType {
-        self.obj.meta.element
+        self.obj.body.meta.element
     }
     /// `VX_LUT_COUNT`.
     pub fn count(&self) -> usize {
-        self.obj.meta.count
-    }
-    /// `VX_LUT_SIZE`: bytes.
-    pub fn size(&self) -> usize {
-        self.obj.data.len()
+        self.obj.body.meta.count
     }
     /// `VX_LUT_OFFSET`.
     pub fn offset(&self) -> usize {
-        self.obj.meta.offset()
+        self.obj.body.meta.offset()
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True once the entries exist.
-    pub fn is_allocated(&self) -> bool {
-        self.obj.data.is_allocated()
-    }
-    pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.data.ensure(&self.obj.header)
-    }
-
-    fn check<T: ArrayItem>(&self) -> Result<()> {
-        check_element::<T>(&self.obj.header, ArrayItemType::Scalar(self.obj.meta.element))
-    }
-
-    fn copy_to_impl<T: ArrayItem>(&self, out: &mut [T], access: Access) -> Result<()> {
-        self.check::<T>()?;
-        self.obj.data.copy_out_whole(&self.obj.header, access, out)
-    }
-    fn copy_from_impl<T: ArrayItem>(&self, src: &[T], access: Access) -> Result<()> {
-        self.check::<T>()?;
-        self.obj.data.copy_in_whole(&self.obj.header, access, src)
-    }
-    fn map_impl<T: ArrayItem>(&self, access: Access) -> Result<MappedSlice<'_, T>> {
-        self.check::<T>()?;
-        self.obj.data.map(&self.obj.header, access)
-    }
-    fn map_mut_impl<T: ArrayItem>(&self, access: Access) -> Result<MappedSliceMut<'_, T>> {
-        self.check::<T>()?;
-        self.obj.data.map_mut(&self.obj.header, access)
-    }
-
     /// `vxCopyLUT` (read): every entry (`u8` or `i16`, the LUT's type).
     pub fn copy_to<T: ArrayItem>(&self, out: &mut [T]) -> Result<()> {
-        self.copy_to_impl(out, Access::Application)
+        self.copy_whole_to(out, Access::Application)
     }
     /// `vxCopyLUT` (write).
     pub fn copy_from<T: ArrayItem>(&self, src: &[T]) -> Result<()> {
-        self.copy_from_impl(src, Access::Application)
+        self.copy_whole_from(src, Access::Application)
     }
     /// `vxMapLUT` for reading; unmapped when the guard drops.
     pub fn map<T: ArrayItem>(&self) -> Result<MappedSlice<'_, T>> {
-        self.map_impl(Access::Application)
+        self.map_as(Access::Application)
     }
     /// `vxMapLUT` for writing.
     pub fn map_mut<T: ArrayItem>(&self) -> Result<MappedSliceMut<'_, T>> {
-        self.map_mut_impl(Access::Application)
+        self.map_mut_as(Access::Application)
     }
 }
 
 impl<'a> KernelView<'a, Lut> {
     /// Copy every entry out.
     pub fn copy_to<T: ArrayItem>(&self, out: &mut [T]) -> Result<()> {
-        self.object.copy_to_impl(out, Access::Kernel)
+        self.object.copy_whole_to(out, Access::Kernel)
     }
     /// Copy every entry in.
     pub fn copy_from<T: ArrayItem>(&self, src: &[T]) -> Result<()> {
-        self.object.copy_from_impl(src, Access::Kernel)
+        self.object.copy_whole_from(src, Access::Kernel)
     }
     /// Map the entries for reading.
     pub fn map<T: ArrayItem>(&self) -> Result<MappedSlice<'a, T>> {
-        self.object.map_impl(Access::Kernel)
+        self.object.map_as(Access::Kernel)
     }
     /// Map the entries for writing.
     pub fn map_mut<T: ArrayItem>(&self) -> Result<MappedSliceMut<'a, T>> {
-        self.object.map_mut_impl(Access::Kernel)
+        self.object.map_mut_as(Access::Kernel)
     }
 }

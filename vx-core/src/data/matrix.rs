@@ -1,11 +1,9 @@
 //! Matrices (`vx_matrix`): `rows × columns` elements of a numeric type, with an origin and the
 //! pattern they were made from; copied in and out whole (`vxCopyMatrix`).
 
-use std::sync::Arc;
-
 use crate::data::array::{ArrayItem, ArrayItemType};
-use crate::data::blob::{Blob, check_element};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
@@ -39,22 +37,30 @@ pub struct MatrixMeta {
     pub pattern: MatrixPattern,
 }
 
-pub(crate) struct MatrixObj {
-    pub(super) header: ObjectHeader,
-    meta: MatrixMeta,
-    data: Blob,
-}
+/// The [`ObjectKind`] of matrices.
+pub struct MatrixKind;
 
 /// A matrix handle.
-#[derive(Clone)]
-pub struct Matrix {
-    pub(super) obj: Arc<MatrixObj>,
+pub type Matrix = Handle<MatrixKind>;
+
+impl ObjectKind for MatrixKind {
+    const NAME: &'static str = "Matrix";
+    type Meta = MatrixMeta;
+    type Body = BlobBody<MatrixKind>;
+    fn fmt_details(h: &Matrix, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.obj.body.meta;
+        write!(f, "{} {}x{}", m.element, m.columns, m.rows)
+    }
 }
 
-impl std::fmt::Debug for Matrix {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.obj.meta;
-        write!(f, "Matrix('{}', {} {}x{})", self.name(), m.element, m.columns, m.rows)
+impl BlobKind for MatrixKind {
+    type Extra = ();
+    fn layout(m: &MatrixMeta) -> Result<usize> {
+        check_meta(m)?;
+        Ok(m.columns * m.rows * m.element.size())
+    }
+    fn element(m: &MatrixMeta) -> ArrayItemType {
+        ArrayItemType::Scalar(m.element)
     }
 }
 
@@ -99,25 +105,20 @@ fn check_meta(m: &MatrixMeta) -> Result<()> {
     Ok(())
 }
 
-impl Matrix {
-    /// The storage and header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.data, &self.obj.header)
-    }
-
+impl Handle<MatrixKind> {
     /// `vxCreateMatrix`: `rows × columns` zeros of `element`, origin at the centre, pattern
     /// [`MatrixPattern::Other`].
     pub fn new(ctx: &impl AsContext, element: ScalarType, columns: usize, rows: usize) -> Result<Matrix> {
         let meta =
             MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
-        Matrix::build(ObjectHeader::new(ctx, "matrix", None)?, meta)
+        Matrix::with_header(ObjectHeader::new(ctx, "matrix", None)?, meta)
     }
 
     /// `vxCreateVirtualMatrix`: a matrix only the kernels of `graph` can read and write.
     pub fn new_virtual(graph: &impl VirtualScope, element: ScalarType, columns: usize, rows: usize) -> Result<Matrix> {
         let meta =
             MatrixMeta { element, columns, rows, origin: (columns / 2, rows / 2), pattern: MatrixPattern::Other };
-        Matrix::build(ObjectHeader::new(graph, "virtual-matrix", Some(graph.scope_id()))?, meta)
+        Matrix::with_header(ObjectHeader::new(graph, "virtual-matrix", Some(graph.scope_id()))?, meta)
     }
 
     /// `vxCreateMatrixFromPattern`: a U8 matrix of 255s and 0s, origin at the centre.
@@ -138,11 +139,10 @@ impl Matrix {
                 .expected("Box, Cross or Disk"));
         }
         let meta = MatrixMeta { element: ScalarType::Uint8, columns, rows, origin, pattern };
-        let m = Matrix::build(ObjectHeader::new(ctx, "matrix", None)?, meta)?;
+        let m = Matrix::with_header(ObjectHeader::new(ctx, "matrix", None)?, meta)?;
         // Written straight into the matrix's own buffer (allocated within the context's limits):
         // no temporary of the same size.
-        let (data, header) = m.blob();
-        data.write(header, Access::Application, |values| {
+        m.obj.body.data.write(&m.obj.header, Access::Application, |values| {
             for r in 0..rows {
                 for c in 0..columns {
                     let on = match pattern {
@@ -163,88 +163,43 @@ impl Matrix {
         Ok(m)
     }
 
-    fn build(header: ObjectHeader, meta: MatrixMeta) -> Result<Matrix> {
-        check_meta(&meta).map_err(|e| e.on_object(&header.name()))?;
-        let data = Blob::new(meta.columns * meta.rows * meta.element.size());
-        Ok(Matrix { obj: Arc::new(MatrixObj { header, meta, data }) })
-    }
-
-    /// A matrix of `meta` under a given header (an object array's item).
-    pub(super) fn with_header(header: ObjectHeader, meta: MatrixMeta) -> Result<Matrix> {
-        Matrix::build(header, meta)
-    }
-
-    /// Every attribute.
-    pub fn meta(&self) -> MatrixMeta {
-        self.obj.meta
-    }
     /// `VX_MATRIX_TYPE`.
     pub fn element_type(&self) -> ScalarType {
-        self.obj.meta.element
+        self.obj.body.meta.element
     }
     /// `VX_MATRIX_COLUMNS`.
     pub fn columns(&self) -> usize {
-        self.obj.meta.columns
+        self.obj.body.meta.columns
     }
     /// `VX_MATRIX_ROWS`.
     pub fn rows(&self) -> usize {
-        self.obj.meta.rows
-    }
-    /// `VX_MATRIX_SIZE`: bytes.
-    pub fn size(&self) -> usize {
-        self.obj.data.len()
+        self.obj.body.meta.rows
     }
     /// `VX_MATRIX_ORIGIN` (column, row).
     pub fn origin(&self) -> (usize, usize) {
-        self.obj.meta.origin
+        self.obj.body.meta.origin
     }
     /// `VX_MATRIX_PATTERN`.
     pub fn pattern(&self) -> MatrixPattern {
-        self.obj.meta.pattern
+        self.obj.body.meta.pattern
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True once the elements exist.
-    pub fn is_allocated(&self) -> bool {
-        self.obj.data.is_allocated()
-    }
-    pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.data.ensure(&self.obj.header)
-    }
-
-    fn item_type(&self) -> ArrayItemType {
-        ArrayItemType::Scalar(self.obj.meta.element)
-    }
-
-    fn copy_to_impl<T: ArrayItem>(&self, out: &mut [T], access: Access) -> Result<()> {
-        check_element::<T>(&self.obj.header, self.item_type())?;
-        self.obj.data.copy_out_whole(&self.obj.header, access, out)
-    }
-
-    fn copy_from_impl<T: ArrayItem>(&self, src: &[T], access: Access) -> Result<()> {
-        check_element::<T>(&self.obj.header, self.item_type())?;
-        self.obj.data.copy_in_whole(&self.obj.header, access, src)
-    }
-
     /// `vxCopyMatrix` (read): every element, row-major.
     pub fn copy_to<T: ArrayItem>(&self, out: &mut [T]) -> Result<()> {
-        self.copy_to_impl(out, Access::Application)
+        self.copy_whole_to(out, Access::Application)
     }
     /// `vxCopyMatrix` (write): every element, row-major.
     pub fn copy_from<T: ArrayItem>(&self, src: &[T]) -> Result<()> {
-        self.copy_from_impl(src, Access::Application)
+        self.copy_whole_from(src, Access::Application)
     }
 }
 
 impl KernelView<'_, Matrix> {
     /// Copy every element out, row-major.
     pub fn copy_to<T: ArrayItem>(&self, out: &mut [T]) -> Result<()> {
-        self.object.copy_to_impl(out, Access::Kernel)
+        self.object.copy_whole_to(out, Access::Kernel)
     }
     /// Copy every element in, row-major.
     pub fn copy_from<T: ArrayItem>(&self, src: &[T]) -> Result<()> {
-        self.object.copy_from_impl(src, Access::Kernel)
+        self.object.copy_whole_from(src, Access::Kernel)
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod convolution;
 pub(crate) mod distribution;
 pub(crate) mod image;
 pub(crate) mod kernel_view;
+pub(crate) mod kind;
 pub(crate) mod lut;
 pub(crate) mod matrix;
 pub(crate) mod object;

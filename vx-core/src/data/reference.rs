@@ -21,7 +21,7 @@ use crate::data::scalar::Scalar;
 use crate::data::tensor::{Tensor, TensorMeta};
 use crate::data::threshold::{Threshold, ThresholdMeta};
 use crate::data::types::{DataType, ScalarType, ScalarValue};
-use crate::data::user_data::UserDataObject;
+use crate::data::user_data::{UserDataMeta, UserDataObject};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, ContextShared, VirtualScope};
 
@@ -231,7 +231,7 @@ impl Reference {
             }
             ObjectMeta::Array { item_type, capacity } => Reference::Array(Array::build(header, item_type, capacity)?),
             ObjectMeta::UserDataObject { type_name, size } => {
-                Reference::UserDataObject(UserDataObject::with_header(header, &type_name, size)?)
+                Reference::UserDataObject(UserDataObject::with_header(header, UserDataMeta { type_name, size })?)
             }
             ObjectMeta::Matrix(m) => Reference::Matrix(Matrix::with_header(header, m)?),
             ObjectMeta::Convolution(m) => Reference::Convolution(Convolution::with_header(header, m)?),

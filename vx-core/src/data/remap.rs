@@ -2,13 +2,11 @@
 //! comes from, as `(x, y)` floats; points set one by one or copied by rectangular patch
 //! (`vxCopyRemapPatch`).
 
-use std::sync::Arc;
-
 use vx_plugin_abi::Rect;
 
-use crate::data::array::Coordinates2dF;
-use crate::data::blob::Blob;
+use crate::data::array::{ArrayItem, ArrayItemType, Coordinates2dF};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -26,39 +24,47 @@ pub struct RemapMeta {
     pub destination_height: u32,
 }
 
-pub(crate) struct RemapObj {
-    pub(super) header: ObjectHeader,
-    meta: RemapMeta,
-    data: Blob,
-}
+/// The [`ObjectKind`] of remaps.
+pub struct RemapKind;
 
 /// A remap handle.
-#[derive(Clone)]
-pub struct Remap {
-    pub(super) obj: Arc<RemapObj>,
+pub type Remap = Handle<RemapKind>;
+
+impl ObjectKind for RemapKind {
+    const NAME: &'static str = "Remap";
+    type Meta = RemapMeta;
+    type Body = BlobBody<RemapKind>;
+    fn fmt_details(h: &Remap, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.obj.body.meta;
+        write!(f, "{}x{} -> {}x{}", m.source_width, m.source_height, m.destination_width, m.destination_height)
+    }
 }
 
-impl std::fmt::Debug for Remap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.obj.meta;
-        write!(
-            f,
-            "Remap('{}', {}x{} -> {}x{})",
-            self.name(),
-            m.source_width,
-            m.source_height,
-            m.destination_width,
-            m.destination_height
+impl BlobKind for RemapKind {
+    type Extra = ();
+    fn layout(meta: &RemapMeta) -> Result<usize> {
+        if meta.source_width == 0
+            || meta.source_height == 0
+            || meta.destination_width == 0
+            || meta.destination_height == 0
+        {
+            return Err(
+                Error::new(ErrorKind::InvalidParameters, "a remap's sizes must not be 0").found(format!("{meta:?}"))
+            );
+        }
+        // Two f32 coordinates per destination point.
+        crate::support::size::checked_bytes(
+            "remap",
+            &[meta.destination_width as usize, meta.destination_height as usize],
+            8,
         )
     }
+    fn element(_: &RemapMeta) -> ArrayItemType {
+        Coordinates2dF::ITEM_TYPE
+    }
 }
 
-impl Remap {
-    /// The storage and header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.data, &self.obj.header)
-    }
-
+impl Handle<RemapKind> {
     /// `vxCreateRemap`: every point (0, 0) until set.
     pub fn new(
         ctx: &impl AsContext,
@@ -83,59 +89,22 @@ impl Remap {
         Remap::with_header(ObjectHeader::new(graph, "virtual-remap", Some(graph.scope_id()))?, meta)
     }
 
-    pub(super) fn with_header(header: ObjectHeader, meta: RemapMeta) -> Result<Remap> {
-        if meta.source_width == 0
-            || meta.source_height == 0
-            || meta.destination_width == 0
-            || meta.destination_height == 0
-        {
-            return Err(Error::new(ErrorKind::InvalidParameters, "a remap's sizes must not be 0")
-                .on_object(&header.name())
-                .found(format!("{meta:?}")));
-        }
-        // Two f32 coordinates per destination point.
-        let bytes = crate::support::size::checked_bytes(
-            "remap",
-            &[meta.destination_width as usize, meta.destination_height as usize],
-            8,
-        )
-        .map_err(|e| e.on_object(&header.name()))?;
-        let data = Blob::new(bytes);
-        Ok(Remap { obj: Arc::new(RemapObj { header, meta, data }) })
-    }
-
-    /// Every attribute that makes its meta data.
-    pub fn meta(&self) -> RemapMeta {
-        self.obj.meta
-    }
     /// `VX_REMAP_SOURCE_WIDTH`.
     pub fn source_width(&self) -> u32 {
-        self.obj.meta.source_width
+        self.obj.body.meta.source_width
     }
     /// `VX_REMAP_SOURCE_HEIGHT`.
     pub fn source_height(&self) -> u32 {
-        self.obj.meta.source_height
+        self.obj.body.meta.source_height
     }
     /// `VX_REMAP_DESTINATION_WIDTH`.
     pub fn destination_width(&self) -> u32 {
-        self.obj.meta.destination_width
+        self.obj.body.meta.destination_width
     }
     /// `VX_REMAP_DESTINATION_HEIGHT`.
     pub fn destination_height(&self) -> u32 {
-        self.obj.meta.destination_height
+        self.obj.body.meta.destination_height
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True once the points exist.
-    pub fn is_allocated(&self) -> bool {
-        self.obj.data.is_allocated()
-    }
-    pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.data.ensure(&self.obj.header)
-    }
-
     fn check_patch(&self, rect: Rect, n: usize) -> Result<()> {
         let full = Rect::full(self.destination_width(), self.destination_height());
         if rect.is_empty() || !full.contains(&rect) {
@@ -165,7 +134,7 @@ impl Remap {
         self.check_patch(rect, out.len())?;
         let pw = rect.width() as usize;
         for (o, s) in self.rows(rect) {
-            self.obj.data.copy_out(&self.obj.header, access, s, &mut out[o..o + pw])?;
+            self.copy_range_to(s, &mut out[o..o + pw], access)?;
         }
         Ok(())
     }
@@ -174,7 +143,7 @@ impl Remap {
         self.check_patch(rect, src.len())?;
         let pw = rect.width() as usize;
         for (o, s) in self.rows(rect) {
-            self.obj.data.copy_in(&self.obj.header, access, s, &src[o..o + pw])?;
+            self.copy_range_from(s, &src[o..o + pw], access)?;
         }
         Ok(())
     }

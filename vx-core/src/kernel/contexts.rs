@@ -409,11 +409,11 @@ impl KernelUserData<'_> {
     }
     /// Copy bytes out.
     pub fn copy_to(&self, offset: usize, out: &mut [u8]) -> Result<()> {
-        self.object.copy_out_impl(offset, out, Access::Kernel)
+        KernelView::new(self.object).copy_to(offset, out)
     }
     /// Copy bytes in.
     pub fn copy_from(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.object.copy_in_impl(offset, src, Access::Kernel)
+        KernelView::new(self.object).copy_from(offset, src)
     }
 }
 

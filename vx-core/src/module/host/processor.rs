@@ -134,14 +134,18 @@ unsafe extern "C" fn proc_map_data(p: &Processor, path: ParamPath, write: bool) 
             let r = objects::resolve(c.params(), path)?.ok_or_else(|| {
                 Error::new(ErrorKind::InvalidParameters, format!("{path} is not set")).at_parameter(path.index)
             })?;
-            let (blob, header) = match r.reference() {
-                Some(Reference::Matrix(m)) => m.blob(),
-                Some(Reference::Convolution(m)) => m.blob(),
-                Some(Reference::Lut(m)) => m.blob(),
-                Some(Reference::Distribution(m)) => m.blob(),
-                Some(Reference::Remap(m)) => m.blob(),
-                Some(Reference::Tensor(m)) => m.blob(),
-                Some(Reference::UserDataObject(m)) => m.blob(),
+            let slot = c.free_slot()?;
+            let lease = match r.reference() {
+                Some(Reference::Matrix(m)) => m.lease_raw(write),
+                Some(Reference::Convolution(m)) => m.lease_raw(write),
+                Some(Reference::Lut(m)) => m.lease_raw(write),
+                Some(Reference::Distribution(m)) => m.lease_raw(write),
+                Some(Reference::Remap(m)) => m.lease_raw(write),
+                Some(Reference::Tensor(m)) => {
+                    let (blob, header) = m.blob();
+                    blob.lease_raw(header, Access::Kernel, write)
+                }
+                Some(Reference::UserDataObject(m)) => m.lease_raw(write),
                 other => {
                     return Err(Error::new(
                         ErrorKind::InvalidType,
@@ -151,8 +155,7 @@ unsafe extern "C" fn proc_map_data(p: &Processor, path: ParamPath, write: bool) 
                     .found(other.map_or(DataType::Image, Reference::data_type)));
                 }
             };
-            let slot = c.free_slot()?;
-            let lease = blob.lease_raw(header, Access::Kernel, write).map_err(|e| e.at_parameter(path.index))?;
+            let lease = lease.map_err(|e| e.at_parameter(path.index))?;
             let (offset, strides, bytes) = match r.reference() {
                 Some(Reference::Tensor(t)) => {
                     let (o, s, b) = t.raw_layout();
