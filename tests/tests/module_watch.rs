@@ -13,15 +13,11 @@ use vx_tests::{plugin_dir, testmod};
 /// (module, was a reload, outcome) of each watcher event.
 type EventLog = Arc<Mutex<Vec<(String, bool, std::result::Result<(), String>)>>>;
 
-#[test]
-fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
-    let (v1, v2) = (testmod("testmod_watch", &[]), testmod("testmod_watch", &["v2"]));
-    let dir = plugin_dir("watch", &[("testmod_watch", &v1)]);
-    let ctx = Context::builder().threads(2).build().unwrap();
+/// A watcher on `dir` whose every event is logged.
+fn watch_logged(ctx: &Context, dir: &std::path::Path, options: WatchOptions) -> (ModuleWatcher, EventLog) {
     let events: EventLog = Arc::default();
     let log = events.clone();
-    let options = WatchOptions { debounce: Duration::from_millis(150), retries: 20, load_new: false };
-    let watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
+    let watcher = ModuleWatcher::start(ctx, dir, options, move |e| {
         log.lock().unwrap().push((
             e.module.clone(),
             e.reload,
@@ -29,6 +25,16 @@ fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
         ));
     })
     .unwrap();
+    (watcher, events)
+}
+
+#[test]
+fn a_module_rewritten_in_place_is_reloaded_even_when_caught_half_written() {
+    let (v1, v2) = (testmod("testmod_watch", &[]), testmod("testmod_watch", &["v2"]));
+    let dir = plugin_dir("watch", &[("testmod_watch", &v1)]);
+    let ctx = Context::builder().threads(2).build().unwrap();
+    let options = WatchOptions { debounce: Duration::from_millis(150), retries: 20, load_new: false };
+    let (watcher, events) = watch_logged(&ctx, &dir, options);
     ctx.load_module("testmod_watch").unwrap();
     let k = ctx.kernel_by_name("testmod.invert").unwrap();
     let g = Graph::new(&ctx).unwrap();
@@ -112,18 +118,9 @@ fn the_watcher_reports_refused_files_once_and_never_loads_them() {
     let d1 = module_digest(&v1).unwrap();
     let trust = ModuleTrust::owner().pin("testmod_watchtrust", &d1).unwrap();
     let ctx = Context::builder().module_trust(trust).build().unwrap();
-    let events: EventLog = Arc::default();
-    let log = events.clone();
     let debounce = Duration::from_millis(100);
     let options = WatchOptions { debounce, retries: 5, load_new: true };
-    let _watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
-        log.lock().unwrap().push((
-            e.module.clone(),
-            e.reload,
-            e.result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-        ));
-    })
-    .unwrap();
+    let (_watcher, events) = watch_logged(&ctx, &dir, options);
     let file = dir.join("libtestmod_watchtrust.so");
     // A group-writable module file appears: refused once (not retried), not loaded.
     let tmp = dir.join(".tmp");
@@ -164,17 +161,8 @@ fn a_reload_that_would_strand_a_live_node_is_reported_once_and_the_old_version_k
     let renamed = testmod(name, &["rename-invert", "v2"]);
     let dir = plugin_dir("watch-refused", &[(name, &v1)]);
     let ctx = Context::builder().threads(1).build().unwrap();
-    let events: EventLog = Arc::default();
-    let log = events.clone();
     let options = WatchOptions { debounce: Duration::from_millis(100), retries: 5, load_new: false };
-    let watcher = ModuleWatcher::start(&ctx, &dir, options, move |e| {
-        log.lock().unwrap().push((
-            e.module.clone(),
-            e.reload,
-            e.result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-        ));
-    })
-    .unwrap();
+    let (watcher, events) = watch_logged(&ctx, &dir, options);
     ctx.load_module(name).unwrap();
     let g = Graph::with_name(&ctx, "live").unwrap();
     let src = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();

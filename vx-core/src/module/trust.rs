@@ -71,18 +71,18 @@ fn private_group(uid: u32, gid: u32) -> bool {
 
 /// [`private_group`] over the text of `passwd` and `group` files.
 fn private_group_in(uid: u32, gid: u32, passwd: &str, group: &str) -> bool {
-    let fields = |line: &str| -> Option<Vec<String>> {
-        let f: Vec<String> = line.split(':').map(str::to_owned).collect();
+    fn fields(line: &str) -> Option<Vec<&str>> {
+        let f: Vec<&str> = line.split(':').collect();
         (f.len() >= 4 && !line.starts_with('#')).then_some(f)
-    };
-    let mut owner: Option<String> = None;
+    }
+    let mut owner: Option<&str> = None;
     for f in passwd.lines().filter_map(fields) {
         let (Ok(u), Ok(g)) = (f[2].parse::<u32>(), f[3].parse::<u32>()) else { continue };
         if u == uid {
             if g != gid {
                 return false; // not the owner's primary group
             }
-            owner = Some(f[0].clone());
+            owner = Some(f[0]);
         } else if g == gid {
             return false; // another account's primary group too
         }

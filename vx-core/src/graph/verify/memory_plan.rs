@@ -188,23 +188,23 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     let mut placed_so_far: Vec<usize> = Vec::new();
     for (k, &g) in order.iter().enumerate() {
         let (l0, l1) = groups[g].levels;
-        let candidates: Vec<usize> = if pipelined {
-            placed_so_far.clone()
+        let mut met = Vec::new();
+        let candidates: &[usize] = if pipelined {
+            &placed_so_far
         } else {
-            let mut c = Vec::new();
             for at_level in &placed_at_level[l0..=l1] {
                 for &o in at_level {
                     if seen_for[o] != k {
                         seen_for[o] = k;
-                        c.push(o);
+                        met.push(o);
                     }
                 }
             }
-            c
+            &met
         };
         let mut taken: Vec<(usize, usize)> = candidates
-            .into_iter()
-            .filter_map(|o| offsets[o].map(|off| (o, off)))
+            .iter()
+            .filter_map(|&o| offsets[o].map(|off| (o, off)))
             .filter(|&(o, _)| !groups[o].ordered_with(&groups[g], &run_order))
             .map(|(o, off)| (off, off + groups[o].bytes))
             .collect();
