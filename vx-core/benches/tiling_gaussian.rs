@@ -58,7 +58,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    for (w, h) in [(3840, 2160), (1280, 720)] {
+    for (w, h) in [(3840, 2160), (1280, 720), (640, 480)] {
         bench(w, h);
     }
 }

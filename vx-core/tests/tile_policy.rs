@@ -31,6 +31,7 @@ fn policy(budget: usize, per_thread: usize, min_px: usize) -> TilingPolicy {
         min_tiles_per_thread: per_thread,
         min_tile_pixels: min_px,
         min_parallel_pixels: 0,
+        split_by_cost: false,
     }
 }
 
@@ -67,7 +68,10 @@ fn assert_covers(tiles: &[PlannedTile], area: Rect) {
 #[test]
 fn the_documented_defaults() {
     let d = TilingPolicy::default();
-    assert_eq!(TilingPolicy { min_parallel_pixels: 512 * 1024, ..policy(256 * 1024, 4, 16 * 1024) }, d);
+    assert_eq!(
+        TilingPolicy { min_parallel_pixels: 16 * 1024, split_by_cost: true, ..policy(256 * 1024, 4, 16 * 1024) },
+        d
+    );
 }
 
 #[test]

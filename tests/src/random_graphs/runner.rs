@@ -178,6 +178,7 @@ impl Runner {
                 min_tiles_per_thread: 4,
                 min_tile_pixels: 1,
                 min_parallel_pixels: 0,
+                split_by_cost: false,
             });
         }
         let ctx = b.build().at("build", "Context::build")?;

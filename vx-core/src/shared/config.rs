@@ -80,10 +80,13 @@ pub struct TilingPolicy {
     pub min_tiles_per_thread: usize,
     /// Never cut tiles smaller than this many pixels for parallelism's sake (call overhead).
     pub min_tile_pixels: usize,
-    /// Nodes with fewer output pixels run their tiles in order on the calling thread: waking pool
-    /// workers costs more than the parallelism saves (on the 2-vCPU VM a VGA 3×3 filter, ~100 µs on
-    /// one core, gained nothing; 720p, ~300 µs, gained 1.4×).
+    /// Nodes with fewer output pixels always run their tiles in order on the calling thread (a
+    /// floor under the cost model, which decides above it).
     pub min_parallel_pixels: usize,
+    /// Split a node's tiles across threads only when its measured work per thread exceeds the
+    /// measured delay of a helper joining (true, the default); false splits every node of at least
+    /// `min_parallel_pixels` that has several tiles (for tests that want parallel runs).
+    pub split_by_cost: bool,
 }
 
 impl Default for TilingPolicy {
@@ -92,7 +95,8 @@ impl Default for TilingPolicy {
             cache_budget_bytes: 256 * 1024,
             min_tiles_per_thread: 4,
             min_tile_pixels: 16 * 1024,
-            min_parallel_pixels: 512 * 1024,
+            min_parallel_pixels: 16 * 1024,
+            split_by_cost: true,
         }
     }
 }

@@ -20,6 +20,11 @@
 //! OpenCV's pool waits actively for the same reason. The spin reads atomics; it never takes the
 //! mutex, so the caller publishing a job is not slowed by spinning helpers.
 //!
+//! The crew measures how long a helper takes to join a job (publication to its first step inside,
+//! a moving average, [`Crew::join_estimate`]): the tiling cost model weighs a node's work per
+//! thread against it (`graph/tiling/split.rs`). A job no helper joined before the caller finished
+//! counts the caller's time as the sample (a lower bound of the helpers' delay).
+//!
 //! One job at a time: a caller that finds the crew busy (another graph on another thread) or that
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
 
@@ -64,9 +69,26 @@ struct CrewState {
     caller_cpu: AtomicUsize,
     start: Condvar,
     finished: Condvar,
+    /// When the crew was built: `posted_at` counts from here.
+    origin: Instant,
+    /// When the latest job was published, ns since `origin`.
+    posted_at: AtomicU64,
+    /// Moving average of the delay from publishing a job to a helper starting it, ns (0: none yet).
+    join_ns: AtomicU64,
 }
 
 impl CrewState {
+    /// ns since `origin`.
+    fn now_ns(&self) -> u64 {
+        self.origin.elapsed().as_nanos().min(u64::MAX as u128) as u64
+    }
+
+    /// A helper joined the current job (or the caller finished it alone) now.
+    fn note_join(&self) {
+        let delay = self.now_ns().saturating_sub(self.posted_at.load(Ordering::Relaxed));
+        crate::support::time::moving_average(&self.join_ns, delay);
+    }
+
     fn slot(&self) -> MutexGuard<'_, Slot> {
         lock(&self.slot)
     }
@@ -109,6 +131,9 @@ impl Crew {
             caller_cpu: AtomicUsize::new(NO_CPU),
             start: Condvar::new(),
             finished: Condvar::new(),
+            origin: Instant::now(),
+            posted_at: AtomicU64::new(0),
+            join_ns: AtomicU64::new(0),
         });
         let mut crew = Crew { state, handles: Vec::with_capacity(helpers) };
         for i in 0..helpers {
@@ -128,6 +153,11 @@ impl Crew {
         }
         drop(slot);
         Ok(crew)
+    }
+
+    /// How long helpers have lately taken to join a job (zero before the first job).
+    pub(crate) fn join_estimate(&self) -> Duration {
+        Duration::from_nanos(self.state.join_ns.load(Ordering::Relaxed))
     }
 
     /// This thread's helper index, if it is a crew thread (of any context).
@@ -163,21 +193,27 @@ impl Crew {
         slot.wanted = helpers;
         slot.epoch = slot.epoch.wrapping_add(1);
         self.state.caller_cpu.store(cpu::current().unwrap_or(NO_CPU), Ordering::Relaxed);
+        self.state.posted_at.store(self.state.now_ns(), Ordering::Relaxed);
         self.state.posted.store(slot.epoch, Ordering::Release);
         drop(slot);
         self.state.start.notify_all();
-        let _retire = Retire(&self.state);
+        let _retire = Retire(&self.state, helpers);
         let _inside = InCrew::enter();
         work();
     }
 }
 
-/// Retires the published job and waits for the helpers inside it (also on unwind).
-struct Retire<'a>(&'a CrewState);
+/// Retires the published job (for `.1` helpers) and waits for the helpers inside it (also on
+/// unwind).
+struct Retire<'a>(&'a CrewState, usize);
 
 impl Drop for Retire<'_> {
     fn drop(&mut self) {
         let mut slot = self.0.slot();
+        if slot.wanted == self.1 {
+            // No helper came before the caller finished: its time is a lower bound of the delay.
+            self.0.note_join();
+        }
         slot.job = None;
         slot.wanted = 0;
         while slot.running > 0 {
@@ -237,6 +273,7 @@ fn helper(state: &CrewState) {
         let Some(Job(job)) = slot.job else { continue };
         drop(slot);
         leave_callers_cpu(state, allowed.as_ref());
+        state.note_join();
         {
             let _inside = InCrew::enter();
             // Items catch their own panics; this only keeps the helper alive if one escapes.

@@ -1,7 +1,9 @@
 //! Deadlines from callers' durations: any `Duration` is accepted, and one too long to add to the
 //! clock means "no deadline" (it saturates) instead of the panic of `Instant + Duration`. Every
-//! deadline in the runtime is made here.
+//! deadline in the runtime is made here; and the moving average of measured times (the cost
+//! model's estimates).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// When `timeout` from now runs out; `None` when that lies beyond what the clock can represent
@@ -13,6 +15,15 @@ pub(crate) fn deadline(timeout: Duration) -> Option<Instant> {
 /// How long from `now` until `deadline` (`None`: forever), zero once it passed.
 pub(crate) fn remaining(deadline: Option<Instant>, now: Instant) -> Option<Duration> {
     deadline.map(|d| d.saturating_duration_since(now))
+}
+
+/// Fold `sample` into the moving average in `avg` (weight 1/8; the first sample sets it). Updates
+/// that race may lose one sample, which an estimate tolerates.
+pub(crate) fn moving_average(avg: &AtomicU64, sample: u64) {
+    let sample = sample.max(1);
+    let old = avg.load(Ordering::Relaxed);
+    let new = if old == 0 { sample } else { old - old / 8 + sample / 8 };
+    avg.store(new.max(1), Ordering::Relaxed);
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub(crate) fn parallel_tiling_ctx() -> Context {
             min_tiles_per_thread: 4,
             min_tile_pixels: 1,
             min_parallel_pixels: 0,
+            split_by_cost: false,
         })
         .build()
         .unwrap()

@@ -1,11 +1,12 @@
 //! Tiling nodes: at verify, the checks of the tiling extension (single-plane images of one size,
 //! `Self_` needs a flexible function), the [`TilePlan`](crate::graph::tiling::plan::TilePlan) and the
 //! per-worker tile-memory arenas; at process, the tiles shared out between the calling thread and the
-//! context's pool workers (in order on the calling thread for small nodes or a one-thread pool), each
-//! with its `repr(C)` descriptors built on the stack.
+//! context's crew helpers when the cost model says it pays (`split.rs`; otherwise in order on the
+//! calling thread), each with its `repr(C)` descriptors built on the stack.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use vx_plugin_abi::{
     BorderMode, MAX_TILING_PARAMS, Neighborhood, Rect, TILE_ALIASED, TileArgs, TileBlockSize, TileDesc, TileParam,
@@ -24,6 +25,7 @@ use crate::shared::ContextShared;
 use crate::shared::Resources;
 use crate::shared::crew::Crew;
 pub mod plan;
+mod split;
 
 use crate::support::sync::lock;
 use crate::support::unwind::catch_panic;
@@ -51,8 +53,8 @@ pub(crate) struct TilingState {
     aliased: u32,
     /// Aliased (input, output) pairs: the input is not leased, it is the output's buffer.
     alias_pairs: Vec<(u32, u32)>,
-    /// Fork-join the tiles on the pool (false: in order on the calling thread).
-    parallel: bool,
+    /// Whether a run shares its tiles with the crew (the cost model).
+    split: split::Split,
 }
 
 /// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).
@@ -141,8 +143,8 @@ pub(super) fn prepare(
         (0..=threads.max(1)).map(|_| RawBuf::new(arena_bytes, resources).map(Mutex::new)).collect::<Result<_>>()?
     };
     let aliased = s.aliased.iter().fold(0u32, |m, &(a, b)| m | 1 << a | 1 << b);
-    let parallel = threads > 1 && width as usize * height as usize >= policy.min_parallel_pixels;
-    tracing::debug!(node = %s.name, tiles = tiles.len(), arena_bytes, parallel, "tiling node planned");
+    let possible = threads > 1 && tiles.len() > 1 && width as usize * height as usize >= policy.min_parallel_pixels;
+    tracing::debug!(node = %s.name, tiles = tiles.len(), arena_bytes, splittable = possible, "tiling node planned");
     Ok(TilingState {
         tiles,
         processed,
@@ -154,7 +156,7 @@ pub(super) fn prepare(
         neighborhood: s.neighborhood,
         aliased,
         alias_pairs: s.aliased.clone(),
-        parallel,
+        split: split::Split::new(possible, policy.split_by_cost, threads),
     })
 }
 
@@ -253,33 +255,44 @@ pub(super) fn run(
             }
         }
     }
-    // Small nodes (or a one-thread context) run their tiles in order on the calling thread. Otherwise
-    // the calling thread and the `threads - 1` crew helpers pull tiles from a shared counter: the
-    // caller starts at once and helpers join as they wake, so a slow wake-up (an idle vCPU on a VM)
-    // costs little. The crew allocates nothing per use (see `shared::crew`).
-    let result = if state.parallel {
-        let next = AtomicUsize::new(0);
-        let failure: Mutex<Option<Error>> = Mutex::new(None);
-        let work = || {
-            while let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if let Err(e) = run_tile(&run, tile) {
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                    lock(&failure).get_or_insert(e);
+    // Alone: the tiles in order on the calling thread. Together: the calling thread and the
+    // `threads - 1` crew helpers pull tiles from a shared counter; the caller starts at once and
+    // helpers join as they wake, so a slow wake-up costs little. The crew allocates nothing per use
+    // (see `shared::crew`). Which one is the cost model's choice (`split.rs`).
+    let result = match state.split.decide(shared.crew.join_estimate()) {
+        split::Decision::Together => {
+            let next = AtomicUsize::new(0);
+            let busy_ns = AtomicU64::new(0);
+            let failure: Mutex<Option<Error>> = Mutex::new(None);
+            let work = || {
+                let t0 = Instant::now();
+                while let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Err(e) = run_tile(&run, tile) {
+                        next.store(usize::MAX / 2, Ordering::Relaxed);
+                        lock(&failure).get_or_insert(e);
+                    }
                 }
+                busy_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            };
+            shared.crew.run(shared.threads - 1, &|| {
+                // Helpers run the graph's code too: a tile function re-entering its graph gets an
+                // error there as well, not a deadlock.
+                let _active = ActiveGuard::enter(graph);
+                work()
+            });
+            state.split.note_work(Duration::from_nanos(busy_ns.into_inner()));
+            match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                Some(e) => Err(e),
+                None => Ok(()),
             }
-        };
-        shared.crew.run(shared.threads - 1, &|| {
-            // Helpers run the graph's code too: a tile function re-entering its graph gets an
-            // error there as well, not a deadlock.
-            let _active = ActiveGuard::enter(graph);
-            work()
-        });
-        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
-    } else {
-        state.tiles.iter().try_for_each(|t| run_tile(&run, t))
+        split::Decision::Alone { measure: false } => state.tiles.iter().try_for_each(|t| run_tile(&run, t)),
+        split::Decision::Alone { measure: true } => {
+            let t0 = Instant::now();
+            let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t));
+            state.split.note_work(t0.elapsed());
+            r
+        }
     };
     drop(leases);
     result

@@ -19,8 +19,8 @@
 //! stream) unless one block row exceeds the cache budget; their height is as many rows as fit the
 //! budget (every image's row bytes, inputs including their neighborhood rows), rounded to the block
 //! height in `A`, then reduced so the plan has at least `threads × min_tiles_per_thread` tiles when
-//! the image is large enough, but never below `min_tile_pixels` pixels per tile. Nodes smaller than
-//! `min_parallel_pixels` run their tiles on the calling thread (see [`TilingPolicy`]).
+//! the image is large enough, but never below `min_tile_pixels` pixels per tile. Whether a run shares
+//! the tiles between threads is the cost model's choice at process (`split.rs`).
 
 use vx_plugin_abi::{BorderMode, Neighborhood, Rect, TileBlockSize};
 
@@ -320,6 +320,7 @@ mod tests {
             min_tiles_per_thread: per_thread,
             min_tile_pixels: min_px,
             min_parallel_pixels: 0,
+            split_by_cost: false,
         }
     }
 
