@@ -81,7 +81,7 @@ impl Split {
             return Decision::Together;
         }
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if n % EXPLORE_EVERY == 0 { Decision::Together } else { Decision::Alone { measure: true } }
+        if n.is_multiple_of(EXPLORE_EVERY) { Decision::Together } else { Decision::Alone { measure: true } }
     }
 
     /// Record one run's busy time.
