@@ -12,7 +12,6 @@
 //! `process`: min / median / max over rounds, each round the mean of a batch of calls.
 
 #[path = "../tests/common/spec_kernels.rs"]
-#[allow(dead_code)]
 mod spec_kernels;
 
 use std::hint::black_box;
@@ -69,9 +68,12 @@ fn batch(f: &mut dyn FnMut()) -> f64 {
     t.elapsed().as_nanos() as f64 / n as f64
 }
 
+/// A row of the table: its name, the call timed, the per-round times.
+type Row = (String, Box<dyn FnMut()>, Vec<f64>);
+
 fn main() {
     let rounds: usize = std::env::var("VX_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
-    let mut rows: Vec<(String, Box<dyn FnMut()>, Vec<f64>)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut contexts = Vec::new();
     for threads in [1usize, 2] {
         let ctx = Context::builder().threads(threads).build().unwrap();
