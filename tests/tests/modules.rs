@@ -187,12 +187,12 @@ fn a_module_for_another_abi_version_is_refused_in_one_sentence() {
 /// refused before anything in it runs, naming both versions.
 #[test]
 fn a_module_built_for_abi_version_5_is_refused_naming_both_versions() {
-    assert_eq!(vx_plugin_abi::module_abi::ABI_VERSION, 6);
+    assert_eq!(vx_plugin_abi::module_abi::ABI_VERSION, 7);
     let lib = testmod("testmod_abi5", &["abi-v5"]);
     let ctx = ctx_with("abi5", &[("testmod_abi5", &lib)]);
     let e = ctx.load_module("testmod_abi5").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidModule);
-    assert_eq!(e.message(), "module 'testmod_abi5' speaks vx-rs module ABI version 5, this host speaks version 6");
+    assert_eq!(e.message(), "module 'testmod_abi5' speaks vx-rs module ABI version 5, this host speaks version 7");
     assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
     assert!(!is_mapped("libtestmod_abi5."), "a refused library is closed");
 }

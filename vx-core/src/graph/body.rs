@@ -65,31 +65,61 @@ pub(crate) struct GraphBody {
     pub(crate) pipeline: Option<Arc<pipeline::ScheduleConfig>>,
     /// The frame slots of a pipelined graph (pass `frame slots`).
     pub(crate) frames: verify::FrameSlots,
+    /// What the graph passes of the last complete verification produced, kept for a re-verification
+    /// of rebound nodes only (`None` once anything else changed).
+    pub(crate) products: Option<verify::Products>,
+    /// Nodes rebound by reloads since the last verification (with what they were verified with).
+    pub(crate) rebound: Vec<verify::Rebound>,
+    /// The kernel table's reload count when the nodes were last found on their newest kernels
+    /// ([`NOT_CHECKED`]: look).
+    pub(crate) checked_reloads: std::sync::atomic::AtomicU64,
 }
 
+/// `GraphBody::checked_reloads` of a graph whose nodes must be looked at.
+pub(crate) const NOT_CHECKED: u64 = u64::MAX;
+
 impl GraphBody {
-    /// A module reload replaced the kernel of some node (one atomic load per node).
-    pub(crate) fn kernel_replaced(&self) -> bool {
-        self.nodes.iter().flatten().any(|n| n.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
+    /// A module reload replaced the kernel of some node: one atomic load when no reload happened
+    /// since the nodes were last looked at, else one per node.
+    pub(crate) fn kernel_replaced(&self, kernels: &KernelTable) -> bool {
+        use std::sync::atomic::Ordering;
+        let epoch = kernels.reload_epoch();
+        if epoch == self.checked_reloads.load(Ordering::Relaxed) {
+            return false;
+        }
+        let replaced = self.nodes.iter().flatten().any(|n| n.kernel.replaced.load(Ordering::Acquire));
+        if !replaced {
+            self.checked_reloads.store(epoch, Ordering::Relaxed);
+        }
+        replaced
     }
 
     /// Make the graph ready to run, as `process` and the pipeline's coordinator both need it: nodes
     /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
     pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
-        if self.kernel_replaced() {
-            rebind_replaced(self, &g.ctx.inner.kernels, &g.name).map_err(|e| e.in_graph(&g.name()))?;
+        let kernels = &g.ctx.inner.kernels;
+        let epoch = kernels.reload_epoch();
+        if self.kernel_replaced(kernels) {
+            rebind_replaced(self, kernels, &g.name).map_err(|e| e.in_graph(&g.name()))?;
+            // Every node is on the newest version as of `epoch` (or of a later reload).
+            self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
         }
-        if !self.verified {
+        if !self.verified && !verify::reverify_rebound(g, self)? {
             let never = self.nodes.iter().flatten().all(|n| !n.initialized);
             verify::verify_body(g, self, never)?;
         }
         Ok(())
     }
 
-    /// The graph changed (or is being verified): it must be verified again before it runs.
+    /// The graph changed (or is being verified): it must be verified again before it runs, by the
+    /// full path.
     pub(super) fn invalidate(&mut self) {
         self.verified = false;
         self.state = GraphState::Unverified;
+        self.products = None;
+        self.rebound.clear();
+        // A node added or changed may hold a replaced kernel: look at the next run.
+        self.checked_reloads.store(NOT_CHECKED, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -119,42 +149,63 @@ pub(crate) struct GraphInner {
 pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph: &Arc<Mutex<String>>) -> Result<()> {
     let moves: Vec<(usize, Arc<KernelInner>, Arc<KernelUse>)> = {
         let _consistent = kernels.rebinding();
-        body.nodes
+        let moving: Vec<(usize, Arc<KernelInner>)> = body
+            .nodes
             .iter()
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
             .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
-            .map(|(i, s)| (i, s, s.kernel.latest()))
+            .map(|(i, s)| (i, s.kernel.latest()))
             // Nothing newer is left when the reloaded module was unloaded since: the node keeps
             // the version it has.
-            .filter(|(_, s, next)| !Arc::ptr_eq(&s.kernel, next))
-            // Registered where the move is decided (under the read side): a reload sees it.
-            .map(|(i, s, next)| {
-                let user = kernels.register_use(&next, graph, &s.name);
-                (i, next, user)
-            })
-            .collect()
+            .filter(|(i, next)| !Arc::ptr_eq(&body.nodes[*i].as_ref().expect("live").kernel, next))
+            .collect();
+        // Registered where the move is decided (under the read side): a reload sees it.
+        let users = kernels.register_uses(
+            graph,
+            moving.iter().map(|(i, next)| (next, body.nodes[*i].as_ref().expect("live").name.as_str())),
+        );
+        moving.into_iter().zip(users).map(|((i, next), user)| (i, next, user)).collect()
     };
     if moves.is_empty() {
         return Ok(());
     }
     let mut first_error = None;
+    // A verified graph changed only by reloads keeps what its graph passes produced: the next
+    // verification visits the rebound nodes alone (`verify/rebound.rs`).
+    let proportional = body.products.is_some();
     for (i, next, user) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
+        // While proportional, only reloads have changed the graph since its verification, so a
+        // dirty node is one rebound before (it keeps what it was verified with).
+        if proportional && !s.dirty {
+            body.rebound.push(verify::Rebound {
+                node: i,
+                verified_with: Arc::clone(&s.kernel),
+                had_valid_rect_fn: s.valid_rect_fns.iter().any(Option::is_some),
+                tiling: s.tiling.take(),
+            });
+        }
         if let Err(e) = s.deinit(&kernels.shared) {
             first_error.get_or_insert(e);
         }
         tracing::debug!(node = %s.name, kernel = %next.name, "node rebound to the reloaded kernel");
         let n = next.num_params as usize;
         s.params.resize(n, None);
-        s.valid_rect_fns = vec![None; n];
+        s.valid_rect_fns.iter_mut().for_each(|f| *f = None);
+        s.valid_rect_fns.resize(n, None);
         s.tiling = None;
         s.kernel = next;
         s.user = user;
         s.dirty = true;
         body.reloads += 1;
     }
-    body.invalidate();
+    if first_error.is_some() || !proportional {
+        body.invalidate();
+    } else {
+        body.verified = false;
+        body.state = GraphState::Unverified;
+    }
     first_error.map_or(Ok(()), Err)
 }
 

@@ -88,6 +88,11 @@ impl NodeSlot {
         lock(&self.run)
     }
 
+    /// The node runs a tiling kernel.
+    pub(crate) fn tiling_kernel(&self) -> bool {
+        matches!(self.kernel.functions, crate::kernel::callbacks::KernelFunctions::Tiling { .. })
+    }
+
     pub(crate) fn spec(&self, index: usize) -> ParamSpec {
         self.kernel.final_().expect("nodes are created from finalized kernels").params[index]
     }

@@ -88,6 +88,12 @@ pub(super) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
 }
 
 impl Placement {
+    /// Which executor and implementation (compared, not dereferenced: a re-verification checks
+    /// that a node's placement stayed).
+    pub(crate) fn identity(&self) -> *const () {
+        self.executor.as_ref().map_or(std::ptr::null(), |e| Arc::as_ptr(e) as *const ())
+    }
+
     /// The target's name.
     pub(super) fn name(&self) -> &str {
         self.executor.as_ref().map_or(HOST_TARGET, |e| e.config.name.as_str())

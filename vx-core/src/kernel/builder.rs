@@ -40,6 +40,7 @@ pub struct KernelBuilder<'c> {
     keep_alive: Option<Arc<dyn Any + Send + Sync>>,
     staged: bool,
     owns_enumeration: bool,
+    validator_key: u64,
 }
 
 impl<'c> KernelBuilder<'c> {
@@ -68,6 +69,7 @@ impl<'c> KernelBuilder<'c> {
             keep_alive: None,
             staged: false,
             owns_enumeration: false,
+            validator_key: 0,
         }
     }
 
@@ -80,6 +82,13 @@ impl<'c> KernelBuilder<'c> {
     /// Build the kernel without registering it (module reload stages the new version first).
     pub(crate) fn staged(mut self) -> Self {
         self.staged = true;
+        self
+    }
+
+    /// The validator is a pure function of the kernel's declaration named by `key` (0: opaque); a
+    /// module kernel's generated validator says so across the ABI (`KernelDesc::validator_key`).
+    pub(crate) fn validator_key(mut self, key: u64) -> Self {
+        self.validator_key = key;
         self
     }
 
@@ -237,9 +246,11 @@ impl<'c> KernelBuilder<'c> {
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,
             owns_enumeration: self.owns_enumeration,
+            validator_key: self.validator_key,
             removed: AtomicBool::new(false),
             replaced: AtomicBool::new(false),
             lineage: OnceLock::new(),
+            shape: OnceLock::new(),
             slot: Mutex::new(Some(slot)),
         });
         if !self.staged {

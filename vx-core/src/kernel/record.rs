@@ -45,6 +45,9 @@ pub(crate) struct KernelInner {
     /// kernel without an explicit one): it returns to the pool when the kernel leaves the table, and
     /// a reload's successor inherits it.
     pub(crate) owns_enumeration: bool,
+    /// Nonzero: the validator is a pure function of the declaration this key names (a macro's
+    /// generated validator); equal keys validate alike (`graph/verify/rebound.rs`).
+    pub(crate) validator_key: u64,
     pub(crate) num_params: u32,
     pub(crate) functions: KernelFunctions,
     pub(crate) validate: Arc<ValidateFn>,
@@ -65,13 +68,56 @@ pub(crate) struct KernelInner {
     pub(crate) replaced: AtomicBool,
     /// Set when a module reload first replaces this kernel or makes it a successor.
     pub(super) lineage: OnceLock<Arc<Lineage>>,
+    /// Its [`KernelShape`], made at first need after finalization.
+    pub(super) shape: OnceLock<KernelShape>,
     /// The kernel's unit of the context's kernel count, held while the kernel is in the table
     /// (`ResourceKind::Kernels` counts kernels added and not removed, not versions a node or a
     /// handle still holds).
     pub(super) slot: Mutex<Option<ResourceSlot>>,
 }
 
+/// What of a kernel version the graph-level results of verification depend on besides what its
+/// validator returns: two versions of one shape differ at most in their code
+/// (`graph/verify/rebound.rs`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct KernelShape {
+    params: Vec<crate::kernel::signature::ParamSpec>,
+    attrs: crate::kernel::signature::KernelAttributes,
+    alias_hints: Vec<crate::kernel::signature::AliasHint>,
+    /// (tiling, has fast, has flexible, has its own process, has init, has deinit, has control)
+    functions: [bool; 7],
+    targets: Vec<String>,
+    validator_key: u64,
+}
+
 impl KernelInner {
+    /// The kernel's shape (`None` before it is finalized).
+    pub(crate) fn shape(&self) -> Option<&KernelShape> {
+        let fin = self.final_()?;
+        Some(self.shape.get_or_init(|| {
+            let (tiling, fast, flexible, process) = match &self.functions {
+                KernelFunctions::Tiling { fast, flexible } => (true, fast.is_some(), flexible.is_some(), false),
+                KernelFunctions::User { process } => (false, false, false, process.is_some()),
+            };
+            KernelShape {
+                params: fin.params.clone(),
+                attrs: fin.attrs,
+                alias_hints: fin.alias_hints.clone(),
+                functions: [
+                    tiling,
+                    fast,
+                    flexible,
+                    process,
+                    self.init.is_some(),
+                    self.deinit.is_some(),
+                    self.control.is_some(),
+                ],
+                targets: self.targets.iter().map(|(t, _)| t.to_ascii_lowercase()).collect(),
+                validator_key: self.validator_key,
+            }
+        }))
+    }
+
     /// Record that `next` replaces this kernel (module reload): `next` joins this kernel's lineage
     /// as its newest version.
     pub(crate) fn replace_with(&self, next: &Arc<KernelInner>) {

@@ -33,6 +33,9 @@ pub(crate) struct KernelTable {
     swap: RwLock<()>,
     /// Which node runs which kernel version (see `kernel/users.rs`).
     uses: Mutex<KernelUses>,
+    /// Bumped by every reload after it marked its old kernels replaced (under `swap`): a graph that
+    /// checked its nodes at this count need not look again until it changes.
+    reloads: std::sync::atomic::AtomicU64,
 }
 
 impl KernelTable {
@@ -42,7 +45,28 @@ impl KernelTable {
             registry: Mutex::new(KernelRegistry::default()),
             swap: RwLock::new(()),
             uses: Mutex::new(KernelUses::default()),
+            reloads: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Reloads so far (see `reloads`): read before looking at the `replaced` flags.
+    pub(crate) fn reload_epoch(&self) -> u64 {
+        self.reloads.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A reload marked its old kernels replaced (call holding [`swap`](Self::swap), after).
+    pub(crate) fn note_reload(&self) {
+        self.reloads.fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Register the uses of several nodes at once (one lock).
+    pub(crate) fn register_uses<'a>(
+        &self,
+        graph: &Arc<Mutex<String>>,
+        nodes: impl Iterator<Item = (&'a Arc<KernelInner>, &'a str)>,
+    ) -> Vec<Arc<KernelUse>> {
+        let mut uses = lock(&self.uses);
+        nodes.map(|(k, node)| uses.register(k, graph, node)).collect()
     }
 
     /// Exclusive: a reload swapping kernels.

@@ -574,6 +574,8 @@ impl Modules {
                 registry.remove(o);
             }
             drop(registry);
+            // After every `replaced` mark, still under the swap: graphs look again.
+            self.kernels.note_reload();
             old.library.set_state(ModuleState::Draining { version: old_version.clone() });
             let retired_state = Arc::clone(&old.library.state);
             self.retire(entry, old_version.clone(), retired_state);

@@ -224,3 +224,21 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
         })
         .collect()
 }
+
+/// Revision of the rules the generated validators apply (`macro_support::validate_signature` and
+/// the user-kernel equivalents): bump it whenever they change, so a key never names two behaviours.
+const VALIDATOR_REVISION: u32 = 1;
+
+/// A nonzero key naming a generated validator: FNV-1a over `parts`, this crate's version and
+/// [`VALIDATOR_REVISION`] (`KernelDesc::validator_key`).
+pub(crate) fn declaration_key(parts: &[String]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let version = format!("{}#{VALIDATOR_REVISION}", env!("CARGO_PKG_VERSION"));
+    for part in parts.iter().map(String::as_str).chain([version.as_str()]) {
+        for b in part.bytes().chain([0xff]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h.max(1)
+}

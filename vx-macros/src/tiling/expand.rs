@@ -160,6 +160,14 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
         attributes.push(quote!(api.alias_hint(k, #x, #y, __vx::wire::alias_kind::#kind)?;));
     }
     let same_size = !attrs.any_size;
+    // The generated validator is `validate_signature(__VX_SIG, same_size)`: a pure function of these
+    // tokens and of the SDK that interprets them, so their hash names it across reloads.
+    let validator_key = crate::internals::expand::declaration_key(&[
+        quote!(#(#sig),*).to_string(),
+        same_size.to_string(),
+        "validate_signature".to_owned(),
+    ]);
+    let validator_key = proc_macro2::Literal::u64_suffixed(validator_key);
     quote! {
         #f
 
@@ -180,7 +188,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
                     #name, #enumeration, #n,
                     __vx::module_api::validate_trampoline::<__VxValidate>,
                     #fast_opt, #flex_opt,
-                ))?;
+                ).with_validator_key(#validator_key))?;
                 #summary
                 #(#add_params)*
                 #(#attributes)*

@@ -96,6 +96,11 @@ pub struct KernelDesc<'a> {
     pub control: Option<extern "C" fn(c: &Controller) -> AbiResult<()>>,
     /// Implementations per target (user kernels; `process` may then be `None`).
     pub targets: RSlice<'a, TargetDesc<'a>>,
+    /// Nonzero: the validator is a pure function of the kernel's declaration, named by this key
+    /// (the kernel macros' generated validators: a hash of the declared signature and of the SDK
+    /// version). Two versions of a kernel with one nonzero key validate every node alike, so a
+    /// reload that keeps it revalidates none of its nodes. 0: the validator is the kernel's own.
+    pub validator_key: u64,
 }
 
 impl<'a> KernelDesc<'a> {
@@ -120,6 +125,7 @@ impl<'a> KernelDesc<'a> {
             deinit: None,
             control: None,
             targets: RSlice::EMPTY,
+            validator_key: 0,
         }
     }
 
@@ -143,6 +149,7 @@ impl<'a> KernelDesc<'a> {
             deinit: None,
             control: None,
             targets: RSlice::EMPTY,
+            validator_key: 0,
         }
     }
 
@@ -162,6 +169,13 @@ impl<'a> KernelDesc<'a> {
     pub fn with_lifecycle(mut self, init: Option<LifecycleFnPtr>, deinit: Option<LifecycleFnPtr>) -> Self {
         self.init = init;
         self.deinit = deinit;
+        self
+    }
+
+    /// Declare the validator a pure function of the declaration named by `key` (nonzero; see
+    /// [`validator_key`](Self::validator_key)). Only generated validators may claim this.
+    pub fn with_validator_key(mut self, key: u64) -> Self {
+        self.validator_key = key;
         self
     }
 

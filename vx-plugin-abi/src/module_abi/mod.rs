@@ -1,4 +1,4 @@
-//! The module ABI (version 6): what a kernel module exports and what the host passes it — the wire
+//! The module ABI (version 7): what a kernel module exports and what the host passes it — the wire
 //! contract only; the module-side glue is in [`crate::module_api`].
 //!
 //! A module exports one root descriptor ([`VxModule`], an abi_stable prefix type with an explicit

@@ -26,7 +26,7 @@ use super::host::Host;
 /// index and by [`ParamPath`](crate::object_meta::ParamPath) (`map_image`, `read_scalar`,
 /// `write_scalar`, `array_info`, `array_add`, `array_read`, `array_truncate`), take a path only;
 /// the processor vtable is laid out afresh, every function in its prefix.
-pub const ABI_VERSION: u32 = 6;
+pub const ABI_VERSION: u32 = 7;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with

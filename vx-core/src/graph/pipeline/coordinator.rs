@@ -214,7 +214,7 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 last_state = deliver(&mut st, slot, s, body, queues);
                 progressed = true;
             }
-            draining = draining || body.kernel_replaced();
+            draining = draining || body.kernel_replaced(&g.ctx.inner.kernels);
             while !draining && st.admissible() {
                 let Some(s) = slots.iter().position(|s| !s.busy) else { break };
                 admit(&mut st, &mut slots[s], s, body);

@@ -27,7 +27,9 @@
 //!
 //! Adding a pass is one file and one line in [`GRAPH_PASSES`] or [`NODE_PASSES`]. Verification is
 //! full (explicit `verify`: every node) or incremental (automatic at process: only nodes never
-//! verified, with a re-verification trigger, or whose inputs' meta data changed in this run).
+//! verified, with a re-verification trigger, or whose inputs' meta data changed in this run). After
+//! a module reload and nothing else, `rebound.rs` re-verifies only the rebound nodes and runs the
+//! graph passes only if what they read changed.
 
 mod aliasing;
 mod buffers;
@@ -38,6 +40,7 @@ mod meta;
 mod nodes;
 mod overlap;
 mod params;
+mod rebound;
 mod run_order;
 mod scratch;
 mod valid_regions;
@@ -51,6 +54,7 @@ pub use aliasing::AliasDecision;
 pub(crate) use frames::FrameSlots;
 pub(crate) use memory_plan::PlanState;
 pub use memory_plan::{MemoryPlan, PlannedBuffer};
+pub(crate) use rebound::{Products, Rebound, reverify_rebound};
 pub use scratch::{KernelMemoryUse, NodeMemoryUse};
 
 /// A pass over the whole graph.
@@ -114,6 +118,17 @@ pub(super) struct Verification<'g> {
     changed: overlap::OverlapIndex<()>,
     /// The topology verdict on every alias hint, by node index — from `alias candidates`.
     pub(super) alias_topology: std::collections::HashMap<usize, aliasing::Topology>,
+    /// By node index: already verified in this verification (`rebound.rs`); the `nodes` pass
+    /// skips them. Empty: none.
+    pub(super) preverified: Vec<bool>,
+}
+
+/// Where a verification starts when another path already verified some nodes (`rebound.rs`).
+struct Seed {
+    /// Objects whose meta data changed (their readers are re-verified).
+    changed: overlap::OverlapIndex<()>,
+    /// By node index: verified already.
+    preverified: Vec<bool>,
 }
 
 /// What the node passes of one node share.
@@ -125,7 +140,34 @@ pub(super) struct NodeVerification {
     pub(super) metas: Option<MetaFormats>,
 }
 
-impl Verification<'_> {
+impl<'g> Verification<'g> {
+    /// A verification of `body` starting from nothing.
+    pub(super) fn new(graph: &'g GraphInner, body: &GraphBody, full: bool) -> Self {
+        Verification {
+            graph,
+            gname: graph.name(),
+            full,
+            live: body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect(),
+            writers: Vec::new(),
+            writer_index: Default::default(),
+            schedule: Vec::new(),
+            producers: Vec::new(),
+            changed: Default::default(),
+            alias_topology: Default::default(),
+            preverified: Vec::new(),
+        }
+    }
+
+    /// What the next proportional re-verification reuses.
+    pub(super) fn into_products(self) -> Products {
+        Products {
+            writers: self.writers,
+            writer_index: self.writer_index,
+            producers: self.producers,
+            alias_topology: self.alias_topology,
+        }
+    }
+
     /// `e` with the node's kernel, node and graph named.
     pub(super) fn at(&self, slot: &NodeSlot, e: Error) -> Error {
         e.in_kernel(&slot.kernel.name).in_node(&slot.name).in_graph(&self.gname)
@@ -149,25 +191,25 @@ impl Graph {
 /// Verify the graph: every pass of [`GRAPH_PASSES`] in order. `full`: re-verify every node
 /// (explicit `verify`); otherwise only the nodes that need it (automatic re-verification).
 pub(super) fn verify_body(g: &GraphInner, body: &mut GraphBody, full: bool) -> Result<()> {
-    verify_until(g, body, full, None)
+    verify_until(g, body, full, None, None)
 }
 
-/// Run the graph passes up to and including the one named `last` (all of them when `None`).
-pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, last: Option<&str>) -> Result<()> {
+/// Run the graph passes up to and including the one named `last` (all of them when `None`),
+/// starting from `seed` if another path verified some nodes already.
+fn verify_until(
+    g: &GraphInner,
+    body: &mut GraphBody,
+    full: bool,
+    last: Option<&str>,
+    seed: Option<Seed>,
+) -> Result<()> {
     let _active = ActiveGuard::enter(g.id);
     body.invalidate();
-    let mut v = Verification {
-        graph: g,
-        gname: g.name(),
-        full,
-        live: body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect(),
-        writers: Vec::new(),
-        writer_index: Default::default(),
-        schedule: Vec::new(),
-        producers: Vec::new(),
-        changed: Default::default(),
-        alias_topology: Default::default(),
-    };
+    let mut v = Verification::new(g, body, full);
+    if let Some(seed) = seed {
+        v.changed = seed.changed;
+        v.preverified = seed.preverified;
+    }
     let _span = tracing::info_span!("verify", graph = %v.gname, full).entered();
     for pass in GRAPH_PASSES {
         let _pass = tracing::debug_span!("verify_pass", pass = pass.name).entered();
@@ -184,6 +226,7 @@ pub(super) fn verify_until(g: &GraphInner, body: &mut GraphBody, full: bool, las
     body.verified = true;
     body.state = GraphState::Verified;
     tracing::debug!(graph = %v.gname, nodes = v.live.len(), levels = body.schedule.len(), "graph verified");
+    body.products = Some(v.into_products());
     Ok(())
 }
 
@@ -253,7 +296,7 @@ pub(super) mod testkit {
     /// Run the graph passes of `graph` up to and including `last`.
     pub(super) fn run_until(graph: &Graph, last: &str) -> Result<()> {
         let mut body = graph.inner.lock()?;
-        super::verify_until(&graph.inner, &mut body, true, Some(last))
+        super::verify_until(&graph.inner, &mut body, true, Some(last), None)
     }
 
     /// An 8×8 U8 image.

@@ -23,6 +23,9 @@ use crate::support::unwind::call_guarded;
 /// data changed in this verification (passes marked `always` run on every node).
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     for n in v.order() {
+        if v.preverified.get(n).copied().unwrap_or(false) {
+            continue;
+        }
         let s = body.nodes[n].as_mut().expect("scheduled nodes are live");
         let inputs_changed = s.params.iter().enumerate().any(|(p, r)| {
             s.spec(p).direction == Direction::Input && r.as_ref().is_some_and(|r| v.changed.any_overlapping(r))
@@ -56,8 +59,28 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
             },
         );
     }
+    local_data_before_validate(v, s)?;
     let kernel = Arc::clone(&s.kernel);
     let fin = kernel.final_().expect("nodes are created from finalized kernels");
+    let mut metas = MetaFormats {
+        metas: fin
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.direction == Direction::Output).then(|| MetaFormat::new(i as u32, p.data_type)))
+            .collect(),
+    };
+    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border, aliased: &[] };
+    call_guarded("validate", || (kernel.validate)(&vc, &mut metas)).map_err(|e| v.at(s, e))?;
+    nv.metas = Some(metas);
+    Ok(())
+}
+
+/// The spec's local-data steps before a node's validator: on re-verification deinit, then reset
+/// the local data (kernel size 0) or allocate the kernel's size; on first verification, initialize
+/// them.
+pub(super) fn local_data_before_validate(v: &Verification<'_>, s: &mut NodeSlot) -> Result<()> {
+    let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
     let ks = fin.attrs.local_data_size;
     let resources = &v.graph.ctx.inner.shared.resources;
     if s.initialized {
@@ -78,17 +101,6 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
             run.local.allocate(ks, resources).map_err(|e| v.at(s, e))?;
         }
     }
-    let mut metas = MetaFormats {
-        metas: fin
-            .params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.direction == Direction::Output).then(|| MetaFormat::new(i as u32, p.data_type)))
-            .collect(),
-    };
-    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border, aliased: &[] };
-    call_guarded("validate", || (kernel.validate)(&vc, &mut metas)).map_err(|e| v.at(s, e))?;
-    nv.metas = Some(metas);
     Ok(())
 }
 

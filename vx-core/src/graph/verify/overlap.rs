@@ -120,6 +120,11 @@ impl<T> OverlapIndex<T> {
         (&self.entries[i].0, &self.entries[i].1)
     }
 
+    /// True when nothing was added.
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub(super) fn clear(&mut self) {
         self.entries.clear();
         self.lineage.clear();

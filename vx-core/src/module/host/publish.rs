@@ -77,7 +77,7 @@ unsafe extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiR
                 let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
                 b = b.keep_alive(lib);
             }
-            b = b.validate(move |v, metas| call_validate(validate, v, metas));
+            b = b.validate(move |v, metas| call_validate(validate, v, metas)).validator_key(desc.validator_key);
             if p.staged {
                 b = b.staged();
             }

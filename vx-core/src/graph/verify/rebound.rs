@@ -1,0 +1,247 @@
+//! Re-verification after a module reload, proportional to the change (issue 35).
+//!
+//! A reload rebinds nodes to their kernels' new versions (`graph/body.rs`); the graph was verified
+//! before and nothing else changed. The full path would rerun every graph pass over the whole graph
+//! (dataflow, alias candidates, scratch, alias binding, memory plan, buffers, frame slots) and the
+//! `always` node passes on every node. Here only the rebound nodes are visited, in schedule order:
+//!
+//! 1. A node whose new version differs in *shape* (`KernelShape`: parameters, attributes, alias
+//!    hints, functions, targets) gives up at once: the full path runs (nothing of this one has run).
+//! 2. A node whose old and new versions have one nonzero validator key (a kernel macro's generated
+//!    validator, a pure function of the declared signature) and no valid-rectangle callback is
+//!    *kept*: its validator would return what it returned, so its metas, alias decisions, tile plan
+//!    (its `TilingState` is handed back) and valid rectangles stand; only the local data steps, the
+//!    `targets` pass and `init` (the new code's) run.
+//! 3. Any other node runs every node pass, as a re-verified node does.
+//!
+//! Then the graph passes' inputs are compared with what they were: no object's meta data changed,
+//! and each visited node's alias decisions, placement, scratch request and output valid rectangles
+//! are as before. If so, every graph pass would reproduce its last result: the graph is verified,
+//! reusing the products the last complete verification kept ([`Products`]). If not, the graph
+//! passes run after all (`verify_until` with the visited nodes counted as verified in this run and
+//! the changed objects seeded, so their readers are re-verified): the same result as the full path.
+//!
+//! Exactness is checked, not assumed: in debug builds (and with `VX_VERIFY_CHECK=1` in any build)
+//! a successful proportional re-verification is followed by the full incremental path, and any
+//! difference in the graph's verified state ([`digest`]) is an error.
+//!
+//! Cost: O(rebound nodes × their parameters) + the validators and inits of the nodes not kept; no
+//! pass visits the other nodes.
+
+use std::fmt::Write;
+use std::sync::{Arc, OnceLock};
+
+use crate::data::reference::Reference;
+use crate::data::types::Direction;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::tiling::TilingState;
+use crate::graph::{ActiveGuard, GraphBody, GraphInner, GraphState, NodeSlot};
+use crate::kernel::record::KernelInner;
+
+use super::{NODE_PASSES, NodeVerification, Seed, Verification, nodes, verify_until};
+
+/// A node rebound by a reload since the graph's last verification.
+pub(crate) struct Rebound {
+    pub(crate) node: usize,
+    /// The version it was verified with (held until this re-verification: its shape is compared).
+    pub(crate) verified_with: Arc<KernelInner>,
+    /// It had a valid-rectangle callback from that version's validator.
+    pub(crate) had_valid_rect_fn: bool,
+    /// Its tile plan from that verification (handed back when the node is kept).
+    pub(crate) tiling: Option<TilingState>,
+}
+
+/// What the graph passes of the last complete verification produced that the node passes read.
+pub(crate) struct Products {
+    pub(super) writers: Vec<(usize, usize, Reference)>,
+    pub(super) writer_index: super::overlap::OverlapIndex<usize>,
+    pub(super) producers: Vec<Vec<usize>>,
+    pub(super) alias_topology: std::collections::HashMap<usize, super::aliasing::Topology>,
+}
+
+/// Whether to follow each proportional re-verification with the full path and compare.
+fn check_enabled() -> bool {
+    static CHECK: OnceLock<bool> = OnceLock::new();
+    *CHECK.get_or_init(|| match std::env::var("VX_VERIFY_CHECK").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => cfg!(debug_assertions),
+    })
+}
+
+/// Output images compared by value; a node with more counts as changed (the graph passes run).
+const COMPARED_OUTPUTS: usize = 8;
+
+/// What a visited node's verification feeds the graph passes, to compare before and after
+/// (without allocating: this runs twice per rebound node).
+#[derive(PartialEq, Debug)]
+struct NodeInputs {
+    aliased: Vec<(u32, u32)>,
+    target: Option<*const ()>,
+    scratch: usize,
+    valid: [Option<vx_plugin_abi::Rect>; COMPARED_OUTPUTS],
+    /// More output images than `valid` holds.
+    overflow: bool,
+}
+
+fn node_inputs(s: &NodeSlot) -> NodeInputs {
+    let mut valid = [None; COMPARED_OUTPUTS];
+    let mut count = 0;
+    for (p, r) in s.params.iter().enumerate() {
+        let Some(img) = r.as_ref().and_then(Reference::as_image) else { continue };
+        if s.spec(p).direction == Direction::Output {
+            if let Some(v) = valid.get_mut(count) {
+                *v = Some(img.valid_region());
+            }
+            count += 1;
+        }
+    }
+    NodeInputs {
+        aliased: s.aliased.clone(),
+        target: s.placement.as_ref().map(|p| p.identity()),
+        scratch: crate::support::sync::lock(&s.run).memory.scratch_bytes,
+        valid,
+        overflow: count > COMPARED_OUTPUTS,
+    }
+}
+
+/// Re-verify a graph whose only changes since its last verification are reload rebinds. Returns
+/// false (nothing done) when the proportional path does not apply; then the caller verifies.
+pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<bool> {
+    if body.rebound.is_empty() || body.products.is_none() {
+        return Ok(false);
+    }
+    let mut rebound = std::mem::take(&mut body.rebound);
+    // Most rebound nodes share one (old, new) pair of versions: compare each pair once.
+    let mut same_shape: Option<(*const KernelInner, *const KernelInner)> = None;
+    for r in &rebound {
+        let s = body.nodes[r.node].as_ref().expect("rebound nodes are live");
+        let pair = (Arc::as_ptr(&r.verified_with), Arc::as_ptr(&s.kernel));
+        if same_shape == Some(pair) {
+            continue;
+        }
+        match (r.verified_with.shape(), s.kernel.shape()) {
+            (Some(old), Some(new)) if old == new => same_shape = Some(pair),
+            // Another shape: the full path (the nodes are dirty; their tile plans are dropped).
+            _ => return Ok(false),
+        }
+    }
+    let _active = ActiveGuard::enter(g.id);
+    let products = body.products.take().expect("checked");
+    let mut v = Verification::new(g, body, false);
+    v.writers = products.writers;
+    v.writer_index = products.writer_index;
+    v.producers = products.producers;
+    v.alias_topology = products.alias_topology;
+    v.schedule = std::mem::take(&mut body.schedule);
+    let _span = tracing::info_span!("verify", graph = %v.gname, rebound = rebound.len()).entered();
+    // Schedule order: a node's validator sees what its (rebound) producers completed.
+    let mut position = vec![usize::MAX; body.nodes.len()];
+    for (i, &n) in v.schedule.iter().flatten().enumerate() {
+        position[n] = i;
+    }
+    rebound.sort_by_key(|r| position[r.node]);
+    let mut same = true;
+    let mut visited = vec![false; body.nodes.len()];
+    for r in &mut rebound {
+        let s = body.nodes[r.node].as_mut().expect("rebound nodes are live");
+        visited[r.node] = true;
+        let before = node_inputs(s);
+        let keep = s.kernel.validator_key != 0 && !r.had_valid_rect_fn && r.tiling.is_some() == s.tiling_kernel();
+        let mut nv = NodeVerification { node: r.node, ..Default::default() };
+        let result = if keep {
+            s.tiling = r.tiling.take();
+            nodes::local_data_before_validate(&v, s)
+                .and_then(|()| nodes::targets(&mut v, s, &mut nv))
+                .and_then(|()| nodes::init(&mut v, s, &mut nv))
+        } else {
+            NODE_PASSES.iter().try_for_each(|pass| (pass.run)(&mut v, s, &mut nv))
+        };
+        if let Err(e) = result {
+            body.schedule = std::mem::take(&mut v.schedule);
+            return Err(e);
+        }
+        let after = node_inputs(s);
+        same &= after == before && !after.overflow;
+    }
+    same &= v.changed.is_empty();
+    if !same {
+        // Something the graph passes read changed: run them, the visited nodes done.
+        body.schedule = std::mem::take(&mut v.schedule);
+        let seed = Seed { changed: std::mem::take(&mut v.changed), preverified: visited };
+        drop(v);
+        return verify_until(g, body, false, None, Some(seed)).map(|()| true);
+    }
+    body.schedule = std::mem::take(&mut v.schedule);
+    body.products = Some(v.into_products());
+    for n in body.nodes.iter_mut().flatten() {
+        n.dirty = false;
+    }
+    body.verified = true;
+    body.state = GraphState::Verified;
+    tracing::debug!(graph = %g.name(), nodes = rebound.len(), "graph re-verified after a reload (rebound nodes only)");
+    if check_enabled() {
+        let fast = digest(body);
+        verify_until(g, body, false, None, None)?;
+        let full = digest(body);
+        if fast != full {
+            return Err(Error::new(
+                ErrorKind::Failure,
+                format!(
+                    "internal: the re-verification of the rebound nodes differs from a full one\n--- rebound only\n{fast}\n--- full\n{full}"
+                ),
+            )
+            .in_graph(&g.name()));
+        }
+    }
+    Ok(true)
+}
+
+/// The verified state of a graph, as text: what a verification decides, node by node and for the
+/// graph (for comparing two ways of reaching it).
+pub(super) fn digest(body: &GraphBody) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "schedule {:?}", body.schedule);
+    for (i, s) in body.nodes.iter().enumerate() {
+        let Some(s) = s else { continue };
+        let _ = writeln!(
+            out,
+            "node {i} '{}' kernel '{}' initialized {} aliased {:?} candidates {:?} decisions {:?} target {:?} scratch {}",
+            s.name,
+            s.kernel.name,
+            s.initialized,
+            s.aliased,
+            s.alias_candidates,
+            s.alias_decisions,
+            s.placement.as_ref().map(|p| p.name()),
+            crate::support::sync::lock(&s.run).memory.scratch_bytes,
+        );
+        if let Some(t) = &s.tiling {
+            let _ = writeln!(out, "  tiles {:?} processed {} size {:?}", t.tiles, t.processed, t.size);
+        }
+        for (p, r) in s.params.iter().enumerate() {
+            let Some(r) = r else { continue };
+            let _ = write!(out, "  param {p} '{}' {}", r.name(), r.meta());
+            if let Some(img) = r.as_image() {
+                let _ = write!(out, " valid {}", img.valid_region());
+            }
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(out, "memory {:?}", body.memory.plan);
+    let _ = writeln!(
+        out,
+        "scratch {:?}",
+        body.scratch.iter().map(|a| crate::support::sync::lock(a).len()).collect::<Vec<_>>()
+    );
+    let f = &body.frames;
+    let _ = writeln!(
+        out,
+        "frames {} sites {:?} successors {:?} producers {:?}",
+        f.slots.len(),
+        f.sites,
+        f.successors,
+        f.producers
+    );
+    out
+}
