@@ -651,6 +651,7 @@ mod tests {
             producers: vec![vec![], vec![0], vec![0], vec![1]],
             changed: Default::default(),
             alias_topology: Default::default(),
+            preverified: Vec::new(),
         };
         let group = |accessors: Vec<usize>| super::Group {
             images: vec![virt(&g)],
