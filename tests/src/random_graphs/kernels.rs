@@ -106,7 +106,17 @@ struct K {
     counters: Arc<NodeCounters>,
 }
 
-/// Register, describe and finalize the kernel of node `index`.
+/// The validator key of `op`'s validator (a pure function of the op, like a kernel macro's
+/// generated validator of its declared signature): nonzero, one per op.
+pub fn validator_key(op: Op) -> u64 {
+    format!("rg-validator-{op:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+        .max(1)
+}
+
+/// Register, describe and finalize the kernel of node `index` (even indices declare their
+/// validator by its key, odd ones do not).
 pub fn build(
     ctx: &Context,
     prefix: &str,
@@ -115,6 +125,24 @@ pub fn build(
     out_size: (u32, u32),
     shared: Arc<Shared>,
     counters: Arc<NodeCounters>,
+) -> Result<Kernel> {
+    let key = if index.is_multiple_of(2) { validator_key(node.op) } else { 0 };
+    build_version(ctx, prefix, index, node, out_size, shared, counters, key, None)
+}
+
+/// [`build`] with the validator key `key`, as the successor of `predecessor` when given (staged
+/// as a module reload stages it: same name and enumeration, swapped in by the caller).
+#[allow(clippy::too_many_arguments)]
+pub fn build_version(
+    ctx: &Context,
+    prefix: &str,
+    index: usize,
+    node: &NodeSpec,
+    out_size: (u32, u32),
+    shared: Arc<Shared>,
+    counters: Arc<NodeCounters>,
+    key: u64,
+    predecessor: Option<&Kernel>,
 ) -> Result<Kernel> {
     let k = K {
         index,
@@ -134,12 +162,16 @@ pub fn build(
         k.counters.set_border(t.border());
     }
     let name = format!("{prefix}.{}", node.name);
-    let id = ctx.allocate_user_kernel_id()?;
+    let id = match predecessor {
+        Some(old) => old.enumeration(),
+        None => ctx.allocate_user_kernel_id()?,
+    };
     let n = node.op.num_params();
     let mut b = match &node.tiling {
         Some(_) => ctx.tiling_kernel(&name, id, n),
         None => ctx.user_kernel(&name, id, n),
-    };
+    }
+    .__reload_test_hook(key, predecessor.is_some());
     b = b.validate(validator(node.op));
     match &node.tiling {
         Some(t) => {

@@ -6,8 +6,12 @@
 //! with an independent reference interpreter written from the specs.
 //!
 //! [`run_seed`] runs one seed on a thread of its own under `catch_unwind` and a watchdog: a panic
-//! or a hang is a failure like a wrong pixel. Module reloads between frames are not exercised
-//! (they need built cdylibs; `tests/tests/target_modules.rs` covers them).
+//! or a hang is a failure like a wrong pixel. Module reloads between frames are simulated in
+//! process (a step swaps new versions of some nodes' kernels in, through `Kernel::__replace_in_process`,
+//! the validator key kept, dropped or changed): the runtime re-verifies the rebound nodes alone
+//! where it can, and with `VX_VERIFY_CHECK=1` (the `random_graphs` binary sets it; debug builds
+//! always) compares that with a full verification after each. Real cdylib reloads are covered by
+//! `tests/tests/{module_reload,target_modules,reload_reverify}.rs`.
 
 pub mod checks;
 pub mod generate;
@@ -41,6 +45,8 @@ pub struct Stats {
     pub illegal_refused: u64,
     /// Re-verification steps.
     pub steps: u64,
+    /// Of which in-process module reloads.
+    pub reloads: u64,
     /// Output pixels compared.
     pub pixels_compared: u64,
 }
@@ -54,6 +60,7 @@ impl std::ops::AddAssign for Stats {
         self.plans_checked += o.plans_checked;
         self.illegal_refused += o.illegal_refused;
         self.steps += o.steps;
+        self.reloads += o.reloads;
         self.pixels_compared += o.pixels_compared;
     }
 }
@@ -63,7 +70,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "{} graphs, {} frames ({} pipelined), {} alias decisions checked, {} memory plans checked, \
-             {} illegal constructs refused, {} re-verification steps, {} output pixels compared",
+             {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -71,6 +78,7 @@ impl fmt::Display for Stats {
             self.plans_checked,
             self.illegal_refused,
             self.steps,
+            self.reloads,
             self.pixels_compared
         )
     }

@@ -58,6 +58,8 @@ pub struct Runner {
     scalars: Vec<Scalar>,
     nodes: Vec<Option<Node>>,
     counters: Vec<Arc<NodeCounters>>,
+    /// Validator keys set by reloads (node → key; otherwise `kernels::build`'s).
+    keys: std::collections::HashMap<usize, u64>,
     shared: Arc<Shared>,
     queues: Vec<LiveQueue>,
     /// Graph parameters added by replacement steps: (node, parameter) → graph parameter.
@@ -195,6 +197,7 @@ impl Runner {
             scalars: Vec::new(),
             nodes: Vec::new(),
             counters: Vec::new(),
+            keys: Default::default(),
             shared: Arc::default(),
             queues: Vec::new(),
             gparams: Vec::new(),
@@ -557,12 +560,13 @@ impl Runner {
     /// One random re-verification step; returns its label.
     fn step(&mut self, s: usize) -> R<String> {
         for _ in 0..8 {
-            let label = match self.rng.below(6) {
+            let label = match self.rng.below(7) {
                 0 => self.scalar_change(),
                 1 => self.add_remove_node()?,
                 2 => self.replace_param()?,
                 3 => self.border_flip()?,
                 4 => self.retarget()?,
+                5 => self.reload()?,
                 _ => self.scalar_change(),
             };
             if let Some(l) = label {
@@ -573,6 +577,52 @@ impl Runner {
             }
         }
         Ok(format!("step {s}: nothing applicable"))
+    }
+
+    /// A module reload, in process: new versions of some nodes' kernels (same code) swapped in, with
+    /// the validator key kept (the rebound nodes are re-verified alone, kept), dropped (validated
+    /// again) or changed (another shape: the full path). Outputs must not change.
+    fn reload(&mut self) -> R<Option<String>> {
+        let live: Vec<usize> = (0..self.spec.nodes.len()).filter(|&n| self.nodes[n].is_some()).collect();
+        if live.is_empty() {
+            return Ok(None);
+        }
+        let mut chosen: Vec<usize> = live.iter().copied().filter(|_| self.rng.chance(1, 2)).collect();
+        if chosen.is_empty() {
+            chosen.push(*self.rng.pick(&live));
+        }
+        let prefix = format!("rg{}", self.spec.seed);
+        let mut what = Vec::new();
+        for n in chosen {
+            let node = self.spec.nodes[n].clone();
+            let name = format!("{prefix}.{}", node.name);
+            let old = self.ctx.kernel_by_name(&name).at("reload", "Context::kernel_by_name")?;
+            let built = if n.is_multiple_of(2) { kernels::validator_key(node.op) } else { 0 };
+            let current = self.keys.get(&n).copied().unwrap_or(built);
+            let key = match self.rng.below(4) {
+                0 | 1 => current,
+                2 => 0,
+                _ => kernels::validator_key(node.op).wrapping_add(1),
+            };
+            let out = &self.spec.images[node.output];
+            let new = kernels::build_version(
+                &self.ctx,
+                &prefix,
+                n,
+                &node,
+                (out.w, out.h),
+                self.shared.clone(),
+                self.counters[n].clone(),
+                key,
+                Some(&old),
+            )
+            .at("reload", "building a successor kernel")?;
+            old.__replace_in_process(&new).at("reload", "Kernel::__replace_in_process")?;
+            self.keys.insert(n, key);
+            what.push(format!("{}{}", node.name, if key == current { "" } else { " (validator key changed)" }));
+        }
+        self.stats.reloads += 1;
+        Ok(Some(format!("reload of {}", what.join(", "))))
     }
 
     fn scalar_change(&mut self) -> Option<String> {

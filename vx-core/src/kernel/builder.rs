@@ -92,6 +92,15 @@ impl<'c> KernelBuilder<'c> {
         self
     }
 
+    /// Test hook (the randomized graph test): a kernel's validator key, as a module's generated
+    /// validator declares it; and a successor staged as a module reload stages it (not registered:
+    /// [`Kernel::__replace_in_process`] swaps it in).
+    #[doc(hidden)]
+    pub fn __reload_test_hook(self, key: u64, staged: bool) -> Self {
+        let b = self.validator_key(key);
+        if staged { b.staged() } else { b }
+    }
+
     /// The process function (required for user kernels).
     pub fn process(mut self, f: impl Fn(&mut ProcessContext<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
         self.process = Some(Arc::new(f));

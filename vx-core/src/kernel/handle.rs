@@ -279,6 +279,23 @@ impl Kernel {
         Ok(())
     }
 
+    /// Test hook (the randomized graph test): swap in `successor` (built with
+    /// `KernelBuilder::__reload_test_hook(_, true)` and finalized) as a module reload swaps a new
+    /// version of this kernel in: graphs rebind their nodes at their next run.
+    #[doc(hidden)]
+    pub fn __replace_in_process(&self, successor: &Kernel) -> Result<()> {
+        if successor.inner.name != self.inner.name || successor.inner.final_().is_none() {
+            return Err(self.err(ErrorKind::InvalidParameters, "a successor has the kernel's name and is finalized"));
+        }
+        let _swap = self.table.swap();
+        let mut registry = self.table.registry();
+        self.inner.replace_with(&successor.inner);
+        registry.replace(&self.inner, Arc::clone(&successor.inner));
+        drop(registry);
+        self.table.note_reload();
+        Ok(())
+    }
+
     /// `VX_KERNEL_NAME`.
     pub fn name(&self) -> &str {
         &self.inner.name
