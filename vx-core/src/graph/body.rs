@@ -10,7 +10,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::node::Perf;
 use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
-use crate::kernel::users::{KernelUse, StaleNode};
+use crate::kernel::users::StaleNode;
 use crate::shared::ResourceSlot;
 use crate::support::sync::get_mut;
 use crate::support::sync::lock;
@@ -100,7 +100,7 @@ impl GraphBody {
         let kernels = &g.ctx.inner.kernels;
         let epoch = kernels.reload_epoch();
         if self.kernel_replaced(kernels) {
-            rebind_replaced(self, kernels, &g.name).map_err(|e| e.in_graph(&g.name()))?;
+            rebind_replaced(self, kernels).map_err(|e| e.in_graph(&g.name()))?;
             // Every node is on the newest version as of `epoch` (or of a later reload).
             self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
         }
@@ -146,8 +146,8 @@ pub(crate) struct GraphInner {
 /// Which nodes move, and to which kernel, is decided in one step under the kernel table's
 /// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
 /// version, never some on the old and some on the new. The deinits run after the lock is released.
-pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph: &Arc<Mutex<String>>) -> Result<()> {
-    let moves: Vec<(usize, Arc<KernelInner>, Arc<KernelUse>)> = {
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<()> {
+    let moves: Vec<(usize, Arc<KernelInner>)> = {
         let _consistent = kernels.rebinding();
         let moving: Vec<(usize, Arc<KernelInner>)> = body
             .nodes
@@ -160,12 +160,12 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph
             // the version it has.
             .filter(|(i, next)| !Arc::ptr_eq(&body.nodes[*i].as_ref().expect("live").kernel, next))
             .collect();
-        // Registered where the move is decided (under the read side): a reload sees it.
-        let users = kernels.register_uses(
-            graph,
-            moving.iter().map(|(i, next)| (next, body.nodes[*i].as_ref().expect("live").name.as_str())),
-        );
-        moving.into_iter().zip(users).map(|((i, next), user)| (i, next, user)).collect()
+        // Each node's use moves where the move is decided (under the read side): a reload's look
+        // sees it on the old version or the new.
+        for (i, next) in &moving {
+            body.nodes[*i].as_ref().expect("live").user.rebind(Arc::clone(next));
+        }
+        moving
     };
     if moves.is_empty() {
         return Ok(());
@@ -174,7 +174,7 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph
     // A verified graph changed only by reloads keeps what its graph passes produced: the next
     // verification visits the rebound nodes alone (`verify/rebound.rs`).
     let proportional = body.products.is_some();
-    for (i, next, user) in moves {
+    for (i, next) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
         // While proportional, only reloads have changed the graph since its verification, so a
         // dirty node is one rebound before (it keeps what it was verified with).
@@ -196,7 +196,6 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, graph
         s.valid_rect_fns.resize(n, None);
         s.tiling = None;
         s.kernel = next;
-        s.user = user;
         s.dirty = true;
         body.reloads += 1;
     }

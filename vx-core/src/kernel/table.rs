@@ -59,16 +59,6 @@ impl KernelTable {
         self.reloads.fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 
-    /// Register the uses of several nodes at once (one lock).
-    pub(crate) fn register_uses<'a>(
-        &self,
-        graph: &Arc<Mutex<String>>,
-        nodes: impl Iterator<Item = (&'a Arc<KernelInner>, &'a str)>,
-    ) -> Vec<Arc<KernelUse>> {
-        let mut uses = lock(&self.uses);
-        nodes.map(|(k, node)| uses.register(k, graph, node)).collect()
-    }
-
     /// Exclusive: a reload swapping kernels.
     pub(crate) fn swap(&self) -> RwLockWriteGuard<'_, ()> {
         self.swap.write().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -99,7 +89,7 @@ impl KernelTable {
     /// rebinds to the newest at its next process). A reload calls it holding [`swap`](Self::swap).
     pub(crate) fn uses_where(&self, pred: impl Fn(&Arc<KernelInner>) -> bool) -> Vec<Arc<KernelUse>> {
         let all = lock(&self.uses).live();
-        all.into_iter().filter(|u| pred(&u.kernel.latest())).collect()
+        all.into_iter().filter(|u| pred(&u.kernel().latest())).collect()
     }
 }
 

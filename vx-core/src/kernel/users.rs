@@ -30,8 +30,8 @@ pub struct StaleNode {
 
 /// One node's use of one kernel version; the node owns it, the table holds it weakly.
 pub(crate) struct KernelUse {
-    /// The version the node runs.
-    pub(crate) kernel: Arc<KernelInner>,
+    /// The version the node runs (a rebind replaces it in place, under the table's read side).
+    kernel: Mutex<Arc<KernelInner>>,
     /// The graph's name (shared with the graph: a rename shows).
     graph: Arc<Mutex<String>>,
     /// The node's name (kept up to date by `Node::set_name`).
@@ -39,6 +39,17 @@ pub(crate) struct KernelUse {
 }
 
 impl KernelUse {
+    /// The version the node runs.
+    pub(crate) fn kernel(&self) -> Arc<KernelInner> {
+        Arc::clone(&lock(&self.kernel))
+    }
+
+    /// The node now runs `next` (a rebind, under the table's read side, so a reload's look sees
+    /// the node on one version or the other, never on none).
+    pub(crate) fn rebind(&self, next: Arc<KernelInner>) {
+        *lock(&self.kernel) = next;
+    }
+
     pub(crate) fn set_node_name(&self, name: &str) {
         *lock(&self.node) = name.to_owned();
     }
@@ -70,7 +81,7 @@ impl KernelUses {
             self.live_at_prune = self.uses.len();
         }
         let u = Arc::new(KernelUse {
-            kernel: Arc::clone(kernel),
+            kernel: Mutex::new(Arc::clone(kernel)),
             graph: Arc::clone(graph),
             node: Mutex::new(node.to_owned()),
         });

@@ -91,8 +91,9 @@ fn stale_nodes(uses: &[Arc<KernelUse>]) -> Vec<StaleNode> {
         .iter()
         .map(|u| {
             let (graph, node) = u.names();
-            let (module, version) = origin(&u.kernel).unzip();
-            StaleNode { graph, node, kernel: u.kernel.name.clone(), module, version }
+            let kernel = u.kernel();
+            let (module, version) = origin(&kernel).unzip();
+            StaleNode { graph, node, kernel: kernel.name.clone(), module, version }
         })
         .collect();
     nodes.sort_by(|a, b| (&a.graph, &a.node).cmp(&(&b.graph, &b.node)));
