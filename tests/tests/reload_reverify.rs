@@ -1,8 +1,9 @@
-//! Re-verification after a module reload, proportional to the change (issue 35,
-//! `vx-core/src/graph/verify/rebound.rs`): a reload that keeps every kernel's shape and generated
-//! validator re-verifies the rebound nodes alone — the `verify` span names how many — and the result
-//! is exactly a full verification's (in debug builds every such re-verification is followed by the
-//! full path and compared, an error if they differ); any other change takes the full path.
+//! Re-verification proportional to the change (issue 35, `vx-core/src/graph/verify/rebound.rs`): a
+//! reload that keeps every kernel's shape and generated validator re-verifies the rebound nodes
+//! alone, and an input replaced by a real image of the same meta data its node alone — the `verify`
+//! span names how many — with exactly a full verification's result (in debug builds every such
+//! re-verification is followed by the full path and compared, an error if they differ); a
+//! re-verification trigger takes the full path.
 
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
@@ -46,8 +47,8 @@ impl Verifies {
 const W: u32 = 40;
 const H: u32 = 12;
 
-/// input → (not → gaussian3x3) × 10 → output, virtual intermediates, and a branch off the first
-/// `not` to a second output through `box3x3`.
+/// input → (not → gaussian3x3) × 10 → output, virtual intermediates, and a branch off the input
+/// to a second output through `box3x3` (returned: its input has no alias hint).
 fn graph(ctx: &Context) -> (Graph, Node, Image, Image, Image) {
     let g = Graph::new(ctx).unwrap();
     let input = Image::new(ctx, W, H, ImageFormat::U8).unwrap();
@@ -62,9 +63,9 @@ fn graph(ctx: &Context) -> (Graph, Node, Image, Image, Image) {
     let mut first = None;
     for i in 0..10 {
         let a = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
-        first.get_or_insert(g.add_node(&not, [&prev, &a]).unwrap());
+        g.add_node(&not, [&prev, &a]).unwrap();
         if i == 0 {
-            g.add_node(&boxk, [&a, &side]).unwrap();
+            first.get_or_insert(g.add_node(&boxk, [&input, &side]).unwrap());
         }
         let b = if i == 9 { out.clone() } else { Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap() };
         g.add_node(&gauss, [&a, &b]).unwrap();
@@ -93,7 +94,7 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
         let seen = verifies.take();
         // The rebound-only re-verification (21 nodes), then — debug builds — the full path it is
         // checked against; never the full path alone.
-        assert!(seen.first().is_some_and(|f| f.contains("rebound=21")), "{seen:?}");
+        assert!(seen.first().is_some_and(|f| f.contains("proportional=21")), "{seen:?}");
         assert_eq!(seen.len(), if cfg!(debug_assertions) { 2 } else { 1 }, "{seen:?}");
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
         assert_eq!(format!("{:?}", g.memory_plan().unwrap()), plan);
@@ -102,17 +103,26 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
         ctx.reload_module("vx_filters").unwrap();
         ctx.reload_module("vx_filters").unwrap();
         g.process().unwrap();
-        assert!(verifies.take().first().is_some_and(|f| f.contains("rebound=21")));
+        assert!(verifies.take().first().is_some_and(|f| f.contains("proportional=21")));
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
 
-        // A reload and another change: the full path (no rebound-only re-verification).
-        ctx.reload_module("vx_filters").unwrap();
+        // An input replaced by a real image of the same meta data: that node alone.
         let other = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
         other.copy_from(Rect::full(W, H), 0, &input.to_vec::<u8>().unwrap()).unwrap();
         first.set_parameter(0, Reference::from(&other)).unwrap();
         g.process().unwrap();
+        assert!(verifies.take().first().is_some_and(|f| f.contains("proportional=1")));
+        assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
+
+        // A reload and a re-verification trigger (a border change): the full path.
+        ctx.reload_module("vx_filters").unwrap();
+        let border = first.border().unwrap();
+        first
+            .set_border(if border == BorderMode::Undefined { BorderMode::Self_ } else { BorderMode::Undefined })
+            .unwrap();
+        g.process().unwrap();
         let seen = verifies.take();
-        assert!(seen.iter().all(|f| !f.contains("rebound")), "{seen:?}");
+        assert!(seen.iter().all(|f| !f.contains("proportional")), "{seen:?}");
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
     }
 }

@@ -117,7 +117,11 @@ impl GraphBody {
         self.verified = false;
         self.state = GraphState::Unverified;
         self.products = None;
-        self.rebound.clear();
+        for r in self.rebound.drain(..) {
+            if let Some(s) = self.nodes.get_mut(r.node).and_then(Option::as_mut) {
+                s.noted = None;
+            }
+        }
         // A node added or changed may hold a replaced kernel: look at the next run.
         self.checked_reloads.store(NOT_CHECKED, std::sync::atomic::Ordering::Relaxed);
     }
@@ -176,15 +180,29 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
     let proportional = body.products.is_some();
     for (i, next) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
-        // While proportional, only reloads have changed the graph since its verification, so a
-        // dirty node is one rebound before (it keeps what it was verified with).
-        if proportional && !s.dirty {
-            body.rebound.push(verify::Rebound {
-                node: i,
-                verified_with: Arc::clone(&s.kernel),
-                had_valid_rect_fn: s.valid_rect_fns.iter().any(Option::is_some),
-                tiling: s.tiling.take(),
-            });
+        // A node noted before keeps what it was verified with (a second reload, or an input
+        // replaced first).
+        if proportional {
+            let had_valid_rect_fn = s.valid_rect_fns.iter().any(Option::is_some);
+            match s.noted {
+                None => {
+                    s.noted = Some(body.rebound.len());
+                    body.rebound.push(verify::Rebound {
+                        node: i,
+                        reloaded: true,
+                        verified_with: Arc::clone(&s.kernel),
+                        had_valid_rect_fn,
+                        tiling: s.tiling.take(),
+                    });
+                }
+                Some(k) if !body.rebound[k].reloaded => {
+                    let r = &mut body.rebound[k];
+                    r.reloaded = true;
+                    r.had_valid_rect_fn = had_valid_rect_fn;
+                    r.tiling = s.tiling.take();
+                }
+                Some(_) => {}
+            }
         }
         if let Err(e) = s.deinit(&kernels.shared) {
             first_error.get_or_insert(e);

@@ -243,6 +243,7 @@ impl Graph {
             alias_candidates: Vec::new(),
             tiling: None,
             dirty: true,
+            noted: None,
             initialized: false,
             valid_rect_fns: vec![None; fin.params.len()],
             run: Arc::new(Mutex::new(NodeRun {

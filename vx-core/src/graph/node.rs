@@ -140,9 +140,18 @@ impl Node {
                 (Some(a), Some(b)) => a.meta() != b.meta(),
                 _ => true,
             };
+            let replaced = match (old, &value) {
+                (Some(a), Some(b)) if !trigger => Some((a.clone(), b.clone())),
+                _ => None,
+            };
             s.params[index as usize] = value;
             s.dirty |= trigger;
-            body.invalidate();
+            // Same meta data: no trigger, and often nothing the graph passes read changed.
+            let proportional = replaced
+                .is_some_and(|(a, b)| crate::graph::verify::note_input_replaced(body, i, index as usize, &a, &b));
+            if !proportional {
+                body.invalidate();
+            }
             Ok(())
         })
     }

@@ -61,6 +61,8 @@ pub(crate) struct NodeSlot {
     pub(crate) tiling: Option<crate::graph::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
     pub(super) dirty: bool,
+    /// Its entry in `GraphBody::rebound` (a proportional re-verification will visit it).
+    pub(super) noted: Option<usize>,
     /// Validate and init ran (so deinit is due at re-verification or destruction).
     pub(crate) initialized: bool,
     pub(super) valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,

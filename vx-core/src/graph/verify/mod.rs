@@ -54,7 +54,7 @@ pub use aliasing::AliasDecision;
 pub(crate) use frames::FrameSlots;
 pub(crate) use memory_plan::PlanState;
 pub use memory_plan::{MemoryPlan, PlannedBuffer};
-pub(crate) use rebound::{Products, Rebound, reverify_rebound};
+pub(crate) use rebound::{Products, Rebound, note_input_replaced, reverify_rebound};
 pub use scratch::{KernelMemoryUse, NodeMemoryUse};
 
 /// A pass over the whole graph.
@@ -141,13 +141,18 @@ pub(super) struct NodeVerification {
 }
 
 impl<'g> Verification<'g> {
-    /// A verification of `body` starting from nothing.
-    pub(super) fn new(graph: &'g GraphInner, body: &GraphBody, full: bool) -> Self {
+    /// A verification of `body` starting from nothing (`live`: list the live nodes, which every
+    /// graph pass needs).
+    pub(super) fn new(graph: &'g GraphInner, body: &GraphBody, full: bool, live: bool) -> Self {
         Verification {
             graph,
             gname: graph.name(),
             full,
-            live: body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect(),
+            live: if live {
+                body.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|_| i)).collect()
+            } else {
+                Vec::new()
+            },
             writers: Vec::new(),
             writer_index: Default::default(),
             schedule: Vec::new(),
@@ -205,7 +210,7 @@ fn verify_until(
 ) -> Result<()> {
     let _active = ActiveGuard::enter(g.id);
     body.invalidate();
-    let mut v = Verification::new(g, body, full);
+    let mut v = Verification::new(g, body, full, true);
     if let Some(seed) = seed {
         v.changed = seed.changed;
         v.preverified = seed.preverified;

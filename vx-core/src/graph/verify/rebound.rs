@@ -1,4 +1,5 @@
-//! Re-verification after a module reload, proportional to the change (issue 35).
+//! Re-verification after a module reload (or an input replaced by one of the same meta data),
+//! proportional to the change (issue 35).
 //!
 //! A reload rebinds nodes to their kernels' new versions (`graph/body.rs`); the graph was verified
 //! before and nothing else changed. The full path would rerun every graph pass over the whole graph
@@ -40,9 +41,12 @@ use crate::kernel::record::KernelInner;
 
 use super::{NODE_PASSES, NodeVerification, Seed, Verification, nodes, verify_until};
 
-/// A node rebound by a reload since the graph's last verification.
+/// A node rebound by a reload, or whose input was replaced by an object of the same meta data,
+/// since the graph's last verification.
 pub(crate) struct Rebound {
     pub(crate) node: usize,
+    /// Rebound by a reload (else only an input replaced).
+    pub(crate) reloaded: bool,
     /// The version it was verified with (held until this re-verification: its shape is compared).
     pub(crate) verified_with: Arc<KernelInner>,
     /// It had a valid-rectangle callback from that version's validator.
@@ -112,6 +116,9 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         return Ok(false);
     }
     let mut rebound = std::mem::take(&mut body.rebound);
+    for r in &rebound {
+        body.nodes[r.node].as_mut().expect("noted nodes are live").noted = None;
+    }
     // Most rebound nodes share one (old, new) pair of versions: compare each pair once.
     let mut same_shape: Option<(*const KernelInner, *const KernelInner)> = None;
     for r in &rebound {
@@ -128,13 +135,14 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
     }
     let _active = ActiveGuard::enter(g.id);
     let products = body.products.take().expect("checked");
-    let mut v = Verification::new(g, body, false);
+    // `live` stays empty: no pass run here reads it, and filling it would visit every node.
+    let mut v = Verification::new(g, body, false, false);
     v.writers = products.writers;
     v.writer_index = products.writer_index;
     v.producers = products.producers;
     v.alias_topology = products.alias_topology;
     v.schedule = std::mem::take(&mut body.schedule);
-    let _span = tracing::info_span!("verify", graph = %v.gname, rebound = rebound.len()).entered();
+    let _span = tracing::info_span!("verify", graph = %v.gname, proportional = rebound.len()).entered();
     // Schedule order: a node's validator sees what its (rebound) producers completed.
     let mut position = vec![usize::MAX; body.nodes.len()];
     for (i, &n) in v.schedule.iter().flatten().enumerate() {
@@ -147,16 +155,31 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         let s = body.nodes[r.node].as_mut().expect("rebound nodes are live");
         visited[r.node] = true;
         let before = node_inputs(s);
-        let keep = s.kernel.validator_key != 0 && !r.had_valid_rect_fn && r.tiling.is_some() == s.tiling_kernel();
+        let keep = r.reloaded
+            && s.kernel.validator_key != 0
+            && !r.had_valid_rect_fn
+            && r.tiling.is_some() == s.tiling_kernel();
         let mut nv = NodeVerification { node: r.node, ..Default::default() };
+        let always = |v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification| {
+            NODE_PASSES.iter().filter(|p| p.always).try_for_each(|pass| (pass.run)(v, s, nv))
+        };
         let result = if keep {
+            // The validator would return what it returned (same key, same input metas): its
+            // metas and tile plan stand; the new code's local data, target and init are done.
             s.tiling = r.tiling.take();
             nodes::local_data_before_validate(&v, s)
                 .and_then(|()| nodes::targets(&mut v, s, &mut nv))
                 .and_then(|()| nodes::init(&mut v, s, &mut nv))
-        } else {
+                .and_then(|()| always(&mut v, s, &mut nv))
+        } else if r.reloaded || s.dirty {
             NODE_PASSES.iter().try_for_each(|pass| (pass.run)(&mut v, s, &mut nv))
-        };
+        } else {
+            // An input replaced by one of the same meta data: no trigger, the passes every node
+            // gets (its alias decisions, its valid rectangles).
+            always(&mut v, s, &mut nv)
+        }
+        // What the `buffers` pass does for the node's objects (a replacing input is new).
+        .and_then(|()| s.params.iter().flatten().try_for_each(Reference::ensure_allocated));
         if let Err(e) = result {
             body.schedule = std::mem::take(&mut v.schedule);
             return Err(e);
@@ -174,8 +197,9 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
     }
     body.schedule = std::mem::take(&mut v.schedule);
     body.products = Some(v.into_products());
-    for n in body.nodes.iter_mut().flatten() {
-        n.dirty = false;
+    // Only visited nodes can be dirty: nothing else changed since the last verification.
+    for r in &rebound {
+        body.nodes[r.node].as_mut().expect("rebound nodes are live").dirty = false;
     }
     body.verified = true;
     body.state = GraphState::Verified;
@@ -195,6 +219,46 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         }
     }
     Ok(true)
+}
+
+/// Node `node`'s input `param` was replaced by an object of the same meta data (no re-verification
+/// trigger). If what the graph passes read cannot have changed — both objects real and written by
+/// no node, the parameter in none of the node's alias hints, the graph sequential and its last
+/// complete verification's products kept — the node is noted for a proportional re-verification
+/// and true returned; else false (the caller invalidates the graph).
+pub(crate) fn note_input_replaced(
+    body: &mut GraphBody,
+    node: usize,
+    param: usize,
+    old: &Reference,
+    new: &Reference,
+) -> bool {
+    let Some(products) = &body.products else { return false };
+    if body.pipeline.is_some() || old.is_virtual() || new.is_virtual() {
+        return false;
+    }
+    if products.writer_index.any_overlapping(old) || products.writer_index.any_overlapping(new) {
+        return false;
+    }
+    let s = body.nodes[node].as_mut().expect("live node");
+    let hinted =
+        s.kernel.final_().is_some_and(|f| f.alias_hints.iter().any(|h| h.a as usize == param || h.b as usize == param));
+    if hinted || s.spec(param).direction != Direction::Input {
+        return false;
+    }
+    if s.noted.is_none() {
+        s.noted = Some(body.rebound.len());
+        body.rebound.push(Rebound {
+            node,
+            reloaded: false,
+            verified_with: Arc::clone(&s.kernel),
+            had_valid_rect_fn: false,
+            tiling: None,
+        });
+    }
+    body.verified = false;
+    body.state = GraphState::Unverified;
+    true
 }
 
 /// The verified state of a graph, as text: what a verification decides, node by node and for the
