@@ -82,12 +82,17 @@ impl Graph {
             crate::graph::check_param(g, &s.kernel, p, s.spec(p), &value)?;
         }
         let trigger = old.meta() != value.meta();
-        for (n, p) in sites {
+        let mut proportional = !trigger;
+        for &(n, p) in &sites {
             let s = body.nodes[n].as_mut().expect("sites are live nodes");
             s.params[p] = Some(value.clone());
             s.dirty |= trigger;
+            // Same meta data: each site's node alone when nothing the graph passes read changed.
+            proportional = proportional && crate::graph::verify::note_input_replaced(&mut body, n, p, &old, &value);
         }
-        body.invalidate();
+        if !proportional {
+            body.invalidate();
+        }
         Ok(())
     }
 }
