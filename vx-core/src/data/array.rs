@@ -2,11 +2,12 @@
 //! appended, read and truncated. Virtual arrays get their item type and capacity at verify.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use vx_plugin_abi::Rect;
 
 use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::kind::{Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
@@ -150,8 +151,17 @@ pub(super) struct ArrayState {
     pub(super) num_items: usize,
 }
 
-pub(crate) struct ArrayObj {
-    pub(super) header: ObjectHeader,
+/// The meta data of an array (`VX_ARRAY_ITEMTYPE`, `VX_ARRAY_CAPACITY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayMeta {
+    /// Item type (`None`: a virtual array not yet completed).
+    pub item_type: Option<ArrayItemType>,
+    /// Most items it holds.
+    pub capacity: usize,
+}
+
+/// The state behind a Array handle, next to its header.
+pub struct ArrayBody {
     state: Mutex<ArrayState>,
     buffer: SharedBuffer,
     /// Item type and capacity as given at creation (partial for virtual arrays).
@@ -159,15 +169,18 @@ pub(crate) struct ArrayObj {
 }
 
 /// An array handle.
-#[derive(Clone)]
-pub struct Array {
-    pub(crate) obj: Arc<ArrayObj>,
-}
+pub type Array = Handle<ArrayKind>;
 
-impl fmt::Debug for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state();
-        write!(f, "Array('{}', {:?}, {}/{})", self.name(), s.item_type, s.num_items, s.capacity)
+/// The [`ObjectKind`] of Array.
+pub struct ArrayKind;
+
+impl ObjectKind for ArrayKind {
+    const NAME: &'static str = "Array";
+    type Meta = ArrayMeta;
+    type Body = ArrayBody;
+    fn fmt_details(h: &Array, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = h.state();
+        write!(f, "{:?}, {}/{}", s.item_type, s.num_items, s.capacity)
     }
 }
 
@@ -202,18 +215,18 @@ impl Array {
     }
 
     pub(super) fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
-        Ok(Array {
-            obj: Arc::new(ArrayObj {
-                header,
+        Ok(Handle::from_body(
+            header,
+            ArrayBody {
                 state: Mutex::new(ArrayState { item_type, capacity, num_items: 0 }),
                 buffer: SharedBuffer::new(),
                 declared: (item_type, capacity),
-            }),
-        })
+            },
+        ))
     }
 
     fn lock(&self) -> MutexGuard<'_, ArrayState> {
-        lock(&self.obj.state)
+        lock(&self.obj.body.state)
     }
 
     pub(super) fn state(&self) -> ArrayState {
@@ -236,17 +249,9 @@ impl Array {
     pub fn num_items(&self) -> usize {
         self.state().num_items
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for arrays created with [`Array::new_virtual`].
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
     /// True once the item storage exists.
     pub fn is_allocated(&self) -> bool {
-        self.obj.buffer.is_allocated()
+        self.obj.body.buffer.is_allocated()
     }
 
     /// A new virtual array of the same graph with this (completed) array's item type and capacity:
@@ -275,6 +280,7 @@ impl Array {
                 .on_object(&self.name()));
         };
         self.obj
+            .body
             .buffer
             .ensure(it.size() * s.capacity, &self.obj.header.ctx.resources)
             .map_err(|e| e.on_object(&self.name()))
@@ -301,14 +307,14 @@ impl Array {
                 .on_object(&self.name())
                 .expected_found(format!("at most {} more items", s.capacity - s.num_items), items.len()));
         }
-        let lease = self.obj.buffer.acquire(WHOLE, true)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, true)?;
         // SAFETY: num_items + items.len() <= capacity, the buffer holds capacity items of T (type
         // checked above; T has the item size and alignment <= 64), and the write lease is exclusive.
         unsafe {
             let dst = (lease.ptr as *mut T).add(s.num_items);
             std::ptr::copy_nonoverlapping(items.as_ptr(), dst, items.len());
         }
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         s.num_items += items.len();
         Ok(())
     }
@@ -323,11 +329,11 @@ impl Array {
         let mut v = crate::support::size::try_vec::<T>("copy of the items", s.num_items)
             .map_err(|e| e.on_object(&self.name()))?;
         v.resize(s.num_items, T::default());
-        let lease = self.obj.buffer.acquire(WHOLE, false)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, false)?;
         // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away;
         // `v` holds num_items items.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr as *const T, v.as_mut_ptr(), s.num_items) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         Ok(v)
     }
 
@@ -360,11 +366,11 @@ impl Array {
                 .on_object(&self.name())
                 .expected_found(format!("at most {} more items", s.capacity - s.num_items), n));
         }
-        let lease = self.obj.buffer.acquire(WHOLE, true)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, true)?;
         // SAFETY: num_items + n <= capacity, so the destination range lies in the buffer of
         // capacity * size bytes; the write lease is exclusive; the source is a separate slice.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), lease.ptr.add(s.num_items * size), bytes.len()) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         s.num_items += n;
         Ok(())
     }
@@ -376,10 +382,10 @@ impl Array {
         let s = self.lock();
         let size = s.item_type.map_or(1, |t| t.size()).max(1);
         let n = s.num_items.min(out.len() / size);
-        let lease = self.obj.buffer.acquire(WHOLE, false)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, false)?;
         // SAFETY: n <= num_items items are initialised in the buffer; out holds n * size bytes.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr, out.as_mut_ptr(), n * size) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         Ok(n)
     }
 

@@ -38,13 +38,13 @@ pub trait BlobKind: ObjectKind<Body = BlobBody<Self>> {
 
 /// The handle of a data object: an `Arc` of its header and body.
 pub struct Handle<K: ObjectKind> {
-    pub(super) obj: Arc<Obj<K>>,
+    pub(crate) obj: Arc<Obj<K>>,
 }
 
 /// Header and body of one object.
 pub(crate) struct Obj<K: ObjectKind> {
     pub(super) header: ObjectHeader,
-    pub(super) body: K::Body,
+    pub(crate) body: K::Body,
 }
 
 /// The body of a [`BlobKind`] object.
@@ -69,6 +69,10 @@ impl<K: ObjectKind> fmt::Debug for Handle<K> {
 }
 
 impl<K: ObjectKind> Handle<K> {
+    /// The handle of a new object.
+    pub(super) fn from_body(header: ObjectHeader, body: K::Body) -> Self {
+        Handle { obj: Arc::new(Obj { header, body }) }
+    }
     /// The object's name.
     pub fn name(&self) -> String {
         self.obj.header.name()
@@ -83,8 +87,7 @@ impl<K: BlobKind> Handle<K> {
     /// A new object of `meta` under `header` (checked; the bytes are allocated at first need).
     pub(super) fn with_header(header: ObjectHeader, meta: K::Meta) -> Result<Self> {
         let bytes = K::layout(&meta).map_err(|e| e.on_object(&header.name()))?;
-        let body = BlobBody { data: Blob::new(bytes), extra: K::Extra::default(), meta };
-        Ok(Handle { obj: Arc::new(Obj { header, body }) })
+        Ok(Handle::from_body(header, BlobBody { data: Blob::new(bytes), extra: K::Extra::default(), meta }))
     }
 
     /// Every attribute that makes its meta data.

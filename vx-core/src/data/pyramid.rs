@@ -3,12 +3,13 @@
 //! parameters (and ROIs of them); writing the pyramid writes every level. A virtual pyramid's size
 //! and format may be unknown until verify.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::image::Image;
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Handle, ObjectKind};
 use crate::data::object::ObjectHeader;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -72,8 +73,8 @@ impl PyramidMeta {
     }
 }
 
-pub(crate) struct PyramidObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Pyramid handle, next to its header.
+pub struct PyramidBody {
     meta: Mutex<PyramidMeta>,
     /// As given at creation (partial for virtual pyramids).
     pub(crate) declared: PyramidMeta,
@@ -81,24 +82,18 @@ pub(crate) struct PyramidObj {
 }
 
 /// A pyramid handle.
-#[derive(Clone)]
-pub struct Pyramid {
-    pub(crate) obj: Arc<PyramidObj>,
-}
+pub type Pyramid = Handle<PyramidKind>;
 
-impl std::fmt::Debug for Pyramid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.meta();
-        write!(
-            f,
-            "Pyramid('{}', {} levels x {}, {} {}x{})",
-            self.name(),
-            m.levels,
-            m.scale,
-            m.format,
-            m.width,
-            m.height
-        )
+/// The [`ObjectKind`] of Pyramid.
+pub struct PyramidKind;
+
+impl ObjectKind for PyramidKind {
+    const NAME: &'static str = "Pyramid";
+    type Meta = PyramidMeta;
+    type Body = PyramidBody;
+    fn fmt_details(h: &Pyramid, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.meta();
+        write!(f, "{} levels x {}, {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
     }
 }
 
@@ -157,20 +152,20 @@ impl Pyramid {
                 Image::with_header(ObjectHeader::part_of(&header, "level", i)?, w, h, lf)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Pyramid { obj: Arc::new(PyramidObj { header, meta: Mutex::new(meta), declared: meta, levels }) })
+        Ok(Handle::from_body(header, PyramidBody { meta: Mutex::new(meta), declared: meta, levels }))
     }
 
     /// Every attribute.
     pub fn meta(&self) -> PyramidMeta {
-        *lock(&self.obj.meta)
+        *lock(&self.obj.body.meta)
     }
     /// `VX_PYRAMID_LEVELS`.
     pub fn levels(&self) -> usize {
-        self.obj.levels.len()
+        self.obj.body.levels.len()
     }
     /// `VX_PYRAMID_SCALE`.
     pub fn scale(&self) -> f32 {
-        self.obj.declared.scale
+        self.obj.body.declared.scale
     }
     /// `VX_PYRAMID_WIDTH` (level 0).
     pub fn width(&self) -> u32 {
@@ -184,14 +179,6 @@ impl Pyramid {
     pub fn format(&self) -> ImageFormat {
         self.meta().format
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for virtual pyramids.
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
 
     /// `vxGetPyramidLevel`: the image of level `index` (a handle to the same image each time).
     pub fn level(&self, index: usize) -> Result<Image> {
@@ -199,7 +186,7 @@ impl Pyramid {
     }
 
     pub(crate) fn level_ref(&self, index: usize) -> Result<&Image> {
-        self.obj.levels.get(index).ok_or_else(|| {
+        self.obj.body.levels.get(index).ok_or_else(|| {
             Error::new(ErrorKind::InvalidParameters, "no such pyramid level")
                 .on_object(&self.name())
                 .expected_found(format!("index < {}", self.levels()), index)
@@ -208,16 +195,16 @@ impl Pyramid {
 
     /// Every level, level 0 first.
     pub(crate) fn level_images(&self) -> &[Image] {
-        &self.obj.levels
+        &self.obj.body.levels
     }
 
     /// Complete (or re-complete) a virtual pyramid: every level gets its size. True when something
     /// changed. The caller checked the declared partial meta.
     pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
-        let mut m = lock(&self.obj.meta);
+        let mut m = lock(&self.obj.body.meta);
         let new = PyramidMeta { format, width, height, ..*m };
         let mut changed = *m != new;
-        for (img, (w, h)) in self.obj.levels.iter().zip(new.level_sizes()) {
+        for (img, (w, h)) in self.obj.body.levels.iter().zip(new.level_sizes()) {
             changed |= img.complete_virtual(format, w, h)?;
         }
         *m = new;
@@ -225,7 +212,7 @@ impl Pyramid {
     }
 
     pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.levels.iter().try_for_each(Image::ensure_allocated)
+        self.obj.body.levels.iter().try_for_each(Image::ensure_allocated)
     }
 }
 

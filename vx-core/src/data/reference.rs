@@ -12,6 +12,7 @@ use crate::data::convolution::{Convolution, ConvolutionMeta};
 use crate::data::distribution::{Distribution, DistributionMeta};
 use crate::data::image::Image;
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Handle, ObjectKind};
 use crate::data::lut::{Lut, LutMeta};
 use crate::data::matrix::{Matrix, MatrixMeta};
 use crate::data::object::ObjectHeader;
@@ -450,21 +451,33 @@ reference_from!(
 /// The most items an object array holds.
 pub const MAX_OBJECT_ARRAY_ITEMS: usize = 1 << 16;
 
-pub(crate) struct ObjectArrayObj {
-    pub(super) header: ObjectHeader,
+/// The meta data of an object array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectArrayMeta {
+    /// `VX_OBJECT_ARRAY_ITEMTYPE`.
+    pub item_type: DataType,
+    /// `VX_OBJECT_ARRAY_NUMITEMS`.
+    pub count: usize,
+}
+
+/// The state behind a ObjectArray handle, next to its header.
+pub struct ObjectArrayBody {
     items: Vec<Reference>,
     item_type: DataType,
 }
 
 /// An object array handle.
-#[derive(Clone)]
-pub struct ObjectArray {
-    pub(super) obj: Arc<ObjectArrayObj>,
-}
+pub type ObjectArray = Handle<ObjectArrayKind>;
 
-impl std::fmt::Debug for ObjectArray {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ObjectArray('{}', {} x {})", self.name(), self.count(), self.item_type())
+/// The [`ObjectKind`] of ObjectArray.
+pub struct ObjectArrayKind;
+
+impl ObjectKind for ObjectArrayKind {
+    const NAME: &'static str = "ObjectArray";
+    type Meta = ObjectArrayMeta;
+    type Body = ObjectArrayBody;
+    fn fmt_details(h: &ObjectArray, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} x {}", h.count(), h.item_type())
     }
 }
 
@@ -495,24 +508,16 @@ impl ObjectArray {
         let items = (0..count)
             .map(|i| Reference::with_meta(ObjectHeader::part_of(&header, "item", i)?, exemplar))
             .collect::<Result<Vec<_>>>()?;
-        Ok(ObjectArray { obj: Arc::new(ObjectArrayObj { header, items, item_type }) })
+        Ok(Handle::from_body(header, ObjectArrayBody { items, item_type }))
     }
 
     /// `VX_OBJECT_ARRAY_ITEMTYPE`.
     pub fn item_type(&self) -> DataType {
-        self.obj.item_type
+        self.obj.body.item_type
     }
     /// `VX_OBJECT_ARRAY_NUMITEMS`.
     pub fn count(&self) -> usize {
-        self.obj.items.len()
-    }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for virtual object arrays.
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
+        self.obj.body.items.len()
     }
 
     /// `vxGetObjectArrayItem`: item `index` (a handle to the same object each time).
@@ -533,7 +538,7 @@ impl ObjectArray {
     }
 
     pub(crate) fn item_ref(&self, index: usize) -> Result<&Reference> {
-        self.obj.items.get(index).ok_or_else(|| {
+        self.obj.body.items.get(index).ok_or_else(|| {
             Error::new(ErrorKind::InvalidParameters, "no such object array item")
                 .on_object(&self.name())
                 .expected_found(format!("index < {}", self.count()), index)
@@ -542,11 +547,11 @@ impl ObjectArray {
 
     /// Every item.
     pub fn items(&self) -> &[Reference] {
-        &self.obj.items
+        &self.obj.body.items
     }
 
     pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.items.iter().try_for_each(Reference::ensure_allocated)
+        self.obj.body.items.iter().try_for_each(Reference::ensure_allocated)
     }
 }
 

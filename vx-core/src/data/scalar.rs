@@ -1,6 +1,8 @@
 //! Scalars (`vx_scalar`): one value of any scalar type, read and written with type checks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+
+use crate::data::kind::{Handle, ObjectKind};
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
@@ -8,34 +10,42 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
 
-pub(crate) struct ScalarObj {
-    pub(super) header: ObjectHeader,
+/// The meta data of a scalar (`VX_SCALAR_TYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScalarMeta {
+    /// `VX_SCALAR_TYPE`.
+    pub scalar_type: ScalarType,
+}
+
+/// The state behind a Scalar handle, next to its header.
+pub struct ScalarBody {
     value: Mutex<ScalarValue>,
 }
 
 /// A scalar handle (`vxCreateScalar`). Its type is fixed at creation.
-#[derive(Clone)]
-pub struct Scalar {
-    pub(super) obj: Arc<ScalarObj>,
-}
+pub type Scalar = Handle<ScalarKind>;
 
-impl std::fmt::Debug for Scalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Scalar('{}', {:?})", self.name(), self.value())
+/// The [`ObjectKind`] of Scalar.
+pub struct ScalarKind;
+
+impl ObjectKind for ScalarKind {
+    const NAME: &'static str = "Scalar";
+    type Meta = ScalarMeta;
+    type Body = ScalarBody;
+    fn fmt_details(h: &Scalar, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", h.value())
     }
 }
 
 impl Scalar {
     /// A scalar holding `value`; its type is the value's.
     pub fn new(ctx: &impl AsContext, value: ScalarValue) -> Result<Scalar> {
-        Ok(Scalar {
-            obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }),
-        })
+        Ok(Scalar::with_header(ObjectHeader::new(ctx, "scalar", None)?, value))
     }
 
     /// A scalar under a given header (an object array's item).
     pub(super) fn with_header(header: ObjectHeader, value: ScalarValue) -> Scalar {
-        Scalar { obj: Arc::new(ScalarObj { header, value: Mutex::new(value) }) }
+        Handle::from_body(header, ScalarBody { value: Mutex::new(value) })
     }
 
     /// `VX_SCALAR_TYPE`.
@@ -45,12 +55,12 @@ impl Scalar {
 
     /// The current value.
     pub fn value(&self) -> ScalarValue {
-        *lock(&self.obj.value)
+        *lock(&self.obj.body.value)
     }
 
     /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
     pub fn set_value(&self, value: ScalarValue) -> Result<()> {
-        let mut v = lock(&self.obj.value);
+        let mut v = lock(&self.obj.body.value);
         if v.scalar_type() != value.scalar_type() {
             return Err(Error::new(ErrorKind::InvalidType, "the value's type is not the scalar's")
                 .on_object(&self.obj.header.name())
@@ -75,10 +85,6 @@ impl Scalar {
         self.set_value(value.into_value())
     }
 
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
     /// Rename the object.
     pub fn set_name(&self, name: &str) {
         self.obj.header.set_name(name)

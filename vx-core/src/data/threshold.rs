@@ -2,11 +2,12 @@
 //! format, with the true and false values written to an output format
 //! (`vxCopyThresholdValue`, `vxCopyThresholdRange`, `vxCopyThresholdOutput`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Handle, ObjectKind};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
@@ -48,21 +49,24 @@ pub struct ThresholdValues {
     pub false_value: i64,
 }
 
-pub(crate) struct ThresholdObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Threshold handle, next to its header.
+pub struct ThresholdBody {
     meta: ThresholdMeta,
     values: Mutex<ThresholdValues>,
 }
 
 /// A threshold handle.
-#[derive(Clone)]
-pub struct Threshold {
-    pub(super) obj: Arc<ThresholdObj>,
-}
+pub type Threshold = Handle<ThresholdKind>;
 
-impl std::fmt::Debug for Threshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Threshold('{}', {:?}, {:?})", self.name(), self.obj.meta, self.values_unchecked())
+/// The [`ObjectKind`] of Threshold.
+pub struct ThresholdKind;
+
+impl ObjectKind for ThresholdKind {
+    const NAME: &'static str = "Threshold";
+    type Meta = ThresholdMeta;
+    type Body = ThresholdBody;
+    fn fmt_details(h: &Threshold, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}, {:?}", h.obj.body.meta, h.values_unchecked())
     }
 }
 
@@ -132,32 +136,28 @@ impl Threshold {
                 .expected_found("U8, U16, S16, U32 or S32", meta.output_format));
         };
         let values = ThresholdValues { value: 0, lower: 0, upper: 0, true_value: top, false_value: 0 };
-        Ok(Threshold { obj: Arc::new(ThresholdObj { header, meta, values: Mutex::new(values) }) })
+        Ok(Handle::from_body(header, ThresholdBody { meta, values: Mutex::new(values) }))
     }
 
     /// Every attribute that makes its meta data.
     pub fn meta(&self) -> ThresholdMeta {
-        self.obj.meta
+        self.obj.body.meta
     }
     /// `VX_THRESHOLD_TYPE`.
     pub fn threshold_type(&self) -> ThresholdType {
-        self.obj.meta.threshold_type
+        self.obj.body.meta.threshold_type
     }
     /// `VX_THRESHOLD_INPUT_FORMAT`.
     pub fn input_format(&self) -> ImageFormat {
-        self.obj.meta.input_format
+        self.obj.body.meta.input_format
     }
     /// `VX_THRESHOLD_OUTPUT_FORMAT`.
     pub fn output_format(&self) -> ImageFormat {
-        self.obj.meta.output_format
-    }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
+        self.obj.body.meta.output_format
     }
 
     fn values_unchecked(&self) -> ThresholdValues {
-        *lock(&self.obj.values)
+        *lock(&self.obj.body.values)
     }
 
     fn values_impl(&self, access: Access) -> Result<ThresholdValues> {
@@ -177,7 +177,7 @@ impl Threshold {
 
     fn update(&self, access: Access, f: impl FnOnce(&mut ThresholdValues)) -> Result<()> {
         self.obj.header.check_access(access)?;
-        f(&mut lock(&self.obj.values));
+        f(&mut lock(&self.obj.body.values));
         Ok(())
     }
 

@@ -34,7 +34,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut OverlapIndex<()>) -
     match (r, &meta) {
         (Reference::Image(img), &ObjectMeta::Image { format, width, height }) => {
             let (df, dw, dh) = if img.is_virtual() {
-                img.obj.declared
+                img.obj.body.declared
             } else {
                 match have {
                     ObjectMeta::Image { format, width, height } => (format, width, height),
@@ -52,7 +52,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut OverlapIndex<()>) -
             }
         }
         (Reference::Array(a), &ObjectMeta::Array { item_type, capacity }) => {
-            let (dt, dc) = a.obj.declared;
+            let (dt, dc) = a.obj.body.declared;
             if a.is_virtual() {
                 if dt.is_some_and(|t| Some(t) != item_type) || (dc != 0 && dc < capacity) {
                     return fail(ErrorKind::NotCompatible);
@@ -120,7 +120,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut OverlapIndex<()>) -
             }
         }
         (Reference::Pyramid(p), ObjectMeta::Pyramid(w)) => {
-            let d = if p.is_virtual() { p.obj.declared } else { p.meta() };
+            let d = if p.is_virtual() { p.obj.body.declared } else { p.meta() };
             if d.levels != w.levels || d.scale != w.scale {
                 return fail(ErrorKind::InvalidDimension);
             }
@@ -135,7 +135,7 @@ fn apply_meta(r: &Reference, meta: ObjectMeta, changed: &mut OverlapIndex<()>) -
             }
         }
         (Reference::Tensor(t), ObjectMeta::Tensor(w)) => {
-            let d = if t.is_virtual() { t.obj.declared } else { t.meta() };
+            let d = if t.is_virtual() { t.obj.body.declared } else { t.meta() };
             if d.data_type.is_some_and(|dt| Some(dt) != w.data_type) {
                 return fail(ErrorKind::InvalidType);
             }
