@@ -7,8 +7,8 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 

@@ -3,12 +3,14 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::wire::attribute as at;
 
 /// `VX_CONTEXT_CONVOLUTION_MAX_DIMENSION`: the largest convolution side.
 pub const MAX_CONVOLUTION_DIMENSION: usize = 15;
@@ -37,12 +39,75 @@ pub struct ConvolutionKind;
 /// A convolution handle.
 pub type Convolution = Handle<ConvolutionKind>;
 
+impl std::fmt::Display for ConvolutionMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "convolution {}x{}", self.columns, self.rows)
+    }
+}
+
+/// One meta-format attribute of a convolution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConvolutionAttr {
+    /// `VX_CONVOLUTION_ROWS`.
+    Rows(usize),
+    /// `VX_CONVOLUTION_COLUMNS`.
+    Columns(usize),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct ConvolutionPartial {
+    columns: Option<usize>,
+    rows: Option<usize>,
+}
+
 impl ObjectKind for ConvolutionKind {
     const NAME: &'static str = "Convolution";
     type Meta = ConvolutionMeta;
+    type Attr = ConvolutionAttr;
+    type Partial = ConvolutionPartial;
     type Body = BlobBody<ConvolutionKind>;
+    blob_object!();
     fn fmt_details(h: &Convolution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{}, scale {}", h.columns(), h.rows(), h.scale())
+    }
+    fn apply(h: &Convolution, w: &ConvolutionMeta) -> std::result::Result<Applied, Refusal> {
+        if h.meta() != *w {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut ConvolutionPartial, a: ConvolutionAttr) -> Result<()> {
+        match a {
+            ConvolutionAttr::Rows(n) => p.rows = Some(n),
+            ConvolutionAttr::Columns(n) => p.columns = Some(n),
+        }
+        Ok(())
+    }
+    fn exemplar(p: &mut ConvolutionPartial, m: &ConvolutionMeta) {
+        *p = ConvolutionPartial { columns: Some(m.columns), rows: Some(m.rows) };
+    }
+    fn resolve(p: &ConvolutionPartial) -> std::result::Result<ConvolutionMeta, &'static str> {
+        Ok(ConvolutionMeta {
+            columns: positive(p.columns, "convolution columns")?,
+            rows: positive(p.rows, "convolution rows")?,
+        })
+    }
+    fn to_wire(h: &Convolution) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Convolution { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() }
+    }
+    /// The scale is a value, not meta data: not taken (`ConvolutionMeta` has none).
+    fn from_wire(w: &WireMeta) -> Result<ConvolutionMeta> {
+        let WireMeta::Convolution { columns, rows, .. } = w else { return Err(other_type(w)) };
+        Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ConvolutionAttr>> {
+        Some(match v.code {
+            at::CONVOLUTION_ROWS => v.size().map(ConvolutionAttr::Rows),
+            at::CONVOLUTION_COLUMNS => v.size().map(ConvolutionAttr::Columns),
+            _ => return None,
+        })
     }
 }
 

@@ -1,13 +1,15 @@
 //! Distributions (`vx_distribution`): `bins` U32 frequencies over `[offset, offset + range)`,
 //! copied or mapped whole (`vxCopyDistribution`, `vxMapDistribution`).
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{MappedSlice, MappedSliceMut};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::wire::attribute as at;
 
 /// The meta data of a distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,13 +36,81 @@ pub struct DistributionKind;
 /// A distribution handle.
 pub type Distribution = Handle<DistributionKind>;
 
+impl std::fmt::Display for DistributionMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "distribution of {} bins, offset {}, range {}", self.bins, self.offset, self.range)
+    }
+}
+
+/// One meta-format attribute of a distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DistributionAttr {
+    /// `VX_DISTRIBUTION_BINS`.
+    Bins(usize),
+    /// `VX_DISTRIBUTION_OFFSET`.
+    Offset(i32),
+    /// `VX_DISTRIBUTION_RANGE`.
+    Range(u32),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct DistributionPartial {
+    bins: Option<usize>,
+    offset: Option<i32>,
+    range: Option<u32>,
+}
+
 impl ObjectKind for DistributionKind {
     const NAME: &'static str = "Distribution";
     type Meta = DistributionMeta;
+    type Attr = DistributionAttr;
+    type Partial = DistributionPartial;
     type Body = BlobBody<DistributionKind>;
+    blob_object!();
     fn fmt_details(h: &Distribution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.obj.body.meta;
         write!(f, "{} bins over {}+{}", m.bins, m.offset, m.range)
+    }
+    fn apply(h: &Distribution, w: &DistributionMeta) -> std::result::Result<Applied, Refusal> {
+        if h.meta() != *w {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut DistributionPartial, a: DistributionAttr) -> Result<()> {
+        match a {
+            DistributionAttr::Bins(n) => p.bins = Some(n),
+            DistributionAttr::Offset(o) => p.offset = Some(o),
+            DistributionAttr::Range(r) => p.range = Some(r),
+        }
+        Ok(())
+    }
+    fn exemplar(p: &mut DistributionPartial, m: &DistributionMeta) {
+        *p = DistributionPartial { bins: Some(m.bins), offset: Some(m.offset), range: Some(m.range) };
+    }
+    fn resolve(p: &DistributionPartial) -> std::result::Result<DistributionMeta, &'static str> {
+        Ok(DistributionMeta {
+            bins: positive(p.bins, "distribution bins")?,
+            offset: p.offset.ok_or("distribution offset")?,
+            range: positive(p.range, "distribution range")?,
+        })
+    }
+    fn to_wire(h: &Distribution) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Distribution { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() }
+    }
+    fn from_wire(w: &WireMeta) -> Result<DistributionMeta> {
+        let WireMeta::Distribution { bins, offset, range, .. } = w else { return Err(other_type(w)) };
+        Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<DistributionAttr>> {
+        Some(match v.code {
+            at::DISTRIBUTION_BINS => v.size().map(DistributionAttr::Bins),
+            at::DISTRIBUTION_OFFSET => v.u32().map(|o| DistributionAttr::Offset(o as i32)),
+            at::DISTRIBUTION_RANGE => v.u32().map(DistributionAttr::Range),
+            _ => return None,
+        })
     }
 }
 

@@ -7,23 +7,110 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_element};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
-use crate::error::Result;
+use crate::data::wire::{AttrValue, WireMeta};
+use crate::error::{Error, ErrorKind, Result};
 
 /// One data-object type, as the host needs it: implemented once, in the type's own file, on a
-/// marker type. Not nameable outside the crate.
+/// marker type. Not nameable outside the crate. The code that serves every type (verify, meta
+/// formats, object arrays) reaches these through `data/kinds.rs`, which names no type.
 pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The type's name in `Debug` output (`Matrix('m#3', …)`).
     const NAME: &'static str;
-    /// Its meta data (`MatrixMeta`).
-    type Meta: Clone + fmt::Debug + Send + Sync;
+    /// True when a validator may give the object valid rectangles (images, pyramids).
+    const VALID_RECTS: bool = false;
+    /// Its meta data (`MatrixMeta`): what verify compares; `Display` in messages.
+    type Meta: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
+    /// One meta-format attribute (`vxSetMetaFormatAttribute`: `MatrixAttr::Rows(5)`).
+    type Attr: Clone + fmt::Debug + PartialEq;
+    /// The attributes a meta format has been given so far.
+    type Partial: Default + Clone + fmt::Debug + Send + Sync;
     /// The state behind the handle's `Arc`, next to the header.
     type Body: Send + Sync;
     /// What `Debug` prints after the object's name.
     fn fmt_details(h: &Handle<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+
+    /// The meta data now.
+    fn meta(h: &Handle<Self>) -> Self::Meta;
+    /// A new object of `meta` under `header` (an object array's item).
+    fn build(header: ObjectHeader, meta: &Self::Meta) -> Result<Handle<Self>>;
+    /// Make the storage exist (verify allocates every object its graph uses).
+    fn ensure_allocated(_: &Handle<Self>) -> Result<()> {
+        Ok(())
+    }
+    /// Verify's meta pass: complete a virtual object from `want`, or check a real one against it.
+    fn apply(h: &Handle<Self>, want: &Self::Meta) -> std::result::Result<Applied, Refusal>;
+
+    /// Record attribute `a` (the errors name no parameter; the caller adds it).
+    fn set(p: &mut Self::Partial, a: Self::Attr) -> Result<()>;
+    /// Record every attribute of an exemplar's meta data (`vxSetMetaFormatFromReference`).
+    fn exemplar(p: &mut Self::Partial, m: &Self::Meta);
+    /// The complete meta data, or the name of the attribute left unset ("matrix rows").
+    fn resolve(p: &Self::Partial) -> std::result::Result<Self::Meta, &'static str>;
+
+    /// The wire form (with the values a validator may read: a scalar's value, an array's count).
+    fn to_wire(h: &Handle<Self>) -> WireMeta;
+    /// The meta data a module gave for an output (`w` is of this type: the caller dispatched).
+    fn from_wire(w: &WireMeta) -> Result<Self::Meta>;
+    /// The attribute with OpenVX code `v.code`; `None` when this type has no such attribute.
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>>;
+
+    /// The copy a pipelined graph gives frame slot `slot`; `None`: not supported for this type.
+    fn frame_copy(_: &Handle<Self>, _slot: usize) -> Option<Result<Handle<Self>>> {
+        None
+    }
+    /// The storage the object lives in, when objects may share it (images, tensors).
+    fn storage_key(_: &Handle<Self>) -> Option<usize> {
+        None
+    }
+    /// True when `a` and `b`, two objects in the same storage, share elements.
+    fn share_elements(_: &Handle<Self>, _: &Handle<Self>) -> bool {
+        false
+    }
 }
+
+/// What [`ObjectKind::apply`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The object already was what the meta format says.
+    Unchanged,
+    /// A virtual object was completed (its readers must be re-verified).
+    Completed,
+}
+
+/// Why [`ObjectKind::apply`] refused.
+pub enum Refusal {
+    /// The object does not match the meta format (the caller says how, with both metas).
+    Mismatch(ErrorKind),
+    /// Another error.
+    Error(Error),
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Error(e)
+    }
+}
+
+/// A handle type's kind: `KindOf<Matrix>` is `MatrixKind` (lets `data/kinds.rs` reach a kind's
+/// types from the handle's name alone).
+pub trait HandleOf {
+    /// The kind.
+    type Kind: ObjectKind;
+}
+impl<K: ObjectKind> HandleOf for Handle<K> {
+    type Kind = K;
+}
+/// The kind of handle type `H`.
+pub(crate) type KindOf<H> = <H as HandleOf>::Kind;
+/// The meta data of handle type `H`.
+pub(crate) type MetaOf<H> = <KindOf<H> as ObjectKind>::Meta;
+/// The meta-format attributes of handle type `H`.
+pub(crate) type AttrOf<H> = <KindOf<H> as ObjectKind>::Attr;
+/// The partial meta data of handle type `H`.
+pub(crate) type PartialOf<H> = <KindOf<H> as ObjectKind>::Partial;
 
 /// A fixed-layout type: its bytes are one [`Blob`], known from its meta data at creation.
 pub trait BlobKind: ObjectKind<Body = BlobBody<Self>> {
@@ -38,13 +125,13 @@ pub trait BlobKind: ObjectKind<Body = BlobBody<Self>> {
 
 /// The handle of a data object: an `Arc` of its header and body.
 pub struct Handle<K: ObjectKind> {
-    pub(crate) obj: Arc<Obj<K>>,
+    pub(super) obj: Arc<Obj<K>>,
 }
 
 /// Header and body of one object.
 pub(crate) struct Obj<K: ObjectKind> {
     pub(super) header: ObjectHeader,
-    pub(crate) body: K::Body,
+    pub(super) body: K::Body,
 }
 
 /// The body of a [`BlobKind`] object.
@@ -146,3 +233,27 @@ impl<K: BlobKind> Handle<K> {
         self.obj.body.data.map_mut(&self.obj.header, access)
     }
 }
+
+/// `v` if set and above zero, else `what` (the attribute a meta format left unset).
+pub(super) fn positive<T: Default + PartialOrd>(
+    v: Option<T>,
+    what: &'static str,
+) -> std::result::Result<T, &'static str> {
+    v.filter(|v| *v > T::default()).ok_or(what)
+}
+
+/// The [`ObjectKind`] functions every [`BlobKind`] writes the same way (inside its `impl`).
+macro_rules! blob_object {
+    () => {
+        fn meta(h: &Handle<Self>) -> Self::Meta {
+            h.meta()
+        }
+        fn build(header: crate::data::object::ObjectHeader, m: &Self::Meta) -> crate::error::Result<Handle<Self>> {
+            Handle::<Self>::with_header(header, m.clone())
+        }
+        fn ensure_allocated(h: &Handle<Self>) -> crate::error::Result<()> {
+            h.ensure_allocated()
+        }
+    };
+}
+pub(super) use blob_object;

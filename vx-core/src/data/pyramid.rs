@@ -8,12 +8,15 @@ use std::sync::Mutex;
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::image::Image;
+use crate::data::image::concrete;
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Handle, ObjectKind};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, positive};
 use crate::data::object::ObjectHeader;
+use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::attribute as at;
 
 /// `VX_SCALE_PYRAMID_HALF`.
 pub const PYRAMID_SCALE_HALF: f32 = 0.5;
@@ -87,13 +90,126 @@ pub type Pyramid = Handle<PyramidKind>;
 /// The [`ObjectKind`] of Pyramid.
 pub struct PyramidKind;
 
+impl std::fmt::Display for PyramidMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self;
+        write!(f, "pyramid of {} levels x {} from {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
+    }
+}
+
+/// One meta-format attribute of a pyramid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PyramidAttr {
+    /// `VX_PYRAMID_LEVELS`.
+    Levels(usize),
+    /// `VX_PYRAMID_SCALE`.
+    Scale(f32),
+    /// `VX_PYRAMID_WIDTH`.
+    Width(u32),
+    /// `VX_PYRAMID_HEIGHT`.
+    Height(u32),
+    /// `VX_PYRAMID_FORMAT`.
+    Format(ImageFormat),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct PyramidPartial {
+    levels: Option<usize>,
+    scale: Option<f32>,
+    width: Option<u32>,
+    height: Option<u32>,
+    format: Option<ImageFormat>,
+}
+
 impl ObjectKind for PyramidKind {
     const NAME: &'static str = "Pyramid";
+    const VALID_RECTS: bool = true;
     type Meta = PyramidMeta;
+    type Attr = PyramidAttr;
+    type Partial = PyramidPartial;
     type Body = PyramidBody;
+    fn meta(h: &Pyramid) -> PyramidMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &PyramidMeta) -> Result<Pyramid> {
+        Pyramid::with_header(header, *m)
+    }
+    fn ensure_allocated(h: &Pyramid) -> Result<()> {
+        h.ensure_allocated()
+    }
+    /// A virtual pyramid takes the format and size it did not declare; levels and scale must match.
+    fn apply(h: &Pyramid, w: &PyramidMeta) -> std::result::Result<Applied, Refusal> {
+        let d = if h.is_virtual() { h.obj.body.declared } else { h.meta() };
+        if d.levels != w.levels || d.scale != w.scale {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if d.format != ImageFormat::Virtual && d.format != w.format {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidFormat));
+        }
+        if (d.width != 0 && d.width != w.width) || (d.height != 0 && d.height != w.height) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if h.is_virtual() && h.complete_virtual(w.format, w.width, w.height)? {
+            return Ok(Applied::Completed);
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut PyramidPartial, a: PyramidAttr) -> Result<()> {
+        match a {
+            PyramidAttr::Levels(n) => p.levels = Some(n),
+            PyramidAttr::Scale(s) => p.scale = Some(s),
+            PyramidAttr::Width(w) => p.width = Some(w),
+            PyramidAttr::Height(h) => p.height = Some(h),
+            PyramidAttr::Format(f) => p.format = Some(concrete(f)?),
+        }
+        Ok(())
+    }
+    fn exemplar(p: &mut PyramidPartial, m: &PyramidMeta) {
+        p.levels = Some(m.levels);
+        p.scale = Some(m.scale);
+        if m.format != ImageFormat::Virtual {
+            p.format = Some(m.format);
+        }
+        p.width = Some(m.width);
+        p.height = Some(m.height);
+    }
+    fn resolve(p: &PyramidPartial) -> std::result::Result<PyramidMeta, &'static str> {
+        Ok(PyramidMeta {
+            levels: positive(p.levels, "pyramid levels")?,
+            scale: p.scale.ok_or("pyramid scale")?,
+            width: positive(p.width, "pyramid width")?,
+            height: positive(p.height, "pyramid height")?,
+            format: p.format.ok_or("pyramid format")?,
+        })
+    }
     fn fmt_details(h: &Pyramid, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.meta();
         write!(f, "{} levels x {}, {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
+    }
+    fn to_wire(h: &Pyramid) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Pyramid {
+            levels: m.levels as u64,
+            scale: m.scale,
+            width: m.width,
+            height: m.height,
+            format: m.format.fourcc(),
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<PyramidMeta> {
+        let WireMeta::Pyramid { levels, scale, width, height, format: f } = w else { return Err(other_type(w)) };
+        Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<PyramidAttr>> {
+        Some(match v.code {
+            at::PYRAMID_LEVELS => v.size().map(PyramidAttr::Levels),
+            at::PYRAMID_SCALE => v.u32().map(|b| PyramidAttr::Scale(f32::from_bits(b))),
+            at::PYRAMID_WIDTH => v.u32().map(PyramidAttr::Width),
+            at::PYRAMID_HEIGHT => v.u32().map(PyramidAttr::Height),
+            at::PYRAMID_FORMAT => v.format().map(PyramidAttr::Format),
+            _ => return None,
+        })
     }
 }
 

@@ -2,13 +2,15 @@
 
 use std::sync::Mutex;
 
-use crate::data::kind::{Handle, ObjectKind};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_bits, scalar_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::attribute as at;
 
 /// The meta data of a scalar (`VX_SCALAR_TYPE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,12 +30,68 @@ pub type Scalar = Handle<ScalarKind>;
 /// The [`ObjectKind`] of Scalar.
 pub struct ScalarKind;
 
+impl std::fmt::Display for ScalarMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "scalar {}", self.scalar_type)
+    }
+}
+
+/// One meta-format attribute of a scalar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarAttr {
+    /// `VX_SCALAR_TYPE`.
+    Type(ScalarType),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct ScalarPartial {
+    scalar_type: Option<ScalarType>,
+}
+
 impl ObjectKind for ScalarKind {
     const NAME: &'static str = "Scalar";
     type Meta = ScalarMeta;
+    type Attr = ScalarAttr;
+    type Partial = ScalarPartial;
     type Body = ScalarBody;
     fn fmt_details(h: &Scalar, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}", h.value())
+    }
+    fn meta(h: &Scalar) -> ScalarMeta {
+        ScalarMeta { scalar_type: h.scalar_type() }
+    }
+    /// Scalars start at zero.
+    fn build(header: ObjectHeader, m: &ScalarMeta) -> Result<Scalar> {
+        Ok(Scalar::with_header(header, ScalarValue::zero(m.scalar_type)))
+    }
+    fn apply(h: &Scalar, w: &ScalarMeta) -> std::result::Result<Applied, Refusal> {
+        if h.scalar_type() != w.scalar_type {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut ScalarPartial, a: ScalarAttr) -> Result<()> {
+        let ScalarAttr::Type(t) = a;
+        p.scalar_type = Some(t);
+        Ok(())
+    }
+    fn exemplar(p: &mut ScalarPartial, m: &ScalarMeta) {
+        p.scalar_type = Some(m.scalar_type);
+    }
+    fn resolve(p: &ScalarPartial) -> std::result::Result<ScalarMeta, &'static str> {
+        Ok(ScalarMeta { scalar_type: p.scalar_type.ok_or("scalar type")? })
+    }
+    fn to_wire(h: &Scalar) -> WireMeta {
+        let v = h.value();
+        WireMeta::Scalar { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
+    }
+    fn from_wire(w: &WireMeta) -> Result<ScalarMeta> {
+        let WireMeta::Scalar { scalar_type: t, .. } = w else { return Err(other_type(w)) };
+        Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ScalarAttr>> {
+        (v.code == at::SCALAR_TYPE).then(|| v.scalar_type().map(ScalarAttr::Type))
     }
 }
 

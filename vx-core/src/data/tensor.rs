@@ -5,16 +5,18 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, check_element};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Handle, ObjectKind};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::attribute as at;
 
 /// `VX_CONTEXT_MAX_TENSOR_DIMS`.
 pub const MAX_TENSOR_DIMS: usize = 6;
@@ -82,13 +84,159 @@ pub type Tensor = Handle<TensorKind>;
 /// The [`ObjectKind`] of Tensor.
 pub struct TensorKind;
 
+impl std::fmt::Display for TensorMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.data_type {
+            Some(t) => write!(f, "tensor {:?} of {t} (fixed point {})", self.dims(), self.fixed_point_position),
+            None => write!(f, "tensor {:?} (type unknown)", self.dims()),
+        }
+    }
+}
+
+/// One meta-format attribute of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TensorAttr {
+    /// `VX_TENSOR_NUMBER_OF_DIMS`.
+    NumberOfDims(usize),
+    /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
+    Dims([usize; MAX_TENSOR_DIMS]),
+    /// `VX_TENSOR_DATA_TYPE`.
+    DataType(ScalarType),
+    /// `VX_TENSOR_FIXED_POINT_POSITION`.
+    FixedPointPosition(i8),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct TensorPartial {
+    num_dims: Option<usize>,
+    dims: Option<[usize; MAX_TENSOR_DIMS]>,
+    data_type: Option<ScalarType>,
+    fixed_point_position: Option<i8>,
+}
+
 impl ObjectKind for TensorKind {
     const NAME: &'static str = "Tensor";
     type Meta = TensorMeta;
+    type Attr = TensorAttr;
+    type Partial = TensorPartial;
     type Body = TensorBody;
+    fn meta(h: &Tensor) -> TensorMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &TensorMeta) -> Result<Tensor> {
+        Tensor::with_header(header, *m)
+    }
+    fn ensure_allocated(h: &Tensor) -> Result<()> {
+        h.ensure_allocated()
+    }
+    /// A virtual tensor takes what it did not declare (type `None`, dimensions 0).
+    fn apply(h: &Tensor, w: &TensorMeta) -> std::result::Result<Applied, Refusal> {
+        let d = if h.is_virtual() { h.obj.body.declared } else { h.meta() };
+        if d.data_type.is_some_and(|dt| Some(dt) != w.data_type) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        let dims_differ = d.num_dims != 0
+            && (d.num_dims != w.num_dims || d.dims().iter().zip(w.dims()).any(|(a, b)| *a != 0 && a != b));
+        if dims_differ {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if d.fixed_point_position != w.fixed_point_position {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidValue));
+        }
+        if h.is_virtual() && h.complete_virtual(*w)? {
+            return Ok(Applied::Completed);
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut TensorPartial, a: TensorAttr) -> Result<()> {
+        match a {
+            TensorAttr::NumberOfDims(n) if n == 0 || n > MAX_TENSOR_DIMS => {
+                return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
+                    .expected_found(format!("1..={MAX_TENSOR_DIMS}"), n));
+            }
+            TensorAttr::NumberOfDims(n) => p.num_dims = Some(n),
+            TensorAttr::Dims(d) => p.dims = Some(d),
+            TensorAttr::DataType(t) => p.data_type = Some(t),
+            TensorAttr::FixedPointPosition(f) => p.fixed_point_position = Some(f),
+        }
+        Ok(())
+    }
+    fn exemplar(p: &mut TensorPartial, m: &TensorMeta) {
+        p.num_dims = Some(m.num_dims);
+        p.dims = Some(m.dims);
+        if m.data_type.is_some() {
+            p.data_type = m.data_type;
+        }
+        p.fixed_point_position = Some(m.fixed_point_position);
+    }
+    fn resolve(p: &TensorPartial) -> std::result::Result<TensorMeta, &'static str> {
+        let num_dims = p.num_dims.ok_or("tensor number of dimensions")?;
+        let dims = p.dims.ok_or("tensor dimensions")?;
+        if dims[..num_dims].contains(&0) {
+            return Err("tensor dimensions (one is 0)");
+        }
+        Ok(TensorMeta {
+            num_dims,
+            dims,
+            data_type: Some(p.data_type.ok_or("tensor data type")?),
+            fixed_point_position: p.fixed_point_position.unwrap_or(0),
+        })
+    }
+    fn storage_key(h: &Tensor) -> Option<usize> {
+        Some(h.storage_key())
+    }
+    fn share_elements(a: &Tensor, b: &Tensor) -> bool {
+        a.boxes_overlap(b)
+    }
     fn fmt_details(h: &Tensor, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.meta();
         write!(f, "{:?} of {:?}", m.dims(), m.data_type)
+    }
+    fn to_wire(h: &Tensor) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Tensor {
+            num_dims: m.num_dims as u32,
+            dims: m.dims.map(|d| d as u64),
+            data_type: m.data_type.map_or(0, code),
+            fixed_point_position: m.fixed_point_position,
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<TensorMeta> {
+        let WireMeta::Tensor { num_dims, dims, data_type, fixed_point_position } = w else {
+            return Err(other_type(w));
+        };
+        let mut d = [0usize; MAX_TENSOR_DIMS];
+        for (o, i) in d.iter_mut().zip(dims) {
+            *o = size(*i)?;
+        }
+        Ok(TensorMeta {
+            num_dims: *num_dims as usize,
+            dims: d,
+            data_type: if *data_type == 0 { None } else { Some(scalar_type(*data_type)?) },
+            fixed_point_position: *fixed_point_position,
+        })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<TensorAttr>> {
+        Some(match v.code {
+            at::TENSOR_NUMBER_OF_DIMS => v.size().map(TensorAttr::NumberOfDims),
+            at::TENSOR_DIMS => {
+                if !v.bytes.len().is_multiple_of(8) || v.bytes.len() > 8 * MAX_TENSOR_DIMS {
+                    return Some(Err(v.wrong("vx_size array of at most 6 dimensions", 8 * MAX_TENSOR_DIMS)));
+                }
+                let mut d = [0usize; MAX_TENSOR_DIMS];
+                for (o, c) in d.iter_mut().zip(v.bytes.chunks_exact(8)) {
+                    *o = u64::from_ne_bytes(c.try_into().expect("8-byte chunk")) as usize;
+                }
+                Ok(TensorAttr::Dims(d))
+            }
+            at::TENSOR_DATA_TYPE => v.scalar_type().map(TensorAttr::DataType),
+            at::TENSOR_FIXED_POINT_POSITION => match v.bytes {
+                [b] => Ok(TensorAttr::FixedPointPosition(*b as i8)),
+                _ => Err(v.wrong("vx_int8", 1)),
+            },
+            _ => return None,
+        })
     }
 }
 

@@ -7,12 +7,14 @@ use std::sync::Mutex;
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Handle, ObjectKind};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::{attribute as at, threshold_type};
 
 /// `VX_THRESHOLD_TYPE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,12 +63,120 @@ pub type Threshold = Handle<ThresholdKind>;
 /// The [`ObjectKind`] of Threshold.
 pub struct ThresholdKind;
 
+impl std::fmt::Display for ThresholdMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "threshold {:?} {} -> {}", self.threshold_type, self.input_format, self.output_format)
+    }
+}
+
+/// One meta-format attribute of a threshold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ThresholdAttr {
+    /// `VX_THRESHOLD_TYPE`.
+    Type(ThresholdType),
+    /// `VX_THRESHOLD_INPUT_FORMAT`.
+    InputFormat(ImageFormat),
+    /// `VX_THRESHOLD_OUTPUT_FORMAT`.
+    OutputFormat(ImageFormat),
+}
+
+/// The attributes a meta format has been given.
+#[derive(Clone, Debug, Default)]
+pub struct ThresholdPartial {
+    threshold_type: Option<ThresholdType>,
+    input_format: Option<ImageFormat>,
+    output_format: Option<ImageFormat>,
+}
+
 impl ObjectKind for ThresholdKind {
     const NAME: &'static str = "Threshold";
     type Meta = ThresholdMeta;
+    type Attr = ThresholdAttr;
+    type Partial = ThresholdPartial;
     type Body = ThresholdBody;
     fn fmt_details(h: &Threshold, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}, {:?}", h.obj.body.meta, h.values_unchecked())
+    }
+    fn meta(h: &Threshold) -> ThresholdMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &ThresholdMeta) -> Result<Threshold> {
+        Threshold::with_header(header, *m)
+    }
+    /// Formats left unset ([`ImageFormat::Virtual`]) match any.
+    fn apply(h: &Threshold, w: &ThresholdMeta) -> std::result::Result<Applied, Refusal> {
+        let m = h.meta();
+        if m.threshold_type != w.threshold_type {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        let differs = |want: ImageFormat, have: ImageFormat| want != ImageFormat::Virtual && want != have;
+        if differs(w.input_format, m.input_format) || differs(w.output_format, m.output_format) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidFormat));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut ThresholdPartial, a: ThresholdAttr) -> Result<()> {
+        match a {
+            ThresholdAttr::Type(t) => p.threshold_type = Some(t),
+            ThresholdAttr::InputFormat(f) => p.input_format = Some(f),
+            ThresholdAttr::OutputFormat(f) => p.output_format = Some(f),
+        }
+        Ok(())
+    }
+    fn exemplar(p: &mut ThresholdPartial, m: &ThresholdMeta) {
+        *p = ThresholdPartial {
+            threshold_type: Some(m.threshold_type),
+            input_format: Some(m.input_format),
+            output_format: Some(m.output_format),
+        };
+    }
+    fn resolve(p: &ThresholdPartial) -> std::result::Result<ThresholdMeta, &'static str> {
+        Ok(ThresholdMeta {
+            threshold_type: p.threshold_type.ok_or("threshold type")?,
+            input_format: p.input_format.unwrap_or(ImageFormat::Virtual),
+            output_format: p.output_format.unwrap_or(ImageFormat::Virtual),
+        })
+    }
+    fn to_wire(h: &Threshold) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Threshold {
+            threshold_type: threshold_code(m.threshold_type),
+            input_format: m.input_format.fourcc(),
+            output_format: m.output_format.fourcc(),
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<ThresholdMeta> {
+        let WireMeta::Threshold { threshold_type: t, input_format, output_format } = w else {
+            return Err(other_type(w));
+        };
+        Ok(ThresholdMeta {
+            threshold_type: threshold_of(*t)?,
+            input_format: format(*input_format)?,
+            output_format: format(*output_format)?,
+        })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ThresholdAttr>> {
+        Some(match v.code {
+            at::THRESHOLD_TYPE => v.u32().and_then(threshold_of).map(ThresholdAttr::Type),
+            at::THRESHOLD_INPUT_FORMAT => v.format().map(ThresholdAttr::InputFormat),
+            at::THRESHOLD_OUTPUT_FORMAT => v.format().map(ThresholdAttr::OutputFormat),
+            _ => return None,
+        })
+    }
+}
+
+fn threshold_code(t: ThresholdType) -> u32 {
+    match t {
+        ThresholdType::Binary => threshold_type::BINARY,
+        ThresholdType::Range => threshold_type::RANGE,
+    }
+}
+
+fn threshold_of(code: u32) -> Result<ThresholdType> {
+    match code {
+        threshold_type::BINARY => Ok(ThresholdType::Binary),
+        threshold_type::RANGE => Ok(ThresholdType::Range),
+        other => Err(Error::new(ErrorKind::InvalidType, "unknown threshold type code").found(format!("{other:#x}"))),
     }
 }
 

@@ -1,0 +1,274 @@
+//! The data-object types, once: from the list of kinds (`vx_plugin_abi::for_each_kind!`) this
+//! file generates [`Reference`], [`ObjectMeta`], [`MetaAttribute`], the meta formats'
+//! [`PartialMeta`], the [`DataObject`] and `From` impls, and the dispatch behind [`AnyObject`],
+//! the one place where code that serves every type reaches a type's [`ObjectKind`]. It names no
+//! type: everything comes from the list's metavariables. (`DataType` is generated from the same
+//! list in `data/types.rs`.) Object arrays live in a child module: an object array is a list of
+//! references, and a reference may be one.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::data::kind::{Applied, AttrOf, Handle, HandleOf, KindOf, MetaOf, ObjectKind, PartialOf, Refusal};
+use crate::data::object::ObjectHeader;
+use crate::data::types::DataType;
+use crate::data::wire::{AttrValue, WireMeta};
+use crate::data::{array, convolution, distribution, image, lut, matrix, pyramid, remap, scalar};
+use crate::data::{tensor, threshold, user_data};
+use crate::error::{Error, ErrorKind, Result};
+
+pub(crate) mod object_array;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The data object types: what [`Reference`] holds, named by their handle types, for typed
+/// parameter access (`v.object::<Matrix>(1)`, `p.object::<Lut>(0)`).
+pub trait DataObject: sealed::Sealed + Clone + Send + Sync + 'static {
+    /// The type tag.
+    const TYPE: DataType;
+    /// The object, if `r` is one of this type.
+    fn from_reference(r: &Reference) -> Option<&Self>;
+}
+
+/// What verify, meta formats and object arrays call on any object, without naming its type
+/// (erased-serde's idea: the object-safe twin of [`ObjectKind`]).
+pub(crate) trait AnyObject {
+    fn header(&self) -> &ObjectHeader;
+    fn meta(&self) -> ObjectMeta;
+    /// Verify's meta pass: complete a virtual object from `want` or check a real one against it.
+    fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied>;
+    fn ensure_allocated(&self) -> Result<()>;
+    fn frame_copy(&self, frame_slot: usize) -> Result<Reference>;
+    fn storage_key(&self) -> Option<usize>;
+    fn reference_count(&self) -> usize;
+    /// What the module ABI says the object is.
+    fn to_wire(&self) -> WireMeta;
+}
+
+/// A listed handle type: its place in the generated enums.
+pub(crate) trait Listed: DataObject + HandleOf {
+    fn into_reference(self) -> Reference;
+    fn meta_from(m: &ObjectMeta) -> Option<&MetaOf<Self>>;
+    fn meta_into(m: MetaOf<Self>) -> ObjectMeta;
+}
+
+impl<K: ObjectKind> AnyObject for Handle<K>
+where
+    Handle<K>: Listed + HandleOf<Kind = K>,
+{
+    fn header(&self) -> &ObjectHeader {
+        &self.obj.header
+    }
+    fn meta(&self) -> ObjectMeta {
+        <Self as Listed>::meta_into(K::meta(self))
+    }
+    fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied> {
+        let refused = |kind| {
+            Error::new(kind, "the output object does not match the validator's meta format")
+                .expected_found(want, AnyObject::meta(self))
+        };
+        let Some(w) = <Self as Listed>::meta_from(want) else { return Err(refused(ErrorKind::InvalidType)) };
+        K::apply(self, w).map_err(|r| match r {
+            Refusal::Mismatch(kind) => refused(kind),
+            Refusal::Error(e) => e,
+        })
+    }
+    fn ensure_allocated(&self) -> Result<()> {
+        K::ensure_allocated(self)
+    }
+    fn frame_copy(&self, frame_slot: usize) -> Result<Reference> {
+        match K::frame_copy(self, frame_slot) {
+            Some(copy) => copy.map(Listed::into_reference),
+            None => Err(Error::new(
+                ErrorKind::NotSupported,
+                format!("a virtual {} cannot be copied for each frame in flight", Self::TYPE),
+            )
+            .on_object(&self.name())),
+        }
+    }
+    fn storage_key(&self) -> Option<usize> {
+        K::storage_key(self)
+    }
+    fn reference_count(&self) -> usize {
+        Arc::strong_count(&self.obj)
+    }
+    fn to_wire(&self) -> WireMeta {
+        K::to_wire(self)
+    }
+}
+
+/// Generates every per-type list from the list of kinds (see the module doc).
+macro_rules! host_kinds {
+    ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+        impl DataType {
+            /// True when a validator may give objects of this type valid rectangles.
+            pub(crate) fn has_valid_rects(self) -> bool {
+                match self { $(DataType::$T => <KindOf<$m::$T> as ObjectKind>::VALID_RECTS,)* }
+            }
+        }
+
+        /// Any data object.
+        #[derive(Clone, Debug)]
+        pub enum Reference {
+            $(#[doc = concat!("A ", $label, ".")] $T($m::$T),)*
+        }
+
+        impl Reference {
+            /// The object, as what every type can do.
+            pub(crate) fn any(&self) -> &dyn AnyObject {
+                match self { $(Reference::$T(x) => x,)* }
+            }
+            /// The type of the object.
+            pub fn data_type(&self) -> DataType {
+                match self { $(Reference::$T(_) => DataType::$T,)* }
+            }
+            /// A new object of `meta` under `header` (an object array's item).
+            pub(super) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
+                match meta {
+                    $(ObjectMeta::$T(m) => <KindOf<$m::$T> as ObjectKind>::build(header, m).map(Reference::$T),)*
+                }
+            }
+            /// True when both are of one type, in one storage, and share elements.
+            pub(super) fn share_elements(&self, other: &Reference) -> bool {
+                match (self, other) {
+                    $((Reference::$T(x), Reference::$T(y)) => <KindOf<$m::$T> as ObjectKind>::share_elements(x, y),)*
+                    _ => false,
+                }
+            }
+        }
+
+        /// The meta data of an object: what a validator's meta format describes and what
+        /// re-verification compares.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum ObjectMeta {
+            $(#[doc = concat!("A ", $label, ".")] $T(MetaOf<$m::$T>),)*
+        }
+
+        impl ObjectMeta {
+            /// The type of object this describes.
+            pub fn data_type(&self) -> DataType {
+                match self { $(ObjectMeta::$T(_) => DataType::$T,)* }
+            }
+        }
+
+        impl ObjectMeta {
+            /// The meta data a module gave for an output.
+            pub(crate) fn from_wire(w: &WireMeta) -> Result<ObjectMeta> {
+                match DataType::from_code(w.data_type()) {
+                    $(Some(DataType::$T) => <KindOf<$m::$T> as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
+                    None => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
+                }
+            }
+        }
+
+        impl fmt::Display for ObjectMeta {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self { $(ObjectMeta::$T(m) => m.fmt(f),)* }
+            }
+        }
+
+        /// One attribute of an output's meta data (`vxSetMetaFormatAttribute`), by type:
+        /// `MetaAttribute::Matrix(MatrixAttr::Rows(5))`, or `MatrixAttr::Rows(5).into()`.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum MetaAttribute {
+            $(#[doc = concat!("An attribute of a ", $label, ".")] $T(AttrOf<$m::$T>),)*
+        }
+
+        impl MetaAttribute {
+            /// The object type the attribute belongs to.
+            pub fn data_type(&self) -> DataType {
+                match self { $(MetaAttribute::$T(_) => DataType::$T,)* }
+            }
+        }
+
+        impl MetaAttribute {
+            /// `vxSetMetaFormatAttribute`'s `(attribute, value bytes)`: the attribute, or an error
+            /// naming the attribute and the C type its value must be. The type is in the code
+            /// (OpenVX's `VX_ATTRIBUTE_BASE(vendor, type) + n`).
+            pub(crate) fn from_code(code: u32, bytes: &[u8]) -> Result<MetaAttribute> {
+                let v = AttrValue { code, bytes };
+                let found = match DataType::from_code((code >> 8) & 0xFFF) {
+                    $(Some(DataType::$T) => <KindOf<$m::$T> as ObjectKind>::attr_by_code(&v).map(|a| a.map(MetaAttribute::$T)),)*
+                    None => None,
+                };
+                found.unwrap_or_else(|| {
+                    Err(Error::new(ErrorKind::NotSupported, "no such meta-format attribute").found(format!("{code:#x}")))
+                })
+            }
+        }
+
+        $(impl From<AttrOf<$m::$T>> for MetaAttribute {
+            fn from(a: AttrOf<$m::$T>) -> MetaAttribute {
+                MetaAttribute::$T(a)
+            }
+        })*
+
+        /// The attributes a meta format has been given so far, by type.
+        #[derive(Clone, Debug)]
+        pub(crate) enum PartialMeta {
+            $($T(PartialOf<$m::$T>),)*
+        }
+
+        impl PartialMeta {
+            /// Nothing set yet, for an object of type `t`.
+            pub(crate) fn new(t: DataType) -> PartialMeta {
+                match t { $(DataType::$T => PartialMeta::$T(Default::default()),)* }
+            }
+            /// Record `a` (of this partial's type: the caller checks).
+            pub(crate) fn set(&mut self, a: MetaAttribute) -> Result<()> {
+                match (self, a) {
+                    $((PartialMeta::$T(p), MetaAttribute::$T(a)) => <KindOf<$m::$T> as ObjectKind>::set(p, a),)*
+                    (_, a) => Err(Error::new(ErrorKind::InvalidType, "the attribute is of another type")
+                        .found(format!("{a:?}"))),
+                }
+            }
+            /// Record every attribute of `m` (of this partial's type: the caller checks).
+            pub(crate) fn exemplar(&mut self, m: &ObjectMeta) {
+                match (self, m) {
+                    $((PartialMeta::$T(p), ObjectMeta::$T(m)) => <KindOf<$m::$T> as ObjectKind>::exemplar(p, m),)*
+                    _ => {}
+                }
+            }
+            /// The complete meta data, or the name of the attribute left unset.
+            pub(crate) fn resolve(&self) -> std::result::Result<ObjectMeta, &'static str> {
+                match self {
+                    $(PartialMeta::$T(p) => <KindOf<$m::$T> as ObjectKind>::resolve(p).map(ObjectMeta::$T),)*
+                }
+            }
+        }
+
+        $(
+            impl sealed::Sealed for $m::$T {}
+            impl DataObject for $m::$T {
+                const TYPE: DataType = DataType::$T;
+                fn from_reference(r: &Reference) -> Option<&Self> {
+                    match r { Reference::$T(x) => Some(x), _ => None }
+                }
+            }
+            impl Listed for $m::$T {
+                fn into_reference(self) -> Reference {
+                    Reference::$T(self)
+                }
+                fn meta_from(m: &ObjectMeta) -> Option<&MetaOf<Self>> {
+                    match m { ObjectMeta::$T(m) => Some(m), _ => None }
+                }
+                fn meta_into(m: MetaOf<Self>) -> ObjectMeta {
+                    ObjectMeta::$T(m)
+                }
+            }
+            impl From<&$m::$T> for Reference {
+                fn from(x: &$m::$T) -> Reference { Reference::$T(x.clone()) }
+            }
+            impl From<$m::$T> for Reference {
+                fn from(x: $m::$T) -> Reference { Reference::$T(x) }
+            }
+            impl From<&$m::$T> for Option<Reference> {
+                fn from(x: &$m::$T) -> Option<Reference> { Some(Reference::$T(x.clone())) }
+            }
+        )*
+    };
+}
+
+vx_plugin_abi::for_each_kind!(host_kinds);
