@@ -14,6 +14,11 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::{attribute as at, item_type};
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Array, ArrayAttr, ArrayMeta};
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ArrayState {
     pub(super) item_type: Option<ArrayItemType>,

@@ -181,6 +181,7 @@ impl Blob {
 /// An object's bytes leased for reading or writing (as asked) until dropped: what a module's
 /// process maps through the ABI. The pointer is only handed across the boundary, never
 /// dereferenced here.
+/// Bytes mapped for a module's kernel: unmapped when dropped.
 pub(crate) struct RawLease<'a> {
     buffer: &'a SharedBuffer,
     pub(crate) ptr: *mut u8,

@@ -12,6 +12,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Convolution, ConvolutionAttr, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION};
+}
+
 /// `VX_CONTEXT_CONVOLUTION_MAX_DIMENSION`: the largest convolution side.
 pub const MAX_CONVOLUTION_DIMENSION: usize = 15;
 

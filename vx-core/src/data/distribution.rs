@@ -11,6 +11,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Distribution, DistributionAttr, DistributionMeta};
+}
+
 /// The meta data of a distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DistributionMeta {

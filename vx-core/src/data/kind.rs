@@ -57,6 +57,12 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The attribute with OpenVX code `v.code`; `None` when this type has no such attribute.
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>>;
 
+    /// Map the bytes for a module's kernel (the module ABI's `map_data`); `None`: this type is
+    /// not mapped as data.
+    fn map_raw(_: &Handle<Self>, _write: bool) -> Option<Result<RawMap<'_>>> {
+        None
+    }
+
     /// The copy a pipelined graph gives frame slot `slot`; `None`: not supported for this type.
     fn frame_copy(_: &Handle<Self>, _slot: usize) -> Option<Result<Handle<Self>>> {
         None
@@ -68,6 +74,23 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// True when `a` and `b`, two objects in the same storage, share elements.
     fn share_elements(_: &Handle<Self>, _: &Handle<Self>) -> bool {
         false
+    }
+}
+
+/// An object's bytes mapped for a module's kernel ([`ObjectKind::map_raw`]): the lease, where the
+/// object's elements start in it, each dimension's byte stride (tensors; zeros otherwise) and the
+/// bytes from the first element to one past the last.
+pub struct RawMap<'a> {
+    pub(crate) lease: RawLease<'a>,
+    pub(crate) offset: usize,
+    pub(crate) strides: [u64; 6],
+    pub(crate) bytes: usize,
+}
+
+impl<'a> RawMap<'a> {
+    /// All of `lease`, as one run of bytes.
+    pub(super) fn whole(lease: RawLease<'a>) -> RawMap<'a> {
+        RawMap { offset: 0, strides: [0; 6], bytes: lease.len, lease }
     }
 }
 
@@ -253,6 +276,9 @@ macro_rules! blob_object {
         }
         fn ensure_allocated(h: &Handle<Self>) -> crate::error::Result<()> {
             h.ensure_allocated()
+        }
+        fn map_raw(h: &Handle<Self>, write: bool) -> Option<crate::error::Result<crate::data::kind::RawMap<'_>>> {
+            Some(h.lease_raw(write).map(crate::data::kind::RawMap::whole))
         }
     };
 }

@@ -12,6 +12,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Lut, LutAttr, LutMeta};
+}
+
 /// The meta data of a LUT (`VX_LUT_TYPE`, `VX_LUT_COUNT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LutMeta {

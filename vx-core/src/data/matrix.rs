@@ -11,6 +11,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::{attribute as at, pattern};
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Matrix, MatrixAttr, MatrixMeta, MatrixPattern};
+}
+
 /// `VX_MATRIX_PATTERN`: how a matrix was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatrixPattern {

@@ -18,6 +18,11 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidAttr, PyramidMeta};
+}
+
 /// `VX_SCALE_PYRAMID_HALF`.
 pub const PYRAMID_SCALE_HALF: f32 = 0.5;
 /// `VX_SCALE_PYRAMID_ORB`: 2^(-1/4).

@@ -13,6 +13,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Remap, RemapAttr, RemapMeta};
+}
+
 /// The meta data of a remap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RemapMeta {

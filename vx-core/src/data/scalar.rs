@@ -12,6 +12,11 @@ use crate::shared::AsContext;
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Scalar, ScalarAttr, ScalarMeta};
+}
+
 /// The meta data of a scalar (`VX_SCALAR_TYPE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScalarMeta {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::data::blob::{Blob, check_element};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
@@ -17,6 +17,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::attribute as at;
+
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{MAX_TENSOR_DIMS, Tensor, TensorAttr, TensorMeta};
+}
 
 /// `VX_CONTEXT_MAX_TENSOR_DIMS`.
 pub const MAX_TENSOR_DIMS: usize = 6;
@@ -182,6 +187,13 @@ impl ObjectKind for TensorKind {
             data_type: Some(p.data_type.ok_or("tensor data type")?),
             fixed_point_position: p.fixed_point_position.unwrap_or(0),
         })
+    }
+    fn map_raw(h: &Tensor, write: bool) -> Option<Result<RawMap<'_>>> {
+        let (blob, header) = h.blob();
+        Some(blob.lease_raw(header, Access::Kernel, write).map(|lease| {
+            let (offset, strides, bytes) = h.raw_layout();
+            RawMap { lease, offset, strides: strides.map(|v| v as u64), bytes }
+        }))
     }
     fn storage_key(h: &Tensor) -> Option<usize> {
         Some(h.storage_key())

@@ -16,6 +16,11 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::{attribute as at, threshold_type};
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Threshold, ThresholdAttr, ThresholdMeta, ThresholdType, ThresholdValues};
+}
+
 /// `VX_THRESHOLD_TYPE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ThresholdType {

@@ -13,6 +13,11 @@ use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{MAX_TYPE_NAME, UserDataAttr, UserDataMeta, UserDataObject};
+}
+
 /// `VX_MAX_REFERENCE_NAME`: the longest type name of a user data object.
 pub const MAX_TYPE_NAME: usize = 64;
 

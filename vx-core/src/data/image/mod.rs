@@ -35,6 +35,11 @@ use layout::ImageLayout;
 use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{Image, ImageAttr, ImageMeta};
+}
+
 /// The memory an image and all its ROIs share.
 pub(crate) struct ImageStorage {
     pub(super) buffer: SharedBuffer,

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::kind::{Applied, AttrOf, Handle, HandleOf, KindOf, MetaOf, ObjectKind, PartialOf, Refusal};
+use crate::data::kind::{Applied, AttrOf, Handle, HandleOf, KindOf, MetaOf, ObjectKind, PartialOf, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta};
@@ -45,6 +45,8 @@ pub(crate) trait AnyObject {
     fn reference_count(&self) -> usize;
     /// What the module ABI says the object is.
     fn to_wire(&self) -> WireMeta;
+    /// The bytes mapped for a module's kernel; `None`: this type is not mapped as data.
+    fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>>;
 }
 
 /// A listed handle type: its place in the generated enums.
@@ -97,11 +99,19 @@ where
     fn to_wire(&self) -> WireMeta {
         K::to_wire(self)
     }
+    fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>> {
+        K::map_raw(self, write)
+    }
 }
 
 /// Generates every per-type list from the list of kinds (see the module doc).
 macro_rules! host_kinds {
     ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+        /// Every kind's public items, for the crate root.
+        pub(crate) mod exports {
+            $(pub use super::$m::exports::*;)*
+        }
+
         impl DataType {
             /// True when a validator may give objects of this type valid rectangles.
             pub(crate) fn has_valid_rects(self) -> bool {

@@ -13,6 +13,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::attribute as at;
 
+/// What the crate root re-exports from this file (through `data/kinds/`).
+pub(crate) mod exports {
+    pub use super::{MAX_OBJECT_ARRAY_ITEMS, ObjectArray, ObjectArrayAttr, ObjectArrayMeta};
+}
+
 /// The object type with code `code`.
 fn type_of(code: u32) -> Result<DataType> {
     DataType::from_code(code)
