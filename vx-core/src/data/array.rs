@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::data::buffer::{SharedBuffer, WHOLE};
 use crate::data::items::{ArrayItem, ArrayItemType};
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, positive};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
@@ -84,20 +84,14 @@ impl fmt::Display for ArrayMeta {
     }
 }
 
-/// One meta-format attribute of an array.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ArrayAttr {
-    /// `VX_ARRAY_ITEMTYPE`.
-    ItemType(ArrayItemType),
+meta_attributes! {
+    /// One meta-format attribute of an array.
+    ArrayAttr, ArrayPartial {
+    /// `VX_ARRAY_ITEMTYPE` (`VX_ARRAY_ITEMSIZE` by code: a user struct of that size).
+    ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| item_of(c, 0)),
     /// `VX_ARRAY_CAPACITY`.
-    Capacity(usize),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ArrayPartial {
-    item_type: Option<ArrayItemType>,
-    capacity: Option<usize>,
+    Capacity(usize) => capacity @ ARRAY_CAPACITY: AttrValue::size,
+    }
 }
 
 impl ObjectKind for ArrayKind {
@@ -139,10 +133,7 @@ impl ObjectKind for ArrayKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut ArrayPartial, a: ArrayAttr) -> Result<()> {
-        match a {
-            ArrayAttr::ItemType(t) => p.item_type = Some(t),
-            ArrayAttr::Capacity(n) => p.capacity = Some(n),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut ArrayPartial, m: &ArrayMeta) {
@@ -177,12 +168,10 @@ impl ObjectKind for ArrayKind {
         })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ArrayAttr>> {
-        Some(match v.code {
-            at::ARRAY_ITEMTYPE => v.u32().and_then(|c| item_of(c, 0)).map(ArrayAttr::ItemType),
-            at::ARRAY_CAPACITY => v.size().map(ArrayAttr::Capacity),
-            at::ARRAY_ITEMSIZE => v.size().map(|size| ArrayAttr::ItemType(ArrayItemType::User { size })),
-            _ => return None,
-        })
+        if v.code == at::ARRAY_ITEMSIZE {
+            return Some(v.size().map(|size| ArrayAttr::ItemType(ArrayItemType::User { size })));
+        }
+        ArrayPartial::by_code(v)
     }
 }
 

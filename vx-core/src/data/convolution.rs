@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -50,20 +51,14 @@ impl std::fmt::Display for ConvolutionMeta {
     }
 }
 
-/// One meta-format attribute of a convolution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ConvolutionAttr {
+meta_attributes! {
+    /// One meta-format attribute of a convolution.
+    ConvolutionAttr, ConvolutionPartial for ConvolutionMeta {
     /// `VX_CONVOLUTION_ROWS`.
-    Rows(usize),
+    Rows(usize) => rows @ CONVOLUTION_ROWS: AttrValue::size,
     /// `VX_CONVOLUTION_COLUMNS`.
-    Columns(usize),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ConvolutionPartial {
-    columns: Option<usize>,
-    rows: Option<usize>,
+    Columns(usize) => columns @ CONVOLUTION_COLUMNS: AttrValue::size,
+    }
 }
 
 impl ObjectKind for ConvolutionKind {
@@ -83,14 +78,11 @@ impl ObjectKind for ConvolutionKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut ConvolutionPartial, a: ConvolutionAttr) -> Result<()> {
-        match a {
-            ConvolutionAttr::Rows(n) => p.rows = Some(n),
-            ConvolutionAttr::Columns(n) => p.columns = Some(n),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut ConvolutionPartial, m: &ConvolutionMeta) {
-        *p = ConvolutionPartial { columns: Some(m.columns), rows: Some(m.rows) };
+        *p = ConvolutionPartial::of(m);
     }
     fn resolve(p: &ConvolutionPartial) -> std::result::Result<ConvolutionMeta, &'static str> {
         Ok(ConvolutionMeta {
@@ -108,11 +100,7 @@ impl ObjectKind for ConvolutionKind {
         Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ConvolutionAttr>> {
-        Some(match v.code {
-            at::CONVOLUTION_ROWS => v.size().map(ConvolutionAttr::Rows),
-            at::CONVOLUTION_COLUMNS => v.size().map(ConvolutionAttr::Columns),
-            _ => return None,
-        })
+        ConvolutionPartial::by_code(v)
     }
 }
 

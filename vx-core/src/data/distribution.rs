@@ -4,12 +4,13 @@
 use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -47,23 +48,16 @@ impl std::fmt::Display for DistributionMeta {
     }
 }
 
-/// One meta-format attribute of a distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum DistributionAttr {
+meta_attributes! {
+    /// One meta-format attribute of a distribution.
+    DistributionAttr, DistributionPartial for DistributionMeta {
     /// `VX_DISTRIBUTION_BINS`.
-    Bins(usize),
+    Bins(usize) => bins @ DISTRIBUTION_BINS: AttrValue::size,
     /// `VX_DISTRIBUTION_OFFSET`.
-    Offset(i32),
+    Offset(i32) => offset @ DISTRIBUTION_OFFSET: AttrValue::i32,
     /// `VX_DISTRIBUTION_RANGE`.
-    Range(u32),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct DistributionPartial {
-    bins: Option<usize>,
-    offset: Option<i32>,
-    range: Option<u32>,
+    Range(u32) => range @ DISTRIBUTION_RANGE: AttrValue::u32,
+    }
 }
 
 impl ObjectKind for DistributionKind {
@@ -84,15 +78,11 @@ impl ObjectKind for DistributionKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut DistributionPartial, a: DistributionAttr) -> Result<()> {
-        match a {
-            DistributionAttr::Bins(n) => p.bins = Some(n),
-            DistributionAttr::Offset(o) => p.offset = Some(o),
-            DistributionAttr::Range(r) => p.range = Some(r),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut DistributionPartial, m: &DistributionMeta) {
-        *p = DistributionPartial { bins: Some(m.bins), offset: Some(m.offset), range: Some(m.range) };
+        *p = DistributionPartial::of(m);
     }
     fn resolve(p: &DistributionPartial) -> std::result::Result<DistributionMeta, &'static str> {
         Ok(DistributionMeta {
@@ -110,12 +100,7 @@ impl ObjectKind for DistributionKind {
         Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<DistributionAttr>> {
-        Some(match v.code {
-            at::DISTRIBUTION_BINS => v.size().map(DistributionAttr::Bins),
-            at::DISTRIBUTION_OFFSET => v.u32().map(|o| DistributionAttr::Offset(o as i32)),
-            at::DISTRIBUTION_RANGE => v.u32().map(DistributionAttr::Range),
-            _ => return None,
-        })
+        DistributionPartial::by_code(v)
     }
 }
 

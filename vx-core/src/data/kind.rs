@@ -1,8 +1,11 @@
-//! [`Handle<K>`]: the handle of a data-object type, written once; each type is a marker `K` that
-//! implements [`ObjectKind`] in the type's own file (`pub type Matrix = Handle<MatrixKind>;`).
-//! [`BlobKind`]: the fixed-layout types whose bytes are one [`Blob`] (matrices, convolutions, LUTs,
-//! distributions, remaps, user data objects): construction, attributes, typed copies and maps,
-//! written once here; each type's file keeps its checks, its accessors and its public signatures.
+//! [`ObjectKind`]: what one data-object type is to the host (its meta data, how verify completes
+//! or checks it, its meta-format attributes, its wire form, storage, frame copies), implemented
+//! once in the type's own file on a marker `K`; [`Handle<K>`]: the handle of every type, written
+//! once (`pub type Matrix = Handle<MatrixKind>;`). [`BlobKind`]: the fixed-layout types whose
+//! bytes are one [`Blob`] (matrices, convolutions, LUTs, distributions, remaps, user data
+//! objects): construction, attributes, typed copies and maps, written once here. Two helper
+//! macros for the type files: `meta_attributes!` (a kind's attribute enum and partial meta) and
+//! `blob_object!` (the `ObjectKind` functions every blob kind shares).
 
 use std::fmt;
 use std::sync::Arc;
@@ -283,3 +286,59 @@ macro_rules! blob_object {
     };
 }
 pub(super) use blob_object;
+
+/// A kind's meta-format attributes, declared once: the `Attr` enum (one variant per attribute),
+/// the `Partial` struct (one `Option` per attribute, named as the meta field it sets) with
+/// `record(a)`, `by_code(v)` for the attributes that have an OpenVX code on the wire, and, with
+/// `for Meta`, `of(meta)` (every attribute of an exemplar).
+macro_rules! meta_attributes {
+    (
+        $(#[$doc:meta])* $Attr:ident, $Partial:ident for $Meta:ty {
+            $($(#[$vdoc:meta])* $V:ident($t:ty) => $f:ident $(@ $code:ident: $read:expr)?),* $(,)?
+        }
+    ) => {
+        meta_attributes! { $(#[$doc])* $Attr, $Partial { $($(#[$vdoc])* $V($t) => $f $(@ $code: $read)?),* } }
+        impl $Partial {
+            /// Every attribute of `m`.
+            fn of(m: &$Meta) -> $Partial {
+                $Partial { $($f: Some(m.$f.clone()),)* }
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])* $Attr:ident, $Partial:ident {
+            $($(#[$vdoc:meta])* $V:ident($t:ty) => $f:ident $(@ $code:ident: $read:expr)?),* $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum $Attr {
+            $($(#[$vdoc])* $V($t),)*
+        }
+
+        /// The attributes a meta format has been given so far.
+        #[doc(hidden)]
+        #[derive(Clone, Debug, Default)]
+        pub struct $Partial {
+            $($f: Option<$t>,)*
+        }
+
+        impl $Partial {
+            /// Record `a` (the last of a kind counts).
+            fn record(&mut self, a: $Attr) {
+                match a {
+                    $($Attr::$V(v) => self.$f = Some(v),)*
+                }
+            }
+            /// The attribute with OpenVX code `v.code`, if it is one of these.
+            #[allow(clippy::redundant_closure_call)]
+            fn by_code(v: &crate::data::wire::AttrValue<'_>) -> Option<crate::error::Result<$Attr>> {
+                match v.code {
+                    $($(vx_plugin_abi::wire::attribute::$code => Some(($read)(v).map($Attr::$V)),)?)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(super) use meta_attributes;

@@ -4,13 +4,14 @@
 use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -45,20 +46,14 @@ impl std::fmt::Display for LutMeta {
     }
 }
 
-/// One meta-format attribute of a LUT.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LutAttr {
+meta_attributes! {
+    /// One meta-format attribute of a LUT.
+    LutAttr, LutPartial for LutMeta {
     /// `VX_LUT_TYPE`.
-    Type(ScalarType),
+    Type(ScalarType) => element @ LUT_TYPE: AttrValue::scalar_type,
     /// `VX_LUT_COUNT`.
-    Count(usize),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct LutPartial {
-    element: Option<ScalarType>,
-    count: Option<usize>,
+    Count(usize) => count @ LUT_COUNT: AttrValue::size,
+    }
 }
 
 impl ObjectKind for LutKind {
@@ -82,14 +77,11 @@ impl ObjectKind for LutKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut LutPartial, a: LutAttr) -> Result<()> {
-        match a {
-            LutAttr::Type(t) => p.element = Some(t),
-            LutAttr::Count(n) => p.count = Some(n),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut LutPartial, m: &LutMeta) {
-        *p = LutPartial { element: Some(m.element), count: Some(m.count) };
+        *p = LutPartial::of(m);
     }
     fn resolve(p: &LutPartial) -> std::result::Result<LutMeta, &'static str> {
         Ok(LutMeta { element: p.element.ok_or("LUT type")?, count: positive(p.count, "LUT count")? })
@@ -103,11 +95,7 @@ impl ObjectKind for LutKind {
         Ok(LutMeta { element: scalar_type(*element)?, count: size(*count)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<LutAttr>> {
-        Some(match v.code {
-            at::LUT_TYPE => v.scalar_type().map(LutAttr::Type),
-            at::LUT_COUNT => v.size().map(LutAttr::Count),
-            _ => return None,
-        })
+        LutPartial::by_code(v)
     }
 }
 

@@ -3,13 +3,15 @@
 
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::{attribute as at, pattern};
+use vx_plugin_abi::wire::pattern;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -60,25 +62,20 @@ impl std::fmt::Display for MatrixMeta {
     }
 }
 
-/// One meta-format attribute of a matrix.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum MatrixAttr {
+meta_attributes! {
+    /// One meta-format attribute of a matrix.
+    MatrixAttr, MatrixPartial for MatrixMeta {
     /// `VX_MATRIX_TYPE`.
-    Type(ScalarType),
+    Type(ScalarType) => element @ MATRIX_TYPE: AttrValue::scalar_type,
     /// `VX_MATRIX_ROWS`.
-    Rows(usize),
+    Rows(usize) => rows @ MATRIX_ROWS: AttrValue::size,
     /// `VX_MATRIX_COLUMNS`.
-    Columns(usize),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct MatrixPartial {
-    element: Option<ScalarType>,
-    columns: Option<usize>,
-    rows: Option<usize>,
-    /// Origin and pattern, when copied from an exemplar.
-    extra: Option<((usize, usize), MatrixPattern)>,
+    Columns(usize) => columns @ MATRIX_COLUMNS: AttrValue::size,
+    /// `VX_MATRIX_ORIGIN` (column, row; unset: the centre).
+    Origin((usize, usize)) => origin,
+    /// `VX_MATRIX_PATTERN` (unset: [`MatrixPattern::Other`]).
+    Pattern(MatrixPattern) => pattern,
+    }
 }
 
 impl ObjectKind for MatrixKind {
@@ -103,26 +100,22 @@ impl ObjectKind for MatrixKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut MatrixPartial, a: MatrixAttr) -> Result<()> {
-        match a {
-            MatrixAttr::Type(t) => p.element = Some(t),
-            MatrixAttr::Rows(n) => p.rows = Some(n),
-            MatrixAttr::Columns(n) => p.columns = Some(n),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut MatrixPartial, m: &MatrixMeta) {
-        *p = MatrixPartial {
-            element: Some(m.element),
-            columns: Some(m.columns),
-            rows: Some(m.rows),
-            extra: Some((m.origin, m.pattern)),
-        };
+        *p = MatrixPartial::of(m);
     }
     fn resolve(p: &MatrixPartial) -> std::result::Result<MatrixMeta, &'static str> {
         let columns = positive(p.columns, "matrix columns")?;
         let rows = positive(p.rows, "matrix rows")?;
-        let (origin, pattern) = p.extra.unwrap_or(((columns / 2, rows / 2), MatrixPattern::Other));
-        Ok(MatrixMeta { element: p.element.ok_or("matrix type")?, columns, rows, origin, pattern })
+        Ok(MatrixMeta {
+            element: p.element.ok_or("matrix type")?,
+            columns,
+            rows,
+            origin: p.origin.unwrap_or((columns / 2, rows / 2)),
+            pattern: p.pattern.unwrap_or(MatrixPattern::Other),
+        })
     }
     fn to_wire(h: &Matrix) -> WireMeta {
         let m = h.meta();
@@ -148,12 +141,7 @@ impl ObjectKind for MatrixKind {
         })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<MatrixAttr>> {
-        Some(match v.code {
-            at::MATRIX_TYPE => v.scalar_type().map(MatrixAttr::Type),
-            at::MATRIX_ROWS => v.size().map(MatrixAttr::Rows),
-            at::MATRIX_COLUMNS => v.size().map(MatrixAttr::Columns),
-            _ => return None,
-        })
+        MatrixPartial::by_code(v)
     }
 }
 

@@ -10,13 +10,12 @@ use vx_plugin_abi::ImageFormat;
 use crate::data::image::Image;
 use crate::data::image::concrete;
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, positive};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -102,29 +101,20 @@ impl std::fmt::Display for PyramidMeta {
     }
 }
 
-/// One meta-format attribute of a pyramid.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PyramidAttr {
+meta_attributes! {
+    /// One meta-format attribute of a pyramid.
+    PyramidAttr, PyramidPartial {
     /// `VX_PYRAMID_LEVELS`.
-    Levels(usize),
+    Levels(usize) => levels @ PYRAMID_LEVELS: AttrValue::size,
     /// `VX_PYRAMID_SCALE`.
-    Scale(f32),
+    Scale(f32) => scale @ PYRAMID_SCALE: AttrValue::f32,
     /// `VX_PYRAMID_WIDTH`.
-    Width(u32),
+    Width(u32) => width @ PYRAMID_WIDTH: AttrValue::u32,
     /// `VX_PYRAMID_HEIGHT`.
-    Height(u32),
+    Height(u32) => height @ PYRAMID_HEIGHT: AttrValue::u32,
     /// `VX_PYRAMID_FORMAT`.
-    Format(ImageFormat),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct PyramidPartial {
-    levels: Option<usize>,
-    scale: Option<f32>,
-    width: Option<u32>,
-    height: Option<u32>,
-    format: Option<ImageFormat>,
+    Format(ImageFormat) => format @ PYRAMID_FORMAT: AttrValue::format,
+    }
 }
 
 impl ObjectKind for PyramidKind {
@@ -161,13 +151,10 @@ impl ObjectKind for PyramidKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut PyramidPartial, a: PyramidAttr) -> Result<()> {
-        match a {
-            PyramidAttr::Levels(n) => p.levels = Some(n),
-            PyramidAttr::Scale(s) => p.scale = Some(s),
-            PyramidAttr::Width(w) => p.width = Some(w),
-            PyramidAttr::Height(h) => p.height = Some(h),
-            PyramidAttr::Format(f) => p.format = Some(concrete(f)?),
+        if let PyramidAttr::Format(f) = a {
+            concrete(f)?;
         }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut PyramidPartial, m: &PyramidMeta) {
@@ -207,14 +194,7 @@ impl ObjectKind for PyramidKind {
         Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<PyramidAttr>> {
-        Some(match v.code {
-            at::PYRAMID_LEVELS => v.size().map(PyramidAttr::Levels),
-            at::PYRAMID_SCALE => v.u32().map(|b| PyramidAttr::Scale(f32::from_bits(b))),
-            at::PYRAMID_WIDTH => v.u32().map(PyramidAttr::Width),
-            at::PYRAMID_HEIGHT => v.u32().map(PyramidAttr::Height),
-            at::PYRAMID_FORMAT => v.format().map(PyramidAttr::Format),
-            _ => return None,
-        })
+        PyramidPartial::by_code(v)
     }
 }
 

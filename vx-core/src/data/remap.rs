@@ -6,12 +6,13 @@ use vx_plugin_abi::Rect;
 
 use crate::data::items::{ArrayItem, ArrayItemType, Coordinates2dF};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, positive};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -44,26 +45,18 @@ impl std::fmt::Display for RemapMeta {
     }
 }
 
-/// One meta-format attribute of a remap.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum RemapAttr {
+meta_attributes! {
+    /// One meta-format attribute of a remap.
+    RemapAttr, RemapPartial for RemapMeta {
     /// `VX_REMAP_SOURCE_WIDTH`.
-    SourceWidth(u32),
+    SourceWidth(u32) => source_width @ REMAP_SOURCE_WIDTH: AttrValue::u32,
     /// `VX_REMAP_SOURCE_HEIGHT`.
-    SourceHeight(u32),
+    SourceHeight(u32) => source_height @ REMAP_SOURCE_HEIGHT: AttrValue::u32,
     /// `VX_REMAP_DESTINATION_WIDTH`.
-    DestinationWidth(u32),
+    DestinationWidth(u32) => destination_width @ REMAP_DESTINATION_WIDTH: AttrValue::u32,
     /// `VX_REMAP_DESTINATION_HEIGHT`.
-    DestinationHeight(u32),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct RemapPartial {
-    source_width: Option<u32>,
-    source_height: Option<u32>,
-    destination_width: Option<u32>,
-    destination_height: Option<u32>,
+    DestinationHeight(u32) => destination_height @ REMAP_DESTINATION_HEIGHT: AttrValue::u32,
+    }
 }
 
 impl ObjectKind for RemapKind {
@@ -84,21 +77,11 @@ impl ObjectKind for RemapKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut RemapPartial, a: RemapAttr) -> Result<()> {
-        match a {
-            RemapAttr::SourceWidth(v) => p.source_width = Some(v),
-            RemapAttr::SourceHeight(v) => p.source_height = Some(v),
-            RemapAttr::DestinationWidth(v) => p.destination_width = Some(v),
-            RemapAttr::DestinationHeight(v) => p.destination_height = Some(v),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut RemapPartial, m: &RemapMeta) {
-        *p = RemapPartial {
-            source_width: Some(m.source_width),
-            source_height: Some(m.source_height),
-            destination_width: Some(m.destination_width),
-            destination_height: Some(m.destination_height),
-        };
+        *p = RemapPartial::of(m);
     }
     fn resolve(p: &RemapPartial) -> std::result::Result<RemapMeta, &'static str> {
         Ok(RemapMeta {
@@ -129,14 +112,7 @@ impl ObjectKind for RemapKind {
         })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<RemapAttr>> {
-        let attr = match v.code {
-            at::REMAP_SOURCE_WIDTH => RemapAttr::SourceWidth,
-            at::REMAP_SOURCE_HEIGHT => RemapAttr::SourceHeight,
-            at::REMAP_DESTINATION_WIDTH => RemapAttr::DestinationWidth,
-            at::REMAP_DESTINATION_HEIGHT => RemapAttr::DestinationHeight,
-            _ => return None,
-        };
-        Some(v.u32().map(attr))
+        RemapPartial::by_code(v)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
@@ -10,7 +10,6 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_bits, scal
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -41,17 +40,12 @@ impl std::fmt::Display for ScalarMeta {
     }
 }
 
-/// One meta-format attribute of a scalar.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ScalarAttr {
+meta_attributes! {
+    /// One meta-format attribute of a scalar.
+    ScalarAttr, ScalarPartial for ScalarMeta {
     /// `VX_SCALAR_TYPE`.
-    Type(ScalarType),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ScalarPartial {
-    scalar_type: Option<ScalarType>,
+    Type(ScalarType) => scalar_type @ SCALAR_TYPE: AttrValue::scalar_type,
+    }
 }
 
 impl ObjectKind for ScalarKind {
@@ -77,12 +71,11 @@ impl ObjectKind for ScalarKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut ScalarPartial, a: ScalarAttr) -> Result<()> {
-        let ScalarAttr::Type(t) = a;
-        p.scalar_type = Some(t);
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut ScalarPartial, m: &ScalarMeta) {
-        p.scalar_type = Some(m.scalar_type);
+        *p = ScalarPartial::of(m);
     }
     fn resolve(p: &ScalarPartial) -> std::result::Result<ScalarMeta, &'static str> {
         Ok(ScalarMeta { scalar_type: p.scalar_type.ok_or("scalar type")? })
@@ -96,7 +89,7 @@ impl ObjectKind for ScalarKind {
         Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ScalarAttr>> {
-        (v.code == at::SCALAR_TYPE).then(|| v.scalar_type().map(ScalarAttr::Type))
+        ScalarPartial::by_code(v)
     }
 }
 

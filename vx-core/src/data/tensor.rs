@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::data::blob::{Blob, check_element};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal, meta_attributes};
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
@@ -16,7 +16,6 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -98,26 +97,30 @@ impl std::fmt::Display for TensorMeta {
     }
 }
 
-/// One meta-format attribute of a tensor.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TensorAttr {
-    /// `VX_TENSOR_NUMBER_OF_DIMS`.
-    NumberOfDims(usize),
-    /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
-    Dims([usize; MAX_TENSOR_DIMS]),
-    /// `VX_TENSOR_DATA_TYPE`.
-    DataType(ScalarType),
-    /// `VX_TENSOR_FIXED_POINT_POSITION`.
-    FixedPointPosition(i8),
+/// `VX_TENSOR_DIMS`'s bytes: up to six `vx_size`s.
+fn dims_of(v: &AttrValue<'_>) -> Result<[usize; MAX_TENSOR_DIMS]> {
+    if !v.bytes.len().is_multiple_of(8) || v.bytes.len() > 8 * MAX_TENSOR_DIMS {
+        return Err(v.wrong("vx_size array of at most 6 dimensions", 8 * MAX_TENSOR_DIMS));
+    }
+    let mut d = [0usize; MAX_TENSOR_DIMS];
+    for (o, c) in d.iter_mut().zip(v.bytes.chunks_exact(8)) {
+        *o = u64::from_ne_bytes(c.try_into().expect("8-byte chunk")) as usize;
+    }
+    Ok(d)
 }
 
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct TensorPartial {
-    num_dims: Option<usize>,
-    dims: Option<[usize; MAX_TENSOR_DIMS]>,
-    data_type: Option<ScalarType>,
-    fixed_point_position: Option<i8>,
+meta_attributes! {
+    /// One meta-format attribute of a tensor.
+    TensorAttr, TensorPartial {
+    /// `VX_TENSOR_NUMBER_OF_DIMS`.
+    NumberOfDims(usize) => num_dims @ TENSOR_NUMBER_OF_DIMS: AttrValue::size,
+    /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
+    Dims([usize; MAX_TENSOR_DIMS]) => dims @ TENSOR_DIMS: dims_of,
+    /// `VX_TENSOR_DATA_TYPE`.
+    DataType(ScalarType) => data_type @ TENSOR_DATA_TYPE: AttrValue::scalar_type,
+    /// `VX_TENSOR_FIXED_POINT_POSITION`.
+    FixedPointPosition(i8) => fixed_point_position @ TENSOR_FIXED_POINT_POSITION: AttrValue::i8,
+    }
 }
 
 impl ObjectKind for TensorKind {
@@ -155,16 +158,13 @@ impl ObjectKind for TensorKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut TensorPartial, a: TensorAttr) -> Result<()> {
-        match a {
-            TensorAttr::NumberOfDims(n) if n == 0 || n > MAX_TENSOR_DIMS => {
-                return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
-                    .expected_found(format!("1..={MAX_TENSOR_DIMS}"), n));
-            }
-            TensorAttr::NumberOfDims(n) => p.num_dims = Some(n),
-            TensorAttr::Dims(d) => p.dims = Some(d),
-            TensorAttr::DataType(t) => p.data_type = Some(t),
-            TensorAttr::FixedPointPosition(f) => p.fixed_point_position = Some(f),
+        if let TensorAttr::NumberOfDims(n) = a
+            && (n == 0 || n > MAX_TENSOR_DIMS)
+        {
+            return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
+                .expected_found(format!("1..={MAX_TENSOR_DIMS}"), n));
         }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut TensorPartial, m: &TensorMeta) {
@@ -230,25 +230,7 @@ impl ObjectKind for TensorKind {
         })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<TensorAttr>> {
-        Some(match v.code {
-            at::TENSOR_NUMBER_OF_DIMS => v.size().map(TensorAttr::NumberOfDims),
-            at::TENSOR_DIMS => {
-                if !v.bytes.len().is_multiple_of(8) || v.bytes.len() > 8 * MAX_TENSOR_DIMS {
-                    return Some(Err(v.wrong("vx_size array of at most 6 dimensions", 8 * MAX_TENSOR_DIMS)));
-                }
-                let mut d = [0usize; MAX_TENSOR_DIMS];
-                for (o, c) in d.iter_mut().zip(v.bytes.chunks_exact(8)) {
-                    *o = u64::from_ne_bytes(c.try_into().expect("8-byte chunk")) as usize;
-                }
-                Ok(TensorAttr::Dims(d))
-            }
-            at::TENSOR_DATA_TYPE => v.scalar_type().map(TensorAttr::DataType),
-            at::TENSOR_FIXED_POINT_POSITION => match v.bytes {
-                [b] => Ok(TensorAttr::FixedPointPosition(*b as i8)),
-                _ => Err(v.wrong("vx_int8", 1)),
-            },
-            _ => return None,
-        })
+        TensorPartial::by_code(v)
     }
 }
 

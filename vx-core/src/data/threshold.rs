@@ -7,14 +7,14 @@ use std::sync::Mutex;
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
-use vx_plugin_abi::wire::{attribute as at, threshold_type};
+use vx_plugin_abi::wire::threshold_type;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -74,23 +74,16 @@ impl std::fmt::Display for ThresholdMeta {
     }
 }
 
-/// One meta-format attribute of a threshold.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ThresholdAttr {
+meta_attributes! {
+    /// One meta-format attribute of a threshold.
+    ThresholdAttr, ThresholdPartial for ThresholdMeta {
     /// `VX_THRESHOLD_TYPE`.
-    Type(ThresholdType),
-    /// `VX_THRESHOLD_INPUT_FORMAT`.
-    InputFormat(ImageFormat),
-    /// `VX_THRESHOLD_OUTPUT_FORMAT`.
-    OutputFormat(ImageFormat),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ThresholdPartial {
-    threshold_type: Option<ThresholdType>,
-    input_format: Option<ImageFormat>,
-    output_format: Option<ImageFormat>,
+    Type(ThresholdType) => threshold_type @ THRESHOLD_TYPE: |v: &AttrValue<'_>| v.u32().and_then(threshold_of),
+    /// `VX_THRESHOLD_INPUT_FORMAT` (unset: any).
+    InputFormat(ImageFormat) => input_format @ THRESHOLD_INPUT_FORMAT: AttrValue::format,
+    /// `VX_THRESHOLD_OUTPUT_FORMAT` (unset: any).
+    OutputFormat(ImageFormat) => output_format @ THRESHOLD_OUTPUT_FORMAT: AttrValue::format,
+    }
 }
 
 impl ObjectKind for ThresholdKind {
@@ -121,19 +114,11 @@ impl ObjectKind for ThresholdKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut ThresholdPartial, a: ThresholdAttr) -> Result<()> {
-        match a {
-            ThresholdAttr::Type(t) => p.threshold_type = Some(t),
-            ThresholdAttr::InputFormat(f) => p.input_format = Some(f),
-            ThresholdAttr::OutputFormat(f) => p.output_format = Some(f),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut ThresholdPartial, m: &ThresholdMeta) {
-        *p = ThresholdPartial {
-            threshold_type: Some(m.threshold_type),
-            input_format: Some(m.input_format),
-            output_format: Some(m.output_format),
-        };
+        *p = ThresholdPartial::of(m);
     }
     fn resolve(p: &ThresholdPartial) -> std::result::Result<ThresholdMeta, &'static str> {
         Ok(ThresholdMeta {
@@ -161,12 +146,7 @@ impl ObjectKind for ThresholdKind {
         })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ThresholdAttr>> {
-        Some(match v.code {
-            at::THRESHOLD_TYPE => v.u32().and_then(threshold_of).map(ThresholdAttr::Type),
-            at::THRESHOLD_INPUT_FORMAT => v.format().map(ThresholdAttr::InputFormat),
-            at::THRESHOLD_OUTPUT_FORMAT => v.format().map(ThresholdAttr::OutputFormat),
-            _ => return None,
-        })
+        ThresholdPartial::by_code(v)
     }
 }
 

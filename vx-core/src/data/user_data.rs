@@ -5,13 +5,12 @@
 use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object};
+use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -42,20 +41,14 @@ impl std::fmt::Display for UserDataMeta {
     }
 }
 
-/// One meta-format attribute of a user data object.
-#[derive(Clone, Debug, PartialEq)]
-pub enum UserDataAttr {
+meta_attributes! {
+    /// One meta-format attribute of a user data object.
+    UserDataAttr, UserDataPartial for UserDataMeta {
     /// `VX_USER_DATA_OBJECT_SIZE`.
-    Size(usize),
+    Size(usize) => size @ USER_DATA_OBJECT_SIZE: AttrValue::size,
     /// `VX_USER_DATA_OBJECT_NAME` (unset: any type name).
-    Name(String),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct UserDataPartial {
-    type_name: Option<String>,
-    size: Option<usize>,
+    Name(String) => type_name @ USER_DATA_OBJECT_NAME: AttrValue::utf8,
+    }
 }
 
 impl ObjectKind for UserDataObjectKind {
@@ -78,14 +71,11 @@ impl ObjectKind for UserDataObjectKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut UserDataPartial, a: UserDataAttr) -> Result<()> {
-        match a {
-            UserDataAttr::Size(n) => p.size = Some(n),
-            UserDataAttr::Name(name) => p.type_name = Some(name),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut UserDataPartial, m: &UserDataMeta) {
-        *p = UserDataPartial { type_name: Some(m.type_name.clone()), size: Some(m.size) };
+        *p = UserDataPartial::of(m);
     }
     fn resolve(p: &UserDataPartial) -> std::result::Result<UserDataMeta, &'static str> {
         Ok(UserDataMeta {
@@ -101,13 +91,7 @@ impl ObjectKind for UserDataObjectKind {
         Ok(UserDataMeta { type_name: type_name.to_string(), size: size(*s)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<UserDataAttr>> {
-        Some(match v.code {
-            at::USER_DATA_OBJECT_SIZE => v.size().map(UserDataAttr::Size),
-            at::USER_DATA_OBJECT_NAME => std::str::from_utf8(v.bytes)
-                .map(|name| UserDataAttr::Name(name.trim_end_matches('\0').to_owned()))
-                .map_err(|_| Error::new(ErrorKind::InvalidParameters, "a user data object's type name must be UTF-8")),
-            _ => return None,
-        })
+        UserDataPartial::by_code(v)
     }
 }
 

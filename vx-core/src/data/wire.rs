@@ -65,6 +65,27 @@ impl AttrValue<'_> {
     pub(crate) fn size(&self) -> Result<usize> {
         self.bytes.try_into().map(|b| u64::from_ne_bytes(b) as usize).map_err(|_| self.wrong("vx_size", 8))
     }
+    /// A `vx_int32`.
+    pub(crate) fn i32(&self) -> Result<i32> {
+        self.u32().map(|v| v as i32)
+    }
+    /// A `vx_float32`.
+    pub(crate) fn f32(&self) -> Result<f32> {
+        self.u32().map(f32::from_bits)
+    }
+    /// A `vx_int8`.
+    pub(crate) fn i8(&self) -> Result<i8> {
+        match self.bytes {
+            [b] => Ok(*b as i8),
+            _ => Err(self.wrong("vx_int8", 1)),
+        }
+    }
+    /// UTF-8 text (a trailing NUL dropped).
+    pub(crate) fn utf8(&self) -> Result<String> {
+        let s = std::str::from_utf8(self.bytes)
+            .map_err(|_| Error::new(ErrorKind::InvalidParameters, "a user data object's type name must be UTF-8"))?;
+        Ok(s.trim_end_matches('\0').to_owned())
+    }
     /// A scalar type's code.
     pub(crate) fn scalar_type(&self) -> Result<ScalarType> {
         self.u32().and_then(scalar_type)

@@ -20,24 +20,26 @@ use vx_plugin_abi::{ImageFormat, Rect};
 pub(crate) mod import;
 #[cfg(feature = "image")]
 pub(crate) mod interop;
+pub(crate) mod kind;
 pub(crate) mod layout;
 pub(crate) mod patch;
 
 use crate::data::buffer::{RawBuf, SharedBuffer};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, positive};
+use crate::data::kind::Handle;
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use layout::ImageLayout;
 use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
-use vx_plugin_abi::wire::attribute as at;
+
+pub(crate) use kind::{ImageAttr, concrete};
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
-    pub use super::{Image, ImageAttr, ImageMeta};
+    pub use super::Image;
+    pub use super::kind::{ImageAttr, ImageMeta};
 }
 
 /// The memory an image and all its ROIs share.
@@ -54,17 +56,6 @@ impl ImageStorage {
     pub(super) fn layout(&self) -> MutexGuard<'_, Option<ImageLayout>> {
         lock(&self.layout)
     }
-}
-
-/// The meta data of an image (`VX_IMAGE_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ImageMeta {
-    /// `VX_IMAGE_FORMAT` ([`ImageFormat::Virtual`]: not known yet).
-    pub format: ImageFormat,
-    /// `VX_IMAGE_WIDTH` (0: not known yet).
-    pub width: u32,
-    /// `VX_IMAGE_HEIGHT` (0: not known yet).
-    pub height: u32,
 }
 
 /// Format, size and valid rectangle of an image (its meta data and more).
@@ -96,126 +87,6 @@ pub type Image = Handle<ImageKind>;
 
 /// The [`ObjectKind`] of Image.
 pub struct ImageKind;
-
-impl std::fmt::Display for ImageMeta {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "image {} {}x{}", self.format, self.width, self.height)
-    }
-}
-
-/// One meta-format attribute of an image.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ImageAttr {
-    /// `VX_IMAGE_FORMAT`.
-    Format(ImageFormat),
-    /// `VX_IMAGE_WIDTH`.
-    Width(u32),
-    /// `VX_IMAGE_HEIGHT`.
-    Height(u32),
-}
-
-/// The attributes a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ImagePartial {
-    format: Option<ImageFormat>,
-    width: Option<u32>,
-    height: Option<u32>,
-}
-
-/// An output's image format must be concrete.
-pub(super) fn concrete(f: ImageFormat) -> Result<ImageFormat> {
-    if f == ImageFormat::Virtual {
-        return Err(
-            Error::new(ErrorKind::InvalidFormat, "an output meta format needs a concrete image format").found(f)
-        );
-    }
-    Ok(f)
-}
-
-impl ObjectKind for ImageKind {
-    const NAME: &'static str = "Image";
-    const VALID_RECTS: bool = true;
-    type Meta = ImageMeta;
-    type Attr = ImageAttr;
-    type Partial = ImagePartial;
-    type Body = ImageBody;
-    fn fmt_details(h: &Image, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = h.meta();
-        write!(f, "{} {}x{}", m.format, m.width, m.height)
-    }
-    fn meta(h: &Image) -> ImageMeta {
-        let m = h.meta();
-        ImageMeta { format: m.format, width: m.width, height: m.height }
-    }
-    fn build(header: ObjectHeader, m: &ImageMeta) -> Result<Image> {
-        Image::with_header(header, m.width, m.height, m.format)
-    }
-    fn ensure_allocated(h: &Image) -> Result<()> {
-        h.ensure_allocated()
-    }
-    /// A virtual image takes what it did not declare (format `Virtual`, size 0).
-    fn apply(h: &Image, w: &ImageMeta) -> std::result::Result<Applied, Refusal> {
-        let (df, dw, dh) = if h.is_virtual() {
-            h.obj.body.declared
-        } else {
-            let m = h.meta();
-            (m.format, m.width, m.height)
-        };
-        if df != ImageFormat::Virtual && df != w.format {
-            return Err(Refusal::Mismatch(ErrorKind::InvalidFormat));
-        }
-        if (dw != 0 && dw != w.width) || (dh != 0 && dh != w.height) {
-            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
-        }
-        if h.is_virtual() && h.complete_virtual(w.format, w.width, w.height)? {
-            return Ok(Applied::Completed);
-        }
-        Ok(Applied::Unchanged)
-    }
-    fn set(p: &mut ImagePartial, a: ImageAttr) -> Result<()> {
-        match a {
-            ImageAttr::Format(f) => p.format = Some(concrete(f)?),
-            ImageAttr::Width(w) => p.width = Some(w),
-            ImageAttr::Height(h) => p.height = Some(h),
-        }
-        Ok(())
-    }
-    fn exemplar(p: &mut ImagePartial, m: &ImageMeta) {
-        *p = ImagePartial { format: Some(m.format), width: Some(m.width), height: Some(m.height) };
-    }
-    fn resolve(p: &ImagePartial) -> std::result::Result<ImageMeta, &'static str> {
-        Ok(ImageMeta {
-            format: p.format.ok_or("image format")?,
-            width: positive(p.width, "image width")?,
-            height: positive(p.height, "image height")?,
-        })
-    }
-    fn frame_copy(h: &Image, slot: usize) -> Option<Result<Image>> {
-        Some(h.frame_copy(slot))
-    }
-    fn storage_key(h: &Image) -> Option<usize> {
-        Some(h.storage_key())
-    }
-    fn share_elements(a: &Image, b: &Image) -> bool {
-        a.rect_in_storage().overlaps(&b.rect_in_storage())
-    }
-    fn to_wire(h: &Image) -> WireMeta {
-        let m = h.meta();
-        WireMeta::Image { format: m.format.fourcc(), width: m.width, height: m.height }
-    }
-    fn from_wire(w: &WireMeta) -> Result<ImageMeta> {
-        let WireMeta::Image { format: f, width, height } = w else { return Err(other_type(w)) };
-        Ok(ImageMeta { format: format(*f)?, width: *width, height: *height })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ImageAttr>> {
-        Some(match v.code {
-            at::IMAGE_WIDTH => v.u32().map(ImageAttr::Width),
-            at::IMAGE_HEIGHT => v.u32().map(ImageAttr::Height),
-            at::IMAGE_FORMAT => v.format().map(ImageAttr::Format),
-            _ => return None,
-        })
-    }
-}
 
 impl Image {
     /// `vxCreateImage`: a `width × height` image of a concrete `format`. Allocates nothing yet.

@@ -5,13 +5,12 @@ use std::fmt;
 
 use super::{DataObject, ObjectMeta, Reference};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
-use vx_plugin_abi::wire::attribute as at;
 
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
@@ -54,20 +53,14 @@ impl fmt::Display for ObjectArrayMeta {
     }
 }
 
-/// One meta-format attribute of an object array.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ObjectArrayAttr {
+meta_attributes! {
+    /// One meta-format attribute of an object array.
+    ObjectArrayAttr, ObjectArrayPartial for ObjectArrayMeta {
     /// `VX_OBJECT_ARRAY_ITEMTYPE`.
-    ItemType(DataType),
+    ItemType(DataType) => item_type @ OBJECT_ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(type_of),
     /// `VX_OBJECT_ARRAY_NUMITEMS`.
-    Count(usize),
-}
-
-/// The attributes of an object array a meta format has been given.
-#[derive(Clone, Debug, Default)]
-pub struct ObjectArrayPartial {
-    item_type: Option<DataType>,
-    count: Option<usize>,
+    Count(usize) => count @ OBJECT_ARRAY_NUMITEMS: AttrValue::size,
+    }
 }
 
 impl ObjectKind for ObjectArrayKind {
@@ -98,14 +91,11 @@ impl ObjectKind for ObjectArrayKind {
         Ok(Applied::Unchanged)
     }
     fn set(p: &mut ObjectArrayPartial, a: ObjectArrayAttr) -> Result<()> {
-        match a {
-            ObjectArrayAttr::ItemType(t) => p.item_type = Some(t),
-            ObjectArrayAttr::Count(n) => p.count = Some(n),
-        }
+        p.record(a);
         Ok(())
     }
     fn exemplar(p: &mut ObjectArrayPartial, m: &ObjectArrayMeta) {
-        *p = ObjectArrayPartial { item_type: Some(m.item_type), count: Some(m.count) };
+        *p = ObjectArrayPartial::of(m);
     }
     fn resolve(p: &ObjectArrayPartial) -> std::result::Result<ObjectArrayMeta, &'static str> {
         Ok(ObjectArrayMeta {
@@ -121,11 +111,7 @@ impl ObjectKind for ObjectArrayKind {
         Ok(ObjectArrayMeta { item_type: type_of(*item_type)?, count: size(*count)? })
     }
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ObjectArrayAttr>> {
-        Some(match v.code {
-            at::OBJECT_ARRAY_ITEMTYPE => v.u32().and_then(type_of).map(ObjectArrayAttr::ItemType),
-            at::OBJECT_ARRAY_NUMITEMS => v.size().map(ObjectArrayAttr::Count),
-            _ => return None,
-        })
+        ObjectArrayPartial::by_code(v)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Node pass `meta`: the meta formats the validator filled are applied to the node's outputs — a
 //! virtual output is completed from its meta (and recorded as changed, so its readers are
-//! re-verified), a real one is checked against it; each output's valid-rectangle callback is kept.
+//! re-verified), a real one is checked against it (each type's rule: `ObjectKind::apply`); each
+//! output's valid-rectangle callback is kept.
 //! Cost: O(outputs of the node).
 
 use crate::data::kind::Applied;
