@@ -14,6 +14,9 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::{attribute as at, item_type};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{ArrayAttr as Attr, ArrayKind as Kind, ArrayMeta as Meta, ArrayPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Array, ArrayAttr, ArrayMeta};

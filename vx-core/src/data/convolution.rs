@@ -13,6 +13,11 @@ use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{
+    ConvolutionAttr as Attr, ConvolutionKind as Kind, ConvolutionMeta as Meta, ConvolutionPartial as Partial,
+};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Convolution, ConvolutionAttr, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION};

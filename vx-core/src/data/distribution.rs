@@ -12,6 +12,11 @@ use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{
+    DistributionAttr as Attr, DistributionKind as Kind, DistributionMeta as Meta, DistributionPartial as Partial,
+};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Distribution, DistributionAttr, DistributionMeta};

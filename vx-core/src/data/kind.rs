@@ -120,24 +120,6 @@ impl From<Error> for Refusal {
     }
 }
 
-/// A handle type's kind: `KindOf<Matrix>` is `MatrixKind` (lets `data/kinds.rs` reach a kind's
-/// types from the handle's name alone).
-pub trait HandleOf {
-    /// The kind.
-    type Kind: ObjectKind;
-}
-impl<K: ObjectKind> HandleOf for Handle<K> {
-    type Kind = K;
-}
-/// The kind of handle type `H`.
-pub(crate) type KindOf<H> = <H as HandleOf>::Kind;
-/// The meta data of handle type `H`.
-pub(crate) type MetaOf<H> = <KindOf<H> as ObjectKind>::Meta;
-/// The meta-format attributes of handle type `H`.
-pub(crate) type AttrOf<H> = <KindOf<H> as ObjectKind>::Attr;
-/// The partial meta data of handle type `H`.
-pub(crate) type PartialOf<H> = <KindOf<H> as ObjectKind>::Partial;
-
 /// A fixed-layout type: its bytes are one [`Blob`], known from its meta data at creation.
 pub trait BlobKind: ObjectKind<Body = BlobBody<Self>> {
     /// What the object holds besides its meta data and bytes (a convolution's scale); a new

@@ -13,6 +13,9 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{LutAttr as Attr, LutKind as Kind, LutMeta as Meta, LutPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Lut, LutAttr, LutMeta};

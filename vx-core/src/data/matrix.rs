@@ -13,6 +13,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::pattern;
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{MatrixAttr as Attr, MatrixKind as Kind, MatrixMeta as Meta, MatrixPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Matrix, MatrixAttr, MatrixMeta, MatrixPattern};

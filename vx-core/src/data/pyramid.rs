@@ -17,6 +17,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{PyramidAttr as Attr, PyramidKind as Kind, PyramidMeta as Meta, PyramidPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidAttr, PyramidMeta};

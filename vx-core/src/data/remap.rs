@@ -14,6 +14,9 @@ use crate::data::wire::{AttrValue, WireMeta, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{RemapAttr as Attr, RemapKind as Kind, RemapMeta as Meta, RemapPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Remap, RemapAttr, RemapMeta};

@@ -11,6 +11,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{ScalarAttr as Attr, ScalarKind as Kind, ScalarMeta as Meta, ScalarPartial as Partial};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Scalar, ScalarAttr, ScalarMeta};

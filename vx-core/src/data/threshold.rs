@@ -16,6 +16,11 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::threshold_type;
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{
+    ThresholdAttr as Attr, ThresholdKind as Kind, ThresholdMeta as Meta, ThresholdPartial as Partial,
+};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{Threshold, ThresholdAttr, ThresholdMeta, ThresholdType, ThresholdValues};

@@ -12,6 +12,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::{
+    UserDataAttr as Attr, UserDataMeta as Meta, UserDataObjectKind as Kind, UserDataPartial as Partial,
+};
+
 /// What the crate root re-exports from this file (through `data/kinds/`).
 pub(crate) mod exports {
     pub use super::{MAX_TYPE_NAME, UserDataAttr, UserDataMeta, UserDataObject};

@@ -34,6 +34,9 @@ use crate::support::sync::lock;
 use layout::ImageLayout;
 use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 
+/// The names `data/kinds/` reaches this kind by.
+pub(crate) use self::ImageKind as Kind;
+pub(crate) use kind::{ImageAttr as Attr, ImageMeta as Meta, ImagePartial as Partial};
 pub(crate) use kind::{ImageAttr, concrete};
 
 /// What the crate root re-exports from this file (through `data/kinds/`).

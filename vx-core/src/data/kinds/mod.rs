@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::kind::{Applied, AttrOf, Handle, HandleOf, KindOf, MetaOf, ObjectKind, PartialOf, RawMap, Refusal};
+use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta};
@@ -49,29 +49,27 @@ pub(crate) trait AnyObject {
     fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>>;
 }
 
-/// A listed handle type: its place in the generated enums.
-pub(crate) trait Listed: DataObject + HandleOf {
-    fn into_reference(self) -> Reference;
-    fn meta_from(m: &ObjectMeta) -> Option<&MetaOf<Self>>;
-    fn meta_into(m: MetaOf<Self>) -> ObjectMeta;
+/// A listed kind: its place in the generated enums.
+pub(crate) trait Listed: ObjectKind {
+    const TYPE: DataType;
+    fn into_reference(h: Handle<Self>) -> Reference;
+    fn meta_from(m: &ObjectMeta) -> Option<&Self::Meta>;
+    fn meta_into(m: Self::Meta) -> ObjectMeta;
 }
 
-impl<K: ObjectKind> AnyObject for Handle<K>
-where
-    Handle<K>: Listed + HandleOf<Kind = K>,
-{
+impl<K: Listed> AnyObject for Handle<K> {
     fn header(&self) -> &ObjectHeader {
         &self.obj.header
     }
     fn meta(&self) -> ObjectMeta {
-        <Self as Listed>::meta_into(K::meta(self))
+        K::meta_into(K::meta(self))
     }
     fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied> {
         let refused = |kind| {
             Error::new(kind, "the output object does not match the validator's meta format")
                 .expected_found(want, AnyObject::meta(self))
         };
-        let Some(w) = <Self as Listed>::meta_from(want) else { return Err(refused(ErrorKind::InvalidType)) };
+        let Some(w) = K::meta_from(want) else { return Err(refused(ErrorKind::InvalidType)) };
         K::apply(self, w).map_err(|r| match r {
             Refusal::Mismatch(kind) => refused(kind),
             Refusal::Error(e) => e,
@@ -82,10 +80,10 @@ where
     }
     fn frame_copy(&self, frame_slot: usize) -> Result<Reference> {
         match K::frame_copy(self, frame_slot) {
-            Some(copy) => copy.map(Listed::into_reference),
+            Some(copy) => copy.map(K::into_reference),
             None => Err(Error::new(
                 ErrorKind::NotSupported,
-                format!("a virtual {} cannot be copied for each frame in flight", Self::TYPE),
+                format!("a virtual {} cannot be copied for each frame in flight", K::TYPE),
             )
             .on_object(&self.name())),
         }
@@ -115,14 +113,14 @@ macro_rules! host_kinds {
         impl DataType {
             /// True when a validator may give objects of this type valid rectangles.
             pub(crate) fn has_valid_rects(self) -> bool {
-                match self { $(DataType::$T => <KindOf<$m::$T> as ObjectKind>::VALID_RECTS,)* }
+                match self { $(DataType::$T => <$m::Kind as ObjectKind>::VALID_RECTS,)* }
             }
         }
 
         /// Any data object.
         #[derive(Clone, Debug)]
         pub enum Reference {
-            $(#[doc = concat!("A ", $label, ".")] $T($m::$T),)*
+            $(#[doc = concat!("An object of kind '", $label, "' ([`", stringify!($T), "`](", stringify!($m), "::", stringify!($T), ")).")] $T($m::$T),)*
         }
 
         impl Reference {
@@ -137,13 +135,13 @@ macro_rules! host_kinds {
             /// A new object of `meta` under `header` (an object array's item).
             pub(super) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
                 match meta {
-                    $(ObjectMeta::$T(m) => <KindOf<$m::$T> as ObjectKind>::build(header, m).map(Reference::$T),)*
+                    $(ObjectMeta::$T(m) => <$m::Kind as ObjectKind>::build(header, m).map(Reference::$T),)*
                 }
             }
             /// True when both are of one type, in one storage, and share elements.
             pub(super) fn share_elements(&self, other: &Reference) -> bool {
                 match (self, other) {
-                    $((Reference::$T(x), Reference::$T(y)) => <KindOf<$m::$T> as ObjectKind>::share_elements(x, y),)*
+                    $((Reference::$T(x), Reference::$T(y)) => <$m::Kind as ObjectKind>::share_elements(x, y),)*
                     _ => false,
                 }
             }
@@ -153,7 +151,7 @@ macro_rules! host_kinds {
         /// re-verification compares.
         #[derive(Clone, Debug, PartialEq, Eq)]
         pub enum ObjectMeta {
-            $(#[doc = concat!("A ", $label, ".")] $T(MetaOf<$m::$T>),)*
+            $(#[doc = concat!("The meta data of an object of kind '", $label, "' ([`", stringify!($T), "`](", stringify!($m), "::", stringify!($T), ")).")] $T($m::Meta),)*
         }
 
         impl ObjectMeta {
@@ -167,7 +165,7 @@ macro_rules! host_kinds {
             /// The meta data a module gave for an output.
             pub(crate) fn from_wire(w: &WireMeta) -> Result<ObjectMeta> {
                 match DataType::from_code(w.data_type()) {
-                    $(Some(DataType::$T) => <KindOf<$m::$T> as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
+                    $(Some(DataType::$T) => <$m::Kind as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
                     None => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
                 }
             }
@@ -183,7 +181,7 @@ macro_rules! host_kinds {
         /// `MetaAttribute::Matrix(MatrixAttr::Rows(5))`, or `MatrixAttr::Rows(5).into()`.
         #[derive(Clone, Debug, PartialEq)]
         pub enum MetaAttribute {
-            $(#[doc = concat!("An attribute of a ", $label, ".")] $T(AttrOf<$m::$T>),)*
+            $(#[doc = concat!("An attribute of an object of kind '", $label, "' ([`", stringify!($T), "`](", stringify!($m), "::", stringify!($T), ")).")] $T($m::Attr),)*
         }
 
         impl MetaAttribute {
@@ -200,7 +198,7 @@ macro_rules! host_kinds {
             pub(crate) fn from_code(code: u32, bytes: &[u8]) -> Result<MetaAttribute> {
                 let v = AttrValue { code, bytes };
                 let found = match DataType::from_code((code >> 8) & 0xFFF) {
-                    $(Some(DataType::$T) => <KindOf<$m::$T> as ObjectKind>::attr_by_code(&v).map(|a| a.map(MetaAttribute::$T)),)*
+                    $(Some(DataType::$T) => <$m::Kind as ObjectKind>::attr_by_code(&v).map(|a| a.map(MetaAttribute::$T)),)*
                     None => None,
                 };
                 found.unwrap_or_else(|| {
@@ -209,8 +207,8 @@ macro_rules! host_kinds {
             }
         }
 
-        $(impl From<AttrOf<$m::$T>> for MetaAttribute {
-            fn from(a: AttrOf<$m::$T>) -> MetaAttribute {
+        $(impl From<$m::Attr> for MetaAttribute {
+            fn from(a: $m::Attr) -> MetaAttribute {
                 MetaAttribute::$T(a)
             }
         })*
@@ -218,7 +216,7 @@ macro_rules! host_kinds {
         /// The attributes a meta format has been given so far, by type.
         #[derive(Clone, Debug)]
         pub(crate) enum PartialMeta {
-            $($T(PartialOf<$m::$T>),)*
+            $($T($m::Partial),)*
         }
 
         impl PartialMeta {
@@ -229,7 +227,7 @@ macro_rules! host_kinds {
             /// Record `a` (of this partial's type: the caller checks).
             pub(crate) fn set(&mut self, a: MetaAttribute) -> Result<()> {
                 match (self, a) {
-                    $((PartialMeta::$T(p), MetaAttribute::$T(a)) => <KindOf<$m::$T> as ObjectKind>::set(p, a),)*
+                    $((PartialMeta::$T(p), MetaAttribute::$T(a)) => <$m::Kind as ObjectKind>::set(p, a),)*
                     (_, a) => Err(Error::new(ErrorKind::InvalidType, "the attribute is of another type")
                         .found(format!("{a:?}"))),
                 }
@@ -237,14 +235,14 @@ macro_rules! host_kinds {
             /// Record every attribute of `m` (of this partial's type: the caller checks).
             pub(crate) fn exemplar(&mut self, m: &ObjectMeta) {
                 match (self, m) {
-                    $((PartialMeta::$T(p), ObjectMeta::$T(m)) => <KindOf<$m::$T> as ObjectKind>::exemplar(p, m),)*
+                    $((PartialMeta::$T(p), ObjectMeta::$T(m)) => <$m::Kind as ObjectKind>::exemplar(p, m),)*
                     _ => {}
                 }
             }
             /// The complete meta data, or the name of the attribute left unset.
             pub(crate) fn resolve(&self) -> std::result::Result<ObjectMeta, &'static str> {
                 match self {
-                    $(PartialMeta::$T(p) => <KindOf<$m::$T> as ObjectKind>::resolve(p).map(ObjectMeta::$T),)*
+                    $(PartialMeta::$T(p) => <$m::Kind as ObjectKind>::resolve(p).map(ObjectMeta::$T),)*
                 }
             }
         }
@@ -257,14 +255,15 @@ macro_rules! host_kinds {
                     match r { Reference::$T(x) => Some(x), _ => None }
                 }
             }
-            impl Listed for $m::$T {
-                fn into_reference(self) -> Reference {
-                    Reference::$T(self)
+            impl Listed for $m::Kind {
+                const TYPE: DataType = DataType::$T;
+                fn into_reference(h: $m::$T) -> Reference {
+                    Reference::$T(h)
                 }
-                fn meta_from(m: &ObjectMeta) -> Option<&MetaOf<Self>> {
+                fn meta_from(m: &ObjectMeta) -> Option<&$m::Meta> {
                     match m { ObjectMeta::$T(m) => Some(m), _ => None }
                 }
-                fn meta_into(m: MetaOf<Self>) -> ObjectMeta {
+                fn meta_into(m: $m::Meta) -> ObjectMeta {
                     ObjectMeta::$T(m)
                 }
             }
