@@ -281,3 +281,6 @@ macro_rules! host_kinds {
 }
 
 vx_plugin_abi::for_each_kind!(host_kinds);
+
+#[cfg(test)]
+mod tests;
