@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::data::buffer::{SharedBuffer, WHOLE};
 use crate::data::items::{ArrayItem, ArrayItemType};
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes, positive};
+use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
@@ -14,12 +14,9 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::{attribute as at, item_type};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{ArrayAttr as Attr, ArrayKind as Kind, ArrayMeta as Meta, ArrayPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Array, ArrayAttr, ArrayMeta};
+kind_names! {
+    kind: ArrayKind, meta: ArrayMeta, attr: ArrayAttr, partial: ArrayPartial;
+    exports: Array, ArrayAttr, ArrayMeta
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -134,10 +131,6 @@ impl ObjectKind for ArrayKind {
             return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
         }
         Ok(Applied::Unchanged)
-    }
-    fn set(p: &mut ArrayPartial, a: ArrayAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
     }
     fn exemplar(p: &mut ArrayPartial, m: &ArrayMeta) {
         if m.item_type.is_some() {

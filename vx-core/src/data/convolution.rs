@@ -6,21 +6,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{
-    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{
-    ConvolutionAttr as Attr, ConvolutionKind as Kind, ConvolutionMeta as Meta, ConvolutionPartial as Partial,
-};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Convolution, ConvolutionAttr, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION};
+kind_names! {
+    kind: ConvolutionKind, meta: ConvolutionMeta, attr: ConvolutionAttr, partial: ConvolutionPartial;
+    exports: Convolution, ConvolutionAttr, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION
 }
 
 /// `VX_CONTEXT_CONVOLUTION_MAX_DIMENSION`: the largest convolution side.
@@ -77,14 +73,7 @@ impl ObjectKind for ConvolutionKind {
         write!(f, "{}x{}, scale {}", h.columns(), h.rows(), h.scale())
     }
     fn apply(h: &Convolution, w: &ConvolutionMeta) -> std::result::Result<Applied, Refusal> {
-        if h.meta() != *w {
-            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
-        }
-        Ok(Applied::Unchanged)
-    }
-    fn set(p: &mut ConvolutionPartial, a: ConvolutionAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
     }
     fn exemplar(p: &mut ConvolutionPartial, m: &ConvolutionMeta) {
         *p = ConvolutionPartial::of(m);
@@ -103,9 +92,6 @@ impl ObjectKind for ConvolutionKind {
     fn from_wire(w: &WireMeta) -> Result<ConvolutionMeta> {
         let WireMeta::Convolution { columns, rows, .. } = w else { return Err(other_type(w)) };
         Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ConvolutionAttr>> {
-        ConvolutionPartial::by_code(v)
     }
 }
 

@@ -5,21 +5,17 @@ use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{
-    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{
-    DistributionAttr as Attr, DistributionKind as Kind, DistributionMeta as Meta, DistributionPartial as Partial,
-};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Distribution, DistributionAttr, DistributionMeta};
+kind_names! {
+    kind: DistributionKind, meta: DistributionMeta, attr: DistributionAttr, partial: DistributionPartial;
+    exports: Distribution, DistributionAttr, DistributionMeta
 }
 
 /// The meta data of a distribution.
@@ -77,14 +73,7 @@ impl ObjectKind for DistributionKind {
         write!(f, "{} bins over {}+{}", m.bins, m.offset, m.range)
     }
     fn apply(h: &Distribution, w: &DistributionMeta) -> std::result::Result<Applied, Refusal> {
-        if h.meta() != *w {
-            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
-        }
-        Ok(Applied::Unchanged)
-    }
-    fn set(p: &mut DistributionPartial, a: DistributionAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
     }
     fn exemplar(p: &mut DistributionPartial, m: &DistributionMeta) {
         *p = DistributionPartial::of(m);
@@ -103,9 +92,6 @@ impl ObjectKind for DistributionKind {
     fn from_wire(w: &WireMeta) -> Result<DistributionMeta> {
         let WireMeta::Distribution { bins, offset, range, .. } = w else { return Err(other_type(w)) };
         Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<DistributionAttr>> {
-        DistributionPartial::by_code(v)
     }
 }
 

@@ -28,8 +28,8 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     type Meta: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
     /// One meta-format attribute (`vxSetMetaFormatAttribute`: `MatrixAttr::Rows(5)`).
     type Attr: Clone + fmt::Debug + PartialEq;
-    /// The attributes a meta format has been given so far.
-    type Partial: Default + Clone + fmt::Debug + Send + Sync;
+    /// The attributes a meta format has been given so far (from `meta_attributes!`).
+    type Partial: Default + Clone + fmt::Debug + Send + Sync + Recorded<Self::Attr>;
     /// The state behind the handle's `Arc`, next to the header.
     type Body: Send + Sync;
     /// What `Debug` prints after the object's name.
@@ -46,8 +46,11 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// Verify's meta pass: complete a virtual object from `want`, or check a real one against it.
     fn apply(h: &Handle<Self>, want: &Self::Meta) -> std::result::Result<Applied, Refusal>;
 
-    /// Record attribute `a` (the errors name no parameter; the caller adds it).
-    fn set(p: &mut Self::Partial, a: Self::Attr) -> Result<()>;
+    /// Record attribute `a` (the errors name no parameter; the caller adds it). Default: as given.
+    fn set(p: &mut Self::Partial, a: Self::Attr) -> Result<()> {
+        p.record(a);
+        Ok(())
+    }
     /// Record every attribute of an exemplar's meta data (`vxSetMetaFormatFromReference`).
     fn exemplar(p: &mut Self::Partial, m: &Self::Meta);
     /// The complete meta data, or the name of the attribute left unset ("matrix rows").
@@ -58,7 +61,9 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The meta data a module gave for an output (`w` is of this type: the caller dispatched).
     fn from_wire(w: &WireMeta) -> Result<Self::Meta>;
     /// The attribute with OpenVX code `v.code`; `None` when this type has no such attribute.
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>>;
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>> {
+        Self::Partial::by_code(v)
+    }
 
     /// Map the bytes for a module's kernel (the module ABI's `map_data`); `None`: this type is
     /// not mapped as data.
@@ -95,6 +100,15 @@ impl<'a> RawMap<'a> {
     pub(super) fn whole(lease: RawLease<'a>) -> RawMap<'a> {
         RawMap { offset: 0, strides: [0; 6], bytes: lease.len, lease }
     }
+}
+
+/// A kind's partial meta data as `meta_attributes!` declares it: attributes recorded one by
+/// one, and read by their OpenVX codes.
+pub trait Recorded<A> {
+    /// Record `a` (the last of a kind counts).
+    fn record(&mut self, a: A);
+    /// The attribute with OpenVX code `v.code`, if it is one of these.
+    fn by_code(v: &AttrValue<'_>) -> Option<Result<A>>;
 }
 
 /// What [`ObjectKind::apply`] did.
@@ -270,8 +284,8 @@ macro_rules! blob_object {
 pub(super) use blob_object;
 
 /// A kind's meta-format attributes, declared once: the `Attr` enum (one variant per attribute),
-/// the `Partial` struct (one `Option` per attribute, named as the meta field it sets) with
-/// `record(a)`, `by_code(v)` for the attributes that have an OpenVX code on the wire, and, with
+/// the `Partial` struct (one `Option` per attribute, named as the meta field it sets) and its
+/// [`Recorded`] impl (`by_code` for the attributes that have an OpenVX code on the wire), and, with
 /// `for Meta`, `of(meta)` (every attribute of an exemplar).
 macro_rules! meta_attributes {
     (
@@ -305,14 +319,12 @@ macro_rules! meta_attributes {
             $($f: Option<$t>,)*
         }
 
-        impl $Partial {
-            /// Record `a` (the last of a kind counts).
+        impl crate::data::kind::Recorded<$Attr> for $Partial {
             fn record(&mut self, a: $Attr) {
                 match a {
                     $($Attr::$V(v) => self.$f = Some(v),)*
                 }
             }
-            /// The attribute with OpenVX code `v.code`, if it is one of these.
             #[allow(clippy::redundant_closure_call)]
             fn by_code(v: &crate::data::wire::AttrValue<'_>) -> Option<crate::error::Result<$Attr>> {
                 match v.code {
@@ -324,3 +336,24 @@ macro_rules! meta_attributes {
     };
 }
 pub(super) use meta_attributes;
+
+/// A kind's names, declared once in its file: the ones `data/kinds/` reaches it by (`Kind`,
+/// `Meta`, `Attr`, `Partial`) and what the crate root re-exports from the file (`exports`).
+macro_rules! kind_names {
+    (kind: $K:ident, meta: $M:ident, attr: $A:ident, partial: $P:ident; exports: $($e:ident),* $(,)?) => {
+        pub(crate) use self::{$A as Attr, $K as Kind, $M as Meta, $P as Partial};
+        /// What the crate root re-exports from this file (through `data/kinds/`).
+        pub(crate) mod exports {
+            pub use super::{$($e),*};
+        }
+    };
+}
+pub(super) use kind_names;
+
+/// [`ObjectKind::apply`] for kinds whose meta data must match exactly: `kind` when it does not.
+pub(super) fn exactly<M: PartialEq>(have: &M, want: &M, kind: ErrorKind) -> std::result::Result<Applied, Refusal> {
+    if have != want {
+        return Err(Refusal::Mismatch(kind));
+    }
+    Ok(Applied::Unchanged)
+}

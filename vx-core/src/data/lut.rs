@@ -5,7 +5,7 @@ use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{
-    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes, positive,
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
@@ -13,12 +13,9 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{LutAttr as Attr, LutKind as Kind, LutMeta as Meta, LutPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Lut, LutAttr, LutMeta};
+kind_names! {
+    kind: LutKind, meta: LutMeta, attr: LutAttr, partial: LutPartial;
+    exports: Lut, LutAttr, LutMeta
 }
 
 /// The meta data of a LUT (`VX_LUT_TYPE`, `VX_LUT_COUNT`).
@@ -79,10 +76,6 @@ impl ObjectKind for LutKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut LutPartial, a: LutAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut LutPartial, m: &LutMeta) {
         *p = LutPartial::of(m);
     }
@@ -96,9 +89,6 @@ impl ObjectKind for LutKind {
     fn from_wire(w: &WireMeta) -> Result<LutMeta> {
         let WireMeta::Lut { element, count, .. } = w else { return Err(other_type(w)) };
         Ok(LutMeta { element: scalar_type(*element)?, count: size(*count)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<LutAttr>> {
-        LutPartial::by_code(v)
     }
 }
 

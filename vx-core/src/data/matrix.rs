@@ -4,7 +4,7 @@
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{
-    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes, positive,
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
@@ -13,12 +13,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::wire::pattern;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{MatrixAttr as Attr, MatrixKind as Kind, MatrixMeta as Meta, MatrixPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Matrix, MatrixAttr, MatrixMeta, MatrixPattern};
+kind_names! {
+    kind: MatrixKind, meta: MatrixMeta, attr: MatrixAttr, partial: MatrixPartial;
+    exports: Matrix, MatrixAttr, MatrixMeta, MatrixPattern
 }
 
 /// `VX_MATRIX_PATTERN`: how a matrix was made.
@@ -102,10 +99,6 @@ impl ObjectKind for MatrixKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut MatrixPartial, a: MatrixAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut MatrixPartial, m: &MatrixMeta) {
         *p = MatrixPartial::of(m);
     }
@@ -142,9 +135,6 @@ impl ObjectKind for MatrixKind {
             origin: (size(*origin_x)?, size(*origin_y)?),
             pattern: pattern_of(*pattern)?,
         })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<MatrixAttr>> {
-        MatrixPartial::by_code(v)
     }
 }
 

@@ -10,19 +10,16 @@ use vx_plugin_abi::ImageFormat;
 use crate::data::image::Image;
 use crate::data::image::concrete;
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes, positive};
+use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{PyramidAttr as Attr, PyramidKind as Kind, PyramidMeta as Meta, PyramidPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidAttr, PyramidMeta};
+kind_names! {
+    kind: PyramidKind, meta: PyramidMeta, attr: PyramidAttr, partial: PyramidPartial;
+    exports: MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidAttr, PyramidMeta
 }
 
 /// `VX_SCALE_PYRAMID_HALF`.
@@ -195,9 +192,6 @@ impl ObjectKind for PyramidKind {
     fn from_wire(w: &WireMeta) -> Result<PyramidMeta> {
         let WireMeta::Pyramid { levels, scale, width, height, format: f } = w else { return Err(other_type(w)) };
         Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<PyramidAttr>> {
-        PyramidPartial::by_code(v)
     }
 }
 

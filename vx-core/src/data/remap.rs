@@ -7,19 +7,17 @@ use vx_plugin_abi::Rect;
 use crate::data::items::{ArrayItem, ArrayItemType, Coordinates2dF};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{
-    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes, positive,
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{RemapAttr as Attr, RemapKind as Kind, RemapMeta as Meta, RemapPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Remap, RemapAttr, RemapMeta};
+kind_names! {
+    kind: RemapKind, meta: RemapMeta, attr: RemapAttr, partial: RemapPartial;
+    exports: Remap, RemapAttr, RemapMeta
 }
 
 /// The meta data of a remap.
@@ -74,14 +72,7 @@ impl ObjectKind for RemapKind {
         write!(f, "{}x{} -> {}x{}", m.source_width, m.source_height, m.destination_width, m.destination_height)
     }
     fn apply(h: &Remap, w: &RemapMeta) -> std::result::Result<Applied, Refusal> {
-        if h.meta() != *w {
-            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
-        }
-        Ok(Applied::Unchanged)
-    }
-    fn set(p: &mut RemapPartial, a: RemapAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
     }
     fn exemplar(p: &mut RemapPartial, m: &RemapMeta) {
         *p = RemapPartial::of(m);
@@ -113,9 +104,6 @@ impl ObjectKind for RemapKind {
             destination_width: *destination_width,
             destination_height: *destination_height,
         })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<RemapAttr>> {
-        RemapPartial::by_code(v)
     }
 }
 

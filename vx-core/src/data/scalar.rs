@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
@@ -11,12 +11,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{ScalarAttr as Attr, ScalarKind as Kind, ScalarMeta as Meta, ScalarPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Scalar, ScalarAttr, ScalarMeta};
+kind_names! {
+    kind: ScalarKind, meta: ScalarMeta, attr: ScalarAttr, partial: ScalarPartial;
+    exports: Scalar, ScalarAttr, ScalarMeta
 }
 
 /// The meta data of a scalar (`VX_SCALAR_TYPE`).
@@ -73,10 +70,6 @@ impl ObjectKind for ScalarKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut ScalarPartial, a: ScalarAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut ScalarPartial, m: &ScalarMeta) {
         *p = ScalarPartial::of(m);
     }
@@ -90,9 +83,6 @@ impl ObjectKind for ScalarKind {
     fn from_wire(w: &WireMeta) -> Result<ScalarMeta> {
         let WireMeta::Scalar { scalar_type: t, .. } = w else { return Err(other_type(w)) };
         Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ScalarAttr>> {
-        ScalarPartial::by_code(v)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::data::blob::{Blob, check_element};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal, meta_attributes};
+use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Recorded, Refusal, kind_names, meta_attributes};
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
@@ -17,12 +17,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{TensorAttr as Attr, TensorKind as Kind, TensorMeta as Meta, TensorPartial as Partial};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{MAX_TENSOR_DIMS, Tensor, TensorAttr, TensorMeta};
+kind_names! {
+    kind: TensorKind, meta: TensorMeta, attr: TensorAttr, partial: TensorPartial;
+    exports: MAX_TENSOR_DIMS, Tensor, TensorAttr, TensorMeta
 }
 
 /// `VX_CONTEXT_MAX_TENSOR_DIMS`.
@@ -231,9 +228,6 @@ impl ObjectKind for TensorKind {
             data_type: if *data_type == 0 { None } else { Some(scalar_type(*data_type)?) },
             fixed_point_position: *fixed_point_position,
         })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<TensorAttr>> {
-        TensorPartial::by_code(v)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type};
@@ -16,14 +16,9 @@ use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::wire::threshold_type;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{
-    ThresholdAttr as Attr, ThresholdKind as Kind, ThresholdMeta as Meta, ThresholdPartial as Partial,
-};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{Threshold, ThresholdAttr, ThresholdMeta, ThresholdType, ThresholdValues};
+kind_names! {
+    kind: ThresholdKind, meta: ThresholdMeta, attr: ThresholdAttr, partial: ThresholdPartial;
+    exports: Threshold, ThresholdAttr, ThresholdMeta, ThresholdType, ThresholdValues
 }
 
 /// `VX_THRESHOLD_TYPE`.
@@ -118,10 +113,6 @@ impl ObjectKind for ThresholdKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut ThresholdPartial, a: ThresholdAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut ThresholdPartial, m: &ThresholdMeta) {
         *p = ThresholdPartial::of(m);
     }
@@ -149,9 +140,6 @@ impl ObjectKind for ThresholdKind {
             input_format: format(*input_format)?,
             output_format: format(*output_format)?,
         })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ThresholdAttr>> {
-        ThresholdPartial::by_code(v)
     }
 }
 

@@ -5,21 +5,18 @@
 use crate::data::blob::{MappedSlice, MappedSliceMut};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, meta_attributes};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{
-    UserDataAttr as Attr, UserDataMeta as Meta, UserDataObjectKind as Kind, UserDataPartial as Partial,
-};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{MAX_TYPE_NAME, UserDataAttr, UserDataMeta, UserDataObject};
+kind_names! {
+    kind: UserDataObjectKind, meta: UserDataMeta, attr: UserDataAttr, partial: UserDataPartial;
+    exports: MAX_TYPE_NAME, UserDataAttr, UserDataMeta, UserDataObject
 }
 
 /// `VX_MAX_REFERENCE_NAME`: the longest type name of a user data object.
@@ -75,10 +72,6 @@ impl ObjectKind for UserDataObjectKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut UserDataPartial, a: UserDataAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut UserDataPartial, m: &UserDataMeta) {
         *p = UserDataPartial::of(m);
     }
@@ -94,9 +87,6 @@ impl ObjectKind for UserDataObjectKind {
     fn from_wire(w: &WireMeta) -> Result<UserDataMeta> {
         let WireMeta::UserDataObject { type_name, size: s } = w else { return Err(other_type(w)) };
         Ok(UserDataMeta { type_name: type_name.to_string(), size: size(*s)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<UserDataAttr>> {
-        UserDataPartial::by_code(v)
     }
 }
 

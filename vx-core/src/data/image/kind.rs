@@ -5,7 +5,7 @@
 use vx_plugin_abi::ImageFormat;
 
 use super::{Image, ImageBody, ImageKind};
-use crate::data::kind::{Applied, ObjectKind, Refusal, meta_attributes, positive};
+use crate::data::kind::{Applied, ObjectKind, Recorded, Refusal, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
@@ -122,8 +122,5 @@ impl ObjectKind for ImageKind {
     fn from_wire(w: &WireMeta) -> Result<ImageMeta> {
         let WireMeta::Image { format: f, width, height } = w else { return Err(other_type(w)) };
         Ok(ImageMeta { format: format(*f)?, width: *width, height: *height })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ImageAttr>> {
-        ImagePartial::by_code(v)
     }
 }

@@ -26,7 +26,7 @@ pub(crate) mod patch;
 
 use crate::data::buffer::{RawBuf, SharedBuffer};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::Handle;
+use crate::data::kind::{Handle, kind_names};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -34,15 +34,11 @@ use crate::support::sync::lock;
 use layout::ImageLayout;
 use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::ImageKind as Kind;
-pub(crate) use kind::{ImageAttr as Attr, ImageMeta as Meta, ImagePartial as Partial};
-pub(crate) use kind::{ImageAttr, concrete};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::Image;
-    pub use super::kind::{ImageAttr, ImageMeta};
+pub use kind::{ImageAttr, ImageMeta};
+pub(crate) use kind::{ImagePartial, concrete};
+kind_names! {
+    kind: ImageKind, meta: ImageMeta, attr: ImageAttr, partial: ImagePartial;
+    exports: Image, ImageAttr, ImageMeta
 }
 
 /// The memory an image and all its ROIs share.

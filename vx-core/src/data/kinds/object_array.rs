@@ -5,21 +5,16 @@ use std::fmt;
 
 use super::{DataObject, ObjectMeta, Reference};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, meta_attributes};
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 
-/// The names `data/kinds/` reaches this kind by.
-pub(crate) use self::{
-    ObjectArrayAttr as Attr, ObjectArrayKind as Kind, ObjectArrayMeta as Meta, ObjectArrayPartial as Partial,
-};
-
-/// What the crate root re-exports from this file (through `data/kinds/`).
-pub(crate) mod exports {
-    pub use super::{MAX_OBJECT_ARRAY_ITEMS, ObjectArray, ObjectArrayAttr, ObjectArrayMeta};
+kind_names! {
+    kind: ObjectArrayKind, meta: ObjectArrayMeta, attr: ObjectArrayAttr, partial: ObjectArrayPartial;
+    exports: MAX_OBJECT_ARRAY_ITEMS, ObjectArray, ObjectArrayAttr, ObjectArrayMeta
 }
 
 /// The object type with code `code`.
@@ -95,10 +90,6 @@ impl ObjectKind for ObjectArrayKind {
         }
         Ok(Applied::Unchanged)
     }
-    fn set(p: &mut ObjectArrayPartial, a: ObjectArrayAttr) -> Result<()> {
-        p.record(a);
-        Ok(())
-    }
     fn exemplar(p: &mut ObjectArrayPartial, m: &ObjectArrayMeta) {
         *p = ObjectArrayPartial::of(m);
     }
@@ -114,9 +105,6 @@ impl ObjectKind for ObjectArrayKind {
     fn from_wire(w: &WireMeta) -> Result<ObjectArrayMeta> {
         let WireMeta::ObjectArray { item_type, count } = w else { return Err(other_type(w)) };
         Ok(ObjectArrayMeta { item_type: type_of(*item_type)?, count: size(*count)? })
-    }
-    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ObjectArrayAttr>> {
-        ObjectArrayPartial::by_code(v)
     }
 }
 
