@@ -87,10 +87,10 @@ impl fmt::Display for ArrayMeta {
 meta_attributes! {
     /// One meta-format attribute of an array.
     ArrayAttr, ArrayPartial {
-    /// `VX_ARRAY_ITEMTYPE` (`VX_ARRAY_ITEMSIZE` by code: a user struct of that size).
-    ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| item_of(c, 0)),
-    /// `VX_ARRAY_CAPACITY`.
-    Capacity(usize) => capacity @ ARRAY_CAPACITY: AttrValue::size,
+        /// `VX_ARRAY_ITEMTYPE` (`VX_ARRAY_ITEMSIZE` by code: a user struct of that size).
+        ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| item_of(c, 0)),
+        /// `VX_ARRAY_CAPACITY`.
+        Capacity(usize) => capacity @ ARRAY_CAPACITY: AttrValue::size,
     }
 }
 

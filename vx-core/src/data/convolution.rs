@@ -55,10 +55,10 @@ impl std::fmt::Display for ConvolutionMeta {
 meta_attributes! {
     /// One meta-format attribute of a convolution.
     ConvolutionAttr, ConvolutionPartial for ConvolutionMeta {
-    /// `VX_CONVOLUTION_ROWS`.
-    Rows(usize) => rows @ CONVOLUTION_ROWS: AttrValue::size,
-    /// `VX_CONVOLUTION_COLUMNS`.
-    Columns(usize) => columns @ CONVOLUTION_COLUMNS: AttrValue::size,
+        /// `VX_CONVOLUTION_ROWS`.
+        Rows(usize) => rows @ CONVOLUTION_ROWS: AttrValue::size,
+        /// `VX_CONVOLUTION_COLUMNS`.
+        Columns(usize) => columns @ CONVOLUTION_COLUMNS: AttrValue::size,
     }
 }
 

@@ -52,12 +52,12 @@ impl std::fmt::Display for DistributionMeta {
 meta_attributes! {
     /// One meta-format attribute of a distribution.
     DistributionAttr, DistributionPartial for DistributionMeta {
-    /// `VX_DISTRIBUTION_BINS`.
-    Bins(usize) => bins @ DISTRIBUTION_BINS: AttrValue::size,
-    /// `VX_DISTRIBUTION_OFFSET`.
-    Offset(i32) => offset @ DISTRIBUTION_OFFSET: AttrValue::i32,
-    /// `VX_DISTRIBUTION_RANGE`.
-    Range(u32) => range @ DISTRIBUTION_RANGE: AttrValue::u32,
+        /// `VX_DISTRIBUTION_BINS`.
+        Bins(usize) => bins @ DISTRIBUTION_BINS: AttrValue::size,
+        /// `VX_DISTRIBUTION_OFFSET`.
+        Offset(i32) => offset @ DISTRIBUTION_OFFSET: AttrValue::i32,
+        /// `VX_DISTRIBUTION_RANGE`.
+        Range(u32) => range @ DISTRIBUTION_RANGE: AttrValue::u32,
     }
 }
 

@@ -49,10 +49,10 @@ impl std::fmt::Display for LutMeta {
 meta_attributes! {
     /// One meta-format attribute of a LUT.
     LutAttr, LutPartial for LutMeta {
-    /// `VX_LUT_TYPE`.
-    Type(ScalarType) => element @ LUT_TYPE: AttrValue::scalar_type,
-    /// `VX_LUT_COUNT`.
-    Count(usize) => count @ LUT_COUNT: AttrValue::size,
+        /// `VX_LUT_TYPE`.
+        Type(ScalarType) => element @ LUT_TYPE: AttrValue::scalar_type,
+        /// `VX_LUT_COUNT`.
+        Count(usize) => count @ LUT_COUNT: AttrValue::size,
     }
 }
 

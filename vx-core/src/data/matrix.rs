@@ -65,16 +65,16 @@ impl std::fmt::Display for MatrixMeta {
 meta_attributes! {
     /// One meta-format attribute of a matrix.
     MatrixAttr, MatrixPartial for MatrixMeta {
-    /// `VX_MATRIX_TYPE`.
-    Type(ScalarType) => element @ MATRIX_TYPE: AttrValue::scalar_type,
-    /// `VX_MATRIX_ROWS`.
-    Rows(usize) => rows @ MATRIX_ROWS: AttrValue::size,
-    /// `VX_MATRIX_COLUMNS`.
-    Columns(usize) => columns @ MATRIX_COLUMNS: AttrValue::size,
-    /// `VX_MATRIX_ORIGIN` (column, row; unset: the centre).
-    Origin((usize, usize)) => origin,
-    /// `VX_MATRIX_PATTERN` (unset: [`MatrixPattern::Other`]).
-    Pattern(MatrixPattern) => pattern,
+        /// `VX_MATRIX_TYPE`.
+        Type(ScalarType) => element @ MATRIX_TYPE: AttrValue::scalar_type,
+        /// `VX_MATRIX_ROWS`.
+        Rows(usize) => rows @ MATRIX_ROWS: AttrValue::size,
+        /// `VX_MATRIX_COLUMNS`.
+        Columns(usize) => columns @ MATRIX_COLUMNS: AttrValue::size,
+        /// `VX_MATRIX_ORIGIN` (column, row; unset: the centre).
+        Origin((usize, usize)) => origin,
+        /// `VX_MATRIX_PATTERN` (unset: [`MatrixPattern::Other`]).
+        Pattern(MatrixPattern) => pattern,
     }
 }
 

@@ -104,16 +104,16 @@ impl std::fmt::Display for PyramidMeta {
 meta_attributes! {
     /// One meta-format attribute of a pyramid.
     PyramidAttr, PyramidPartial {
-    /// `VX_PYRAMID_LEVELS`.
-    Levels(usize) => levels @ PYRAMID_LEVELS: AttrValue::size,
-    /// `VX_PYRAMID_SCALE`.
-    Scale(f32) => scale @ PYRAMID_SCALE: AttrValue::f32,
-    /// `VX_PYRAMID_WIDTH`.
-    Width(u32) => width @ PYRAMID_WIDTH: AttrValue::u32,
-    /// `VX_PYRAMID_HEIGHT`.
-    Height(u32) => height @ PYRAMID_HEIGHT: AttrValue::u32,
-    /// `VX_PYRAMID_FORMAT`.
-    Format(ImageFormat) => format @ PYRAMID_FORMAT: AttrValue::format,
+        /// `VX_PYRAMID_LEVELS`.
+        Levels(usize) => levels @ PYRAMID_LEVELS: AttrValue::size,
+        /// `VX_PYRAMID_SCALE`.
+        Scale(f32) => scale @ PYRAMID_SCALE: AttrValue::f32,
+        /// `VX_PYRAMID_WIDTH`.
+        Width(u32) => width @ PYRAMID_WIDTH: AttrValue::u32,
+        /// `VX_PYRAMID_HEIGHT`.
+        Height(u32) => height @ PYRAMID_HEIGHT: AttrValue::u32,
+        /// `VX_PYRAMID_FORMAT`.
+        Format(ImageFormat) => format @ PYRAMID_FORMAT: AttrValue::format,
     }
 }
 

@@ -49,14 +49,14 @@ impl std::fmt::Display for RemapMeta {
 meta_attributes! {
     /// One meta-format attribute of a remap.
     RemapAttr, RemapPartial for RemapMeta {
-    /// `VX_REMAP_SOURCE_WIDTH`.
-    SourceWidth(u32) => source_width @ REMAP_SOURCE_WIDTH: AttrValue::u32,
-    /// `VX_REMAP_SOURCE_HEIGHT`.
-    SourceHeight(u32) => source_height @ REMAP_SOURCE_HEIGHT: AttrValue::u32,
-    /// `VX_REMAP_DESTINATION_WIDTH`.
-    DestinationWidth(u32) => destination_width @ REMAP_DESTINATION_WIDTH: AttrValue::u32,
-    /// `VX_REMAP_DESTINATION_HEIGHT`.
-    DestinationHeight(u32) => destination_height @ REMAP_DESTINATION_HEIGHT: AttrValue::u32,
+        /// `VX_REMAP_SOURCE_WIDTH`.
+        SourceWidth(u32) => source_width @ REMAP_SOURCE_WIDTH: AttrValue::u32,
+        /// `VX_REMAP_SOURCE_HEIGHT`.
+        SourceHeight(u32) => source_height @ REMAP_SOURCE_HEIGHT: AttrValue::u32,
+        /// `VX_REMAP_DESTINATION_WIDTH`.
+        DestinationWidth(u32) => destination_width @ REMAP_DESTINATION_WIDTH: AttrValue::u32,
+        /// `VX_REMAP_DESTINATION_HEIGHT`.
+        DestinationHeight(u32) => destination_height @ REMAP_DESTINATION_HEIGHT: AttrValue::u32,
     }
 }
 

@@ -43,8 +43,8 @@ impl std::fmt::Display for ScalarMeta {
 meta_attributes! {
     /// One meta-format attribute of a scalar.
     ScalarAttr, ScalarPartial for ScalarMeta {
-    /// `VX_SCALAR_TYPE`.
-    Type(ScalarType) => scalar_type @ SCALAR_TYPE: AttrValue::scalar_type,
+        /// `VX_SCALAR_TYPE`.
+        Type(ScalarType) => scalar_type @ SCALAR_TYPE: AttrValue::scalar_type,
     }
 }
 

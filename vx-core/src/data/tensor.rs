@@ -112,14 +112,14 @@ fn dims_of(v: &AttrValue<'_>) -> Result<[usize; MAX_TENSOR_DIMS]> {
 meta_attributes! {
     /// One meta-format attribute of a tensor.
     TensorAttr, TensorPartial {
-    /// `VX_TENSOR_NUMBER_OF_DIMS`.
-    NumberOfDims(usize) => num_dims @ TENSOR_NUMBER_OF_DIMS: AttrValue::size,
-    /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
-    Dims([usize; MAX_TENSOR_DIMS]) => dims @ TENSOR_DIMS: dims_of,
-    /// `VX_TENSOR_DATA_TYPE`.
-    DataType(ScalarType) => data_type @ TENSOR_DATA_TYPE: AttrValue::scalar_type,
-    /// `VX_TENSOR_FIXED_POINT_POSITION`.
-    FixedPointPosition(i8) => fixed_point_position @ TENSOR_FIXED_POINT_POSITION: AttrValue::i8,
+        /// `VX_TENSOR_NUMBER_OF_DIMS`.
+        NumberOfDims(usize) => num_dims @ TENSOR_NUMBER_OF_DIMS: AttrValue::size,
+        /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
+        Dims([usize; MAX_TENSOR_DIMS]) => dims @ TENSOR_DIMS: dims_of,
+        /// `VX_TENSOR_DATA_TYPE`.
+        DataType(ScalarType) => data_type @ TENSOR_DATA_TYPE: AttrValue::scalar_type,
+        /// `VX_TENSOR_FIXED_POINT_POSITION`.
+        FixedPointPosition(i8) => fixed_point_position @ TENSOR_FIXED_POINT_POSITION: AttrValue::i8,
     }
 }
 

@@ -77,12 +77,12 @@ impl std::fmt::Display for ThresholdMeta {
 meta_attributes! {
     /// One meta-format attribute of a threshold.
     ThresholdAttr, ThresholdPartial for ThresholdMeta {
-    /// `VX_THRESHOLD_TYPE`.
-    Type(ThresholdType) => threshold_type @ THRESHOLD_TYPE: |v: &AttrValue<'_>| v.u32().and_then(threshold_of),
-    /// `VX_THRESHOLD_INPUT_FORMAT` (unset: any).
-    InputFormat(ImageFormat) => input_format @ THRESHOLD_INPUT_FORMAT: AttrValue::format,
-    /// `VX_THRESHOLD_OUTPUT_FORMAT` (unset: any).
-    OutputFormat(ImageFormat) => output_format @ THRESHOLD_OUTPUT_FORMAT: AttrValue::format,
+        /// `VX_THRESHOLD_TYPE`.
+        Type(ThresholdType) => threshold_type @ THRESHOLD_TYPE: |v: &AttrValue<'_>| v.u32().and_then(threshold_of),
+        /// `VX_THRESHOLD_INPUT_FORMAT` (unset: any).
+        InputFormat(ImageFormat) => input_format @ THRESHOLD_INPUT_FORMAT: AttrValue::format,
+        /// `VX_THRESHOLD_OUTPUT_FORMAT` (unset: any).
+        OutputFormat(ImageFormat) => output_format @ THRESHOLD_OUTPUT_FORMAT: AttrValue::format,
     }
 }
 

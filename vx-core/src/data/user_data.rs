@@ -46,10 +46,10 @@ impl std::fmt::Display for UserDataMeta {
 meta_attributes! {
     /// One meta-format attribute of a user data object.
     UserDataAttr, UserDataPartial for UserDataMeta {
-    /// `VX_USER_DATA_OBJECT_SIZE`.
-    Size(usize) => size @ USER_DATA_OBJECT_SIZE: AttrValue::size,
-    /// `VX_USER_DATA_OBJECT_NAME` (unset: any type name).
-    Name(String) => type_name @ USER_DATA_OBJECT_NAME: AttrValue::utf8,
+        /// `VX_USER_DATA_OBJECT_SIZE`.
+        Size(usize) => size @ USER_DATA_OBJECT_SIZE: AttrValue::size,
+        /// `VX_USER_DATA_OBJECT_NAME` (unset: any type name).
+        Name(String) => type_name @ USER_DATA_OBJECT_NAME: AttrValue::utf8,
     }
 }
 

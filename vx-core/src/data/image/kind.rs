@@ -30,12 +30,12 @@ impl std::fmt::Display for ImageMeta {
 meta_attributes! {
     /// One meta-format attribute of an image.
     ImageAttr, ImagePartial for ImageMeta {
-    /// `VX_IMAGE_FORMAT`.
-    Format(ImageFormat) => format @ IMAGE_FORMAT: AttrValue::format,
-    /// `VX_IMAGE_WIDTH`.
-    Width(u32) => width @ IMAGE_WIDTH: AttrValue::u32,
-    /// `VX_IMAGE_HEIGHT`.
-    Height(u32) => height @ IMAGE_HEIGHT: AttrValue::u32,
+        /// `VX_IMAGE_FORMAT`.
+        Format(ImageFormat) => format @ IMAGE_FORMAT: AttrValue::format,
+        /// `VX_IMAGE_WIDTH`.
+        Width(u32) => width @ IMAGE_WIDTH: AttrValue::u32,
+        /// `VX_IMAGE_HEIGHT`.
+        Height(u32) => height @ IMAGE_HEIGHT: AttrValue::u32,
     }
 }
 

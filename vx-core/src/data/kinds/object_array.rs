@@ -56,10 +56,10 @@ impl fmt::Display for ObjectArrayMeta {
 meta_attributes! {
     /// One meta-format attribute of an object array.
     ObjectArrayAttr, ObjectArrayPartial for ObjectArrayMeta {
-    /// `VX_OBJECT_ARRAY_ITEMTYPE`.
-    ItemType(DataType) => item_type @ OBJECT_ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(type_of),
-    /// `VX_OBJECT_ARRAY_NUMITEMS`.
-    Count(usize) => count @ OBJECT_ARRAY_NUMITEMS: AttrValue::size,
+        /// `VX_OBJECT_ARRAY_ITEMTYPE`.
+        ItemType(DataType) => item_type @ OBJECT_ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(type_of),
+        /// `VX_OBJECT_ARRAY_NUMITEMS`.
+        Count(usize) => count @ OBJECT_ARRAY_NUMITEMS: AttrValue::size,
     }
 }
 
