@@ -62,29 +62,19 @@ mod support;
 mod watcher;
 
 pub use context::{Context, ContextBuilder};
-pub use data::array::{Array, ArrayItem, ArrayItemType, Coordinates2d, Coordinates2dF, Coordinates3d, Keypoint};
 pub use data::blob::{MappedSlice, MappedSliceMut};
 pub use data::buffer::{BUFFER_ALIGN, ExternalMemory};
-pub use data::convolution::{Convolution, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION};
-pub use data::distribution::{Distribution, DistributionMeta};
-pub use data::image::Image;
 pub use data::image::import::ImageHandle;
 #[cfg(feature = "image")]
 pub use data::image::interop::FormatPixel;
 pub use data::image::layout::{ImageLayout, PlaneLayout};
 pub use data::image::patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
+pub use data::items::{ArrayItem, ArrayItemType, Coordinates2d, Coordinates2dF, Coordinates3d, Keypoint};
 pub use data::kernel_view::KernelView;
 pub use data::kind::Handle;
-pub use data::lut::{Lut, LutMeta};
-pub use data::matrix::{Matrix, MatrixMeta, MatrixPattern};
-pub use data::pyramid::{MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidMeta};
-pub use data::reference::{DataObject, MAX_OBJECT_ARRAY_ITEMS, ObjectArray, ObjectMeta, Reference};
-pub use data::remap::{Remap, RemapMeta};
-pub use data::scalar::Scalar;
-pub use data::tensor::{MAX_TENSOR_DIMS, Tensor, TensorMeta};
-pub use data::threshold::{Threshold, ThresholdMeta, ThresholdType, ThresholdValues};
+pub use data::kinds::exports::*;
+pub use data::kinds::{DataObject, MetaAttribute, ObjectMeta, Reference};
 pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
-pub use data::user_data::{MAX_TYPE_NAME, UserDataMeta, UserDataObject};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::node::{Node, Perf};
 pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
@@ -99,7 +89,7 @@ pub use kernel::contexts::{
 };
 pub use kernel::handle::Kernel;
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
-pub use kernel::meta_format::{MetaAttribute, MetaFormat, MetaFormats, ValidRectFn};
+pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};
 pub use kernel::signature::{
     AliasHint, AliasKind, KernelAttribute, KernelAttributes, KernelDocs, MAX_KERNEL_NAME, MAX_KERNEL_PARAMETERS,
     ParamDirection, ParamSpec,

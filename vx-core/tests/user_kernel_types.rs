@@ -25,7 +25,9 @@ fn wrong(what: &str) -> Error {
 
 /// Check the input's attributes; then either copy them or set them one by one.
 fn validate_one(kind: Kind, input: &Reference, meta: &mut MetaFormat, from_ref: bool) -> Result<()> {
-    use MetaAttribute as A;
+    macro_rules! attrs {
+        ($($a:expr),* $(,)?) => { vec![$(MetaAttribute::from($a)),*] };
+    }
     let attrs: Vec<MetaAttribute> = match (kind, input) {
         (Kind::Image, Reference::Image(i)) => {
             if (i.format(), i.width(), i.height()) != (ImageFormat::U8, 128, 128) {
@@ -36,13 +38,13 @@ fn validate_one(kind: Kind, input: &Reference, meta: &mut MetaFormat, from_ref: 
                 out[0] = Rect::new(r.start_x + 2, r.start_y + 2, r.end_x - 2, r.end_y - 2);
                 Ok(())
             })?;
-            vec![A::ImageFormat(ImageFormat::U8), A::ImageWidth(128), A::ImageHeight(128)]
+            attrs![ImageAttr::Format(ImageFormat::U8), ImageAttr::Width(128), ImageAttr::Height(128)]
         }
         (Kind::Array, Reference::Array(a)) => {
             if (a.item_type(), a.capacity()) != (Some(ArrayItemType::Scalar(ScalarType::Uint8)), 20) {
                 return Err(wrong("array"));
             }
-            vec![A::ArrayItemType(ArrayItemType::Scalar(ScalarType::Uint8)), A::ArrayCapacity(20)]
+            attrs![ArrayAttr::ItemType(ArrayItemType::Scalar(ScalarType::Uint8)), ArrayAttr::Capacity(20)]
         }
         (Kind::Pyramid, Reference::Pyramid(p)) => {
             let m = p.meta();
@@ -61,61 +63,61 @@ fn validate_one(kind: Kind, input: &Reference, meta: &mut MetaFormat, from_ref: 
                 }
                 Ok(())
             })?;
-            vec![
-                A::PyramidFormat(ImageFormat::U8),
-                A::PyramidWidth(128),
-                A::PyramidHeight(128),
-                A::PyramidLevels(8),
-                A::PyramidScale(PYRAMID_SCALE_HALF),
+            attrs![
+                PyramidAttr::Format(ImageFormat::U8),
+                PyramidAttr::Width(128),
+                PyramidAttr::Height(128),
+                PyramidAttr::Levels(8),
+                PyramidAttr::Scale(PYRAMID_SCALE_HALF),
             ]
         }
         (Kind::Scalar, Reference::Scalar(s)) => {
             if s.scalar_type() != ScalarType::Uint8 {
                 return Err(wrong("scalar"));
             }
-            vec![A::ScalarType(ScalarType::Uint8)]
+            attrs![ScalarAttr::Type(ScalarType::Uint8)]
         }
         (Kind::Distribution, Reference::Distribution(d)) => {
             if (d.bins(), d.offset(), d.range()) != (36, 0, 360) {
                 return Err(wrong("distribution"));
             }
-            vec![A::DistributionBins(36), A::DistributionOffset(0), A::DistributionRange(360)]
+            attrs![DistributionAttr::Bins(36), DistributionAttr::Offset(0), DistributionAttr::Range(360)]
         }
         (Kind::Matrix, Reference::Matrix(m)) => {
             if (m.element_type(), m.rows(), m.columns()) != (ScalarType::Uint8, 5, 5) {
                 return Err(wrong("matrix"));
             }
-            vec![A::MatrixType(ScalarType::Uint8), A::MatrixRows(5), A::MatrixColumns(5)]
+            attrs![MatrixAttr::Type(ScalarType::Uint8), MatrixAttr::Rows(5), MatrixAttr::Columns(5)]
         }
         (Kind::Threshold, Reference::Threshold(t)) => {
             if t.threshold_type() != ThresholdType::Binary {
                 return Err(wrong("threshold"));
             }
-            vec![A::ThresholdType(ThresholdType::Binary)]
+            attrs![ThresholdAttr::Type(ThresholdType::Binary)]
         }
         (Kind::Lut, Reference::Lut(l)) => {
             if (l.element_type(), l.count()) != (ScalarType::Uint8, 100) {
                 return Err(wrong("LUT"));
             }
-            vec![A::LutType(ScalarType::Uint8), A::LutCount(100)]
+            attrs![LutAttr::Type(ScalarType::Uint8), LutAttr::Count(100)]
         }
         (Kind::Remap, Reference::Remap(r)) => {
             let m = r.meta();
             if (m.source_width, m.source_height, m.destination_width, m.destination_height) != (128, 128, 256, 256) {
                 return Err(wrong("remap"));
             }
-            vec![
-                A::RemapSourceWidth(128),
-                A::RemapSourceHeight(128),
-                A::RemapDestinationWidth(256),
-                A::RemapDestinationHeight(256),
+            attrs![
+                RemapAttr::SourceWidth(128),
+                RemapAttr::SourceHeight(128),
+                RemapAttr::DestinationWidth(256),
+                RemapAttr::DestinationHeight(256),
             ]
         }
         (Kind::Convolution, Reference::Convolution(c)) => {
             if (c.columns(), c.rows()) != (5, 3) {
                 return Err(wrong("convolution"));
             }
-            vec![A::ConvolutionColumns(5), A::ConvolutionRows(3)]
+            attrs![ConvolutionAttr::Columns(5), ConvolutionAttr::Rows(3)]
         }
         (k, r) => return Err(wrong(&format!("type: {k:?} kernel got a {}", r.data_type()))),
     };
@@ -279,7 +281,7 @@ fn add_kernel(ctx: &Context, kind: Kind, in_array: bool, from_ref: bool, local: 
         if from_ref {
             meta.set_from_reference(input)?;
         } else {
-            meta.set(MetaAttribute::ObjectArrayItemType(kind.data_type()))?.set(MetaAttribute::ObjectArrayCount(20))?;
+            meta.set(ObjectArrayAttr::ItemType(kind.data_type()))?.set(ObjectArrayAttr::Count(20))?;
         }
         Ok(())
     });

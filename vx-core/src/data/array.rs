@@ -2,146 +2,22 @@
 //! appended, read and truncated. Virtual arrays get their item type and capacity at verify.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use vx_plugin_abi::Rect;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::items::{ArrayItem, ArrayItemType};
+use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::{attribute as at, item_type};
 
-/// `vx_coordinates2d_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Coordinates2d {
-    /// Column.
-    pub x: u32,
-    /// Row.
-    pub y: u32,
+kind_names! {
+    kind: ArrayKind, meta: ArrayMeta, attr: ArrayAttr, partial: ArrayPartial;
+    exports: Array, ArrayAttr, ArrayMeta
 }
-
-/// `vx_coordinates2df_t` (a remap's source point).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Coordinates2dF {
-    /// Column.
-    pub x: f32,
-    /// Row.
-    pub y: f32,
-}
-
-/// `vx_coordinates3d_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Coordinates3d {
-    /// Column.
-    pub x: u32,
-    /// Row.
-    pub y: u32,
-    /// Depth.
-    pub z: u32,
-}
-
-/// `vx_keypoint_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Keypoint {
-    /// Column.
-    pub x: i32,
-    /// Row.
-    pub y: i32,
-    /// Strength of the keypoint.
-    pub strength: f32,
-    /// Initialised to 0 by corner detectors.
-    pub scale: f32,
-    /// Initialised to 0 by corner detectors.
-    pub orientation: f32,
-    /// 1 when the point is tracked, 0 when lost.
-    pub tracking_status: i32,
-    /// Initialised to 0 by corner detectors.
-    pub error: f32,
-}
-
-/// The type of an array's items (`VX_ARRAY_ITEMTYPE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArrayItemType {
-    /// Items of a scalar type.
-    Scalar(ScalarType),
-    /// `VX_TYPE_RECTANGLE`
-    Rectangle,
-    /// `VX_TYPE_COORDINATES2D`
-    Coordinates2d,
-    /// `VX_TYPE_COORDINATES2DF`
-    Coordinates2dF,
-    /// `VX_TYPE_COORDINATES3D`
-    Coordinates3d,
-    /// `VX_TYPE_KEYPOINT`
-    Keypoint,
-    /// A user struct of the given size (`vxRegisterUserStruct`).
-    User {
-        /// Bytes per item.
-        size: usize,
-    },
-}
-
-impl ArrayItemType {
-    /// `VX_ARRAY_ITEMSIZE`.
-    pub const fn size(self) -> usize {
-        match self {
-            ArrayItemType::Scalar(t) => t.size(),
-            ArrayItemType::Rectangle => 16,
-            ArrayItemType::Coordinates2d | ArrayItemType::Coordinates2dF => 8,
-            ArrayItemType::Coordinates3d => 12,
-            ArrayItemType::Keypoint => 28,
-            ArrayItemType::User { size } => size,
-        }
-    }
-}
-
-impl fmt::Display for ArrayItemType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ArrayItemType::Scalar(t) => write!(f, "{t}"),
-            ArrayItemType::Rectangle => f.write_str("Rectangle"),
-            ArrayItemType::Coordinates2d => f.write_str("Coordinates2d"),
-            ArrayItemType::Coordinates2dF => f.write_str("Coordinates2dF"),
-            ArrayItemType::Coordinates3d => f.write_str("Coordinates3d"),
-            ArrayItemType::Keypoint => f.write_str("Keypoint"),
-            ArrayItemType::User { size } => write!(f, "user struct of {size} bytes"),
-        }
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Rust types usable as array items (and as the elements of matrices, LUTs, distributions,
-/// convolutions, remaps and tensors). Sealed: plain old data, any bit pattern valid.
-pub trait ArrayItem: sealed::Sealed + Copy + Default + Send + Sync + 'static {
-    /// The item type this Rust type stands for.
-    const ITEM_TYPE: ArrayItemType;
-}
-
-macro_rules! array_item {
-    ($($t:ty => $it:expr),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
-        impl ArrayItem for $t { const ITEM_TYPE: ArrayItemType = $it; }
-    )*};
-}
-array_item!(
-    i8 => ArrayItemType::Scalar(ScalarType::Int8), u8 => ArrayItemType::Scalar(ScalarType::Uint8),
-    i16 => ArrayItemType::Scalar(ScalarType::Int16), u16 => ArrayItemType::Scalar(ScalarType::Uint16),
-    i32 => ArrayItemType::Scalar(ScalarType::Int32), u32 => ArrayItemType::Scalar(ScalarType::Uint32),
-    i64 => ArrayItemType::Scalar(ScalarType::Int64), u64 => ArrayItemType::Scalar(ScalarType::Uint64),
-    f32 => ArrayItemType::Scalar(ScalarType::Float32), f64 => ArrayItemType::Scalar(ScalarType::Float64),
-    Rect => ArrayItemType::Rectangle, Coordinates2d => ArrayItemType::Coordinates2d,
-    Coordinates2dF => ArrayItemType::Coordinates2dF, Coordinates3d => ArrayItemType::Coordinates3d,
-    Keypoint => ArrayItemType::Keypoint,
-);
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ArrayState {
@@ -150,8 +26,43 @@ pub(super) struct ArrayState {
     pub(super) num_items: usize,
 }
 
-pub(crate) struct ArrayObj {
-    pub(super) header: ObjectHeader,
+/// An item type's wire code.
+fn item_code(t: ArrayItemType) -> u32 {
+    match t {
+        ArrayItemType::Scalar(s) => code(s),
+        ArrayItemType::Rectangle => item_type::RECTANGLE,
+        ArrayItemType::Coordinates2d => item_type::COORDINATES2D,
+        ArrayItemType::Coordinates2dF => item_type::COORDINATES2DF,
+        ArrayItemType::Coordinates3d => item_type::COORDINATES3D,
+        ArrayItemType::Keypoint => item_type::KEYPOINT,
+        ArrayItemType::User { .. } => item_type::USER_STRUCT,
+    }
+}
+
+/// The item type with wire code `code` (`size`: a user struct's).
+fn item_of(code: u32, size: u64) -> Result<ArrayItemType> {
+    Ok(match code {
+        item_type::RECTANGLE => ArrayItemType::Rectangle,
+        item_type::COORDINATES2D => ArrayItemType::Coordinates2d,
+        item_type::COORDINATES2DF => ArrayItemType::Coordinates2dF,
+        item_type::COORDINATES3D => ArrayItemType::Coordinates3d,
+        item_type::KEYPOINT => ArrayItemType::Keypoint,
+        item_type::USER_STRUCT => ArrayItemType::User { size: size as usize },
+        other => ArrayItemType::Scalar(scalar_type(other)?),
+    })
+}
+
+/// The meta data of an array (`VX_ARRAY_ITEMTYPE`, `VX_ARRAY_CAPACITY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayMeta {
+    /// Item type (`None`: a virtual array not yet completed).
+    pub item_type: Option<ArrayItemType>,
+    /// Most items it holds.
+    pub capacity: usize,
+}
+
+/// The state behind a Array handle, next to its header.
+pub struct ArrayBody {
     state: Mutex<ArrayState>,
     buffer: SharedBuffer,
     /// Item type and capacity as given at creation (partial for virtual arrays).
@@ -159,15 +70,104 @@ pub(crate) struct ArrayObj {
 }
 
 /// An array handle.
-#[derive(Clone)]
-pub struct Array {
-    pub(crate) obj: Arc<ArrayObj>,
+pub type Array = Handle<ArrayKind>;
+
+/// The [`ObjectKind`] of Array.
+pub struct ArrayKind;
+
+impl fmt::Display for ArrayMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.item_type {
+            Some(t) => write!(f, "array of {} {t}", self.capacity),
+            None => write!(f, "array of {} (type unknown)", self.capacity),
+        }
+    }
 }
 
-impl fmt::Debug for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state();
-        write!(f, "Array('{}', {:?}, {}/{})", self.name(), s.item_type, s.num_items, s.capacity)
+meta_attributes! {
+    /// One meta-format attribute of an array.
+    ArrayAttr, ArrayPartial {
+        /// `VX_ARRAY_ITEMTYPE` (`VX_ARRAY_ITEMSIZE` by code: a user struct of that size).
+        ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| item_of(c, 0)),
+        /// `VX_ARRAY_CAPACITY`.
+        Capacity(usize) => capacity @ ARRAY_CAPACITY: AttrValue::size,
+    }
+}
+
+impl ObjectKind for ArrayKind {
+    const NAME: &'static str = "Array";
+    type Meta = ArrayMeta;
+    type Attr = ArrayAttr;
+    type Partial = ArrayPartial;
+    type Body = ArrayBody;
+    fn fmt_details(h: &Array, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = h.state();
+        write!(f, "{:?}, {}/{}", s.item_type, s.num_items, s.capacity)
+    }
+    fn meta(h: &Array) -> ArrayMeta {
+        let s = h.state();
+        ArrayMeta { item_type: s.item_type, capacity: s.capacity }
+    }
+    fn build(header: ObjectHeader, m: &ArrayMeta) -> Result<Array> {
+        Array::build(header, m.item_type, m.capacity)
+    }
+    fn ensure_allocated(h: &Array) -> Result<()> {
+        h.ensure_allocated()
+    }
+    /// A virtual array takes the item type and, when it declared none, the capacity.
+    fn apply(h: &Array, w: &ArrayMeta) -> std::result::Result<Applied, Refusal> {
+        let (dt, dc) = h.obj.body.declared;
+        if h.is_virtual() {
+            if dt.is_some_and(|t| Some(t) != w.item_type) || (dc != 0 && dc < w.capacity) {
+                return Err(Refusal::Mismatch(ErrorKind::NotCompatible));
+            }
+            let item = w.item_type.expect("resolved meta has an item type");
+            if h.complete_virtual(item, if dc != 0 { dc } else { w.capacity })? {
+                return Ok(Applied::Completed);
+            }
+        } else if dt != w.item_type {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        } else if dc < w.capacity {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut ArrayPartial, m: &ArrayMeta) {
+        if m.item_type.is_some() {
+            p.item_type = m.item_type;
+        }
+        p.capacity = Some(m.capacity);
+    }
+    fn resolve(p: &ArrayPartial) -> std::result::Result<ArrayMeta, &'static str> {
+        Ok(ArrayMeta {
+            item_type: Some(p.item_type.ok_or("array item type")?),
+            capacity: positive(p.capacity, "array capacity")?,
+        })
+    }
+    fn frame_copy(h: &Array, slot: usize) -> Option<Result<Array>> {
+        Some(h.frame_copy(slot))
+    }
+    fn to_wire(h: &Array) -> WireMeta {
+        let s = h.state();
+        WireMeta::Array {
+            item_type: s.item_type.map_or(0, item_code),
+            item_size: s.item_type.map_or(0, |t| t.size()) as u64,
+            capacity: s.capacity as u64,
+            num_items: s.num_items as u64,
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<ArrayMeta> {
+        let WireMeta::Array { item_type: t, item_size, capacity, .. } = w else { return Err(other_type(w)) };
+        Ok(ArrayMeta {
+            item_type: if *t == 0 { None } else { Some(item_of(*t, *item_size)?) },
+            capacity: size(*capacity)?,
+        })
+    }
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<ArrayAttr>> {
+        if v.code == at::ARRAY_ITEMSIZE {
+            return Some(v.size().map(|size| ArrayAttr::ItemType(ArrayItemType::User { size })));
+        }
+        ArrayPartial::by_code(v)
     }
 }
 
@@ -202,18 +202,18 @@ impl Array {
     }
 
     pub(super) fn build(header: ObjectHeader, item_type: Option<ArrayItemType>, capacity: usize) -> Result<Array> {
-        Ok(Array {
-            obj: Arc::new(ArrayObj {
-                header,
+        Ok(Handle::from_body(
+            header,
+            ArrayBody {
                 state: Mutex::new(ArrayState { item_type, capacity, num_items: 0 }),
                 buffer: SharedBuffer::new(),
                 declared: (item_type, capacity),
-            }),
-        })
+            },
+        ))
     }
 
     fn lock(&self) -> MutexGuard<'_, ArrayState> {
-        lock(&self.obj.state)
+        lock(&self.obj.body.state)
     }
 
     pub(super) fn state(&self) -> ArrayState {
@@ -236,17 +236,9 @@ impl Array {
     pub fn num_items(&self) -> usize {
         self.state().num_items
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for arrays created with [`Array::new_virtual`].
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
     /// True once the item storage exists.
     pub fn is_allocated(&self) -> bool {
-        self.obj.buffer.is_allocated()
+        self.obj.body.buffer.is_allocated()
     }
 
     /// A new virtual array of the same graph with this (completed) array's item type and capacity:
@@ -275,6 +267,7 @@ impl Array {
                 .on_object(&self.name()));
         };
         self.obj
+            .body
             .buffer
             .ensure(it.size() * s.capacity, &self.obj.header.ctx.resources)
             .map_err(|e| e.on_object(&self.name()))
@@ -301,14 +294,14 @@ impl Array {
                 .on_object(&self.name())
                 .expected_found(format!("at most {} more items", s.capacity - s.num_items), items.len()));
         }
-        let lease = self.obj.buffer.acquire(WHOLE, true)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, true)?;
         // SAFETY: num_items + items.len() <= capacity, the buffer holds capacity items of T (type
         // checked above; T has the item size and alignment <= 64), and the write lease is exclusive.
         unsafe {
             let dst = (lease.ptr as *mut T).add(s.num_items);
             std::ptr::copy_nonoverlapping(items.as_ptr(), dst, items.len());
         }
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         s.num_items += items.len();
         Ok(())
     }
@@ -323,11 +316,11 @@ impl Array {
         let mut v = crate::support::size::try_vec::<T>("copy of the items", s.num_items)
             .map_err(|e| e.on_object(&self.name()))?;
         v.resize(s.num_items, T::default());
-        let lease = self.obj.buffer.acquire(WHOLE, false)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, false)?;
         // SAFETY: the buffer holds num_items initialised items of T; the read lease keeps writers away;
         // `v` holds num_items items.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr as *const T, v.as_mut_ptr(), s.num_items) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         Ok(v)
     }
 
@@ -360,11 +353,11 @@ impl Array {
                 .on_object(&self.name())
                 .expected_found(format!("at most {} more items", s.capacity - s.num_items), n));
         }
-        let lease = self.obj.buffer.acquire(WHOLE, true)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, true)?;
         // SAFETY: num_items + n <= capacity, so the destination range lies in the buffer of
         // capacity * size bytes; the write lease is exclusive; the source is a separate slice.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), lease.ptr.add(s.num_items * size), bytes.len()) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         s.num_items += n;
         Ok(())
     }
@@ -376,10 +369,10 @@ impl Array {
         let s = self.lock();
         let size = s.item_type.map_or(1, |t| t.size()).max(1);
         let n = s.num_items.min(out.len() / size);
-        let lease = self.obj.buffer.acquire(WHOLE, false)?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, false)?;
         // SAFETY: n <= num_items items are initialised in the buffer; out holds n * size bytes.
         unsafe { std::ptr::copy_nonoverlapping(lease.ptr, out.as_mut_ptr(), n * size) };
-        self.obj.buffer.release(lease.slot);
+        self.obj.body.buffer.release(lease.slot);
         Ok(n)
     }
 

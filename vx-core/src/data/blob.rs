@@ -7,8 +7,8 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::buffer::{SharedBuffer, WHOLE};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -181,6 +181,7 @@ impl Blob {
 /// An object's bytes leased for reading or writing (as asked) until dropped: what a module's
 /// process maps through the ABI. The pointer is only handed across the boundary, never
 /// dereferenced here.
+/// Bytes mapped for a module's kernel: unmapped when dropped.
 pub(crate) struct RawLease<'a> {
     buffer: &'a SharedBuffer,
     pub(crate) ptr: *mut u8,

@@ -3,12 +3,21 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
+};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+
+kind_names! {
+    kind: ConvolutionKind, meta: ConvolutionMeta, attr: ConvolutionAttr, partial: ConvolutionPartial;
+    exports: Convolution, ConvolutionAttr, ConvolutionMeta, MAX_CONVOLUTION_DIMENSION
+}
 
 /// `VX_CONTEXT_CONVOLUTION_MAX_DIMENSION`: the largest convolution side.
 pub const MAX_CONVOLUTION_DIMENSION: usize = 15;
@@ -37,12 +46,52 @@ pub struct ConvolutionKind;
 /// A convolution handle.
 pub type Convolution = Handle<ConvolutionKind>;
 
+impl std::fmt::Display for ConvolutionMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "convolution {}x{}", self.columns, self.rows)
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a convolution.
+    ConvolutionAttr, ConvolutionPartial for ConvolutionMeta {
+        /// `VX_CONVOLUTION_ROWS`.
+        Rows(usize) => rows @ CONVOLUTION_ROWS: AttrValue::size,
+        /// `VX_CONVOLUTION_COLUMNS`.
+        Columns(usize) => columns @ CONVOLUTION_COLUMNS: AttrValue::size,
+    }
+}
+
 impl ObjectKind for ConvolutionKind {
     const NAME: &'static str = "Convolution";
     type Meta = ConvolutionMeta;
+    type Attr = ConvolutionAttr;
+    type Partial = ConvolutionPartial;
     type Body = BlobBody<ConvolutionKind>;
+    blob_object!();
     fn fmt_details(h: &Convolution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{}, scale {}", h.columns(), h.rows(), h.scale())
+    }
+    fn apply(h: &Convolution, w: &ConvolutionMeta) -> std::result::Result<Applied, Refusal> {
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
+    }
+    fn exemplar(p: &mut ConvolutionPartial, m: &ConvolutionMeta) {
+        *p = ConvolutionPartial::of(m);
+    }
+    fn resolve(p: &ConvolutionPartial) -> std::result::Result<ConvolutionMeta, &'static str> {
+        Ok(ConvolutionMeta {
+            columns: positive(p.columns, "convolution columns")?,
+            rows: positive(p.rows, "convolution rows")?,
+        })
+    }
+    fn to_wire(h: &Convolution) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Convolution { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() }
+    }
+    /// The scale is a value, not meta data: not taken (`ConvolutionMeta` has none).
+    fn from_wire(w: &WireMeta) -> Result<ConvolutionMeta> {
+        let WireMeta::Convolution { columns, rows, .. } = w else { return Err(other_type(w)) };
+        Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
     }
 }
 

@@ -1,13 +1,22 @@
 //! Distributions (`vx_distribution`): `bins` U32 frequencies over `[offset, offset + range)`,
 //! copied or mapped whole (`vxCopyDistribution`, `vxMapDistribution`).
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{MappedSlice, MappedSliceMut};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
+};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+
+kind_names! {
+    kind: DistributionKind, meta: DistributionMeta, attr: DistributionAttr, partial: DistributionPartial;
+    exports: Distribution, DistributionAttr, DistributionMeta
+}
 
 /// The meta data of a distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,13 +43,55 @@ pub struct DistributionKind;
 /// A distribution handle.
 pub type Distribution = Handle<DistributionKind>;
 
+impl std::fmt::Display for DistributionMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "distribution of {} bins, offset {}, range {}", self.bins, self.offset, self.range)
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a distribution.
+    DistributionAttr, DistributionPartial for DistributionMeta {
+        /// `VX_DISTRIBUTION_BINS`.
+        Bins(usize) => bins @ DISTRIBUTION_BINS: AttrValue::size,
+        /// `VX_DISTRIBUTION_OFFSET`.
+        Offset(i32) => offset @ DISTRIBUTION_OFFSET: AttrValue::i32,
+        /// `VX_DISTRIBUTION_RANGE`.
+        Range(u32) => range @ DISTRIBUTION_RANGE: AttrValue::u32,
+    }
+}
+
 impl ObjectKind for DistributionKind {
     const NAME: &'static str = "Distribution";
     type Meta = DistributionMeta;
+    type Attr = DistributionAttr;
+    type Partial = DistributionPartial;
     type Body = BlobBody<DistributionKind>;
+    blob_object!();
     fn fmt_details(h: &Distribution, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.obj.body.meta;
         write!(f, "{} bins over {}+{}", m.bins, m.offset, m.range)
+    }
+    fn apply(h: &Distribution, w: &DistributionMeta) -> std::result::Result<Applied, Refusal> {
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
+    }
+    fn exemplar(p: &mut DistributionPartial, m: &DistributionMeta) {
+        *p = DistributionPartial::of(m);
+    }
+    fn resolve(p: &DistributionPartial) -> std::result::Result<DistributionMeta, &'static str> {
+        Ok(DistributionMeta {
+            bins: positive(p.bins, "distribution bins")?,
+            offset: p.offset.ok_or("distribution offset")?,
+            range: positive(p.range, "distribution range")?,
+        })
+    }
+    fn to_wire(h: &Distribution) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Distribution { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() }
+    }
+    fn from_wire(w: &WireMeta) -> Result<DistributionMeta> {
+        let WireMeta::Distribution { bins, offset, range, .. } = w else { return Err(other_type(w)) };
+        Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
     }
 }
 

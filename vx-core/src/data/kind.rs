@@ -1,28 +1,137 @@
-//! [`Handle<K>`]: the handle of a data-object type, written once; each type is a marker `K` that
-//! implements [`ObjectKind`] in the type's own file (`pub type Matrix = Handle<MatrixKind>;`).
-//! [`BlobKind`]: the fixed-layout types whose bytes are one [`Blob`] (matrices, convolutions, LUTs,
-//! distributions, remaps, user data objects): construction, attributes, typed copies and maps,
-//! written once here; each type's file keeps its checks, its accessors and its public signatures.
+//! [`ObjectKind`]: what one data-object type is to the host (its meta data, how verify completes
+//! or checks it, its meta-format attributes, its wire form, storage, frame copies), implemented
+//! once in the type's own file on a marker `K`; [`Handle<K>`]: the handle of every type, written
+//! once (`pub type Matrix = Handle<MatrixKind>;`). [`BlobKind`]: the fixed-layout types whose
+//! bytes are one [`Blob`] (matrices, convolutions, LUTs, distributions, remaps, user data
+//! objects): construction, attributes, typed copies and maps, written once here. Two helper
+//! macros for the type files: `meta_attributes!` (a kind's attribute enum and partial meta) and
+//! `blob_object!` (the `ObjectKind` functions every blob kind shares).
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_element};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
-use crate::error::Result;
+use crate::data::wire::{AttrValue, WireMeta};
+use crate::error::{Error, ErrorKind, Result};
 
 /// One data-object type, as the host needs it: implemented once, in the type's own file, on a
-/// marker type. Not nameable outside the crate.
+/// marker type. Not nameable outside the crate. The code that serves every type (verify, meta
+/// formats, object arrays) reaches these through `data/kinds.rs`, which names no type.
 pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The type's name in `Debug` output (`Matrix('m#3', …)`).
     const NAME: &'static str;
-    /// Its meta data (`MatrixMeta`).
-    type Meta: Clone + fmt::Debug + Send + Sync;
+    /// True when a validator may give the object valid rectangles (images, pyramids).
+    const VALID_RECTS: bool = false;
+    /// Its meta data (`MatrixMeta`): what verify compares; `Display` in messages.
+    type Meta: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
+    /// One meta-format attribute (`vxSetMetaFormatAttribute`: `MatrixAttr::Rows(5)`).
+    type Attr: Clone + fmt::Debug + PartialEq;
+    /// The attributes a meta format has been given so far (from `meta_attributes!`).
+    type Partial: Default + Clone + fmt::Debug + Send + Sync + Recorded<Self::Attr>;
     /// The state behind the handle's `Arc`, next to the header.
     type Body: Send + Sync;
     /// What `Debug` prints after the object's name.
     fn fmt_details(h: &Handle<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+
+    /// The meta data now.
+    fn meta(h: &Handle<Self>) -> Self::Meta;
+    /// A new object of `meta` under `header` (an object array's item).
+    fn build(header: ObjectHeader, meta: &Self::Meta) -> Result<Handle<Self>>;
+    /// Make the storage exist (verify allocates every object its graph uses).
+    fn ensure_allocated(_: &Handle<Self>) -> Result<()> {
+        Ok(())
+    }
+    /// Verify's meta pass: complete a virtual object from `want`, or check a real one against it.
+    fn apply(h: &Handle<Self>, want: &Self::Meta) -> std::result::Result<Applied, Refusal>;
+
+    /// Record attribute `a` (the errors name no parameter; the caller adds it). Default: as given.
+    fn set(p: &mut Self::Partial, a: Self::Attr) -> Result<()> {
+        p.record(a);
+        Ok(())
+    }
+    /// Record every attribute of an exemplar's meta data (`vxSetMetaFormatFromReference`).
+    fn exemplar(p: &mut Self::Partial, m: &Self::Meta);
+    /// The complete meta data, or the name of the attribute left unset ("matrix rows").
+    fn resolve(p: &Self::Partial) -> std::result::Result<Self::Meta, &'static str>;
+
+    /// The wire form (with the values a validator may read: a scalar's value, an array's count).
+    fn to_wire(h: &Handle<Self>) -> WireMeta;
+    /// The meta data a module gave for an output (`w` is of this type: the caller dispatched).
+    fn from_wire(w: &WireMeta) -> Result<Self::Meta>;
+    /// The attribute with OpenVX code `v.code`; `None` when this type has no such attribute.
+    fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>> {
+        Self::Partial::by_code(v)
+    }
+
+    /// Map the bytes for a module's kernel (the module ABI's `map_data`); `None`: this type is
+    /// not mapped as data.
+    fn map_raw(_: &Handle<Self>, _write: bool) -> Option<Result<RawMap<'_>>> {
+        None
+    }
+
+    /// The copy a pipelined graph gives frame slot `slot`; `None`: not supported for this type.
+    fn frame_copy(_: &Handle<Self>, _slot: usize) -> Option<Result<Handle<Self>>> {
+        None
+    }
+    /// The storage the object lives in, when objects may share it (images, tensors).
+    fn storage_key(_: &Handle<Self>) -> Option<usize> {
+        None
+    }
+    /// True when `a` and `b`, two objects in the same storage, share elements.
+    fn share_elements(_: &Handle<Self>, _: &Handle<Self>) -> bool {
+        false
+    }
+}
+
+/// An object's bytes mapped for a module's kernel ([`ObjectKind::map_raw`]): the lease, where the
+/// object's elements start in it, each dimension's byte stride (tensors; zeros otherwise) and the
+/// bytes from the first element to one past the last.
+pub struct RawMap<'a> {
+    pub(crate) lease: RawLease<'a>,
+    pub(crate) offset: usize,
+    pub(crate) strides: [u64; 6],
+    pub(crate) bytes: usize,
+}
+
+impl<'a> RawMap<'a> {
+    /// All of `lease`, as one run of bytes.
+    pub(super) fn whole(lease: RawLease<'a>) -> RawMap<'a> {
+        RawMap { offset: 0, strides: [0; 6], bytes: lease.len, lease }
+    }
+}
+
+/// A kind's partial meta data as `meta_attributes!` declares it: attributes recorded one by
+/// one, and read by their OpenVX codes.
+pub trait Recorded<A> {
+    /// Record `a` (the last of a kind counts).
+    fn record(&mut self, a: A);
+    /// The attribute with OpenVX code `v.code`, if it is one of these.
+    fn by_code(v: &AttrValue<'_>) -> Option<Result<A>>;
+}
+
+/// What [`ObjectKind::apply`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The object already was what the meta format says.
+    Unchanged,
+    /// A virtual object was completed (its readers must be re-verified).
+    Completed,
+}
+
+/// Why [`ObjectKind::apply`] refused.
+pub enum Refusal {
+    /// The object does not match the meta format (the caller says how, with both metas).
+    Mismatch(ErrorKind),
+    /// Another error.
+    Error(Error),
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Error(e)
+    }
 }
 
 /// A fixed-layout type: its bytes are one [`Blob`], known from its meta data at creation.
@@ -69,6 +178,10 @@ impl<K: ObjectKind> fmt::Debug for Handle<K> {
 }
 
 impl<K: ObjectKind> Handle<K> {
+    /// The handle of a new object.
+    pub(super) fn from_body(header: ObjectHeader, body: K::Body) -> Self {
+        Handle { obj: Arc::new(Obj { header, body }) }
+    }
     /// The object's name.
     pub fn name(&self) -> String {
         self.obj.header.name()
@@ -83,8 +196,7 @@ impl<K: BlobKind> Handle<K> {
     /// A new object of `meta` under `header` (checked; the bytes are allocated at first need).
     pub(super) fn with_header(header: ObjectHeader, meta: K::Meta) -> Result<Self> {
         let bytes = K::layout(&meta).map_err(|e| e.on_object(&header.name()))?;
-        let body = BlobBody { data: Blob::new(bytes), extra: K::Extra::default(), meta };
-        Ok(Handle { obj: Arc::new(Obj { header, body }) })
+        Ok(Handle::from_body(header, BlobBody { data: Blob::new(bytes), extra: K::Extra::default(), meta }))
     }
 
     /// Every attribute that makes its meta data.
@@ -142,4 +254,106 @@ impl<K: BlobKind> Handle<K> {
         self.check::<T>()?;
         self.obj.body.data.map_mut(&self.obj.header, access)
     }
+}
+
+/// `v` if set and above zero, else `what` (the attribute a meta format left unset).
+pub(super) fn positive<T: Default + PartialOrd>(
+    v: Option<T>,
+    what: &'static str,
+) -> std::result::Result<T, &'static str> {
+    v.filter(|v| *v > T::default()).ok_or(what)
+}
+
+/// The [`ObjectKind`] functions every [`BlobKind`] writes the same way (inside its `impl`).
+macro_rules! blob_object {
+    () => {
+        fn meta(h: &Handle<Self>) -> Self::Meta {
+            h.meta()
+        }
+        fn build(header: crate::data::object::ObjectHeader, m: &Self::Meta) -> crate::error::Result<Handle<Self>> {
+            Handle::<Self>::with_header(header, m.clone())
+        }
+        fn ensure_allocated(h: &Handle<Self>) -> crate::error::Result<()> {
+            h.ensure_allocated()
+        }
+        fn map_raw(h: &Handle<Self>, write: bool) -> Option<crate::error::Result<crate::data::kind::RawMap<'_>>> {
+            Some(h.lease_raw(write).map(crate::data::kind::RawMap::whole))
+        }
+    };
+}
+pub(super) use blob_object;
+
+/// A kind's meta-format attributes, declared once: the `Attr` enum (one variant per attribute),
+/// the `Partial` struct (one `Option` per attribute, named as the meta field it sets) and its
+/// [`Recorded`] impl (`by_code` for the attributes that have an OpenVX code on the wire), and, with
+/// `for Meta`, `of(meta)` (every attribute of an exemplar).
+macro_rules! meta_attributes {
+    (
+        $(#[$doc:meta])* $Attr:ident, $Partial:ident for $Meta:ty {
+            $($(#[$vdoc:meta])* $V:ident($t:ty) => $f:ident $(@ $code:ident: $read:expr)?),* $(,)?
+        }
+    ) => {
+        meta_attributes! { $(#[$doc])* $Attr, $Partial { $($(#[$vdoc])* $V($t) => $f $(@ $code: $read)?),* } }
+        impl $Partial {
+            /// Every attribute of `m`.
+            fn of(m: &$Meta) -> $Partial {
+                $Partial { $($f: Some(m.$f.clone()),)* }
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])* $Attr:ident, $Partial:ident {
+            $($(#[$vdoc:meta])* $V:ident($t:ty) => $f:ident $(@ $code:ident: $read:expr)?),* $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum $Attr {
+            $($(#[$vdoc])* $V($t),)*
+        }
+
+        /// The attributes a meta format has been given so far.
+        #[doc(hidden)]
+        #[derive(Clone, Debug, Default)]
+        pub struct $Partial {
+            $($f: Option<$t>,)*
+        }
+
+        impl crate::data::kind::Recorded<$Attr> for $Partial {
+            fn record(&mut self, a: $Attr) {
+                match a {
+                    $($Attr::$V(v) => self.$f = Some(v),)*
+                }
+            }
+            #[allow(clippy::redundant_closure_call)]
+            fn by_code(v: &crate::data::wire::AttrValue<'_>) -> Option<crate::error::Result<$Attr>> {
+                match v.code {
+                    $($(vx_plugin_abi::wire::attribute::$code => Some(($read)(v).map($Attr::$V)),)?)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(super) use meta_attributes;
+
+/// A kind's names, declared once in its file: the ones `data/kinds/` reaches it by (`Kind`,
+/// `Meta`, `Attr`, `Partial`) and what the crate root re-exports from the file (`exports`).
+macro_rules! kind_names {
+    (kind: $K:ident, meta: $M:ident, attr: $A:ident, partial: $P:ident; exports: $($e:ident),* $(,)?) => {
+        pub(crate) use self::{$A as Attr, $K as Kind, $M as Meta, $P as Partial};
+        /// What the crate root re-exports from this file (through `data/kinds/`).
+        pub(crate) mod exports {
+            pub use super::{$($e),*};
+        }
+    };
+}
+pub(super) use kind_names;
+
+/// [`ObjectKind::apply`] for kinds whose meta data must match exactly: `kind` when it does not.
+pub(super) fn exactly<M: PartialEq>(have: &M, want: &M, kind: ErrorKind) -> std::result::Result<Applied, Refusal> {
+    if have != want {
+        return Err(Refusal::Mismatch(kind));
+    }
+    Ok(Applied::Unchanged)
 }

@@ -1,14 +1,22 @@
 //! Look-up tables (`vx_lut`): `count` entries of U8 (up to 256) or S16 (up to 65536, indexed from
 //! `-count/2`), copied or mapped whole (`vxCopyLUT`, `vxMapLUT`).
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{MappedSlice, MappedSliceMut};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+
+kind_names! {
+    kind: LutKind, meta: LutMeta, attr: LutAttr, partial: LutPartial;
+    exports: Lut, LutAttr, LutMeta
+}
 
 /// The meta data of a LUT (`VX_LUT_TYPE`, `VX_LUT_COUNT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,12 +40,55 @@ pub struct LutKind;
 /// A LUT handle.
 pub type Lut = Handle<LutKind>;
 
+impl std::fmt::Display for LutMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LUT of {} {}", self.count, self.element)
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a LUT.
+    LutAttr, LutPartial for LutMeta {
+        /// `VX_LUT_TYPE`.
+        Type(ScalarType) => element @ LUT_TYPE: AttrValue::scalar_type,
+        /// `VX_LUT_COUNT`.
+        Count(usize) => count @ LUT_COUNT: AttrValue::size,
+    }
+}
+
 impl ObjectKind for LutKind {
     const NAME: &'static str = "Lut";
     type Meta = LutMeta;
+    type Attr = LutAttr;
+    type Partial = LutPartial;
     type Body = BlobBody<LutKind>;
+    blob_object!();
     fn fmt_details(h: &Lut, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} x {}", h.count(), h.element_type())
+    }
+    fn apply(h: &Lut, w: &LutMeta) -> std::result::Result<Applied, Refusal> {
+        let m = h.meta();
+        if m.element != w.element {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        if m.count != w.count {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut LutPartial, m: &LutMeta) {
+        *p = LutPartial::of(m);
+    }
+    fn resolve(p: &LutPartial) -> std::result::Result<LutMeta, &'static str> {
+        Ok(LutMeta { element: p.element.ok_or("LUT type")?, count: positive(p.count, "LUT count")? })
+    }
+    fn to_wire(h: &Lut) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Lut { element: code(m.element), count: m.count as u64, offset: m.offset() as u32 }
+    }
+    fn from_wire(w: &WireMeta) -> Result<LutMeta> {
+        let WireMeta::Lut { element, count, .. } = w else { return Err(other_type(w)) };
+        Ok(LutMeta { element: scalar_type(*element)?, count: size(*count)? })
     }
 }
 

@@ -1,13 +1,22 @@
 //! Matrices (`vx_matrix`): `rows × columns` elements of a numeric type, with an origin and the
 //! pattern they were made from; copied in and out whole (`vxCopyMatrix`).
 
-use crate::data::array::{ArrayItem, ArrayItemType};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes, positive,
+};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::wire::pattern;
+
+kind_names! {
+    kind: MatrixKind, meta: MatrixMeta, attr: MatrixAttr, partial: MatrixPartial;
+    exports: Matrix, MatrixAttr, MatrixMeta, MatrixPattern
+}
 
 /// `VX_MATRIX_PATTERN`: how a matrix was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,13 +52,89 @@ pub struct MatrixKind;
 /// A matrix handle.
 pub type Matrix = Handle<MatrixKind>;
 
+impl std::fmt::Display for MatrixMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "matrix {} {}x{} origin {:?} pattern {:?}",
+            self.element, self.columns, self.rows, self.origin, self.pattern
+        )
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a matrix.
+    MatrixAttr, MatrixPartial for MatrixMeta {
+        /// `VX_MATRIX_TYPE`.
+        Type(ScalarType) => element @ MATRIX_TYPE: AttrValue::scalar_type,
+        /// `VX_MATRIX_ROWS`.
+        Rows(usize) => rows @ MATRIX_ROWS: AttrValue::size,
+        /// `VX_MATRIX_COLUMNS`.
+        Columns(usize) => columns @ MATRIX_COLUMNS: AttrValue::size,
+        /// `VX_MATRIX_ORIGIN` (column, row; unset: the centre).
+        Origin((usize, usize)) => origin,
+        /// `VX_MATRIX_PATTERN` (unset: [`MatrixPattern::Other`]).
+        Pattern(MatrixPattern) => pattern,
+    }
+}
+
 impl ObjectKind for MatrixKind {
     const NAME: &'static str = "Matrix";
     type Meta = MatrixMeta;
+    type Attr = MatrixAttr;
+    type Partial = MatrixPartial;
     type Body = BlobBody<MatrixKind>;
+    blob_object!();
     fn fmt_details(h: &Matrix, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.obj.body.meta;
         write!(f, "{} {}x{}", m.element, m.columns, m.rows)
+    }
+    fn apply(h: &Matrix, w: &MatrixMeta) -> std::result::Result<Applied, Refusal> {
+        let m = h.meta();
+        if m.element != w.element {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        if (m.columns, m.rows) != (w.columns, w.rows) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut MatrixPartial, m: &MatrixMeta) {
+        *p = MatrixPartial::of(m);
+    }
+    fn resolve(p: &MatrixPartial) -> std::result::Result<MatrixMeta, &'static str> {
+        let columns = positive(p.columns, "matrix columns")?;
+        let rows = positive(p.rows, "matrix rows")?;
+        Ok(MatrixMeta {
+            element: p.element.ok_or("matrix type")?,
+            columns,
+            rows,
+            origin: p.origin.unwrap_or((columns / 2, rows / 2)),
+            pattern: p.pattern.unwrap_or(MatrixPattern::Other),
+        })
+    }
+    fn to_wire(h: &Matrix) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Matrix {
+            element: code(m.element),
+            columns: m.columns as u64,
+            rows: m.rows as u64,
+            origin_x: m.origin.0 as u64,
+            origin_y: m.origin.1 as u64,
+            pattern: pattern_code(m.pattern),
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<MatrixMeta> {
+        let WireMeta::Matrix { element, columns, rows, origin_x, origin_y, pattern } = w else {
+            return Err(other_type(w));
+        };
+        Ok(MatrixMeta {
+            element: scalar_type(*element)?,
+            columns: size(*columns)?,
+            rows: size(*rows)?,
+            origin: (size(*origin_x)?, size(*origin_y)?),
+            pattern: pattern_of(*pattern)?,
+        })
     }
 }
 
@@ -62,6 +147,27 @@ impl BlobKind for MatrixKind {
     fn element(m: &MatrixMeta) -> ArrayItemType {
         ArrayItemType::Scalar(m.element)
     }
+}
+
+fn pattern_code(p: MatrixPattern) -> u32 {
+    match p {
+        MatrixPattern::Box => pattern::BOX,
+        MatrixPattern::Cross => pattern::CROSS,
+        MatrixPattern::Disk => pattern::DISK,
+        MatrixPattern::Other => pattern::OTHER,
+    }
+}
+
+fn pattern_of(code: u32) -> Result<MatrixPattern> {
+    Ok(match code {
+        pattern::BOX => MatrixPattern::Box,
+        pattern::CROSS => MatrixPattern::Cross,
+        pattern::DISK => MatrixPattern::Disk,
+        pattern::OTHER => MatrixPattern::Other,
+        other => {
+            return Err(Error::new(ErrorKind::InvalidValue, "unknown matrix pattern code").found(format!("{other:#x}")));
+        }
+    })
 }
 
 /// The numeric scalar types (elements of matrices and tensors).

@@ -17,7 +17,8 @@ pub(crate) enum Access {
     Kernel,
 }
 
-pub(crate) struct ObjectHeader {
+/// What every data object has (see the module doc).
+pub struct ObjectHeader {
     pub(super) id: u64,
     pub(super) ctx: Arc<ContextShared>,
     name: Mutex<String>,

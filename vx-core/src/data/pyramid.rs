@@ -3,16 +3,24 @@
 //! parameters (and ROIs of them); writing the pyramid writes every level. A virtual pyramid's size
 //! and format may be unknown until verify.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::image::Image;
+use crate::data::image::concrete;
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
+use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+
+kind_names! {
+    kind: PyramidKind, meta: PyramidMeta, attr: PyramidAttr, partial: PyramidPartial;
+    exports: MAX_PYRAMID_LEVELS, PYRAMID_SCALE_HALF, PYRAMID_SCALE_ORB, Pyramid, PyramidAttr, PyramidMeta
+}
 
 /// `VX_SCALE_PYRAMID_HALF`.
 pub const PYRAMID_SCALE_HALF: f32 = 0.5;
@@ -72,8 +80,8 @@ impl PyramidMeta {
     }
 }
 
-pub(crate) struct PyramidObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Pyramid handle, next to its header.
+pub struct PyramidBody {
     meta: Mutex<PyramidMeta>,
     /// As given at creation (partial for virtual pyramids).
     pub(crate) declared: PyramidMeta,
@@ -81,24 +89,109 @@ pub(crate) struct PyramidObj {
 }
 
 /// A pyramid handle.
-#[derive(Clone)]
-pub struct Pyramid {
-    pub(crate) obj: Arc<PyramidObj>,
+pub type Pyramid = Handle<PyramidKind>;
+
+/// The [`ObjectKind`] of Pyramid.
+pub struct PyramidKind;
+
+impl std::fmt::Display for PyramidMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self;
+        write!(f, "pyramid of {} levels x {} from {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
+    }
 }
 
-impl std::fmt::Debug for Pyramid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.meta();
-        write!(
-            f,
-            "Pyramid('{}', {} levels x {}, {} {}x{})",
-            self.name(),
-            m.levels,
-            m.scale,
-            m.format,
-            m.width,
-            m.height
-        )
+meta_attributes! {
+    /// One meta-format attribute of a pyramid.
+    PyramidAttr, PyramidPartial {
+        /// `VX_PYRAMID_LEVELS`.
+        Levels(usize) => levels @ PYRAMID_LEVELS: AttrValue::size,
+        /// `VX_PYRAMID_SCALE`.
+        Scale(f32) => scale @ PYRAMID_SCALE: AttrValue::f32,
+        /// `VX_PYRAMID_WIDTH`.
+        Width(u32) => width @ PYRAMID_WIDTH: AttrValue::u32,
+        /// `VX_PYRAMID_HEIGHT`.
+        Height(u32) => height @ PYRAMID_HEIGHT: AttrValue::u32,
+        /// `VX_PYRAMID_FORMAT`.
+        Format(ImageFormat) => format @ PYRAMID_FORMAT: AttrValue::format,
+    }
+}
+
+impl ObjectKind for PyramidKind {
+    const NAME: &'static str = "Pyramid";
+    const VALID_RECTS: bool = true;
+    type Meta = PyramidMeta;
+    type Attr = PyramidAttr;
+    type Partial = PyramidPartial;
+    type Body = PyramidBody;
+    fn meta(h: &Pyramid) -> PyramidMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &PyramidMeta) -> Result<Pyramid> {
+        Pyramid::with_header(header, *m)
+    }
+    fn ensure_allocated(h: &Pyramid) -> Result<()> {
+        h.ensure_allocated()
+    }
+    /// A virtual pyramid takes the format and size it did not declare; levels and scale must match.
+    fn apply(h: &Pyramid, w: &PyramidMeta) -> std::result::Result<Applied, Refusal> {
+        let d = if h.is_virtual() { h.obj.body.declared } else { h.meta() };
+        if d.levels != w.levels || d.scale != w.scale {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if d.format != ImageFormat::Virtual && d.format != w.format {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidFormat));
+        }
+        if (d.width != 0 && d.width != w.width) || (d.height != 0 && d.height != w.height) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if h.is_virtual() && h.complete_virtual(w.format, w.width, w.height)? {
+            return Ok(Applied::Completed);
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut PyramidPartial, a: PyramidAttr) -> Result<()> {
+        if let PyramidAttr::Format(f) = a {
+            concrete(f)?;
+        }
+        p.record(a);
+        Ok(())
+    }
+    fn exemplar(p: &mut PyramidPartial, m: &PyramidMeta) {
+        p.levels = Some(m.levels);
+        p.scale = Some(m.scale);
+        if m.format != ImageFormat::Virtual {
+            p.format = Some(m.format);
+        }
+        p.width = Some(m.width);
+        p.height = Some(m.height);
+    }
+    fn resolve(p: &PyramidPartial) -> std::result::Result<PyramidMeta, &'static str> {
+        Ok(PyramidMeta {
+            levels: positive(p.levels, "pyramid levels")?,
+            scale: p.scale.ok_or("pyramid scale")?,
+            width: positive(p.width, "pyramid width")?,
+            height: positive(p.height, "pyramid height")?,
+            format: p.format.ok_or("pyramid format")?,
+        })
+    }
+    fn fmt_details(h: &Pyramid, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.meta();
+        write!(f, "{} levels x {}, {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
+    }
+    fn to_wire(h: &Pyramid) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Pyramid {
+            levels: m.levels as u64,
+            scale: m.scale,
+            width: m.width,
+            height: m.height,
+            format: m.format.fourcc(),
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<PyramidMeta> {
+        let WireMeta::Pyramid { levels, scale, width, height, format: f } = w else { return Err(other_type(w)) };
+        Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
     }
 }
 
@@ -157,20 +250,20 @@ impl Pyramid {
                 Image::with_header(ObjectHeader::part_of(&header, "level", i)?, w, h, lf)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Pyramid { obj: Arc::new(PyramidObj { header, meta: Mutex::new(meta), declared: meta, levels }) })
+        Ok(Handle::from_body(header, PyramidBody { meta: Mutex::new(meta), declared: meta, levels }))
     }
 
     /// Every attribute.
     pub fn meta(&self) -> PyramidMeta {
-        *lock(&self.obj.meta)
+        *lock(&self.obj.body.meta)
     }
     /// `VX_PYRAMID_LEVELS`.
     pub fn levels(&self) -> usize {
-        self.obj.levels.len()
+        self.obj.body.levels.len()
     }
     /// `VX_PYRAMID_SCALE`.
     pub fn scale(&self) -> f32 {
-        self.obj.declared.scale
+        self.obj.body.declared.scale
     }
     /// `VX_PYRAMID_WIDTH` (level 0).
     pub fn width(&self) -> u32 {
@@ -184,14 +277,6 @@ impl Pyramid {
     pub fn format(&self) -> ImageFormat {
         self.meta().format
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for virtual pyramids.
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
 
     /// `vxGetPyramidLevel`: the image of level `index` (a handle to the same image each time).
     pub fn level(&self, index: usize) -> Result<Image> {
@@ -199,7 +284,7 @@ impl Pyramid {
     }
 
     pub(crate) fn level_ref(&self, index: usize) -> Result<&Image> {
-        self.obj.levels.get(index).ok_or_else(|| {
+        self.obj.body.levels.get(index).ok_or_else(|| {
             Error::new(ErrorKind::InvalidParameters, "no such pyramid level")
                 .on_object(&self.name())
                 .expected_found(format!("index < {}", self.levels()), index)
@@ -208,16 +293,16 @@ impl Pyramid {
 
     /// Every level, level 0 first.
     pub(crate) fn level_images(&self) -> &[Image] {
-        &self.obj.levels
+        &self.obj.body.levels
     }
 
     /// Complete (or re-complete) a virtual pyramid: every level gets its size. True when something
     /// changed. The caller checked the declared partial meta.
     pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
-        let mut m = lock(&self.obj.meta);
+        let mut m = lock(&self.obj.body.meta);
         let new = PyramidMeta { format, width, height, ..*m };
         let mut changed = *m != new;
-        for (img, (w, h)) in self.obj.levels.iter().zip(new.level_sizes()) {
+        for (img, (w, h)) in self.obj.body.levels.iter().zip(new.level_sizes()) {
             changed |= img.complete_virtual(format, w, h)?;
         }
         *m = new;
@@ -225,7 +310,7 @@ impl Pyramid {
     }
 
     pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.levels.iter().try_for_each(Image::ensure_allocated)
+        self.obj.body.levels.iter().try_for_each(Image::ensure_allocated)
     }
 }
 

@@ -4,12 +4,21 @@
 
 use vx_plugin_abi::Rect;
 
-use crate::data::array::{ArrayItem, ArrayItemType, Coordinates2dF};
+use crate::data::items::{ArrayItem, ArrayItemType, Coordinates2dF};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, exactly, kind_names, meta_attributes,
+    positive,
+};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+
+kind_names! {
+    kind: RemapKind, meta: RemapMeta, attr: RemapAttr, partial: RemapPartial;
+    exports: Remap, RemapAttr, RemapMeta
+}
 
 /// The meta data of a remap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,13 +39,71 @@ pub struct RemapKind;
 /// A remap handle.
 pub type Remap = Handle<RemapKind>;
 
+impl std::fmt::Display for RemapMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (sw, sh, dw, dh) = (self.source_width, self.source_height, self.destination_width, self.destination_height);
+        write!(f, "remap {sw}x{sh} -> {dw}x{dh}")
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a remap.
+    RemapAttr, RemapPartial for RemapMeta {
+        /// `VX_REMAP_SOURCE_WIDTH`.
+        SourceWidth(u32) => source_width @ REMAP_SOURCE_WIDTH: AttrValue::u32,
+        /// `VX_REMAP_SOURCE_HEIGHT`.
+        SourceHeight(u32) => source_height @ REMAP_SOURCE_HEIGHT: AttrValue::u32,
+        /// `VX_REMAP_DESTINATION_WIDTH`.
+        DestinationWidth(u32) => destination_width @ REMAP_DESTINATION_WIDTH: AttrValue::u32,
+        /// `VX_REMAP_DESTINATION_HEIGHT`.
+        DestinationHeight(u32) => destination_height @ REMAP_DESTINATION_HEIGHT: AttrValue::u32,
+    }
+}
+
 impl ObjectKind for RemapKind {
     const NAME: &'static str = "Remap";
     type Meta = RemapMeta;
+    type Attr = RemapAttr;
+    type Partial = RemapPartial;
     type Body = BlobBody<RemapKind>;
+    blob_object!();
     fn fmt_details(h: &Remap, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = h.obj.body.meta;
         write!(f, "{}x{} -> {}x{}", m.source_width, m.source_height, m.destination_width, m.destination_height)
+    }
+    fn apply(h: &Remap, w: &RemapMeta) -> std::result::Result<Applied, Refusal> {
+        exactly(&h.meta(), w, ErrorKind::InvalidDimension)
+    }
+    fn exemplar(p: &mut RemapPartial, m: &RemapMeta) {
+        *p = RemapPartial::of(m);
+    }
+    fn resolve(p: &RemapPartial) -> std::result::Result<RemapMeta, &'static str> {
+        Ok(RemapMeta {
+            source_width: positive(p.source_width, "remap source width")?,
+            source_height: positive(p.source_height, "remap source height")?,
+            destination_width: positive(p.destination_width, "remap destination width")?,
+            destination_height: positive(p.destination_height, "remap destination height")?,
+        })
+    }
+    fn to_wire(h: &Remap) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Remap {
+            source_width: m.source_width,
+            source_height: m.source_height,
+            destination_width: m.destination_width,
+            destination_height: m.destination_height,
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<RemapMeta> {
+        let WireMeta::Remap { source_width, source_height, destination_width, destination_height } = w else {
+            return Err(other_type(w));
+        };
+        Ok(RemapMeta {
+            source_width: *source_width,
+            source_height: *source_height,
+            destination_width: *destination_width,
+            destination_height: *destination_height,
+        })
     }
 }
 

@@ -1,41 +1,100 @@
 //! Scalars (`vx_scalar`): one value of any scalar type, read and written with type checks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_bits, scalar_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
 
-pub(crate) struct ScalarObj {
-    pub(super) header: ObjectHeader,
+kind_names! {
+    kind: ScalarKind, meta: ScalarMeta, attr: ScalarAttr, partial: ScalarPartial;
+    exports: Scalar, ScalarAttr, ScalarMeta
+}
+
+/// The meta data of a scalar (`VX_SCALAR_TYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScalarMeta {
+    /// `VX_SCALAR_TYPE`.
+    pub scalar_type: ScalarType,
+}
+
+/// The state behind a Scalar handle, next to its header.
+pub struct ScalarBody {
     value: Mutex<ScalarValue>,
 }
 
 /// A scalar handle (`vxCreateScalar`). Its type is fixed at creation.
-#[derive(Clone)]
-pub struct Scalar {
-    pub(super) obj: Arc<ScalarObj>,
+pub type Scalar = Handle<ScalarKind>;
+
+/// The [`ObjectKind`] of Scalar.
+pub struct ScalarKind;
+
+impl std::fmt::Display for ScalarMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "scalar {}", self.scalar_type)
+    }
 }
 
-impl std::fmt::Debug for Scalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Scalar('{}', {:?})", self.name(), self.value())
+meta_attributes! {
+    /// One meta-format attribute of a scalar.
+    ScalarAttr, ScalarPartial for ScalarMeta {
+        /// `VX_SCALAR_TYPE`.
+        Type(ScalarType) => scalar_type @ SCALAR_TYPE: AttrValue::scalar_type,
+    }
+}
+
+impl ObjectKind for ScalarKind {
+    const NAME: &'static str = "Scalar";
+    type Meta = ScalarMeta;
+    type Attr = ScalarAttr;
+    type Partial = ScalarPartial;
+    type Body = ScalarBody;
+    fn fmt_details(h: &Scalar, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", h.value())
+    }
+    fn meta(h: &Scalar) -> ScalarMeta {
+        ScalarMeta { scalar_type: h.scalar_type() }
+    }
+    /// Scalars start at zero.
+    fn build(header: ObjectHeader, m: &ScalarMeta) -> Result<Scalar> {
+        Ok(Scalar::with_header(header, ScalarValue::zero(m.scalar_type)))
+    }
+    fn apply(h: &Scalar, w: &ScalarMeta) -> std::result::Result<Applied, Refusal> {
+        if h.scalar_type() != w.scalar_type {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut ScalarPartial, m: &ScalarMeta) {
+        *p = ScalarPartial::of(m);
+    }
+    fn resolve(p: &ScalarPartial) -> std::result::Result<ScalarMeta, &'static str> {
+        Ok(ScalarMeta { scalar_type: p.scalar_type.ok_or("scalar type")? })
+    }
+    fn to_wire(h: &Scalar) -> WireMeta {
+        let v = h.value();
+        WireMeta::Scalar { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
+    }
+    fn from_wire(w: &WireMeta) -> Result<ScalarMeta> {
+        let WireMeta::Scalar { scalar_type: t, .. } = w else { return Err(other_type(w)) };
+        Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
     }
 }
 
 impl Scalar {
     /// A scalar holding `value`; its type is the value's.
     pub fn new(ctx: &impl AsContext, value: ScalarValue) -> Result<Scalar> {
-        Ok(Scalar {
-            obj: Arc::new(ScalarObj { header: ObjectHeader::new(ctx, "scalar", None)?, value: Mutex::new(value) }),
-        })
+        Ok(Scalar::with_header(ObjectHeader::new(ctx, "scalar", None)?, value))
     }
 
     /// A scalar under a given header (an object array's item).
     pub(super) fn with_header(header: ObjectHeader, value: ScalarValue) -> Scalar {
-        Scalar { obj: Arc::new(ScalarObj { header, value: Mutex::new(value) }) }
+        Handle::from_body(header, ScalarBody { value: Mutex::new(value) })
     }
 
     /// `VX_SCALAR_TYPE`.
@@ -45,12 +104,12 @@ impl Scalar {
 
     /// The current value.
     pub fn value(&self) -> ScalarValue {
-        *lock(&self.obj.value)
+        *lock(&self.obj.body.value)
     }
 
     /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
     pub fn set_value(&self, value: ScalarValue) -> Result<()> {
-        let mut v = lock(&self.obj.value);
+        let mut v = lock(&self.obj.body.value);
         if v.scalar_type() != value.scalar_type() {
             return Err(Error::new(ErrorKind::InvalidType, "the value's type is not the scalar's")
                 .on_object(&self.obj.header.name())
@@ -75,10 +134,6 @@ impl Scalar {
         self.set_value(value.into_value())
     }
 
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
     /// Rename the object.
     pub fn set_name(&self, name: &str) {
         self.obj.header.set_name(name)

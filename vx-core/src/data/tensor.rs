@@ -5,15 +5,22 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{Blob, check_element};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Recorded, Refusal, kind_names, meta_attributes};
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+
+kind_names! {
+    kind: TensorKind, meta: TensorMeta, attr: TensorAttr, partial: TensorPartial;
+    exports: MAX_TENSOR_DIMS, Tensor, TensorAttr, TensorMeta
+}
 
 /// `VX_CONTEXT_MAX_TENSOR_DIMS`.
 pub const MAX_TENSOR_DIMS: usize = 6;
@@ -64,8 +71,8 @@ pub(super) struct TensorStorage {
     root: Mutex<TensorMeta>,
 }
 
-pub(crate) struct TensorObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Tensor handle, next to its header.
+pub struct TensorBody {
     storage: Arc<TensorStorage>,
     meta: Mutex<TensorMeta>,
     /// As given at creation (partial for virtual tensors).
@@ -76,15 +83,151 @@ pub(crate) struct TensorObj {
 }
 
 /// A tensor handle.
-#[derive(Clone)]
-pub struct Tensor {
-    pub(crate) obj: Arc<TensorObj>,
+pub type Tensor = Handle<TensorKind>;
+
+/// The [`ObjectKind`] of Tensor.
+pub struct TensorKind;
+
+impl std::fmt::Display for TensorMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.data_type {
+            Some(t) => write!(f, "tensor {:?} of {t} (fixed point {})", self.dims(), self.fixed_point_position),
+            None => write!(f, "tensor {:?} (type unknown)", self.dims()),
+        }
+    }
 }
 
-impl std::fmt::Debug for Tensor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.meta();
-        write!(f, "Tensor('{}', {:?} of {:?})", self.name(), m.dims(), m.data_type)
+/// `VX_TENSOR_DIMS`'s bytes: up to six `vx_size`s.
+fn dims_of(v: &AttrValue<'_>) -> Result<[usize; MAX_TENSOR_DIMS]> {
+    if !v.bytes.len().is_multiple_of(8) || v.bytes.len() > 8 * MAX_TENSOR_DIMS {
+        return Err(v.wrong("vx_size array of at most 6 dimensions", 8 * MAX_TENSOR_DIMS));
+    }
+    let mut d = [0usize; MAX_TENSOR_DIMS];
+    for (o, c) in d.iter_mut().zip(v.bytes.chunks_exact(8)) {
+        *o = u64::from_ne_bytes(c.try_into().expect("8-byte chunk")) as usize;
+    }
+    Ok(d)
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a tensor.
+    TensorAttr, TensorPartial {
+        /// `VX_TENSOR_NUMBER_OF_DIMS`.
+        NumberOfDims(usize) => num_dims @ TENSOR_NUMBER_OF_DIMS: AttrValue::size,
+        /// `VX_TENSOR_DIMS` (the first `VX_TENSOR_NUMBER_OF_DIMS` entries count).
+        Dims([usize; MAX_TENSOR_DIMS]) => dims @ TENSOR_DIMS: dims_of,
+        /// `VX_TENSOR_DATA_TYPE`.
+        DataType(ScalarType) => data_type @ TENSOR_DATA_TYPE: AttrValue::scalar_type,
+        /// `VX_TENSOR_FIXED_POINT_POSITION`.
+        FixedPointPosition(i8) => fixed_point_position @ TENSOR_FIXED_POINT_POSITION: AttrValue::i8,
+    }
+}
+
+impl ObjectKind for TensorKind {
+    const NAME: &'static str = "Tensor";
+    type Meta = TensorMeta;
+    type Attr = TensorAttr;
+    type Partial = TensorPartial;
+    type Body = TensorBody;
+    fn meta(h: &Tensor) -> TensorMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &TensorMeta) -> Result<Tensor> {
+        Tensor::with_header(header, *m)
+    }
+    fn ensure_allocated(h: &Tensor) -> Result<()> {
+        h.ensure_allocated()
+    }
+    /// A virtual tensor takes what it did not declare (type `None`, dimensions 0).
+    fn apply(h: &Tensor, w: &TensorMeta) -> std::result::Result<Applied, Refusal> {
+        let d = if h.is_virtual() { h.obj.body.declared } else { h.meta() };
+        if d.data_type.is_some_and(|dt| Some(dt) != w.data_type) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        let dims_differ = d.num_dims != 0
+            && (d.num_dims != w.num_dims || d.dims().iter().zip(w.dims()).any(|(a, b)| *a != 0 && a != b));
+        if dims_differ {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        if d.fixed_point_position != w.fixed_point_position {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidValue));
+        }
+        if h.is_virtual() && h.complete_virtual(*w)? {
+            return Ok(Applied::Completed);
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn set(p: &mut TensorPartial, a: TensorAttr) -> Result<()> {
+        if let TensorAttr::NumberOfDims(n) = a
+            && (n == 0 || n > MAX_TENSOR_DIMS)
+        {
+            return Err(Error::new(ErrorKind::InvalidDimension, "a tensor has 1 to 6 dimensions")
+                .expected_found(format!("1..={MAX_TENSOR_DIMS}"), n));
+        }
+        p.record(a);
+        Ok(())
+    }
+    fn exemplar(p: &mut TensorPartial, m: &TensorMeta) {
+        p.num_dims = Some(m.num_dims);
+        p.dims = Some(m.dims);
+        if m.data_type.is_some() {
+            p.data_type = m.data_type;
+        }
+        p.fixed_point_position = Some(m.fixed_point_position);
+    }
+    fn resolve(p: &TensorPartial) -> std::result::Result<TensorMeta, &'static str> {
+        let num_dims = p.num_dims.ok_or("tensor number of dimensions")?;
+        let dims = p.dims.ok_or("tensor dimensions")?;
+        if dims[..num_dims].contains(&0) {
+            return Err("tensor dimensions (one is 0)");
+        }
+        Ok(TensorMeta {
+            num_dims,
+            dims,
+            data_type: Some(p.data_type.ok_or("tensor data type")?),
+            fixed_point_position: p.fixed_point_position.unwrap_or(0),
+        })
+    }
+    fn map_raw(h: &Tensor, write: bool) -> Option<Result<RawMap<'_>>> {
+        let (blob, header) = h.blob();
+        Some(blob.lease_raw(header, Access::Kernel, write).map(|lease| {
+            let (offset, strides, bytes) = h.raw_layout();
+            RawMap { lease, offset, strides: strides.map(|v| v as u64), bytes }
+        }))
+    }
+    fn storage_key(h: &Tensor) -> Option<usize> {
+        Some(h.storage_key())
+    }
+    fn share_elements(a: &Tensor, b: &Tensor) -> bool {
+        a.boxes_overlap(b)
+    }
+    fn fmt_details(h: &Tensor, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = h.meta();
+        write!(f, "{:?} of {:?}", m.dims(), m.data_type)
+    }
+    fn to_wire(h: &Tensor) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Tensor {
+            num_dims: m.num_dims as u32,
+            dims: m.dims.map(|d| d as u64),
+            data_type: m.data_type.map_or(0, code),
+            fixed_point_position: m.fixed_point_position,
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<TensorMeta> {
+        let WireMeta::Tensor { num_dims, dims, data_type, fixed_point_position } = w else {
+            return Err(other_type(w));
+        };
+        let mut d = [0usize; MAX_TENSOR_DIMS];
+        for (o, i) in d.iter_mut().zip(dims) {
+            *o = size(*i)?;
+        }
+        Ok(TensorMeta {
+            num_dims: *num_dims as usize,
+            dims: d,
+            data_type: if *data_type == 0 { None } else { Some(scalar_type(*data_type)?) },
+            fixed_point_position: *fixed_point_position,
+        })
     }
 }
 
@@ -117,14 +260,14 @@ fn check_meta(m: &TensorMeta, partial: bool) -> Result<()> {
 impl Tensor {
     /// The shared storage and this view's header (a module kernel's raw map).
     pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
-        (&self.obj.storage.data, &self.obj.header)
+        (&self.obj.body.storage.data, &self.obj.header)
     }
 
     /// Where this view's elements lie in the storage: the byte offset of its first element, the
     /// byte stride of each dimension, and the bytes from its first element to one past its last.
     pub(crate) fn raw_layout(&self) -> (usize, [usize; MAX_TENSOR_DIMS], usize) {
         let m = self.meta();
-        let root = *lock(&self.obj.storage.root);
+        let root = *lock(&self.obj.body.storage.root);
         let size = m.data_type.map_or(1, |t| t.size());
         let mut stride = [0usize; MAX_TENSOR_DIMS];
         let mut s = size;
@@ -132,7 +275,7 @@ impl Tensor {
             *st = s;
             s *= d;
         }
-        let offset: usize = (0..m.num_dims).map(|i| self.obj.start[i] * stride[i]).sum();
+        let offset: usize = (0..m.num_dims).map(|i| self.obj.body.start[i] * stride[i]).sum();
         let last: usize = (0..m.num_dims).map(|i| (m.dims[i].max(1) - 1) * stride[i]).sum();
         (offset, stride, if m.num_dims == 0 { 0 } else { last + size })
     }
@@ -166,16 +309,10 @@ impl Tensor {
     pub(super) fn with_header(header: ObjectHeader, meta: TensorMeta) -> Result<Tensor> {
         check_meta(&meta, header.scope.is_some()).map_err(|e| e.on_object(&header.name()))?;
         let storage = Arc::new(TensorStorage { data: Blob::new(meta.bytes()), root: Mutex::new(meta) });
-        Ok(Tensor {
-            obj: Arc::new(TensorObj {
-                header,
-                storage,
-                meta: Mutex::new(meta),
-                declared: meta,
-                start: [0; MAX_TENSOR_DIMS],
-                _parent: None,
-            }),
-        })
+        Ok(Handle::from_body(
+            header,
+            TensorBody { storage, meta: Mutex::new(meta), declared: meta, start: [0; MAX_TENSOR_DIMS], _parent: None },
+        ))
     }
 
     /// `vxCreateTensorFromView`: the box `start..end` (per dimension, end exclusive) of this
@@ -192,20 +329,20 @@ impl Tensor {
         header.ancestors.extend_from_slice(&self.obj.header.ancestors);
         let dims: Vec<usize> = start.iter().zip(end).map(|(s, e)| e - s).collect();
         let meta = TensorMeta::new(&dims, m.data_type.expect("real tensors have a type"), m.fixed_point_position);
-        let mut s = self.obj.start;
+        let mut s = self.obj.body.start;
         for (i, v) in start.iter().enumerate() {
             s[i] += v;
         }
-        Ok(Tensor {
-            obj: Arc::new(TensorObj {
-                header,
-                storage: Arc::clone(&self.obj.storage),
+        Ok(Handle::from_body(
+            header,
+            TensorBody {
+                storage: Arc::clone(&self.obj.body.storage),
                 meta: Mutex::new(meta),
                 declared: meta,
                 start: s,
                 _parent: Some(self.clone()),
-            }),
-        })
+            },
+        ))
     }
 
     fn check_box(&self, m: &TensorMeta, start: &[usize], end: &[usize]) -> Result<()> {
@@ -222,7 +359,7 @@ impl Tensor {
 
     /// Every attribute.
     pub fn meta(&self) -> TensorMeta {
-        *lock(&self.obj.meta)
+        *lock(&self.obj.body.meta)
     }
     /// `VX_TENSOR_NUMBER_OF_DIMS`.
     pub fn num_dims(&self) -> usize {
@@ -240,46 +377,38 @@ impl Tensor {
     pub fn fixed_point_position(&self) -> i8 {
         self.meta().fixed_point_position
     }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
-    }
-    /// True for virtual tensors.
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
     /// True once the elements exist.
     pub fn is_allocated(&self) -> bool {
-        self.obj.storage.data.is_allocated()
+        self.obj.body.storage.data.is_allocated()
     }
 
     pub(super) fn ensure_allocated(&self) -> Result<()> {
-        self.obj.storage.data.ensure(&self.obj.header)
+        self.obj.body.storage.data.ensure(&self.obj.header)
     }
 
     /// Complete (or re-complete) a virtual tensor. True when the meta data changed.
     pub(crate) fn complete_virtual(&self, meta: TensorMeta) -> Result<bool> {
         check_meta(&meta, false).map_err(|e| e.on_object(&self.name()))?;
-        let mut m = lock(&self.obj.meta);
+        let mut m = lock(&self.obj.body.meta);
         let changed = *m != meta;
         if changed {
             *m = meta;
-            *lock(&self.obj.storage.root) = meta;
-            self.obj.storage.data.set_len(meta.bytes());
+            *lock(&self.obj.body.storage.root) = meta;
+            self.obj.body.storage.data.set_len(meta.bytes());
         }
         Ok(changed)
     }
 
     pub(super) fn storage_key(&self) -> usize {
-        Arc::as_ptr(&self.obj.storage) as usize
+        Arc::as_ptr(&self.obj.body.storage) as usize
     }
 
     /// True when the two boxes of one storage intersect.
     pub(super) fn boxes_overlap(&self, other: &Tensor) -> bool {
         let (a, b) = (self.meta(), other.meta());
         (0..a.num_dims.max(b.num_dims).min(MAX_TENSOR_DIMS)).all(|i| {
-            let (s0, e0) = (self.obj.start[i], self.obj.start[i] + a.dims[i].max(1));
-            let (s1, e1) = (other.obj.start[i], other.obj.start[i] + b.dims[i].max(1));
+            let (s0, e0) = (self.obj.body.start[i], self.obj.body.start[i] + a.dims[i].max(1));
+            let (s1, e1) = (other.obj.body.start[i], other.obj.body.start[i] + b.dims[i].max(1));
             s0 < e1 && s1 < e0
         })
     }
@@ -287,7 +416,7 @@ impl Tensor {
     /// Visit every run of dimension 0 of box `start..end` (in this tensor's coordinates): the
     /// element offset in the root storage and in a packed copy of the box.
     fn runs(&self, m: &TensorMeta, start: &[usize], end: &[usize], mut f: impl FnMut(usize, usize, usize)) {
-        let root = *lock(&self.obj.storage.root);
+        let root = *lock(&self.obj.body.storage.root);
         let n = m.num_dims;
         let mut stride = [1usize; MAX_TENSOR_DIMS];
         for i in 1..n {
@@ -297,7 +426,7 @@ impl Tensor {
         let mut idx: Vec<usize> = start.to_vec();
         let mut packed = 0;
         loop {
-            let off: usize = (0..n).map(|i| (self.obj.start[i] + idx[i]) * stride[i]).sum();
+            let off: usize = (0..n).map(|i| (self.obj.body.start[i] + idx[i]) * stride[i]).sum();
             f(off, packed, run);
             packed += run;
             // Next index over dimensions 1..n.
@@ -341,7 +470,7 @@ impl Tensor {
         access: Access,
     ) -> Result<()> {
         let m = self.patch_check::<T>(start, end, out.len())?;
-        self.obj.storage.data.read(&self.obj.header, access, |bytes| {
+        self.obj.body.storage.data.read(&self.obj.header, access, |bytes| {
             // SAFETY: T is sealed plain old data; the buffer is 64-byte aligned and holds the root
             // tensor's elements of T (type checked above), so the cast slice is in bounds.
             let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };
@@ -357,7 +486,7 @@ impl Tensor {
         access: Access,
     ) -> Result<()> {
         let m = self.patch_check::<T>(start, end, src.len())?;
-        self.obj.storage.data.write(&self.obj.header, access, |bytes| {
+        self.obj.body.storage.data.write(&self.obj.header, access, |bytes| {
             // SAFETY: as above; the write lease makes this the only access to the bytes.
             let all =
                 unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size_of::<T>()) };

@@ -2,16 +2,24 @@
 //! format, with the true and false values written to an output format
 //! (`vxCopyThresholdValue`, `vxCopyThresholdRange`, `vxCopyThresholdOutput`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use vx_plugin_abi::ImageFormat;
 
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
+use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::wire::threshold_type;
+
+kind_names! {
+    kind: ThresholdKind, meta: ThresholdMeta, attr: ThresholdAttr, partial: ThresholdPartial;
+    exports: Threshold, ThresholdAttr, ThresholdMeta, ThresholdType, ThresholdValues
+}
 
 /// `VX_THRESHOLD_TYPE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,21 +56,105 @@ pub struct ThresholdValues {
     pub false_value: i64,
 }
 
-pub(crate) struct ThresholdObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Threshold handle, next to its header.
+pub struct ThresholdBody {
     meta: ThresholdMeta,
     values: Mutex<ThresholdValues>,
 }
 
 /// A threshold handle.
-#[derive(Clone)]
-pub struct Threshold {
-    pub(super) obj: Arc<ThresholdObj>,
+pub type Threshold = Handle<ThresholdKind>;
+
+/// The [`ObjectKind`] of Threshold.
+pub struct ThresholdKind;
+
+impl std::fmt::Display for ThresholdMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "threshold {:?} {} -> {}", self.threshold_type, self.input_format, self.output_format)
+    }
 }
 
-impl std::fmt::Debug for Threshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Threshold('{}', {:?}, {:?})", self.name(), self.obj.meta, self.values_unchecked())
+meta_attributes! {
+    /// One meta-format attribute of a threshold.
+    ThresholdAttr, ThresholdPartial for ThresholdMeta {
+        /// `VX_THRESHOLD_TYPE`.
+        Type(ThresholdType) => threshold_type @ THRESHOLD_TYPE: |v: &AttrValue<'_>| v.u32().and_then(threshold_of),
+        /// `VX_THRESHOLD_INPUT_FORMAT` (unset: any).
+        InputFormat(ImageFormat) => input_format @ THRESHOLD_INPUT_FORMAT: AttrValue::format,
+        /// `VX_THRESHOLD_OUTPUT_FORMAT` (unset: any).
+        OutputFormat(ImageFormat) => output_format @ THRESHOLD_OUTPUT_FORMAT: AttrValue::format,
+    }
+}
+
+impl ObjectKind for ThresholdKind {
+    const NAME: &'static str = "Threshold";
+    type Meta = ThresholdMeta;
+    type Attr = ThresholdAttr;
+    type Partial = ThresholdPartial;
+    type Body = ThresholdBody;
+    fn fmt_details(h: &Threshold, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}, {:?}", h.obj.body.meta, h.values_unchecked())
+    }
+    fn meta(h: &Threshold) -> ThresholdMeta {
+        h.meta()
+    }
+    fn build(header: ObjectHeader, m: &ThresholdMeta) -> Result<Threshold> {
+        Threshold::with_header(header, *m)
+    }
+    /// Formats left unset ([`ImageFormat::Virtual`]) match any.
+    fn apply(h: &Threshold, w: &ThresholdMeta) -> std::result::Result<Applied, Refusal> {
+        let m = h.meta();
+        if m.threshold_type != w.threshold_type {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        let differs = |want: ImageFormat, have: ImageFormat| want != ImageFormat::Virtual && want != have;
+        if differs(w.input_format, m.input_format) || differs(w.output_format, m.output_format) {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidFormat));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut ThresholdPartial, m: &ThresholdMeta) {
+        *p = ThresholdPartial::of(m);
+    }
+    fn resolve(p: &ThresholdPartial) -> std::result::Result<ThresholdMeta, &'static str> {
+        Ok(ThresholdMeta {
+            threshold_type: p.threshold_type.ok_or("threshold type")?,
+            input_format: p.input_format.unwrap_or(ImageFormat::Virtual),
+            output_format: p.output_format.unwrap_or(ImageFormat::Virtual),
+        })
+    }
+    fn to_wire(h: &Threshold) -> WireMeta {
+        let m = h.meta();
+        WireMeta::Threshold {
+            threshold_type: threshold_code(m.threshold_type),
+            input_format: m.input_format.fourcc(),
+            output_format: m.output_format.fourcc(),
+        }
+    }
+    fn from_wire(w: &WireMeta) -> Result<ThresholdMeta> {
+        let WireMeta::Threshold { threshold_type: t, input_format, output_format } = w else {
+            return Err(other_type(w));
+        };
+        Ok(ThresholdMeta {
+            threshold_type: threshold_of(*t)?,
+            input_format: format(*input_format)?,
+            output_format: format(*output_format)?,
+        })
+    }
+}
+
+fn threshold_code(t: ThresholdType) -> u32 {
+    match t {
+        ThresholdType::Binary => threshold_type::BINARY,
+        ThresholdType::Range => threshold_type::RANGE,
+    }
+}
+
+fn threshold_of(code: u32) -> Result<ThresholdType> {
+    match code {
+        threshold_type::BINARY => Ok(ThresholdType::Binary),
+        threshold_type::RANGE => Ok(ThresholdType::Range),
+        other => Err(Error::new(ErrorKind::InvalidType, "unknown threshold type code").found(format!("{other:#x}"))),
     }
 }
 
@@ -132,32 +224,28 @@ impl Threshold {
                 .expected_found("U8, U16, S16, U32 or S32", meta.output_format));
         };
         let values = ThresholdValues { value: 0, lower: 0, upper: 0, true_value: top, false_value: 0 };
-        Ok(Threshold { obj: Arc::new(ThresholdObj { header, meta, values: Mutex::new(values) }) })
+        Ok(Handle::from_body(header, ThresholdBody { meta, values: Mutex::new(values) }))
     }
 
     /// Every attribute that makes its meta data.
     pub fn meta(&self) -> ThresholdMeta {
-        self.obj.meta
+        self.obj.body.meta
     }
     /// `VX_THRESHOLD_TYPE`.
     pub fn threshold_type(&self) -> ThresholdType {
-        self.obj.meta.threshold_type
+        self.obj.body.meta.threshold_type
     }
     /// `VX_THRESHOLD_INPUT_FORMAT`.
     pub fn input_format(&self) -> ImageFormat {
-        self.obj.meta.input_format
+        self.obj.body.meta.input_format
     }
     /// `VX_THRESHOLD_OUTPUT_FORMAT`.
     pub fn output_format(&self) -> ImageFormat {
-        self.obj.meta.output_format
-    }
-    /// The object's name.
-    pub fn name(&self) -> String {
-        self.obj.header.name()
+        self.obj.body.meta.output_format
     }
 
     fn values_unchecked(&self) -> ThresholdValues {
-        *lock(&self.obj.values)
+        *lock(&self.obj.body.values)
     }
 
     fn values_impl(&self, access: Access) -> Result<ThresholdValues> {
@@ -177,7 +265,7 @@ impl Threshold {
 
     fn update(&self, access: Access, f: impl FnOnce(&mut ThresholdValues)) -> Result<()> {
         self.obj.header.check_access(access)?;
-        f(&mut lock(&self.obj.values));
+        f(&mut lock(&self.obj.body.values));
         Ok(())
     }
 

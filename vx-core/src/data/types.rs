@@ -1,102 +1,41 @@
-//! Type tags of the object model: data object types (`vx_type_e`), parameter directions and states,
-//! and scalar types with their values.
+//! Type tags of the object model: data object types (`vx_type_e`, generated from the list of
+//! kinds), parameter directions and states, and scalar types with their values.
 
 use std::fmt;
 use vx_plugin_abi::wire::{data_type, scalar_type};
 
-/// The type of a kernel parameter / data object (`vx_type_e`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DataType {
-    /// `VX_TYPE_IMAGE`
-    Image,
-    /// `VX_TYPE_SCALAR`
-    Scalar,
-    /// `VX_TYPE_ARRAY`
-    Array,
-    /// `VX_TYPE_USER_DATA_OBJECT`
-    UserDataObject,
-    /// `VX_TYPE_MATRIX`
-    Matrix,
-    /// `VX_TYPE_CONVOLUTION`
-    Convolution,
-    /// `VX_TYPE_LUT`
-    Lut,
-    /// `VX_TYPE_DISTRIBUTION`
-    Distribution,
-    /// `VX_TYPE_THRESHOLD`
-    Threshold,
-    /// `VX_TYPE_PYRAMID`
-    Pyramid,
-    /// `VX_TYPE_REMAP`
-    Remap,
-    /// `VX_TYPE_OBJECT_ARRAY`
-    ObjectArray,
-    /// `VX_TYPE_TENSOR`
-    Tensor,
+/// Generates [`DataType`] from the list of kinds.
+macro_rules! data_types {
+    ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+        /// The type of a kernel parameter / data object (`vx_type_e`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum DataType {
+            $(#[doc = concat!("`VX_TYPE_", stringify!($code), "`")] $T,)*
+        }
+
+        impl DataType {
+            /// Every data object type.
+            pub const ALL: [DataType; [$(DataType::$T),*].len()] = [$(DataType::$T),*];
+
+            /// The `vx_type_e` value.
+            pub const fn code(self) -> i32 {
+                (match self { $(DataType::$T => data_type::$code,)* }) as i32
+            }
+
+            /// The type with `vx_type_e` value `code`.
+            pub fn from_code(code: u32) -> Option<DataType> {
+                DataType::ALL.into_iter().find(|t| t.code() as u32 == code)
+            }
+        }
+
+        impl fmt::Display for DataType {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self { $(DataType::$T => $label,)* })
+            }
+        }
+    };
 }
-
-impl DataType {
-    /// Every data object type.
-    pub const ALL: [DataType; 13] = [
-        DataType::Image,
-        DataType::Scalar,
-        DataType::Array,
-        DataType::UserDataObject,
-        DataType::Matrix,
-        DataType::Convolution,
-        DataType::Lut,
-        DataType::Distribution,
-        DataType::Threshold,
-        DataType::Pyramid,
-        DataType::Remap,
-        DataType::ObjectArray,
-        DataType::Tensor,
-    ];
-
-    /// The `vx_type_e` value.
-    pub const fn code(self) -> i32 {
-        (match self {
-            DataType::Scalar => data_type::SCALAR,
-            DataType::Array => data_type::ARRAY,
-            DataType::Image => data_type::IMAGE,
-            DataType::UserDataObject => data_type::USER_DATA_OBJECT,
-            DataType::Matrix => data_type::MATRIX,
-            DataType::Convolution => data_type::CONVOLUTION,
-            DataType::Lut => data_type::LUT,
-            DataType::Distribution => data_type::DISTRIBUTION,
-            DataType::Threshold => data_type::THRESHOLD,
-            DataType::Pyramid => data_type::PYRAMID,
-            DataType::Remap => data_type::REMAP,
-            DataType::ObjectArray => data_type::OBJECT_ARRAY,
-            DataType::Tensor => data_type::TENSOR,
-        }) as i32
-    }
-
-    /// The type with `vx_type_e` value `code`.
-    pub fn from_code(code: u32) -> Option<DataType> {
-        DataType::ALL.into_iter().find(|t| t.code() as u32 == code)
-    }
-}
-
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DataType::Image => "image",
-            DataType::Scalar => "scalar",
-            DataType::Array => "array",
-            DataType::UserDataObject => "user data object",
-            DataType::Matrix => "matrix",
-            DataType::Convolution => "convolution",
-            DataType::Lut => "LUT",
-            DataType::Distribution => "distribution",
-            DataType::Threshold => "threshold",
-            DataType::Pyramid => "pyramid",
-            DataType::Remap => "remap",
-            DataType::ObjectArray => "object array",
-            DataType::Tensor => "tensor",
-        })
-    }
-}
+vx_plugin_abi::for_each_kind!(data_types);
 
 /// Parameter direction. OpenVX's `VX_BIDIRECTIONAL` is not allowed for user kernels and so has no
 /// variant here (the spec: "This must be either VX_INPUT or VX_OUTPUT").

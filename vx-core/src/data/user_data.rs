@@ -2,13 +2,22 @@
 //! out or mapped (`vxCopyUserDataObject`, `vxMapUserDataObject`). The type name is part of the
 //! meta data. The bytes are allocated on first copy or map, or at verify.
 
-use crate::data::array::{ArrayItem, ArrayItemType};
 use crate::data::blob::{MappedSlice, MappedSliceMut};
+use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
-use crate::data::kind::{BlobBody, BlobKind, Handle, ObjectKind};
+use crate::data::kind::{
+    Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes,
+};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::abi_stable::std_types::RString;
+
+kind_names! {
+    kind: UserDataObjectKind, meta: UserDataMeta, attr: UserDataAttr, partial: UserDataPartial;
+    exports: MAX_TYPE_NAME, UserDataAttr, UserDataMeta, UserDataObject
+}
 
 /// `VX_MAX_REFERENCE_NAME`: the longest type name of a user data object.
 pub const MAX_TYPE_NAME: usize = 64;
@@ -28,12 +37,56 @@ pub struct UserDataObjectKind;
 /// A user data object handle.
 pub type UserDataObject = Handle<UserDataObjectKind>;
 
+impl std::fmt::Display for UserDataMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "user data object '{}' of {} bytes", self.type_name, self.size)
+    }
+}
+
+meta_attributes! {
+    /// One meta-format attribute of a user data object.
+    UserDataAttr, UserDataPartial for UserDataMeta {
+        /// `VX_USER_DATA_OBJECT_SIZE`.
+        Size(usize) => size @ USER_DATA_OBJECT_SIZE: AttrValue::size,
+        /// `VX_USER_DATA_OBJECT_NAME` (unset: any type name).
+        Name(String) => type_name @ USER_DATA_OBJECT_NAME: AttrValue::utf8,
+    }
+}
+
 impl ObjectKind for UserDataObjectKind {
     const NAME: &'static str = "UserDataObject";
     type Meta = UserDataMeta;
+    type Attr = UserDataAttr;
+    type Partial = UserDataPartial;
     type Body = BlobBody<UserDataObjectKind>;
+    blob_object!();
     fn fmt_details(h: &UserDataObject, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "type '{}', {} bytes", h.type_name(), h.size())
+    }
+    fn apply(h: &UserDataObject, w: &UserDataMeta) -> std::result::Result<Applied, Refusal> {
+        if !w.type_name.is_empty() && w.type_name != h.type_name() {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidType));
+        }
+        if w.size != h.size() {
+            return Err(Refusal::Mismatch(ErrorKind::InvalidDimension));
+        }
+        Ok(Applied::Unchanged)
+    }
+    fn exemplar(p: &mut UserDataPartial, m: &UserDataMeta) {
+        *p = UserDataPartial::of(m);
+    }
+    fn resolve(p: &UserDataPartial) -> std::result::Result<UserDataMeta, &'static str> {
+        Ok(UserDataMeta {
+            type_name: p.type_name.clone().unwrap_or_default(),
+            size: p.size.ok_or("user data object size")?,
+        })
+    }
+    fn to_wire(h: &UserDataObject) -> WireMeta {
+        WireMeta::UserDataObject { type_name: RString::from(h.type_name()), size: h.size() as u64 }
+    }
+    fn from_wire(w: &WireMeta) -> Result<UserDataMeta> {
+        let WireMeta::UserDataObject { type_name, size: s } = w else { return Err(other_type(w)) };
+        Ok(UserDataMeta { type_name: type_name.to_string(), size: size(*s)? })
     }
 }
 

@@ -7,9 +7,10 @@
 use std::ffi::c_void;
 use vx_plugin_abi::{BorderMode, ImageFormat};
 
-use crate::data::array::{Array, ArrayItem};
+use crate::data::array::Array;
 use crate::data::image::Image;
 use crate::data::image::patch::{ImagePatch, ImagePatchMut, Pixel};
+use crate::data::items::ArrayItem;
 use crate::data::kernel_view::KernelView;
 use crate::data::object::Access;
 use crate::data::reference::{DataObject, Reference};

@@ -93,7 +93,7 @@ impl Image {
         handle.check(&layout)?;
         let header = ObjectHeader::new(ctx, "image", None)?;
         let image = Image::from_parts(header, Some(layout), format, width, height);
-        image.obj.storage.buffer.import(Some(handle.block))?;
+        image.obj.body.storage.buffer.import(Some(handle.block))?;
         Ok(image)
     }
 

@@ -20,17 +20,26 @@ use vx_plugin_abi::{ImageFormat, Rect};
 pub(crate) mod import;
 #[cfg(feature = "image")]
 pub(crate) mod interop;
+pub(crate) mod kind;
 pub(crate) mod layout;
 pub(crate) mod patch;
 
 use crate::data::buffer::{RawBuf, SharedBuffer};
 use crate::data::kernel_view::KernelView;
+use crate::data::kind::{Handle, kind_names};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use layout::ImageLayout;
 use patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
+
+pub use kind::{ImageAttr, ImageMeta};
+pub(crate) use kind::{ImagePartial, concrete};
+kind_names! {
+    kind: ImageKind, meta: ImageMeta, attr: ImageAttr, partial: ImagePartial;
+    exports: Image, ImageAttr, ImageMeta
+}
 
 /// The memory an image and all its ROIs share.
 pub(crate) struct ImageStorage {
@@ -48,22 +57,23 @@ impl ImageStorage {
     }
 }
 
+/// Format, size and valid rectangle of an image (its meta data and more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ImageMeta {
+pub(crate) struct ImageState {
     pub(crate) format: ImageFormat,
     pub(crate) width: u32,
     pub(crate) height: u32,
     pub(super) valid: Rect,
 }
 
-pub(crate) struct ImageObj {
-    pub(super) header: ObjectHeader,
+/// The state behind a Image handle, next to its header.
+pub struct ImageBody {
     pub(super) storage: Arc<ImageStorage>,
     /// The storage this (virtual) image is bound to by buffer aliasing, if any.
     bound: Mutex<Option<Arc<ImageStorage>>>,
     /// Offset of this image inside the root image (non-zero for ROIs).
     origin: (u32, u32),
-    pub(super) meta: Mutex<ImageMeta>,
+    pub(super) meta: Mutex<ImageState>,
     /// Meta data as given at creation (partial for virtual images: 0 / `Virtual` = unknown).
     pub(crate) declared: (ImageFormat, u32, u32),
     /// The image this ROI was taken from (kept alive by the ROI).
@@ -72,17 +82,10 @@ pub(crate) struct ImageObj {
 
 /// An image handle. Clones share the same image; the image goes when the last handle (and every
 /// graph parameter referencing it) is dropped.
-#[derive(Clone)]
-pub struct Image {
-    pub(crate) obj: Arc<ImageObj>,
-}
+pub type Image = Handle<ImageKind>;
 
-impl std::fmt::Debug for Image {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = self.meta();
-        write!(f, "Image('{}', {} {}x{})", self.name(), m.format, m.width, m.height)
-    }
-}
+/// The [`ObjectKind`] of Image.
+pub struct ImageKind;
 
 impl Image {
     /// `vxCreateImage`: a `width × height` image of a concrete `format`. Allocates nothing yet.
@@ -126,9 +129,9 @@ impl Image {
         w: u32,
         h: u32,
     ) -> Image {
-        Image {
-            obj: Arc::new(ImageObj {
-                header,
+        Handle::from_body(
+            header,
+            ImageBody {
                 storage: Arc::new(ImageStorage {
                     buffer: SharedBuffer::new(),
                     layout: Mutex::new(layout),
@@ -136,11 +139,11 @@ impl Image {
                 }),
                 bound: Mutex::new(None),
                 origin: (0, 0),
-                meta: Mutex::new(ImageMeta { format, width: w, height: h, valid: Rect::full(w, h) }),
+                meta: Mutex::new(ImageState { format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (format, w, h),
                 _parent: None,
-            }),
-        }
+            },
+        )
     }
 
     /// `vxCreateImageFromROI`: a sub-image sharing this image's memory. Writes through either are
@@ -169,22 +172,22 @@ impl Image {
         header.ancestors.push(self.obj.header.id);
         header.ancestors.extend_from_slice(&self.obj.header.ancestors);
         let (w, h) = (rect.width(), rect.height());
-        self.obj.storage.has_rois.store(true, std::sync::atomic::Ordering::Relaxed);
-        Ok(Image {
-            obj: Arc::new(ImageObj {
-                header,
-                storage: Arc::clone(&self.obj.storage),
+        self.obj.body.storage.has_rois.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(Handle::from_body(
+            header,
+            ImageBody {
+                storage: Arc::clone(&self.obj.body.storage),
                 bound: Mutex::new(None),
-                origin: (self.obj.origin.0 + rect.start_x, self.obj.origin.1 + rect.start_y),
-                meta: Mutex::new(ImageMeta { format: m.format, width: w, height: h, valid: Rect::full(w, h) }),
+                origin: (self.obj.body.origin.0 + rect.start_x, self.obj.body.origin.1 + rect.start_y),
+                meta: Mutex::new(ImageState { format: m.format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (m.format, w, h),
                 _parent: Some(self.clone()),
-            }),
-        })
+            },
+        ))
     }
 
-    pub(crate) fn meta(&self) -> ImageMeta {
-        *lock(&self.obj.meta)
+    pub(crate) fn meta(&self) -> ImageState {
+        *lock(&self.obj.body.meta)
     }
 
     /// `VX_IMAGE_FORMAT` ([`ImageFormat::Virtual`] for a virtual image before verify).
@@ -203,20 +206,12 @@ impl Image {
     pub fn planes(&self) -> usize {
         self.format().plane_count()
     }
-    /// True for images created with [`Image::new_virtual`].
-    pub fn is_virtual(&self) -> bool {
-        self.obj.header.scope.is_some()
-    }
     /// True when this image is an ROI of another.
     pub fn is_roi(&self) -> bool {
         self._parent_ref().is_some()
     }
     fn _parent_ref(&self) -> Option<&Image> {
-        self.obj._parent.as_ref()
-    }
-    /// The object's name (default `image#<id>`).
-    pub fn name(&self) -> String {
-        self.obj.header.name()
+        self.obj.body._parent.as_ref()
     }
     /// Rename the object (`vxSetReferenceName`).
     pub fn set_name(&self, name: &str) {
@@ -230,26 +225,26 @@ impl Image {
 
     /// The storage this image's pixels live in: its own, or the one aliasing bound it to.
     pub(super) fn storage(&self) -> Arc<ImageStorage> {
-        match lock(&self.obj.bound).as_ref() {
+        match lock(&self.obj.body.bound).as_ref() {
             Some(s) => Arc::clone(s),
-            None => Arc::clone(&self.obj.storage),
+            None => Arc::clone(&self.obj.body.storage),
         }
     }
 
     /// Bind this virtual image's pixels to `target`'s storage (`None`: its own again). Its own
     /// buffer is freed when bound (unless mapped, which the graph's lock rules out at verify).
     pub(crate) fn bind_storage(&self, target: Option<&Image>) {
-        let mut b = lock(&self.obj.bound);
-        *b = target.map(|t| Arc::clone(&t.obj.storage));
+        let mut b = lock(&self.obj.body.bound);
+        *b = target.map(|t| Arc::clone(&t.obj.body.storage));
         if b.is_some() {
-            self.obj.storage.buffer.free_if_unmapped();
+            self.obj.body.storage.buffer.free_if_unmapped();
         }
     }
 
     /// Identity of the memory the pixels are in now (after aliasing), for the runtime's
     /// same-buffer checks and the memory plan; [`storage_key`](Self::storage_key) is the object's own.
     pub(crate) fn effective_storage_key(&self) -> usize {
-        match lock(&self.obj.bound).as_ref() {
+        match lock(&self.obj.body.bound).as_ref() {
             Some(s) => Arc::as_ptr(s) as usize,
             None => self.storage_key(),
         }
@@ -257,7 +252,7 @@ impl Image {
 
     /// True when an ROI of this image exists or this image is one (other objects share its pixels).
     pub(crate) fn shares_pixels(&self) -> bool {
-        self.is_roi() || self.obj.storage.has_rois.load(std::sync::atomic::Ordering::Relaxed)
+        self.is_roi() || self.obj.body.storage.has_rois.load(std::sync::atomic::Ordering::Relaxed)
     }
     /// `vxGetValidRegionImage`: the rectangle of pixels known to be valid.
     pub fn valid_region(&self) -> Rect {
@@ -265,7 +260,7 @@ impl Image {
     }
     /// `vxSetImageValidRectangle`: set the valid rectangle (`None` = the whole image).
     pub fn set_valid_rectangle(&self, rect: Option<Rect>) -> Result<()> {
-        let mut m = lock(&self.obj.meta);
+        let mut m = lock(&self.obj.body.meta);
         let full = Rect::full(m.width, m.height);
         let r = rect.unwrap_or(full);
         if !full.contains(&r) {
@@ -278,14 +273,14 @@ impl Image {
     }
 
     pub(crate) fn set_valid_unchecked(&self, r: Rect) {
-        lock(&self.obj.meta).valid = r;
+        lock(&self.obj.body.meta).valid = r;
     }
 
     /// Complete (or re-complete) a virtual image from a producer's meta. Returns true when the
     /// meta data changed. The caller checked compatibility with the declared partial meta.
     pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
-        let mut m = lock(&self.obj.meta);
-        let mut layout = self.obj.storage.layout();
+        let mut m = lock(&self.obj.body.meta);
+        let mut layout = self.obj.body.storage.layout();
         let changed = layout.as_ref().is_none_or(|l| l.format != format || l.width != width || l.height != height);
         if changed {
             let new = ImageLayout::new(format, width, height).map_err(|e| e.on_object(&self.obj.header.name()))?;
@@ -303,7 +298,7 @@ impl Image {
     /// (`graph/verify/frames.rs`). Bind and place it like the original.
     pub(super) fn frame_copy(&self, frame_slot: usize) -> Result<Image> {
         let m = self.meta();
-        let layout = self.obj.storage.layout().clone();
+        let layout = self.obj.body.storage.layout().clone();
         if layout.is_none() {
             return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
                 .on_object(&self.name()));
@@ -353,13 +348,13 @@ impl Image {
     }
 
     pub(crate) fn storage_key(&self) -> usize {
-        Arc::as_ptr(&self.obj.storage) as usize
+        Arc::as_ptr(&self.obj.body.storage) as usize
     }
 
     /// The rectangle of the root image this image covers.
     pub(super) fn rect_in_storage(&self) -> Rect {
         let m = self.meta();
-        let (x, y) = self.obj.origin;
+        let (x, y) = self.obj.body.origin;
         Rect::new(x, y, x + m.width, y + m.height)
     }
 
@@ -402,7 +397,7 @@ impl Image {
             }
         };
         storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&name()))?;
-        let (ox, oy) = self.obj.origin;
+        let (ox, oy) = self.obj.body.origin;
         let (sx, sy) = (pl.subsample_x, pl.subsample_y);
         if !(rect.start_x + ox).is_multiple_of(sx) || !(rect.start_y + oy).is_multiple_of(sy) {
             return Err(Error::new(
@@ -540,7 +535,7 @@ impl Image {
                 Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&self.name())
             })?;
         let lease = storage.buffer.acquire(self.rect_in_storage(), write).map_err(|e| e.on_object(&self.name()))?;
-        let (ox, oy) = self.obj.origin;
+        let (ox, oy) = self.obj.body.origin;
         let offset = oy as usize * pl.stride + ox as usize * pl.bytes_per_element as usize;
         Ok(PlaneLease {
             slot: lease.slot,

@@ -15,7 +15,7 @@ use crate::data::array::Array;
 use crate::data::blob::RawLease;
 use crate::data::image::PlaneLease;
 use crate::data::kernel_view::KernelView;
-use crate::data::object::Access;
+use crate::data::kind::RawMap;
 use crate::data::reference::Reference;
 use crate::data::scalar::Scalar;
 use crate::data::threshold::Threshold;
@@ -135,34 +135,15 @@ unsafe extern "C" fn proc_map_data(p: &Processor, path: ParamPath, write: bool) 
                 Error::new(ErrorKind::InvalidParameters, format!("{path} is not set")).at_parameter(path.index)
             })?;
             let slot = c.free_slot()?;
-            let lease = match r.reference() {
-                Some(Reference::Matrix(m)) => m.lease_raw(write),
-                Some(Reference::Convolution(m)) => m.lease_raw(write),
-                Some(Reference::Lut(m)) => m.lease_raw(write),
-                Some(Reference::Distribution(m)) => m.lease_raw(write),
-                Some(Reference::Remap(m)) => m.lease_raw(write),
-                Some(Reference::Tensor(m)) => {
-                    let (blob, header) = m.blob();
-                    blob.lease_raw(header, Access::Kernel, write)
-                }
-                Some(Reference::UserDataObject(m)) => m.lease_raw(write),
-                other => {
-                    return Err(Error::new(
-                        ErrorKind::InvalidType,
-                        format!("{path}: only matrices, convolutions, LUTs, distributions, remaps, tensors and user data objects are mapped as data"),
-                    )
-                    .at_parameter(path.index)
-                    .found(other.map_or(DataType::Image, Reference::data_type)));
-                }
+            let Some(mapped) = r.reference().and_then(|r| r.any().map_raw(write)) else {
+                return Err(Error::new(
+                    ErrorKind::InvalidType,
+                    format!("{path}: only matrices, convolutions, LUTs, distributions, remaps, tensors and user data objects are mapped as data"),
+                )
+                .at_parameter(path.index)
+                .found(r.reference().map_or(DataType::Image, Reference::data_type)));
             };
-            let lease = lease.map_err(|e| e.at_parameter(path.index))?;
-            let (offset, strides, bytes) = match r.reference() {
-                Some(Reference::Tensor(t)) => {
-                    let (o, s, b) = t.raw_layout();
-                    (o, s.map(|v| v as u64), b)
-                }
-                _ => (0, [0; 6], lease.len),
-            };
+            let RawMap { lease, offset, strides, bytes } = mapped.map_err(|e| e.at_parameter(path.index))?;
             if offset + bytes > lease.len {
                 return Err(Error::new(ErrorKind::InvalidDimension, "the object's layout lies outside its storage")
                     .at_parameter(path.index)

@@ -11,13 +11,14 @@ use vx_plugin_abi::module_abi::{AbiResult, ParamMeta, Validator, ValidatorVtable
 use vx_plugin_abi::object_meta::{ObjectMeta as WireMeta, ParamPath};
 use vx_plugin_abi::wire::data_type;
 
-use crate::data::array::ArrayItemType;
+use crate::data::items::ArrayItemType;
+use crate::data::kinds::{MetaAttribute, ObjectMeta};
 use crate::data::reference::Reference;
 use crate::data::types::ScalarType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::ValidateContext;
 use crate::kernel::meta_format::MetaFormats;
-use crate::module::host::objects::{Attribute, attribute, core_meta, wire_meta};
+use crate::module::host::objects::wire_meta;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 struct ValidateCall<'a, 'b> {
@@ -104,7 +105,7 @@ unsafe extern "C" fn val_set_output_meta(v: &Validator, index: u32, meta: &WireM
     catch("set output meta", || {
         let c = validate_call(v);
         abi((|| {
-            let m = core_meta(meta).map_err(|e| e.at_parameter(index))?;
+            let m = ObjectMeta::from_wire(meta).map_err(|e| e.at_parameter(index))?;
             c.metas.get(index)?.set_from_meta(m)?;
             Ok(())
         })())
@@ -121,10 +122,7 @@ unsafe extern "C" fn val_set_output_attribute(
         let c = validate_call(v);
         abi((|| {
             let meta = c.metas.get(index)?;
-            match attribute(code, value.as_slice()).map_err(|e| e.at_parameter(index))? {
-                Attribute::Meta(a) => meta.set(a)?,
-                Attribute::UserDataObjectName(n) => meta.set_user_data_object_type_name(&n)?,
-            };
+            meta.set(MetaAttribute::from_code(code, value.as_slice()).map_err(|e| e.at_parameter(index))?)?;
             Ok(())
         })())
     })
