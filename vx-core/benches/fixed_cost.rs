@@ -6,7 +6,8 @@
 //! - `tiling, 4×1`: a tiling kernel (posterize, 4×1 blocks) over one block;
 //! - `tiling, 640×480`: the same over VGA, next to the same arithmetic as a plain loop over the
 //!   buffers (`plain`), so `tiling − plain` is the runtime's share at VGA;
-//! - at 1 and 2 threads (the 2-thread context may split the VGA node).
+//! - at 1 and 2 threads (the 2-thread context may split the VGA node: the cost model decides;
+//!   `never split` and `always split` rows show what either fixed choice costs).
 //!
 //! Run: `cargo bench -p vx-rs --bench fixed_cost` (`VX_BENCH_ROUNDS`, default 15; `VX_BENCH_ONLY=4×1` runs the rows whose name contains it). Prints ns per
 //! `process`: min / median / max over rounds, each round the mean of a batch of calls.
@@ -87,6 +88,22 @@ fn main() {
         rows.push((format!("tiling, 640×480, {threads}t"), Box::new(move || g.process().unwrap()), vec![]));
         contexts.push(ctx);
     }
+    let ctx = Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy { min_parallel_pixels: usize::MAX, ..Default::default() })
+        .build()
+        .unwrap();
+    let post = posterize_kernel(&ctx);
+    let g = one_node(&ctx, &post, 640, 480);
+    rows.push(("tiling, 640×480, 2t never split".into(), Box::new(move || g.process().unwrap()), vec![]));
+    let ctx = Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy { min_parallel_pixels: 0, split_by_cost: false, ..Default::default() })
+        .build()
+        .unwrap();
+    let post = posterize_kernel(&ctx);
+    let g = one_node(&ctx, &post, 640, 480);
+    rows.push(("tiling, 640×480, 2t always split".into(), Box::new(move || g.process().unwrap()), vec![]));
     let src: Vec<u8> = (0..640 * 480).map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     let mut dst = vec![0u8; 640 * 480];
     rows.push((

@@ -45,11 +45,15 @@ impl Graph {
         let t0 = Instant::now();
         let result = {
             let _running = RunGuard::enter(&g.observed);
-            run_levels(&g.ctx, g.id, &body)
+            run_levels(&g.ctx, g.id, &body, t0)
         };
-        let elapsed = t0.elapsed();
+        // A one-node graph's node ends the graph's run: its end time serves both (one clock read).
+        let elapsed = match result {
+            Ok(Some(end)) => end.saturating_duration_since(t0),
+            _ => t0.elapsed(),
+        };
         match result {
-            Ok(()) => {
+            Ok(_) => {
                 lock(&g.observed.perf).record(elapsed);
                 body.state = GraphState::Completed;
                 Ok(())
@@ -62,12 +66,21 @@ impl Graph {
     }
 }
 
-fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Result<()> {
+/// Run every level; when the graph is one node run here, its end time (timed from `t0`).
+fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: Instant) -> Result<Option<Instant>> {
     let shared = &ctx.inner.shared;
     let node = |n: usize| body.nodes[n].as_ref().expect("scheduled nodes are live");
     // A node on a named target runs on its executor, unless this thread is one of that target's
     // (a graph processed from inside a target callback): then it runs here.
     let remote = |n: usize| node(n).executor().is_some_and(|e| !e.is_current());
+    if let [level] = body.schedule.as_slice()
+        && let [n] = level.as_slice()
+        && !remote(*n)
+    {
+        // One node on this thread: it is timed from the graph's start, and its end is the graph's.
+        let (result, end) = run_node_from(shared, graph, &body.scratch, node(*n), &node(*n).params, t0);
+        return result.map(|()| Some(end));
+    }
     for level in &body.schedule {
         let on_targets = level.iter().filter(|&&n| remote(n)).count();
         let level_run = LevelRun { shared, graph, body, first_error: Mutex::new(None), done: Latch::new(on_targets) };
@@ -114,7 +127,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody) -> Re
             return Err(e);
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// One level of one frame, shared by the threads running its nodes.
@@ -165,13 +178,24 @@ pub(super) fn run_node(
     s: &NodeSlot,
     params: &[Option<crate::data::reference::Reference>],
 ) -> Result<()> {
+    run_node_from(shared, graph, scratch, s, params, Instant::now()).0
+}
+
+/// [`run_node`] timed from `t0` (its `VX_NODE_PERFORMANCE`); also returns when it ended.
+fn run_node_from(
+    shared: &ContextShared,
+    graph: u64,
+    scratch: &[Mutex<RawBuf>],
+    s: &NodeSlot,
+    params: &[Option<crate::data::reference::Reference>],
+    t0: Instant,
+) -> (Result<()>, Instant) {
     // Mark the graph active on whichever thread runs the node (pool workers included), so a
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
     let _span = tracing::debug_span!("node", node = %s.name, kernel = %s.kernel.name).entered();
     let mut run = s.run();
     let run = &mut *run;
-    let t0 = Instant::now();
     let result = match &s.kernel.functions {
         KernelFunctions::User { .. } => {
             let process = s.process_fn().expect("placed user nodes have a process function");
@@ -195,29 +219,34 @@ pub(super) fn run_node(
             crate::graph::tiling::run(shared, graph, s, params, fin, fast.as_deref(), flexible.as_deref())
         }
     };
-    let took = t0.elapsed();
-    match result {
+    let end = Instant::now();
+    let took = end.saturating_duration_since(t0);
+    let result = match result {
         Ok(()) => {
             let perf = s.stats.record(Status::Success, took);
-            if let Some(cb) = &s.callback {
-                let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.name());
-                let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
-                let action = call_guarded("completion callback", || Ok(cb(&done)))
-                    .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name))?;
-                if action == NodeAction::Abandon {
-                    return Err(Error::new(
-                        ErrorKind::GraphAbandoned,
-                        "the node's completion callback abandoned the graph",
-                    )
-                    .in_kernel(&s.kernel.name)
-                    .in_node(&s.name));
-                }
+            match &s.callback {
+                Some(cb) => completion(s, cb.as_ref(), perf),
+                None => Ok(()),
             }
-            Ok(())
         }
         Err(e) => {
             s.stats.record(e.status(), took);
             Err(e.in_kernel(&s.kernel.name).in_node(&s.name))
         }
+    };
+    (result, end)
+}
+
+/// The node's completion callback after a successful run; `Abandon` fails the graph.
+fn completion(s: &NodeSlot, cb: &crate::graph::targets::NodeCallbackFn, perf: crate::graph::node::Perf) -> Result<()> {
+    let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.name());
+    let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
+    let action = call_guarded("completion callback", || Ok(cb(&done)))
+        .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name))?;
+    if action == NodeAction::Abandon {
+        return Err(Error::new(ErrorKind::GraphAbandoned, "the node's completion callback abandoned the graph")
+            .in_kernel(&s.kernel.name)
+            .in_node(&s.name));
     }
+    Ok(())
 }

@@ -534,8 +534,9 @@ impl Image {
             storage.layout().as_ref().map(|l| l.planes[0]).ok_or_else(|| {
                 Error::new(ErrorKind::NotAllocated, "the image has no layout").on_object(&self.name())
             })?;
-        let lease = storage.buffer.acquire(self.rect_in_storage(), write).map_err(|e| e.on_object(&self.name()))?;
         let (ox, oy) = self.obj.body.origin;
+        let rect = Rect::new(ox, oy, ox + m.width, oy + m.height);
+        let lease = storage.buffer.acquire(rect, write).map_err(|e| e.on_object(&self.name()))?;
         let offset = oy as usize * pl.stride + ox as usize * pl.bytes_per_element as usize;
         Ok(PlaneLease {
             slot: lease.slot,

@@ -274,13 +274,14 @@ pub(super) fn run(
                 }
                 busy_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             };
+            let wall = Instant::now();
             shared.crew.run(shared.threads - 1, &|| {
                 // Helpers run the graph's code too: a tile function re-entering its graph gets an
                 // error there as well, not a deadlock.
                 let _active = ActiveGuard::enter(graph);
                 work()
             });
-            state.split.note_work(Duration::from_nanos(busy_ns.into_inner()));
+            state.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed());
             match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -290,7 +291,7 @@ pub(super) fn run(
         split::Decision::Alone { measure: true } => {
             let t0 = Instant::now();
             let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t));
-            state.split.note_work(t0.elapsed());
+            state.split.note_alone(t0.elapsed());
             r
         }
     };

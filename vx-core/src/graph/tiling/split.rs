@@ -4,7 +4,8 @@
 //! below that, the helper would arrive after the calling thread had done the work alone.
 //!
 //! The node's work is measured, not guessed: every run of a node that could be split records its
-//! busy time (the sum over the threads that ran its tiles) into a moving average. The first run of
+//! busy time (the sum over the threads that ran its tiles) into a moving average, and its wall time
+//! alone or together; once both were timed, sharing continues only while together was faster. The first run of
 //! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
 //! anyway one run in [`EXPLORE_EVERY`], so the join estimate follows the machine (helpers that now
 //! spin between frames join in a microsecond; parked ones on a VM take 50–300 µs). Splitting never
@@ -46,6 +47,9 @@ pub(super) struct Split {
     threads: u32,
     /// Moving average of the node's busy time, ns (0: not measured yet).
     work_ns: AtomicU64,
+    /// Moving averages of its wall time run alone and run together, ns (0: not measured yet).
+    alone_ns: AtomicU64,
+    together_ns: AtomicU64,
     /// Runs the model kept alone (for exploring).
     kept_alone: AtomicU32,
 }
@@ -57,6 +61,8 @@ impl Split {
             by_cost,
             threads: threads.max(1) as u32,
             work_ns: AtomicU64::new(0),
+            alone_ns: AtomicU64::new(0),
+            together_ns: AtomicU64::new(0),
             kept_alone: AtomicU32::new(0),
         }
     }
@@ -77,16 +83,29 @@ impl Split {
         if per_thread < LEAST_WORK_PER_THREAD {
             return Decision::Alone { measure: true };
         }
-        if per_thread > join {
+        // Sharing must pay on the clock too: once both ways were timed, together must have been
+        // faster (a helper that joins fast may still cost more than it saves, e.g. on a busy
+        // machine or for a node at the memory wall).
+        let (alone, together) = (self.alone_ns.load(Ordering::Relaxed), self.together_ns.load(Ordering::Relaxed));
+        let together_pays = together == 0 || alone == 0 || together < alone;
+        if per_thread > join && together_pays {
             return Decision::Together;
         }
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         if n.is_multiple_of(EXPLORE_EVERY) { Decision::Together } else { Decision::Alone { measure: true } }
     }
 
-    /// Record one run's busy time.
-    pub(super) fn note_work(&self, busy: Duration) {
+    /// Record one run alone: its time is its busy time and its wall time.
+    pub(super) fn note_alone(&self, took: Duration) {
+        let ns = took.as_nanos().min(u64::MAX as u128) as u64;
+        moving_average(&self.work_ns, ns);
+        moving_average(&self.alone_ns, ns);
+    }
+
+    /// Record one run together: the threads' busy time and the run's wall time.
+    pub(super) fn note_together(&self, busy: Duration, wall: Duration) {
         moving_average(&self.work_ns, busy.as_nanos().min(u64::MAX as u128) as u64);
+        moving_average(&self.together_ns, wall.as_nanos().min(u64::MAX as u128) as u64);
     }
 
     /// The node's estimated busy time (None before its first measured run).
@@ -118,7 +137,7 @@ mod tests {
     fn the_first_run_measures_alone_then_work_per_thread_is_weighed_against_joining() {
         let s = Split::new(true, true, 2);
         assert_eq!(s.decide(US), Decision::Alone { measure: true });
-        s.note_work(100 * US); // 50 µs per thread
+        s.note_alone(100 * US); // 50 µs per thread
         assert_eq!(s.decide(10 * US), Decision::Together);
         assert_eq!(s.decide(49 * US), Decision::Together);
         // A helper slower than the work per thread: alone, except one run in EXPLORE_EVERY.
@@ -127,19 +146,35 @@ mod tests {
     }
 
     #[test]
+    fn sharing_that_was_slower_on_the_clock_stops_except_to_explore() {
+        let s = Split::new(true, true, 2);
+        s.note_alone(100 * US);
+        assert_eq!(s.decide(US), Decision::Together);
+        // Together took longer than alone: alone from now on, but one run in EXPLORE_EVERY.
+        s.note_together(110 * US, 120 * US);
+        let together = (0..EXPLORE_EVERY * 2).filter(|_| s.decide(US) == Decision::Together).count();
+        assert_eq!(together, 2);
+        // Faster together: shared again.
+        for _ in 0..40 {
+            s.note_together(110 * US, 60 * US);
+        }
+        assert_eq!(s.decide(US), Decision::Together);
+    }
+
+    #[test]
     fn tiny_nodes_never_split_even_when_helpers_join_at_once() {
         let s = Split::new(true, true, 2);
-        s.note_work(3 * US); // 1.5 µs per thread
+        s.note_alone(3 * US); // 1.5 µs per thread
         assert!((0..200).all(|_| s.decide(Duration::ZERO) == Decision::Alone { measure: true }));
     }
 
     #[test]
     fn the_average_follows_samples() {
         let s = Split::new(true, true, 4);
-        s.note_work(800 * US);
+        s.note_alone(800 * US);
         assert_eq!(s.work_estimate(), Some(800 * US));
         for _ in 0..100 {
-            s.note_work(80 * US);
+            s.note_alone(80 * US);
         }
         let w = s.work_estimate().unwrap();
         assert!(w >= 80 * US && w < 81 * US, "{w:?}");
