@@ -71,9 +71,16 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
         None
     }
 
-    /// The copy a pipelined graph gives frame slot `slot`; `None`: not supported for this type.
-    fn frame_copy(_: &Handle<Self>, _slot: usize) -> Option<Result<Handle<Self>>> {
-        None
+    /// The copy a pipelined graph gives frame slot `slot` (`None`: not supported for this type).
+    /// Default: a virtual object of the same graph and meta data with its own storage (the
+    /// producer writes it each frame); images and arrays add what they carry beyond their meta.
+    fn frame_copy(h: &Handle<Self>, slot: usize) -> Option<Result<Handle<Self>>> {
+        let copy = || {
+            let header = ObjectHeader::new(&h.obj.header.ctx, "virtual-copy", h.obj.header.scope)?;
+            header.set_name(&format!("{}@slot{slot}", h.obj.header.name()));
+            Self::build(header, &Self::meta(h))
+        };
+        Some(copy())
     }
     /// The storage the object lives in, when objects may share it (images, tensors).
     fn storage_key(_: &Handle<Self>) -> Option<usize> {

@@ -78,6 +78,15 @@ impl ObjectKind for ObjectArrayKind {
     fn build(header: ObjectHeader, _: &ObjectArrayMeta) -> Result<ObjectArray> {
         Err(Error::new(ErrorKind::InvalidType, "an object array cannot hold object arrays").on_object(&header.name()))
     }
+    /// A pipelined frame's copy: as many items, each made from the first item's meta data.
+    fn frame_copy(h: &ObjectArray, slot: usize) -> Option<Result<ObjectArray>> {
+        let copy = || {
+            let header = ObjectHeader::new(&h.obj.header.ctx, "virtual-object-array", h.obj.header.scope)?;
+            header.set_name(&format!("{}@slot{slot}", h.name()));
+            ObjectArray::with_header(header, &h.items()[0].meta(), h.count())
+        };
+        Some(copy())
+    }
     fn ensure_allocated(h: &ObjectArray) -> Result<()> {
         h.obj.body.items.iter().try_for_each(Reference::ensure_allocated)
     }

@@ -121,6 +121,21 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     *r = copy;
                 }
             }
+            // A container and a part of it (a pyramid and its level, an object array and its
+            // item, a tensor and its view) copied apart would no longer share their elements.
+            for (a, _) in copies.iter().filter(|(o, _)| o.as_image().is_none()) {
+                if let Some((b, _)) = copies.iter().find(|(b, _)| !b.same_object(a) && a.overlaps(b)) {
+                    return Err(Error::new(
+                        ErrorKind::NotSupported,
+                        format!(
+                            "a pipelined graph cannot copy virtual '{}' for each frame apart from '{}', which shares its elements: use one of them",
+                            a.name(),
+                            b.name()
+                        ),
+                    )
+                    .in_graph(&v.gname));
+                }
+            }
             // Aliasing: a copy is bound to the copy of its original's chain owner.
             for (orig, copy) in &copies {
                 let (Some(o), Some(c)) = (orig.as_image(), copy.as_image()) else { continue };
