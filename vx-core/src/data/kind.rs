@@ -22,7 +22,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The type's name in `Debug` output (`Matrix('m#3', …)`).
     const NAME: &'static str;
-    /// True when a validator may give the object valid rectangles (images, pyramids).
+    /// True when a validator may give the object valid rectangles (images, pyramids, object
+    /// arrays of them): it has [`valid_rect_parts`](Self::valid_rect_parts).
     const VALID_RECTS: bool = false;
     /// Its meta data (`MatrixMeta`): what verify compares; `Display` in messages.
     type Meta: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
@@ -82,6 +83,9 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
         };
         Some(copy())
     }
+    /// Each part of the object that has a valid rectangle, in order (an image: itself; a pyramid:
+    /// its levels; an object array: its items' parts). Default: none.
+    fn valid_rect_parts(_: &Handle<Self>, _: &mut dyn FnMut(&dyn ValidRectPart)) {}
     /// The storage the object lives in, when objects may share it (images, tensors).
     fn storage_key(_: &Handle<Self>) -> Option<usize> {
         None
@@ -90,6 +94,16 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     fn share_elements(_: &Handle<Self>, _: &Handle<Self>) -> bool {
         false
     }
+}
+
+/// Something with a valid rectangle (an image), as the `valid regions` pass sees it.
+pub trait ValidRectPart {
+    /// Width and height.
+    fn size(&self) -> (u32, u32);
+    /// The valid rectangle now.
+    fn valid(&self) -> vx_plugin_abi::Rect;
+    /// Set it (the caller checked it lies inside).
+    fn set_valid(&self, r: vx_plugin_abi::Rect);
 }
 
 /// An object's bytes mapped for a module's kernel ([`ObjectKind::map_raw`]): the lease, where the

@@ -120,6 +120,9 @@ meta_attributes! {
 impl ObjectKind for PyramidKind {
     const NAME: &'static str = "Pyramid";
     const VALID_RECTS: bool = true;
+    fn valid_rect_parts(h: &Pyramid, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
+        h.level_images().iter().for_each(|l| f(l))
+    }
     type Meta = PyramidMeta;
     type Attr = PyramidAttr;
     type Partial = PyramidPartial;

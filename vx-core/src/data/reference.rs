@@ -72,6 +72,12 @@ impl Reference {
         self.header().id == other.header().id
     }
 
+    /// Each part with a valid rectangle, in order: an image, a pyramid's levels, an object
+    /// array's items' parts (`graph/verify/valid_regions.rs`).
+    pub(crate) fn valid_rect_parts(&self, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
+        self.any().valid_rect_parts(f)
+    }
+
     /// The copy of a virtual object a pipelined graph gives frame slot `frame_slot`
     /// (`graph/verify/frames.rs`).
     pub(crate) fn frame_copy(&self, frame_slot: usize) -> Result<Reference> {

@@ -106,6 +106,9 @@ impl ObjectKind for ImageKind {
             height: positive(p.height, "image height")?,
         })
     }
+    fn valid_rect_parts(h: &Image, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
+        f(h)
+    }
     fn frame_copy(h: &Image, slot: usize) -> Option<Result<Image>> {
         Some(h.frame_copy(slot))
     }
@@ -122,5 +125,17 @@ impl ObjectKind for ImageKind {
     fn from_wire(w: &WireMeta) -> Result<ImageMeta> {
         let WireMeta::Image { format: f, width, height } = w else { return Err(other_type(w)) };
         Ok(ImageMeta { format: format(*f)?, width: *width, height: *height })
+    }
+}
+
+impl crate::data::kind::ValidRectPart for Image {
+    fn size(&self) -> (u32, u32) {
+        (self.width(), self.height())
+    }
+    fn valid(&self) -> vx_plugin_abi::Rect {
+        self.valid_region()
+    }
+    fn set_valid(&self, r: vx_plugin_abi::Rect) {
+        self.set_valid_unchecked(r)
     }
 }

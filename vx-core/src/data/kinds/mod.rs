@@ -41,6 +41,7 @@ pub(crate) trait AnyObject {
     fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied>;
     fn ensure_allocated(&self) -> Result<()>;
     fn frame_copy(&self, frame_slot: usize) -> Result<Reference>;
+    fn valid_rect_parts(&self, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart));
     fn storage_key(&self) -> Option<usize>;
     fn reference_count(&self) -> usize;
     /// What the module ABI says the object is.
@@ -90,6 +91,9 @@ impl<K: Listed> AnyObject for Handle<K> {
     }
     fn storage_key(&self) -> Option<usize> {
         K::storage_key(self)
+    }
+    fn valid_rect_parts(&self, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
+        K::valid_rect_parts(self, f)
     }
     fn reference_count(&self) -> usize {
         Arc::strong_count(&self.obj)

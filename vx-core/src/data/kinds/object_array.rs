@@ -65,6 +65,8 @@ meta_attributes! {
 
 impl ObjectKind for ObjectArrayKind {
     const NAME: &'static str = "ObjectArray";
+    /// Its items' valid rectangles (none for items without).
+    const VALID_RECTS: bool = true;
     type Meta = ObjectArrayMeta;
     type Attr = ObjectArrayAttr;
     type Partial = ObjectArrayPartial;
@@ -77,6 +79,9 @@ impl ObjectKind for ObjectArrayKind {
     }
     fn build(header: ObjectHeader, _: &ObjectArrayMeta) -> Result<ObjectArray> {
         Err(Error::new(ErrorKind::InvalidType, "an object array cannot hold object arrays").on_object(&header.name()))
+    }
+    fn valid_rect_parts(h: &ObjectArray, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
+        h.items().iter().for_each(|i| i.valid_rect_parts(f))
     }
     /// A pipelined frame's copy: as many items, each made from the first item's meta data.
     fn frame_copy(h: &ObjectArray, slot: usize) -> Option<Result<ObjectArray>> {

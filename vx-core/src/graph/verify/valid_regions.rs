@@ -1,5 +1,6 @@
-//! Node pass `valid regions` (runs on every node): each output image's valid rectangle is the
-//! kernel's callback over the input images' valid rectangles (in parameter order), or the whole
+//! Node pass `valid regions` (runs on every node): each output image's valid rectangle — an
+//! image, each level of a pyramid, each image in an object array (`ObjectKind::valid_rect_parts`) —
+//! is the kernel's callback over the inputs' valid rectangles (in parameter order), or the whole
 //! image when there is no callback; a rectangle outside the output is refused. A tiling node's
 //! outputs are then cut to the pixels its tiles cover (a fast-only kernel whose blocks do not divide
 //! the image, or the border under `Undefined`, leaves pixels unwritten).
@@ -9,45 +10,37 @@ use std::sync::Arc;
 
 use vx_plugin_abi::Rect;
 
-use crate::data::image::Image;
-use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::NodeSlot;
 use crate::graph::verify::{NodeVerification, Verification};
 use crate::support::unwind::call_guarded;
 
-/// The images an object holds for valid rectangles: an image itself, a pyramid's levels.
-fn images(r: &Reference) -> &[Image] {
-    match r {
-        Reference::Image(img) => std::slice::from_ref(img),
-        Reference::Pyramid(p) => p.level_images(),
-        _ => &[],
-    }
-}
-
 pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
     let mut inputs: Vec<Rect> = Vec::new();
     for (p, r) in s.params.iter().enumerate() {
         if let (Direction::Input, Some(r)) = (s.spec(p).direction, r) {
-            inputs.extend(images(r).iter().map(Image::valid_region));
+            r.valid_rect_parts(&mut |part| inputs.push(part.valid()));
         }
     }
     for (p, r) in s.params.iter().enumerate() {
         let (Direction::Output, Some(r)) = (s.spec(p).direction, r) else { continue };
-        let outs = images(r);
-        if outs.is_empty() {
+        let mut full: Vec<Rect> = Vec::new();
+        r.valid_rect_parts(&mut |part| {
+            let (w, h) = part.size();
+            full.push(Rect::full(w, h));
+        });
+        if full.is_empty() {
             continue;
         }
-        let mut rects: Vec<Rect> = outs.iter().map(|img| Rect::full(img.width(), img.height())).collect();
+        let mut rects = full.clone();
         if let Some(f) = &s.valid_rect_fns[p] {
             let f = Arc::clone(f);
             call_guarded("valid rectangle callback", || f(p as u32, &inputs, &mut rects))
                 .map_err(|e| v.at(s, e.at_parameter(p as u32)))?;
-            for (level, (img, rect)) in outs.iter().zip(&rects).enumerate() {
-                let full = Rect::full(img.width(), img.height());
+            for (part, (full, rect)) in full.iter().zip(&rects).enumerate() {
                 if !full.contains(rect) {
-                    let what = if outs.len() > 1 { format!(" (level {level})") } else { String::new() };
+                    let what = if rects.len() > 1 { format!(" (part {part})") } else { String::new() };
                     return Err(v.at(
                         s,
                         Error::new(
@@ -63,9 +56,12 @@ pub(super) fn run(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerifi
         // A tiling node writes only the pixels its tiles cover: the rest is not valid, whatever
         // the callback says.
         let processed = s.tiling.as_ref().map(|t| t.processed);
-        for (img, rect) in outs.iter().zip(rects) {
-            img.set_valid_unchecked(processed.map_or(rect, |p| rect.intersect(&p)));
-        }
+        let mut next = rects.into_iter();
+        r.valid_rect_parts(&mut |part| {
+            if let Some(rect) = next.next() {
+                part.set_valid(processed.map_or(rect, |p| rect.intersect(&p)));
+            }
+        });
     }
     Ok(())
 }
