@@ -165,6 +165,12 @@ fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
             Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
             (&img(ImageFormat::U8)).into(),
         ],
+        "threshold_range" => vec![
+            (&s.a).into(),
+            Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
+            Scalar::new(ctx, ScalarValue::Uint8(180)).unwrap().into(),
+            (&img(ImageFormat::U8)).into(),
+        ],
         _ => vec![(&s.a).into(), (&img(ImageFormat::U8)).into()],
     };
     g.add_node(&k, params).unwrap();
@@ -425,6 +431,7 @@ fn main() {
         "subtract",
         "posterize",
         "threshold",
+        "threshold_range",
         "not",
         "pipeline",
     ];
@@ -445,6 +452,10 @@ fn main() {
             "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
         );
         for name in names {
+            if name == "threshold_range" && ctxs[0].kernel_by_name("filters.threshold_range").is_err() {
+                println!("{name:<12} (not in this build of vx_filters)");
+                continue;
+            }
             let graphs: Vec<Graph> = ctxs
                 .iter()
                 .zip(&ins)

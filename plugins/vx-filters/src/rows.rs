@@ -154,3 +154,47 @@ pub(crate) fn magnitude(l: Level, gx: &[i16], gy: &[i16], o: &mut [u8], nt: bool
     let done = dispatch!(l, magnitude(&gx[..n], &gy[..n], &mut o[..n], nt));
     magnitude_portable::at(l, &gx[done..n], &gy[done..n], &mut o[done..n]);
 }
+
+/// `dst = src` with non-temporal stores where the level has them (a plain copy at `Portable`).
+pub(crate) fn copy_nt(l: Level, src: &[u8], dst: &mut [u8]) {
+    let n = src.len().min(dst.len());
+    let done = dispatch!(l, copy_nt(&src[..n], &mut dst[..n]));
+    dst[done..n].copy_from_slice(&src[done..n]);
+}
+
+/// Output bytes per staged chunk of [`staged`]: small enough for L1 and the stack.
+pub(crate) const STAGE: usize = 1024;
+
+/// Pixels that are plain integers: every byte pattern valid, no padding.
+pub(crate) trait Plain: Copy + Default {}
+impl Plain for u8 {}
+impl Plain for i16 {}
+
+/// [`copy_nt`] of pixels of any plain integer type.
+pub(crate) fn copy_nt_px<T: Plain>(l: Level, src: &[T], dst: &mut [T]) {
+    let n = src.len().min(dst.len());
+    let bytes = n * size_of::<T>();
+    // SAFETY: `T: Plain` (u8 or i16): every byte pattern is valid and there is no padding, and u8
+    // has alignment 1; each view covers exactly the first `n` pixels of its slice; `dst` is
+    // borrowed mutably and `src` shared, so the two do not overlap.
+    let (s, d) = unsafe {
+        (
+            std::slice::from_raw_parts(src.as_ptr() as *const u8, bytes),
+            std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, bytes),
+        )
+    };
+    copy_nt(l, s, d);
+}
+
+/// Runs `f(chunk, x)` for chunks of `out` (elements `x ..`) into a stack buffer, then copies each
+/// to `out` with non-temporal stores ([`copy_nt`]): streaming stores for row code that writes its
+/// output with plain stores (the 3×3 filters' AVX2 and portable loops).
+pub(crate) fn staged<T: Plain>(l: Level, out: &mut [T], mut f: impl FnMut(&mut [T], usize)) {
+    let per = STAGE / size_of::<T>();
+    let mut tmp = [T::default(); STAGE];
+    for (i, o) in out.chunks_mut(per).enumerate() {
+        let t = &mut tmp[..o.len()];
+        f(t, i * per);
+        copy_nt_px(l, t, o);
+    }
+}

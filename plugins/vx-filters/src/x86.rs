@@ -379,6 +379,14 @@ unsafe fn not<V: Simd>(src: &[u8], dst: &mut [u8], nt: bool) -> usize {
     unsafe { drive::<V, 1>(n, dst.as_mut_ptr(), nt, |x| V::xor(V::load(s.add(x)), ones)) }
 }
 
+/// `dst = src` with non-temporal stores (the 3×3 filters' staged rows).
+#[inline(always)]
+unsafe fn copy_nt<V: Simd>(src: &[u8], dst: &mut [u8]) -> usize {
+    let (n, s) = (src.len().min(dst.len()), src.as_ptr());
+    // SAFETY: as in `threshold`.
+    unsafe { drive::<V, 1>(n, dst.as_mut_ptr(), true, |x| V::load(s.add(x))) }
+}
+
 #[inline(always)]
 unsafe fn not_in_place<V: Simd>(row: &mut [u8]) -> usize {
     let (n, p) = (row.len(), row.as_mut_ptr());
@@ -450,32 +458,56 @@ trait Magnitude: Simd {
     unsafe fn magnitude(gx: *const i16, gy: *const i16) -> Self;
 }
 
+// The helpers carry their instruction set themselves (closures would not, and their intrinsics
+// would stay out-of-line calls).
+
+/// 4 magnitudes as i32 from 4 i16 pairs sign-extended to i32 lanes.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn mag4_sse2(x: __m128i, y: __m128i) -> __m128i {
+    let (fx, fy) = (_mm_cvtepi32_ps(x), _mm_cvtepi32_ps(y));
+    let sq = _mm_add_ps(_mm_mul_ps(fx, fx), _mm_mul_ps(fy, fy));
+    _mm_cvttps_epi32(_mm_add_ps(_mm_sqrt_ps(sq), _mm_set1_ps(0.5)))
+}
+
+/// 8 magnitudes as i16 (saturated) from 8 i16 pairs.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn mag8_sse2(vx: __m128i, vy: __m128i) -> __m128i {
+    // i16 → i32 by interleaving with itself and an arithmetic shift (no SSE4.1).
+    let lo = mag4_sse2(_mm_srai_epi32(_mm_unpacklo_epi16(vx, vx), 16), _mm_srai_epi32(_mm_unpacklo_epi16(vy, vy), 16));
+    let hi = mag4_sse2(_mm_srai_epi32(_mm_unpackhi_epi16(vx, vx), 16), _mm_srai_epi32(_mm_unpackhi_epi16(vy, vy), 16));
+    _mm_packs_epi32(lo, hi)
+}
+
 impl Magnitude for Sse2 {
     #[inline(always)]
     unsafe fn magnitude(gx: *const i16, gy: *const i16) -> Self {
         // SAFETY: the trait's contract: SSE2, 16 i16 readable at each pointer.
         unsafe {
-            let m4 = |vx: __m128i, vy: __m128i, hi: bool| {
-                // i16 → i32 by interleaving with itself and an arithmetic shift (no SSE4.1).
-                let w = |v| {
-                    if hi {
-                        _mm_srai_epi32(_mm_unpackhi_epi16(v, v), 16)
-                    } else {
-                        _mm_srai_epi32(_mm_unpacklo_epi16(v, v), 16)
-                    }
-                };
-                let (fx, fy) = (_mm_cvtepi32_ps(w(vx)), _mm_cvtepi32_ps(w(vy)));
-                let sq = _mm_add_ps(_mm_mul_ps(fx, fx), _mm_mul_ps(fy, fy));
-                _mm_cvttps_epi32(_mm_add_ps(_mm_sqrt_ps(sq), _mm_set1_ps(0.5)))
-            };
-            let m8 = |k: usize| {
-                let vx = _mm_loadu_si128(gx.add(k) as *const __m128i);
-                let vy = _mm_loadu_si128(gy.add(k) as *const __m128i);
-                _mm_packs_epi32(m4(vx, vy, false), m4(vx, vy, true))
-            };
-            Sse2(_mm_packus_epi16(m8(0), m8(8)))
+            let ld = |p: *const i16, k: usize| _mm_loadu_si128(p.add(k) as *const __m128i);
+            Sse2(_mm_packus_epi16(mag8_sse2(ld(gx, 0), ld(gy, 0)), mag8_sse2(ld(gx, 8), ld(gy, 8))))
         }
     }
+}
+
+/// 8 magnitudes as i32 from 8 i16 pairs.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mag8_avx2(vx: __m128i, vy: __m128i) -> __m256i {
+    let (fx, fy) = (_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(vx)), _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(vy)));
+    let sq = _mm256_add_ps(_mm256_mul_ps(fx, fx), _mm256_mul_ps(fy, fy));
+    _mm256_cvttps_epi32(_mm256_add_ps(_mm256_sqrt_ps(sq), _mm256_set1_ps(0.5)))
+}
+
+/// 16 magnitudes as i16 (saturated), in order, from 16 i16 pairs.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mag16_avx2(vx: __m256i, vy: __m256i) -> __m256i {
+    let lo = mag8_avx2(_mm256_castsi256_si128(vx), _mm256_castsi256_si128(vy));
+    let hi = mag8_avx2(_mm256_extracti128_si256(vx, 1), _mm256_extracti128_si256(vy, 1));
+    // Packs work per 128-bit lane: [lo0 hi0 | lo1 hi1] → order fixed by one permute.
+    _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0b11_01_10_00)
 }
 
 impl Magnitude for Avx2 {
@@ -483,24 +515,30 @@ impl Magnitude for Avx2 {
     unsafe fn magnitude(gx: *const i16, gy: *const i16) -> Self {
         // SAFETY: the trait's contract: AVX2, 32 i16 readable at each pointer.
         unsafe {
-            let m8 = |vx: __m128i, vy: __m128i| {
-                let (fx, fy) =
-                    (_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(vx)), _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(vy)));
-                let sq = _mm256_add_ps(_mm256_mul_ps(fx, fx), _mm256_mul_ps(fy, fy));
-                _mm256_cvttps_epi32(_mm256_add_ps(_mm256_sqrt_ps(sq), _mm256_set1_ps(0.5)))
-            };
-            let m16 = |k: usize| {
-                let vx = _mm256_loadu_si256(gx.add(k) as *const __m256i);
-                let vy = _mm256_loadu_si256(gy.add(k) as *const __m256i);
-                let lo = m8(_mm256_castsi256_si128(vx), _mm256_castsi256_si128(vy));
-                let hi = m8(_mm256_extracti128_si256(vx, 1), _mm256_extracti128_si256(vy, 1));
-                // Packs work per 128-bit lane: [lo0 hi0 | lo1 hi1] → order fixed by one permute.
-                _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0b11_01_10_00)
-            };
-            // Two registers of 16 i16 values (≤ 1449, or saturated) → 32 u8, lanes fixed as above.
-            Avx2(_mm256_permute4x64_epi64(_mm256_packus_epi16(m16(0), m16(16)), 0b11_01_10_00))
+            let ld = |p: *const i16, k: usize| _mm256_loadu_si256(p.add(k) as *const __m256i);
+            let (a, b) = (mag16_avx2(ld(gx, 0), ld(gy, 0)), mag16_avx2(ld(gx, 16), ld(gy, 16)));
+            // Two registers of 16 i16 values → 32 u8 (saturated), lanes fixed as above.
+            Avx2(_mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0b11_01_10_00))
         }
     }
+}
+
+/// 16 magnitudes as u8 (unsigned saturation of the non-negative i32 results) from 16 i16 pairs.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn mag16_avx512(vx: __m256i, vy: __m256i) -> __m128i {
+    let (fx, fy) = (_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vx)), _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vy)));
+    let sq = _mm512_add_ps(_mm512_mul_ps(fx, fx), _mm512_mul_ps(fy, fy));
+    _mm512_cvtusepi32_epi8(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_sqrt_ps(sq), _mm512_set1_ps(0.5))))
+}
+
+/// 32 magnitudes as u8 from 32 i16 pairs.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn mag32_avx512(vx: __m512i, vy: __m512i) -> __m256i {
+    let lo = mag16_avx512(_mm512_castsi512_si256(vx), _mm512_castsi512_si256(vy));
+    let hi = mag16_avx512(_mm512_extracti64x4_epi64(vx, 1), _mm512_extracti64x4_epi64(vy, 1));
+    _mm256_set_m128i(hi, lo)
 }
 
 impl Magnitude for Avx512 {
@@ -508,21 +546,9 @@ impl Magnitude for Avx512 {
     unsafe fn magnitude(gx: *const i16, gy: *const i16) -> Self {
         // SAFETY: the trait's contract: AVX-512 F/BW, 64 i16 readable at each pointer.
         unsafe {
-            let m16 = |vx: __m256i, vy: __m256i| {
-                let (fx, fy) =
-                    (_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vx)), _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vy)));
-                let sq = _mm512_add_ps(_mm512_mul_ps(fx, fx), _mm512_mul_ps(fy, fy));
-                // Non-negative i32 → u8 with unsigned saturation.
-                _mm512_cvtusepi32_epi8(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_sqrt_ps(sq), _mm512_set1_ps(0.5))))
-            };
-            let m32 = |k: usize| {
-                let vx = _mm512_loadu_si512(gx.add(k) as *const __m512i);
-                let vy = _mm512_loadu_si512(gy.add(k) as *const __m512i);
-                let lo = m16(_mm512_castsi512_si256(vx), _mm512_castsi512_si256(vy));
-                let hi = m16(_mm512_extracti64x4_epi64(vx, 1), _mm512_extracti64x4_epi64(vy, 1));
-                _mm256_set_m128i(hi, lo)
-            };
-            Avx512(_mm512_inserti64x4(_mm512_castsi256_si512(m32(0)), m32(32), 1))
+            let ld = |p: *const i16, k: usize| _mm512_loadu_si512(p.add(k) as *const __m512i);
+            let (a, b) = (mag32_avx512(ld(gx, 0), ld(gy, 0)), mag32_avx512(ld(gx, 32), ld(gy, 32)));
+            Avx512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1))
         }
     }
 }
@@ -565,6 +591,7 @@ entries! {
     threshold(src: &[u8], level: u8, dst: &mut [u8], nt: bool);
     threshold_range(src: &[u8], lower: u8, upper: u8, dst: &mut [u8], nt: bool);
     not(src: &[u8], dst: &mut [u8], nt: bool);
+    copy_nt(src: &[u8], dst: &mut [u8]);
     not_in_place(row: &mut [u8]);
     posterize(src: &[u8], dst: &mut [u8], nt: bool);
     truncate(row: &mut [u8], level: u8);
