@@ -3,14 +3,7 @@
 use vx_plugin_abi::{Rows, tiling_kernel};
 
 use crate::avx2::leading;
-use crate::rows::{STAGE, copy_nt_px, staged};
-use crate::simd::{Level, level, multiversion, stream_stores};
-
-/// Whether a row kernel writes with non-temporal stores. Row kernels are not told the image's
-/// size, so the size rule of [`stream_stores`] cannot apply: only when forced (`VX_FILTERS_NT=on`).
-fn nt() -> bool {
-    stream_stores(0)
-}
+use crate::simd::{Level, level, multiversion};
 
 /// Output columns per pass of the portable row functions (the edge columns and rows' ragged ends
 /// when the AVX2 loops ran; everything on other CPUs): the column sums of a chunk in a stack
@@ -82,11 +75,7 @@ multiversion! {
 /// vectorized row code runs everywhere.
 #[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    let l = level();
-    if nt() {
-        return staged(l, out, |o, x| gaussian_at(l, &a[x..], &b[x..], &c[x..], o));
-    }
-    gaussian_at(l, a, b, c, out)
+    gaussian_at(level(), a, b, c, out)
 }
 
 /// One Gaussian output row at level `l`: the AVX2 loop for the leading blocks (AVX2 and above),
@@ -101,11 +90,7 @@ pub(crate) fn gaussian_at(l: Level, a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
 #[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    let l = level();
-    if nt() {
-        return staged(l, out, |o, x| box_at(l, &a[x..], &b[x..], &c[x..], o));
-    }
-    box_at(l, a, b, c, out)
+    box_at(level(), a, b, c, out)
 }
 
 /// One box output row at level `l` (as [`gaussian_at`]).
@@ -126,20 +111,7 @@ fn div9_rounded(sum: u16) -> u8 {
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
 #[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
-    let l = level();
-    if nt() {
-        const PER: usize = STAGE / 2;
-        let (mut tx, mut ty) = ([0i16; PER], [0i16; PER]);
-        let n = gx.len().min(gy.len());
-        for x in (0..n).step_by(PER) {
-            let m = (n - x).min(PER);
-            sobel_at(l, &a[x..], &b[x..], &c[x..], &mut tx[..m], &mut ty[..m]);
-            copy_nt_px(l, &tx[..m], &mut gx[x..x + m]);
-            copy_nt_px(l, &ty[..m], &mut gy[x..x + m]);
-        }
-        return;
-    }
-    sobel_at(l, a, b, c, gx, gy)
+    sobel_at(level(), a, b, c, gx, gy)
 }
 
 /// One Sobel output row (both derivatives) at level `l` (as [`gaussian_at`]).

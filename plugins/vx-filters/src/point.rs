@@ -89,8 +89,8 @@ fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>
 
 /// Bitwise NOT (OpenCV: `bitwise_not`). Dense: every pixel is rewritten, in place when the
 /// runtime aliases input and output (the memory saving is the gain), from input to output when not.
-/// (The in-place view does not tell the image's size: streaming stores only when forced with
-/// `VX_FILTERS_NT=on`.)
+/// (The in-place view does not tell the image's size, so the size rule of `stream_stores` cannot
+/// apply: streaming stores only when forced with `VX_FILTERS_NT=on`.)
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
     let (l, nt) = (level(), stream_stores(0));

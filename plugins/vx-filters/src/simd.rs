@@ -8,8 +8,14 @@
 //!   the CPU lacks is capped to the best it has). Tests pass levels explicitly (`*_at` functions).
 //! - `multiversion!`: one portable row function compiled for each level (baseline, AVX2,
 //!   AVX-512), for the loops the compiler vectorizes well enough by itself.
-//! - [`stream_stores`]: whether an image of this many bytes is written with non-temporal stores
-//!   (`VX_FILTERS_NT=on|off|auto`, read once; `auto`: when the bytes exceed the last-level cache).
+//! - [`stream_stores`]: whether a point operation over images of this many bytes writes its output
+//!   with non-temporal stores (`VX_FILTERS_NT=on|off|auto`, read once; `auto`: when the bytes
+//!   exceed a quarter of the last-level cache). Measured on the showcase bench: streaming stores
+//!   lose while the images stay in the cache (a following node, or the next frame, reads them from
+//!   there) and win once they take a fair part of it (the cache is shared with the other cores:
+//!   the crossover lay between a sixteenth and a quarter of the reported size); the 3×3 filters
+//!   (staged through an L1 buffer) did not win at any size measured, so they always write with
+//!   plain stores.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -145,14 +151,16 @@ fn nt_policy() -> u8 {
 }
 
 /// Whether a node whose images (inputs and outputs) take `bytes` writes its output with
-/// non-temporal stores: when they do not fit the last-level cache (so the output would only evict
-/// what the next node reads), unless `VX_FILTERS_NT` says otherwise.
+/// non-temporal stores: when they take more than a quarter of the last-level cache, which is
+/// shared with the other cores (the output would not stay there for the next reader anyway, and
+/// plain stores would first read every line and evict what the inputs need), unless
+/// `VX_FILTERS_NT` says otherwise.
 #[inline]
 pub(crate) fn stream_stores(bytes: usize) -> bool {
     match nt_policy() {
         1 => true,
         2 => false,
-        _ => bytes > llc_bytes(),
+        _ => bytes > llc_bytes() / 4,
     }
 }
 

@@ -304,24 +304,6 @@ fn sobel_every_level() {
 }
 
 #[test]
-fn staged_non_temporal_rows_every_level() {
-    each(11, |rng, l, _, case| {
-        let len = rng.below(3000);
-        let [a, b, c] = three_rows(rng, len);
-        let (mut want, mut got) = (vec![0u8; len], vec![0u8; len + 64]);
-        let off = rng.below(64);
-        gaussian_at(l, &a, &b, &c, &mut want);
-        rows::staged(l, &mut got[off..off + len], |o, x| gaussian_at(l, &a[x..], &b[x..], &c[x..], o));
-        assert_eq!(&got[off..off + len], &want[..], "staged gaussian case {case}, {l:?}, len {len}");
-        let src = rng.i16s(len);
-        let mut dst = vec![0i16; len + 32];
-        let off = rng.below(32);
-        rows::copy_nt_px(l, &src, &mut dst[off..off + len]);
-        assert_eq!(&dst[off..off + len], &src[..], "copy_nt i16 case {case}, {l:?}, len {len}");
-    });
-}
-
-#[test]
 fn levels_cover_the_cpu() {
     let ls = levels();
     assert_eq!(ls[0], Level::Portable);

@@ -379,14 +379,6 @@ unsafe fn not<V: Simd>(src: &[u8], dst: &mut [u8], nt: bool) -> usize {
     unsafe { drive::<V, 1>(n, dst.as_mut_ptr(), nt, |x| V::xor(V::load(s.add(x)), ones)) }
 }
 
-/// `dst = src` with non-temporal stores (the 3×3 filters' staged rows).
-#[inline(always)]
-unsafe fn copy_nt<V: Simd>(src: &[u8], dst: &mut [u8]) -> usize {
-    let (n, s) = (src.len().min(dst.len()), src.as_ptr());
-    // SAFETY: as in `threshold`.
-    unsafe { drive::<V, 1>(n, dst.as_mut_ptr(), true, |x| V::load(s.add(x))) }
-}
-
 #[inline(always)]
 unsafe fn not_in_place<V: Simd>(row: &mut [u8]) -> usize {
     let (n, p) = (row.len(), row.as_mut_ptr());
@@ -448,6 +440,18 @@ unsafe fn add_sub<V: Simd, const SUB: bool>(a: &[u8], b: &[u8], o: &mut [i16], n
             if SUB { V::sub_i16(va, vb) } else { V::add_i16(va, vb) }
         })
     }
+}
+
+#[inline(always)]
+unsafe fn add<V: Simd>(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
+    // SAFETY: the CPU has V's set (this function's contract).
+    unsafe { add_sub::<V, false>(a, b, o, nt) }
+}
+
+#[inline(always)]
+unsafe fn subtract<V: Simd>(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
+    // SAFETY: the CPU has V's set (this function's contract).
+    unsafe { add_sub::<V, true>(a, b, o, nt) }
 }
 
 /// One register of gradient magnitudes (`LANES` outputs from `gx[x..]`, `gy[x..]`): `sqrt(gx² +
@@ -564,24 +568,24 @@ unsafe fn magnitude<V: Magnitude>(gx: &[i16], gy: &[i16], o: &mut [u8], nt: bool
 /// For each kernel, `name::{sse2, avx2, avx512}`: the generic loop compiled with that instruction
 /// set. # Safety of each: the CPU has the set.
 macro_rules! entries {
-    ($($name:ident$(<$c:literal>)?($($a:ident: $t:ty),*);)*) => {$(
+    ($($name:ident($($a:ident: $t:ty),*);)*) => {$(
         pub(crate) mod $name {
             #[allow(unused_imports)]
             use super::*;
             #[target_feature(enable = "sse2")]
             pub(crate) unsafe fn sse2($($a: $t),*) -> usize {
                 // SAFETY: SSE2 is enabled here (the caller checked the CPU has it).
-                unsafe { super::$name::<Sse2 $(, $c)?>($($a),*) }
+                unsafe { super::$name::<Sse2>($($a),*) }
             }
             #[target_feature(enable = "avx2")]
             pub(crate) unsafe fn avx2($($a: $t),*) -> usize {
                 // SAFETY: AVX2 is enabled here (the caller checked the CPU has it).
-                unsafe { super::$name::<Avx2 $(, $c)?>($($a),*) }
+                unsafe { super::$name::<Avx2>($($a),*) }
             }
             #[target_feature(enable = "avx512f,avx512bw")]
             pub(crate) unsafe fn avx512($($a: $t),*) -> usize {
                 // SAFETY: AVX-512 F/BW are enabled here (the caller checked the CPU has them).
-                unsafe { super::$name::<Avx512 $(, $c)?>($($a),*) }
+                unsafe { super::$name::<Avx512>($($a),*) }
             }
         }
     )*};
@@ -591,47 +595,10 @@ entries! {
     threshold(src: &[u8], level: u8, dst: &mut [u8], nt: bool);
     threshold_range(src: &[u8], lower: u8, upper: u8, dst: &mut [u8], nt: bool);
     not(src: &[u8], dst: &mut [u8], nt: bool);
-    copy_nt(src: &[u8], dst: &mut [u8]);
     not_in_place(row: &mut [u8]);
     posterize(src: &[u8], dst: &mut [u8], nt: bool);
     truncate(row: &mut [u8], level: u8);
     magnitude(gx: &[i16], gy: &[i16], o: &mut [u8], nt: bool);
-}
-
-pub(crate) mod add {
-    use super::*;
-    #[target_feature(enable = "sse2")]
-    pub(crate) unsafe fn sse2(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: SSE2 is enabled here (the caller checked the CPU has it).
-        unsafe { add_sub::<Sse2, false>(a, b, o, nt) }
-    }
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn avx2(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: AVX2 is enabled here (the caller checked the CPU has it).
-        unsafe { add_sub::<Avx2, false>(a, b, o, nt) }
-    }
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(crate) unsafe fn avx512(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: AVX-512 F/BW are enabled here (the caller checked the CPU has them).
-        unsafe { add_sub::<Avx512, false>(a, b, o, nt) }
-    }
-}
-
-pub(crate) mod subtract {
-    use super::*;
-    #[target_feature(enable = "sse2")]
-    pub(crate) unsafe fn sse2(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: SSE2 is enabled here (the caller checked the CPU has it).
-        unsafe { add_sub::<Sse2, true>(a, b, o, nt) }
-    }
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn avx2(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: AVX2 is enabled here (the caller checked the CPU has it).
-        unsafe { add_sub::<Avx2, true>(a, b, o, nt) }
-    }
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(crate) unsafe fn avx512(a: &[u8], b: &[u8], o: &mut [i16], nt: bool) -> usize {
-        // SAFETY: AVX-512 F/BW are enabled here (the caller checked the CPU has them).
-        unsafe { add_sub::<Avx512, true>(a, b, o, nt) }
-    }
+    add(a: &[u8], b: &[u8], o: &mut [i16], nt: bool);
+    subtract(a: &[u8], b: &[u8], o: &mut [i16], nt: bool);
 }
