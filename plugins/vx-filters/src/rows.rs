@@ -97,60 +97,80 @@ multiversion! {
 pub(crate) fn threshold(l: Level, src: &[u8], level: u8, dst: &mut [u8], nt: bool) {
     let n = src.len().min(dst.len());
     let done = dispatch!(l, threshold(&src[..n], level, &mut dst[..n], nt));
-    threshold_portable::at(l, &src[done..n], level, &mut dst[done..n]);
+    if done < n {
+        threshold_portable::at(l, &src[done..n], level, &mut dst[done..n]);
+    }
 }
 
 /// Range threshold: 255 where `lower <= src <= upper`, else 0.
 pub(crate) fn threshold_range(l: Level, src: &[u8], lower: u8, upper: u8, dst: &mut [u8], nt: bool) {
     let n = src.len().min(dst.len());
     let done = dispatch!(l, threshold_range(&src[..n], lower, upper, &mut dst[..n], nt));
-    range_portable::at(l, &src[done..n], lower, upper, &mut dst[done..n]);
+    if done < n {
+        range_portable::at(l, &src[done..n], lower, upper, &mut dst[done..n]);
+    }
 }
 
 /// Bitwise NOT from `src` to `dst`.
 pub(crate) fn not(l: Level, src: &[u8], dst: &mut [u8], nt: bool) {
     let n = src.len().min(dst.len());
     let done = dispatch!(l, not(&src[..n], &mut dst[..n], nt));
-    not_portable::at(l, &src[done..n], &mut dst[done..n]);
+    if done < n {
+        not_portable::at(l, &src[done..n], &mut dst[done..n]);
+    }
 }
 
 /// Bitwise NOT in place.
 pub(crate) fn not_in_place(l: Level, row: &mut [u8]) {
+    let n = row.len();
     let done = dispatch!(l, not_in_place(row));
-    not_in_place_portable::at(l, &mut row[done..]);
+    if done < n {
+        not_in_place_portable::at(l, &mut row[done..]);
+    }
 }
 
 /// Posterize `(p & 0xF0) | (p >> 4)`.
 pub(crate) fn posterize(l: Level, src: &[u8], dst: &mut [u8], nt: bool) {
     let n = src.len().min(dst.len());
     let done = dispatch!(l, posterize(&src[..n], &mut dst[..n], nt));
-    posterize_portable::at(l, &src[done..n], &mut dst[done..n]);
+    if done < n {
+        posterize_portable::at(l, &src[done..n], &mut dst[done..n]);
+    }
 }
 
 /// Truncate in place: pixels above `level` become `level`; only the chunks (one register, or 32
 /// pixels in the portable loop) holding a pixel above `level` are written.
 pub(crate) fn truncate(l: Level, row: &mut [u8], level: u8) {
+    let n = row.len();
     let done = dispatch!(l, truncate(row, level));
-    truncate_portable::at(l, &mut row[done..], level);
+    if done < n {
+        truncate_portable::at(l, &mut row[done..], level);
+    }
 }
 
 /// `a + b` to S16 (never saturates).
 pub(crate) fn add(l: Level, a: &[u8], b: &[u8], o: &mut [i16], nt: bool) {
     let n = a.len().min(b.len()).min(o.len());
     let done = dispatch!(l, add(&a[..n], &b[..n], &mut o[..n], nt));
-    add_portable::at(l, &a[done..n], &b[done..n], &mut o[done..n]);
+    if done < n {
+        add_portable::at(l, &a[done..n], &b[done..n], &mut o[done..n]);
+    }
 }
 
 /// `a - b` to S16 (never saturates).
 pub(crate) fn subtract(l: Level, a: &[u8], b: &[u8], o: &mut [i16], nt: bool) {
     let n = a.len().min(b.len()).min(o.len());
     let done = dispatch!(l, subtract(&a[..n], &b[..n], &mut o[..n], nt));
-    subtract_portable::at(l, &a[done..n], &b[done..n], &mut o[done..n]);
+    if done < n {
+        subtract_portable::at(l, &a[done..n], &b[done..n], &mut o[done..n]);
+    }
 }
 
 /// Gradient magnitude, as [`mag`] per pixel.
 pub(crate) fn magnitude(l: Level, gx: &[i16], gy: &[i16], o: &mut [u8], nt: bool) {
     let n = gx.len().min(gy.len()).min(o.len());
     let done = dispatch!(l, magnitude(&gx[..n], &gy[..n], &mut o[..n], nt));
-    magnitude_portable::at(l, &gx[done..n], &gy[done..n], &mut o[done..n]);
+    if done < n {
+        magnitude_portable::at(l, &gx[done..n], &gy[done..n], &mut o[done..n]);
+    }
 }
