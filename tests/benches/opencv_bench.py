@@ -56,6 +56,7 @@ def main():
         "subtract": lambda: cv2.subtract(a, b, dst=d16, dtype=cv2.CV_16S),
         "posterize": lambda: cv2.LUT(a, lut, dst=d8),
         "threshold": lambda: cv2.threshold(a, 100, 255, cv2.THRESH_BINARY, dst=d8),
+        "threshold_range": lambda: cv2.inRange(a, 100, 180, dst=d8),
         "not": lambda: cv2.bitwise_not(a, dst=d8),
         "pipeline": pipeline,
     }

@@ -165,6 +165,12 @@ fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
             Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
             (&img(ImageFormat::U8)).into(),
         ],
+        "threshold_range" => vec![
+            (&s.a).into(),
+            Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
+            Scalar::new(ctx, ScalarValue::Uint8(180)).unwrap().into(),
+            (&img(ImageFormat::U8)).into(),
+        ],
         _ => vec![(&s.a).into(), (&img(ImageFormat::U8)).into()],
     };
     g.add_node(&k, params).unwrap();
@@ -425,6 +431,7 @@ fn main() {
         "subtract",
         "posterize",
         "threshold",
+        "threshold_range",
         "not",
         "pipeline",
     ];
@@ -441,10 +448,14 @@ fn main() {
         }
         println!("\n{w}x{h} U8 — median ms/frame; ratio = OpenCV {cv_version} / vx (> 1: vx is faster)");
         println!(
-            "{:<12} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
+            "{:<15} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
             "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
         );
         for name in names {
+            if name == "threshold_range" && ctxs[0].kernel_by_name("filters.threshold_range").is_err() {
+                println!("{name:<15} (not in this build of vx_filters)");
+                continue;
+            }
             let graphs: Vec<Graph> = ctxs
                 .iter()
                 .zip(&ins)
@@ -462,7 +473,7 @@ fn main() {
             };
             let (c0, c1) = (cell(0), cell(1));
             let label = if name == "copy" { "copy (floor)" } else { name };
-            println!("{label:<12} {:>9.3} {c0}   {:>9.3} {c1}", ms(vx[0]), ms(vx[1]));
+            println!("{label:<15} {:>9.3} {c0}   {:>9.3} {c1}", ms(vx[0]), ms(vx[1]));
             summary.push((w, h, name, ratios));
         }
         if cv[0].is_none() {

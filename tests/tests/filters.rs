@@ -38,6 +38,7 @@ fn every_filter_matches_opencv() {
             "filters.sobel3x3",
             "filters.subtract",
             "filters.threshold",
+            "filters.threshold_range",
             "filters.truncate"
         ]
     );
@@ -84,6 +85,69 @@ fn every_filter_matches_opencv() {
         assert_eq!(thr.to_vec::<u8>().unwrap(), golden(&format!("threshold_{sz}.u8")), "threshold {sz}");
         assert_eq!(not.to_vec::<u8>().unwrap(), golden(&format!("not_{sz}.u8")), "not {sz}");
         assert_eq!(trunc.to_vec::<u8>().unwrap(), golden(&format!("truncate_{sz}.u8")), "truncate {sz}");
+    }
+}
+
+/// The range threshold (OpenVX `VX_THRESHOLD_TYPE_RANGE`, OpenCV `inRange`): 255 where
+/// `lower <= a <= upper`, else 0, against that rule per pixel on the golden inputs, bounds included
+/// and an empty range.
+#[test]
+fn threshold_range_matches_the_openvx_rule() {
+    let ctx = ctx();
+    let k = ctx.kernel_by_name("filters.threshold_range").unwrap();
+    assert_eq!(k.alias_hints(), []);
+    for (w, h) in SIZES {
+        let a = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        let px = golden(&format!("a_{w}x{h}.u8"));
+        a.copy_from(Rect::full(w, h), 0, &px).unwrap();
+        for (lower, upper) in [(100u8, 180u8), (0, 255), (0, 0), (255, 255), (77, 77), (200, 100)] {
+            let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+            let g = Graph::new(&ctx).unwrap();
+            let (lo, hi) = (
+                Scalar::new(&ctx, ScalarValue::Uint8(lower)).unwrap(),
+                Scalar::new(&ctx, ScalarValue::Uint8(upper)).unwrap(),
+            );
+            g.add_node(&k, [Reference::from(&a), Reference::from(&lo), Reference::from(&hi), Reference::from(&out)])
+                .unwrap();
+            g.process().unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
+            let want: Vec<u8> = px.iter().map(|&p| if (lower..=upper).contains(&p) { 255 } else { 0 }).collect();
+            assert_eq!(out.to_vec::<u8>().unwrap(), want, "{w}x{h} [{lower}, {upper}]");
+        }
+    }
+}
+
+/// The golden test again at every SIMD level this CPU runs, forced with `VX_FILTERS_SIMD` (the
+/// module reads it once per process: each level in a child process running this binary).
+#[test]
+fn goldens_hold_at_every_forced_simd_level() {
+    if std::env::var_os("VX_FILTERS_SIMD").is_some() {
+        return; // A child: the parent runs the levels.
+    }
+    let mut levels = vec!["scalar"];
+    #[cfg(target_arch = "x86_64")]
+    {
+        levels.push("sse2");
+        if std::is_x86_feature_detected!("avx2") {
+            levels.push("avx2");
+        }
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+            levels.push("avx512");
+        }
+    }
+    let exe = std::env::current_exe().unwrap();
+    for level in levels {
+        let out = std::process::Command::new(&exe)
+            .args(["--exact", "every_filter_matches_opencv", "threshold_range_matches_the_openvx_rule"])
+            .args(["--test-threads", "1"])
+            .env("VX_FILTERS_SIMD", level)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("2 passed"),
+            "VX_FILTERS_SIMD={level}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 

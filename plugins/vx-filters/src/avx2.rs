@@ -2,24 +2,10 @@
 //! 16 output pixels per step in 16-bit lanes, the same integer arithmetic as the portable code
 //! (so results are identical, checked against the OpenCV goldens). Each function returns how
 //! many leading output pixels it wrote (a multiple of 16); the caller's portable loop does the
-//! rest, and runs alone on CPUs without AVX2 (`available()` is checked once per row, a cached
-//! atomic load).
+//! rest, and runs alone below level AVX2 (`simd::level()`, a cached atomic load per row).
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
-
-/// Whether this CPU runs the functions below.
-#[inline]
-pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
 
 /// 16 input pixels from `r[x..x + 16]`, widened to u16 lanes.
 ///
@@ -125,7 +111,7 @@ fn rows_fit(rows: [&[u8]; 3], n: usize) -> bool {
 /// Gaussian `1 2 1` ⊗ `1 2 1` / 16, rounded.
 ///
 /// # Safety
-/// AVX2 is available ([`available`]).
+/// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
@@ -140,7 +126,7 @@ pub(crate) unsafe fn gaussian_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) ->
 /// Box 3×3 mean, rounded: `((sum + 4) * 7282) >> 16`, as `div9_rounded`.
 ///
 /// # Safety
-/// AVX2 is available ([`available`]).
+/// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usize {
@@ -156,7 +142,7 @@ pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usiz
 /// `gy = (c0 + 2c1 + c2) - (a0 + 2a1 + a2)`.
 ///
 /// # Safety
-/// AVX2 is available ([`available`]).
+/// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy: &mut [i16]) -> usize {
@@ -186,55 +172,23 @@ pub(crate) unsafe fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy:
     x
 }
 
-/// Gradient magnitude `sqrt(gx² + gy²)`, rounded half up and saturated to u8 (as `mag`): f32 lanes
-/// (squares of S16 values are exact in f32), truncation of `m + 0.5`, saturating packs.
-///
-/// # Safety
-/// AVX2 is available ([`available`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn magnitude_row(gx: &[i16], gy: &[i16], o: &mut [u8]) -> usize {
-    let n = o.len().min(gx.len()).min(gy.len());
-    let mut x = 0;
-    while x + 16 <= n {
-        // SAFETY: x + 16 <= n <= both input lengths; loadu has no alignment requirement.
-        let (vx, vy) = unsafe {
-            (
-                _mm256_loadu_si256(gx.as_ptr().add(x) as *const __m256i),
-                _mm256_loadu_si256(gy.as_ptr().add(x) as *const __m256i),
-            )
-        };
-        let half = |v: __m256i, hi: bool| {
-            let h = if hi { _mm256_extracti128_si256(v, 1) } else { _mm256_castsi256_si128(v) };
-            _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(h))
-        };
-        let m = |hi: bool| {
-            let (fx, fy) = (half(vx, hi), half(vy, hi));
-            let sq = _mm256_add_ps(_mm256_mul_ps(fx, fx), _mm256_mul_ps(fy, fy));
-            _mm256_cvttps_epi32(_mm256_add_ps(_mm256_sqrt_ps(sq), _mm256_set1_ps(0.5)))
-        };
-        // i32 → i16 (values ≤ 1443) → u8 saturating; packs work per 128-bit lane, so the two
-        // halves' lanes are interleaved: [lo0 hi0 | lo1 hi1] → fix with one permute.
-        let p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(m(false), m(true)), 0b11_01_10_00);
-        // SAFETY: x + 16 <= n <= o.len().
-        unsafe { store16_u8(o, x, p16) };
-        x += 16;
-    }
-    x
-}
-
-/// `avx2::f(args)` when the CPU has AVX2, else 0: the number of leading output pixels done.
+/// `avx2::f(args)` when level `l` (capped to the CPU's) is AVX2 or above, else 0: the number of
+/// leading output pixels done.
 macro_rules! leading {
-    ($f:ident($($arg:expr),* $(,)?)) => {{
+    ($l:expr, $f:ident($($arg:expr),* $(,)?)) => {{
         #[cfg(target_arch = "x86_64")]
-        let done = if $crate::avx2::available() {
-            // SAFETY: AVX2 is available (checked just above), the functions' only requirement.
+        let done = if $crate::simd::clamp($l) >= $crate::simd::Level::Avx2 {
+            // SAFETY: `clamp` never returns a level above the CPU's: it has AVX2, the functions'
+            // only requirement.
             unsafe { $crate::avx2::$f($($arg),*) }
         } else {
             0
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let done = 0;
+        let done = {
+            let _ = $l;
+            0
+        };
         done
     }};
 }

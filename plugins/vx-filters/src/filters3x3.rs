@@ -3,7 +3,7 @@
 use vx_plugin_abi::{Rows, tiling_kernel};
 
 use crate::avx2::leading;
-use crate::simd::multiversion;
+use crate::simd::{Level, level, multiversion};
 
 /// Output columns per pass of the portable row functions (the edge columns and rows' ragged ends
 /// when the AVX2 loops ran; everything on other CPUs): the column sums of a chunk in a stack
@@ -75,18 +75,29 @@ multiversion! {
 /// vectorized row code runs everywhere.
 #[tiling_kernel(name = "filters.gaussian3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    let done = leading!(gaussian_row(a, b, c, out));
+    gaussian_at(level(), a, b, c, out)
+}
+
+/// One Gaussian output row at level `l`: the AVX2 loop for the leading blocks (AVX2 and above),
+/// the portable row function (compiled for `l`) for the rest.
+pub(crate) fn gaussian_at(l: Level, a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
+    let done = leading!(l, gaussian_row(a, b, c, out));
     if done < out.len() {
-        gaussian_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+        gaussian_row::at(l, &a[done..], &b[done..], &c[done..], &mut out[done..])
     }
 }
 
 /// Box 3×3 mean, rounded: OpenCV's `blur(ksize = (3, 3))`.
 #[tiling_kernel(name = "filters.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
-    let done = leading!(box_row(a, b, c, out));
+    box_at(level(), a, b, c, out)
+}
+
+/// One box output row at level `l` (as [`gaussian_at`]).
+pub(crate) fn box_at(l: Level, a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
+    let done = leading!(l, box_row(a, b, c, out));
     if done < out.len() {
-        box_row(&a[done..], &b[done..], &c[done..], &mut out[done..])
+        box_row::at(l, &a[done..], &b[done..], &c[done..], &mut out[done..])
     }
 }
 
@@ -100,9 +111,14 @@ fn div9_rounded(sum: u16) -> u8 {
 /// Sobel 3×3: x and y derivatives to S16, OpenCV's `Sobel(ddepth = CV_16S, ksize = 3)`.
 #[tiling_kernel(name = "filters.sobel3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
 fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
-    let done = leading!(sobel_row(a, b, c, gx, gy));
+    sobel_at(level(), a, b, c, gx, gy)
+}
+
+/// One Sobel output row (both derivatives) at level `l` (as [`gaussian_at`]).
+pub(crate) fn sobel_at(l: Level, a: &[u8], b: &[u8], c: &[u8], gx: &mut [i16], gy: &mut [i16]) {
+    let done = leading!(l, sobel_row(a, b, c, gx, gy));
     if done < gx.len() {
-        sobel_row(&a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
+        sobel_row::at(l, &a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
     }
 }
 

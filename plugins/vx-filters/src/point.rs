@@ -1,193 +1,118 @@
-//! Point operations: gradient magnitude, add, subtract, posterize, threshold, NOT.
+//! Point operations: gradient magnitude, add, subtract, posterize, threshold (binary and range),
+//! NOT, truncate. Each is a flexible-only kernel of 1×1 blocks, so the runtime hands it full-width
+//! bands of rows and it runs one row function (`rows.rs`, SIMD at the dispatched level) per row.
 
 use vx_plugin_abi::{InPlace, InPlaceRow, Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
 
-use crate::avx2::leading;
-use crate::simd::multiversion;
+use crate::rows;
+use crate::simd::{level, stream_stores};
 
-multiversion! {
-    /// One row of gradient magnitudes.
-    fn magnitude_row(a: &[i16], b: &[i16], o: &mut [u8]) {
-        for ((o, &x), &z) in o.iter_mut().zip(a).zip(b) {
-            *o = mag(x, z);
-        }
-    }
+fn missing() -> TileError {
+    TileError::new(Status::Failure, "row slices are not available")
 }
 
-fn io<'a, 'o, A: TilePixel, O: TilePixel>(
-    a: &Tile<'a, A>,
-    out: &'o mut TileMut<'_, O>,
-    y: u32,
-) -> Result<(&'a [A], &'o mut [O]), TileError> {
-    let missing = || TileError::new(Status::Failure, "row slices are not available");
-    Ok((a.row(y as i32).ok_or_else(missing)?, out.row_mut(y).ok_or_else(missing)?))
+/// Whether a node whose images take `bytes_per_pixel` bytes per pixel over `out`'s image writes
+/// `out` with non-temporal stores (see [`stream_stores`]).
+fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
+    stream_stores(out.image_width() as usize * out.image_height() as usize * bytes_per_pixel)
 }
 
 /// Gradient magnitude `sqrt(gx² + gy²)`, rounded and saturated to U8 (OpenCV: `magnitude` on
 /// float, then `round` and saturate).
-#[tiling_kernel(name = "filters.magnitude", block = 16x1, flexible = magnitude_flexible)]
+#[tiling_kernel(name = "filters.magnitude", flexible)]
 fn magnitude(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    let (l, nt) = (level(), nt(out, 5));
     for y in 0..out.height() {
-        let b = gy.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
-        let (a, o) = io(gx, out, y)?;
-        let done = leading!(magnitude_row(a, b, o));
-        if done < o.len() {
-            magnitude_row(&a[done..], &b[done..], &mut o[done..]);
-        }
+        let (a, b) = (gx.row(y as i32).ok_or_else(missing)?, gy.row(y as i32).ok_or_else(missing)?);
+        rows::magnitude(l, a, b, out.row_mut(y).ok_or_else(missing)?, nt);
     }
     Ok(())
-}
-
-#[inline(always)]
-fn mag(x: i16, y: i16) -> u8 {
-    let (x, y) = (x as f32, y as f32);
-    // Round half up, saturating (`as` saturates). No ties occur (sqrt of an integer is never k + 0.5),
-    // so this equals `round`, and unlike `f32::round` it vectorizes on baseline x86-64.
-    ((x * x + y * y).sqrt() + 0.5) as u8
-}
-
-fn magnitude_flexible(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, mag(gx.pixel(x, y, 0, 0), gy.pixel(x, y, 0, 0)));
-        }
-    }
 }
 
 /// `a + b` to S16 (OpenCV: `add(a, b, dtype = CV_16S)`).
-#[tiling_kernel(name = "filters.add", block = 16x1, flexible = add_flexible)]
+#[tiling_kernel(name = "filters.add", flexible)]
 fn add(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) -> Result<(), TileError> {
+    let (l, nt) = (level(), nt(out, 4));
     for y in 0..out.height() {
-        let rb = b.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
-        let (ra, o) = io(a, out, y)?;
-        for ((o, &x), &z) in o.iter_mut().zip(ra).zip(rb) {
-            *o = (x as i16).saturating_add(z as i16);
-        }
+        let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
+        rows::add(l, ra, rb, out.row_mut(y).ok_or_else(missing)?, nt);
     }
     Ok(())
-}
-
-fn add_flexible(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, (a.pixel(x, y, 0, 0) as i16).saturating_add(b.pixel(x, y, 0, 0) as i16));
-        }
-    }
 }
 
 /// `a - b` to S16 (OpenCV: `subtract(a, b, dtype = CV_16S)`).
-#[tiling_kernel(name = "filters.subtract", block = 16x1, flexible = subtract_flexible)]
+#[tiling_kernel(name = "filters.subtract", flexible)]
 fn subtract(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) -> Result<(), TileError> {
+    let (l, nt) = (level(), nt(out, 4));
     for y in 0..out.height() {
-        let rb = b.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no rows"))?;
-        let (ra, o) = io(a, out, y)?;
-        for ((o, &x), &z) in o.iter_mut().zip(ra).zip(rb) {
-            *o = (x as i16).saturating_sub(z as i16);
-        }
+        let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
+        rows::subtract(l, ra, rb, out.row_mut(y).ok_or_else(missing)?, nt);
     }
     Ok(())
-}
-
-fn subtract_flexible(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, (a.pixel(x, y, 0, 0) as i16).saturating_sub(b.pixel(x, y, 0, 0) as i16));
-        }
-    }
 }
 
 /// Posterize `(p & 0xF0) | (p >> 4)` (OpenCV: `LUT`).
-#[tiling_kernel(name = "filters.posterize", block = 16x1, flexible = posterize_flexible)]
+#[tiling_kernel(name = "filters.posterize", flexible)]
 fn posterize(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    let (l, nt) = (level(), nt(out, 2));
     for y in 0..out.height() {
-        let (src, o) = io(input, out, y)?;
-        for (o, &p) in o.iter_mut().zip(src) {
-            *o = (p & 0xF0) | (p >> 4);
-        }
+        let src = input.row(y as i32).ok_or_else(missing)?;
+        rows::posterize(l, src, out.row_mut(y).ok_or_else(missing)?, nt);
     }
     Ok(())
 }
 
-fn posterize_flexible(input: &Tile<u8>, out: &mut TileMut<u8>) {
-    for y in 0..out.height() {
-        for x in 0..out.width() {
-            let p = input.pixel(x, y, 0, 0);
-            out.set(x, y, (p & 0xF0) | (p >> 4));
-        }
-    }
-}
-
-/// Binary threshold: 255 above `level`, else 0 (OpenCV: `threshold(THRESH_BINARY, maxval 255)`).
-/// Every pixel is rewritten, and the output is a new image: no alias hint.
-#[tiling_kernel(name = "filters.threshold", block = 16x1, flexible = threshold_flexible)]
+/// Binary threshold (OpenVX `VX_THRESHOLD_TYPE_BINARY`): 255 where `input > level`, else 0
+/// (OpenCV: `threshold(THRESH_BINARY, maxval 255)`). Every pixel is rewritten, and the output is a
+/// new image: no alias hint.
+#[tiling_kernel(name = "filters.threshold", flexible)]
 fn threshold(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    let (l, nt) = (crate::simd::level(), nt(out, 2));
     for y in 0..out.height() {
-        let (src, o) = io(input, out, y)?;
-        for (o, &p) in o.iter_mut().zip(src) {
-            *o = if p > level { 255 } else { 0 };
-        }
+        let src = input.row(y as i32).ok_or_else(missing)?;
+        rows::threshold(l, src, level, out.row_mut(y).ok_or_else(missing)?, nt);
     }
     Ok(())
 }
 
-fn threshold_flexible(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) {
+/// Range threshold (OpenVX `VX_THRESHOLD_TYPE_RANGE`): 255 where `lower <= input <= upper`, else
+/// 0 (OpenCV: `inRange(input, lower, upper)`); `lower > upper` gives all 0.
+#[tiling_kernel(name = "filters.threshold_range", flexible)]
+fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>) -> Result<(), TileError> {
+    let (l, nt) = (level(), nt(out, 2));
     for y in 0..out.height() {
-        for x in 0..out.width() {
-            out.set(x, y, if input.pixel(x, y, 0, 0) > level { 255 } else { 0 });
-        }
+        let src = input.row(y as i32).ok_or_else(missing)?;
+        rows::threshold_range(l, src, lower, upper, out.row_mut(y).ok_or_else(missing)?, nt);
     }
+    Ok(())
 }
 
 /// Bitwise NOT (OpenCV: `bitwise_not`). Dense: every pixel is rewritten, in place when the
 /// runtime aliases input and output (the memory saving is the gain), from input to output when not.
+/// (The in-place view does not tell the image's size, so the size rule of `stream_stores` cannot
+/// apply: streaming stores only when forced with `VX_FILTERS_NT=on`.)
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
+    let (l, nt) = (level(), stream_stores(0));
     for y in 0..io.height() {
         match io.rows(y) {
-            Some(InPlaceRow::Same(row)) => not_in_place(row),
-            Some(InPlaceRow::Apart(src, dst)) => not_row(src, dst),
+            Some(InPlaceRow::Same(row)) => rows::not_in_place(l, row),
+            Some(InPlaceRow::Apart(src, dst)) => rows::not(l, src, dst, nt),
             None => {}
         }
     }
 }
 
-multiversion! {
-    fn not_row(src: &[u8], dst: &mut [u8]) {
-        for (o, &p) in dst.iter_mut().zip(src) {
-            *o = !p;
-        }
-    }
-}
-
-multiversion! {
-    fn not_in_place(row: &mut [u8]) {
-        for p in row {
-            *p = !*p;
-        }
-    }
-}
-
 /// Truncate: pixels above `level` become `level`, the rest stay (OpenCV: `threshold(THRESH_TRUNC)`).
-/// Sparse: when the runtime aliases input and output, only the 32-pixel chunks holding a pixel
-/// above `level` are written; otherwise the input row is copied first (the copy aliasing saves).
+/// Sparse: when the runtime aliases input and output, only the chunks (one SIMD register) holding
+/// a pixel above `level` are written; otherwise the input row is copied first (the copy aliasing
+/// saves).
 #[tiling_kernel(name = "filters.truncate", flexible, alias(0, 1, sparse))]
 fn truncate(io: &mut InPlace<u8>, level: u8) {
+    let l = crate::simd::level();
     for y in 0..io.height() {
         if let Some(row) = io.row_mut(y) {
-            truncate_row(row, level);
-        }
-    }
-}
-
-multiversion! {
-    fn truncate_row(row: &mut [u8], level: u8) {
-        for chunk in row.chunks_mut(32) {
-            // A max over the chunk (vectorized) decides whether it is written at all.
-            if chunk.iter().fold(0u8, |m, &p| m.max(p)) > level {
-                for p in chunk {
-                    *p = (*p).min(level);
-                }
-            }
+            rows::truncate(l, row, level);
         }
     }
 }

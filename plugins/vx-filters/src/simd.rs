@@ -1,27 +1,232 @@
-//! Run-time SIMD dispatch for row loops: `multiversion!` compiles a row function twice — for
-//! baseline x86-64 and with AVX2 enabled — and picks the AVX2 one when the CPU has it (the check is
-//! a cached atomic load). Portable code, no per-machine build flags.
+//! Run-time SIMD dispatch for every pixel loop of the module.
+//!
+//! - [`Level`]: the instruction sets a row function may use — `Portable` (plain Rust, what the
+//!   compiler makes of it for the build target: SSE2 auto-vectorized on x86-64, NEON on aarch64),
+//!   and on x86-64 `Sse2`, `Avx2` and `Avx512` (AVX-512 F + BW) hand-written loops.
+//! - [`level`]: the level in use, detected once (a cached atomic load afterwards) and capped by the
+//!   environment variable `VX_FILTERS_SIMD=portable|scalar|sse2|avx2|avx512`, read once (a level
+//!   the CPU lacks is capped to the best it has). Tests pass levels explicitly (`*_at` functions).
+//! - `multiversion!`: one portable row function compiled for each level (baseline, AVX2,
+//!   AVX-512), for the loops the compiler vectorizes well enough by itself.
+//! - [`stream_stores`]: whether a point operation over images of this many bytes writes its output
+//!   with non-temporal stores (`VX_FILTERS_NT=on|off|auto`, read once; `auto`: when the bytes
+//!   exceed a quarter of the last-level cache). Measured on the showcase bench: streaming stores
+//!   lose while the images stay in the cache (a following node, or the next frame, reads them from
+//!   there) and win once they take a fair part of it (the cache is shared with the other cores:
+//!   the crossover lay between a sixteenth and a quarter of the reported size); the 3×3 filters
+//!   (staged through an L1 buffer) did not win at any size measured, so they always write with
+//!   plain stores.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// An instruction-set level of the row functions, ordered: a CPU with one has those below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Level {
+    /// Plain Rust, no explicit SIMD (the compiler's auto-vectorization for the build target).
+    Portable = 0,
+    /// x86-64 baseline: SSE2.
+    Sse2 = 1,
+    /// AVX2.
+    Avx2 = 2,
+    /// AVX-512 F and BW.
+    Avx512 = 3,
+}
+
+impl Level {
+    /// Every level, lowest first.
+    #[cfg(test)]
+    pub(crate) const ALL: [Level; 4] = [Level::Portable, Level::Sse2, Level::Avx2, Level::Avx512];
+
+    fn from_u8(v: u8) -> Level {
+        match v {
+            1 => Level::Sse2,
+            2 => Level::Avx2,
+            3 => Level::Avx512,
+            _ => Level::Portable,
+        }
+    }
+
+    /// The level named by `VX_FILTERS_SIMD`'s value.
+    pub(crate) fn parse(s: &str) -> Option<Level> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "portable" | "scalar" | "none" => Some(Level::Portable),
+            "sse2" => Some(Level::Sse2),
+            "avx2" => Some(Level::Avx2),
+            "avx512" | "avx512bw" => Some(Level::Avx512),
+            _ => None,
+        }
+    }
+}
+
+/// The best level this CPU runs (`Portable` off x86-64).
+pub(crate) fn detected() -> Level {
+    static DETECTED: AtomicU8 = AtomicU8::new(u8::MAX);
+    let v = DETECTED.load(Ordering::Relaxed);
+    if v != u8::MAX {
+        return Level::from_u8(v);
+    }
+    let l = detect();
+    DETECTED.store(l as u8, Ordering::Relaxed);
+    l
+}
+
+fn detect() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+            return Level::Avx512;
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+        Level::Sse2
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Level::Portable
+    }
+}
+
+/// The level the kernels use: [`detected`], capped by `VX_FILTERS_SIMD` (read once).
+#[inline]
+pub(crate) fn level() -> Level {
+    static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+    let v = LEVEL.load(Ordering::Relaxed);
+    if v != u8::MAX {
+        return Level::from_u8(v);
+    }
+    let forced = std::env::var("VX_FILTERS_SIMD").ok().and_then(|s| Level::parse(&s));
+    let l = forced.map_or(detected(), |f| f.min(detected()));
+    LEVEL.store(l as u8, Ordering::Relaxed);
+    l
+}
+
+/// `l` capped to what the CPU runs: the `*_at` functions take any level and never run an
+/// instruction set the CPU lacks.
+#[inline]
+pub(crate) fn clamp(l: Level) -> Level {
+    l.min(detected())
+}
+
+/// Every level this CPU runs, lowest first (the tests run each).
+#[cfg(test)]
+pub(crate) fn levels() -> Vec<Level> {
+    Level::ALL.into_iter().filter(|&l| l <= detected()).collect()
+}
+
+/// Bytes of the last-level cache (the largest data/unified cache sysfs reports for cpu0), read
+/// once; 32 MiB when unknown.
+pub(crate) fn llc_bytes() -> usize {
+    static LLC: OnceLock<usize> = OnceLock::new();
+    *LLC.get_or_init(|| {
+        let mut best = 0;
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let Ok(kind) = std::fs::read_to_string(format!("{dir}/type")) else { continue };
+            if kind.trim() == "Instruction" {
+                continue;
+            }
+            let Ok(size) = std::fs::read_to_string(format!("{dir}/size")) else { continue };
+            let s = size.trim();
+            let bytes = match s.as_bytes().last() {
+                Some(b'K') => s[..s.len() - 1].parse::<usize>().ok().map(|v| v << 10),
+                Some(b'M') => s[..s.len() - 1].parse::<usize>().ok().map(|v| v << 20),
+                _ => s.parse().ok(),
+            };
+            best = best.max(bytes.unwrap_or(0));
+        }
+        if best == 0 { 32 << 20 } else { best }
+    })
+}
+
+/// Non-temporal store policy from `VX_FILTERS_NT`: 0 auto, 1 always, 2 never.
+fn nt_policy() -> u8 {
+    static NT: OnceLock<u8> = OnceLock::new();
+    *NT.get_or_init(|| match std::env::var("VX_FILTERS_NT").as_deref().map(str::trim) {
+        Ok("on" | "1" | "always") => 1,
+        Ok("off" | "0" | "never") => 2,
+        _ => 0,
+    })
+}
+
+/// Whether a node whose images (inputs and outputs) take `bytes` writes its output with
+/// non-temporal stores: when they take more than a quarter of the last-level cache, which is
+/// shared with the other cores (the output would not stay there for the next reader anyway, and
+/// plain stores would first read every line and evict what the inputs need), unless
+/// `VX_FILTERS_NT` says otherwise.
+#[inline]
+pub(crate) fn stream_stores(bytes: usize) -> bool {
+    match nt_policy() {
+        1 => true,
+        2 => false,
+        _ => bytes > llc_bytes() / 4,
+    }
+}
+
+/// One portable row function compiled for every level: `fn name(args)` runs the best the CPU has
+/// (capped by `VX_FILTERS_SIMD`), `name::at(level, args)` the given one (capped to the CPU's).
 macro_rules! multiversion {
     ($(#[$m:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
         $(#[$m])*
+        #[allow(dead_code)]
         fn $name($($arg: $ty),*) {
+            $name::at($crate::simd::level(), $($arg),*)
+        }
+
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
             #[inline(always)]
             fn imp($($arg: $ty),*) $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2")]
-                unsafe fn avx2($($arg: $ty),*) {
-                    imp($($arg),*)
+
+            /// The row function at level `l` (capped to the CPU's).
+            #[allow(dead_code)]
+            pub(crate) fn at(l: $crate::simd::Level, $($arg: $ty),*) {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx2")]
+                    unsafe fn avx2($($arg: $ty),*) {
+                        imp($($arg),*)
+                    }
+                    #[target_feature(enable = "avx512f,avx512bw")]
+                    unsafe fn avx512($($arg: $ty),*) {
+                        imp($($arg),*)
+                    }
+                    match $crate::simd::clamp(l) {
+                        // SAFETY: `clamp` never returns a level above the CPU's, so the CPU has
+                        // AVX-512 F and BW, the only requirement of calling this function.
+                        $crate::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },
+                        // SAFETY: as above, the CPU has AVX2.
+                        $crate::simd::Level::Avx2 => return unsafe { avx2($($arg),*) },
+                        _ => {}
+                    }
                 }
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
-                    // calling a function compiled with it enabled.
-                    return unsafe { avx2($($arg),*) };
-                }
+                let _ = l;
+                imp($($arg),*)
             }
-            imp($($arg),*)
         }
     };
 }
 pub(crate) use multiversion;
+
+/// `x86::name::{avx512, avx2, sse2}(args)` for level `l` (capped to the CPU's); 0 at `Portable`.
+macro_rules! dispatch {
+    ($l:expr, $name:ident($($arg:expr),* $(,)?)) => {{
+        #[cfg(target_arch = "x86_64")]
+        let done = match $crate::simd::clamp($l) {
+            // SAFETY: `clamp` never returns a level above the CPU's: it has the instruction set.
+            $crate::simd::Level::Avx512 => unsafe { $crate::x86::$name::avx512($($arg),*) },
+            // SAFETY: as above.
+            $crate::simd::Level::Avx2 => unsafe { $crate::x86::$name::avx2($($arg),*) },
+            // SAFETY: as above.
+            $crate::simd::Level::Sse2 => unsafe { $crate::x86::$name::sse2($($arg),*) },
+            $crate::simd::Level::Portable => 0,
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = { let _ = $l; 0 };
+        done
+    }};
+}
+pub(crate) use dispatch;
