@@ -27,10 +27,10 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(s.starts_with(&format!("Module vx_filters 0.1.0 (module ABI {MODULE_ABI_VERSION})")), "{s}");
-    assert!(s.contains("kernels: 10"), "{s}");
+    assert!(s.contains("kernels: 11"), "{s}");
     // Names and elements come from the kernel functions' arguments; the summary from the doc comment.
     assert!(s.contains("filters.threshold  [tiling kernel"), "{s}");
-    assert!(s.contains("Binary threshold: 255 above `level`"), "{s}");
+    assert!(s.contains("Binary threshold (OpenVX `VX_THRESHOLD_TYPE_BINARY`): 255 where `input > level`"), "{s}");
     assert!(s.contains("1  level  input   scalar  U8      required"), "{s}");
     assert!(s.contains("2  gy         output  image   S16     required"), "{s}");
     assert!(s.contains("neighborhood (-1, 1, -1, 1), border Self"), "{s}");
@@ -44,7 +44,7 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     assert_eq!(v["module"], "vx_filters");
     assert_eq!(v["abi_version"], MODULE_ABI_VERSION);
     let kernels = v["kernels"].as_array().unwrap();
-    assert_eq!(kernels.len(), 10);
+    assert_eq!(kernels.len(), 11);
     let sobel = kernels.iter().find(|k| k["name"] == "filters.sobel3x3").unwrap();
     assert_eq!(sobel["kind"], "tiling");
     assert_eq!(sobel["tiling"]["neighborhood"], serde_json::json!([-1, 1, -1, 1]));
@@ -680,7 +680,7 @@ fn inspect_lists_directories_and_details_kernels() {
     assert!(s.starts_with(&format!("{d}: 3 module(s)")), "{s}");
     assert!(
         s.contains(&format!(
-            "vx_filters  0.1.0     ABI {MODULE_ABI_VERSION}  10 kernel(s): filters.add, filters.box3x3"
+            "vx_filters  0.1.0     ABI {MODULE_ABI_VERSION}  11 kernel(s): filters.add, filters.box3x3"
         )),
         "{s}"
     );
@@ -697,7 +697,7 @@ fn inspect_lists_directories_and_details_kernels() {
     assert!(modules[0]["error"].is_string() && modules[0]["version"].is_null());
     assert_eq!(modules[1]["version"], "0.1.0");
     assert_eq!(modules[1]["abi_version"], MODULE_ABI_VERSION);
-    assert_eq!(modules[1]["kernels"].as_array().unwrap().len(), 10);
+    assert_eq!(modules[1]["kernels"].as_array().unwrap().len(), 11);
 
     // No argument: every directory of the search path (-M first).
     let o = vx(&["-M", d, "inspect", "--json"]);
