@@ -8,6 +8,7 @@ otherwise, and the timing would measure page faults of new 2-16 MB buffers, not 
 same as the vx side, whose graphs own their outputs from verify on.
 
 usage: opencv_bench.py A_RAW B_RAW WIDTH HEIGHT THREADS ROUNDS
+       opencv_bench.py --serve     (see `serve`)
 """
 import json
 import sys
@@ -17,12 +18,8 @@ import cv2
 import numpy as np
 
 
-def main():
-    a_path, b_path = sys.argv[1], sys.argv[2]
-    w, h, threads, rounds = (int(v) for v in sys.argv[3:7])
-    cv2.setNumThreads(threads)
-    a = np.fromfile(a_path, np.uint8).reshape(h, w)
-    b = np.fromfile(b_path, np.uint8).reshape(h, w)
+def make_ops(a, b, w, h):
+    """OpenCV's equivalent of each vx_filters kernel on images a and b, every output preallocated."""
     u8 = lambda: np.empty((h, w), np.uint8)
     s16 = lambda: np.empty((h, w), np.int16)
     f32 = lambda: np.empty((h, w), np.float32)
@@ -60,6 +57,18 @@ def main():
         "not": lambda: cv2.bitwise_not(a, dst=d8),
         "pipeline": pipeline,
     }
+    return ops
+
+
+def main():
+    if sys.argv[1:2] == ["--serve"]:
+        return serve()
+    a_path, b_path = sys.argv[1], sys.argv[2]
+    w, h, threads, rounds = (int(v) for v in sys.argv[3:7])
+    cv2.setNumThreads(threads)
+    a = np.fromfile(a_path, np.uint8).reshape(h, w)
+    b = np.fromfile(b_path, np.uint8).reshape(h, w)
+    ops = make_ops(a, b, w, h)
     # Calls per timed round: about 4 Mpixel of work, as the Rust side does.
     calls = max(1, 4_000_000 // (w * h))
     out = {}
@@ -76,6 +85,39 @@ def main():
         out[name] = times[len(times) // 2]
     out["opencv_version"] = cv2.__version__
     print(json.dumps(out))
+
+
+def serve():
+    """`--serve`: the OpenCV side of `cargo bench -p vx-tests --bench performance`, one long-lived
+    process whose rounds the Rust side interleaves with its own. One command per stdin line, one
+    answer line:
+      load W H A_PATH B_PATH   -> ok            (the images; every output preallocated)
+      time OP THREADS CALLS    -> seconds/call  (one untimed call first, then CALLS timed back to back)
+      version                  -> OpenCV's version
+    """
+    ops = {}
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "load":
+            w, h = int(cmd[1]), int(cmd[2])
+            a = np.fromfile(cmd[3], np.uint8).reshape(h, w)
+            b = np.fromfile(cmd[4], np.uint8).reshape(h, w)
+            ops = make_ops(a, b, w, h)
+            print("ok", flush=True)
+        elif cmd[0] == "time":
+            op, threads, calls = ops[cmd[1]], int(cmd[2]), int(cmd[3])
+            cv2.setNumThreads(threads)
+            op()
+            t = time.perf_counter()
+            for _ in range(calls):
+                op()
+            print((time.perf_counter() - t) / calls, flush=True)
+        elif cmd[0] == "version":
+            print(cv2.__version__, flush=True)
+        else:
+            print("error: unknown command " + cmd[0], flush=True)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@
 //! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds; frames per second,
 //! the ratio, and the outputs compared frame by frame.
 
+#[path = "common/filters.rs"]
+mod filters;
+
 #[allow(dead_code)]
 mod spec_kernels {
     include!("../../plugins/vx-spec-kernels/src/kernels.rs");
@@ -31,23 +34,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use filters::*;
 use vx::*;
-use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 
 const ROUNDS: usize = 21;
-const SIZES: [(u32, u32); 3] = [(640, 480), (1920, 1080), (3840, 2160)];
-
-/// The floor row's kernel: the input copied to the output, tile by tile, through the runtime.
-#[tiling_kernel(name = "bench.copy", flexible)]
-fn copy(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
-    for y in 0..out.height() {
-        let src = input.row(y as i32).ok_or_else(|| TileError::new(Status::Failure, "no input row"))?;
-        let dst = out.row_mut(y).ok_or_else(|| TileError::new(Status::Failure, "no output row"))?;
-        dst.copy_from_slice(&src[..dst.len()]);
-    }
-    Ok(())
-}
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -88,19 +79,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn pixels(seed: u64, w: u32, h: u32) -> Vec<u8> {
-    let mut x = seed;
-    (0..w as usize * h as usize)
-        .map(|i| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            // Smooth structure plus noise, like a picture.
-            let (px, py) = ((i % w as usize) as f32, (i / w as usize) as f32);
-            let base = 128.0 + 90.0 * (px / 37.0).sin() * (py / 23.0).cos();
-            (base as i32 + ((x >> 59) as i32 - 16)).clamp(0, 255) as u8
-        })
-        .collect()
-}
-
 fn opencv(a: &Path, b: &Path, w: u32, h: u32, threads: usize) -> Option<String> {
     let script = workspace_root().join("tests/benches/opencv_bench.py");
     let out = Command::new("python3")
@@ -118,82 +96,8 @@ fn json_seconds(json: &str, key: &str) -> Option<Duration> {
     json[at..end].trim().parse::<f64>().ok().map(Duration::from_secs_f64)
 }
 
-fn context(threads: usize, dir: &Path) -> Context {
-    let ctx = Context::builder().threads(threads).build().unwrap();
-    ctx.add_module_dir(dir);
-    ctx.load_module("vx_filters").unwrap();
-    ctx.publish_in_process().unwrap();
-    ctx
-}
-
-struct Inputs {
-    a: Image,
-    b: Image,
-    w: u32,
-    h: u32,
-}
-
-fn inputs(ctx: &Context, w: u32, h: u32, a_px: &[u8], b_px: &[u8]) -> Inputs {
-    let a = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
-    a.copy_from(Rect::full(w, h), 0, a_px).unwrap();
-    let b = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
-    b.copy_from(Rect::full(w, h), 0, b_px).unwrap();
-    Inputs { a, b, w, h }
-}
-
 /// A one-node graph of kernel `name` (`copy` is the bench's floor kernel) over the inputs; outputs
 /// allocated at verify, before timing.
-fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
-    let (w, h) = (s.w, s.h);
-    let img = |f| Image::new(ctx, w, h, f).unwrap();
-    let kname = if name == "copy" { "bench.copy".to_string() } else { format!("filters.{name}") };
-    let k = ctx.kernel_by_name(&kname).unwrap();
-    let g = Graph::new(ctx).unwrap();
-    let params: Vec<Reference> = match name {
-        "sobel3x3" => vec![(&s.a).into(), (&img(ImageFormat::S16)).into(), (&img(ImageFormat::S16)).into()],
-        "magnitude" => {
-            // Gradients computed once, outside the timed graph.
-            let (gx, gy) = (img(ImageFormat::S16), img(ImageFormat::S16));
-            let pre = Graph::new(ctx).unwrap();
-            pre.add_node(&ctx.kernel_by_name("filters.sobel3x3").unwrap(), [&s.a, &gx, &gy]).unwrap();
-            pre.process().unwrap();
-            vec![(&gx).into(), (&gy).into(), (&img(ImageFormat::U8)).into()]
-        }
-        "add" | "subtract" => vec![(&s.a).into(), (&s.b).into(), (&img(ImageFormat::S16)).into()],
-        "threshold" => vec![
-            (&s.a).into(),
-            Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
-            (&img(ImageFormat::U8)).into(),
-        ],
-        "threshold_range" => vec![
-            (&s.a).into(),
-            Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap().into(),
-            Scalar::new(ctx, ScalarValue::Uint8(180)).unwrap().into(),
-            (&img(ImageFormat::U8)).into(),
-        ],
-        _ => vec![(&s.a).into(), (&img(ImageFormat::U8)).into()],
-    };
-    g.add_node(&k, params).unwrap();
-    g.verify().unwrap();
-    g
-}
-
-/// The 4-node edge pipeline (gaussian → sobel → magnitude → threshold) over virtual intermediates.
-fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
-    let g = Graph::new(ctx).unwrap();
-    let v = |f| Image::new_virtual(&g, 0, 0, f).unwrap();
-    let (blur, gx, gy, mag) =
-        (v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual), v(ImageFormat::Virtual));
-    let out = Image::new(ctx, s.w, s.h, ImageFormat::U8).unwrap();
-    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
-    g.add_node(&k("gaussian3x3"), [&s.a, &blur]).unwrap();
-    g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
-    g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
-    let level = Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap();
-    g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&out)]).unwrap();
-    g.verify().unwrap();
-    g
-}
 
 /// Buffer aliasing measured: the chain `a → NOT → v0 → truncate → v1 → NOT → v2 → NOT → out` (three
 /// in-place hints legal) with aliasing on and off, at 1080p and 4K, 2 threads: buffer bytes after verify,
@@ -396,17 +300,6 @@ fn pipelining(dir: &Path) {
     }
 }
 
-fn sizes() -> Vec<(u32, u32)> {
-    match std::env::var("VX_BENCH_SIZES") {
-        Ok(v) => v
-            .split(',')
-            .filter_map(|s| s.split_once('x'))
-            .filter_map(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
-            .collect(),
-        Err(_) => SIZES.to_vec(),
-    }
-}
-
 fn main() {
     eprintln!("building the modules (release)…");
     let filters = build_module_profile("vx-filters", &[], true);
@@ -419,8 +312,8 @@ fn main() {
         _ => {}
     }
     let ctxs = [context(1, &dir), context(2, &dir)];
-    let tmp = std::env::temp_dir();
-    let (a_raw, b_raw) = (tmp.join("vx-bench-a.u8"), tmp.join("vx-bench-b.u8"));
+    let dir_in = input_dir();
+    let (a_raw, b_raw) = (dir_in.join("a.u8"), dir_in.join("b.u8"));
     let names = [
         "copy",
         "gaussian3x3",
