@@ -159,6 +159,24 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
     Ok(())
 }
 
+/// Node `n`'s topology verdicts again for the hints whose input is a real (non-virtual) object, after
+/// an input was replaced by another real object (`rebound.rs`): such a hint is refused before any
+/// rule that looks at other nodes, so its verdict depends on this node alone (the reason names the
+/// input).
+pub(super) fn refresh_real_input_verdicts(v: &mut Verification<'_>, s: &NodeSlot, n: usize) {
+    let enabled = v.graph.ctx.inner.shared.config.aliasing;
+    let Some(verdicts) = v.alias_topology.get_mut(&n) else { return };
+    let nobody = OverlapIndex::default();
+    for (h, verdict) in verdicts.iter_mut() {
+        let (i, o) = oriented(s, h);
+        let real = s.params.get(i as usize).and_then(Option::as_ref).is_some_and(|r| !r.is_virtual());
+        if enabled && real {
+            // Returns at "not virtual" (or earlier): neither `readers` nor `runs_before` is asked.
+            *verdict = topology_rule(s, n, i, o, &nobody, &|_| String::new(), &|_, _| false);
+        }
+    }
+}
+
 /// Rules 1–6 for hint (input `i`, output `o`) of node `n`; `Some(reason)` refuses it.
 fn topology_rule(
     s: &NodeSlot,

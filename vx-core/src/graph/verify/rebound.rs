@@ -160,6 +160,8 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
             && !r.had_valid_rect_fn
             && r.tiling.is_some() == s.tiling_kernel();
         let mut nv = NodeVerification { node: r.node, ..Default::default() };
+        // Its hints with a real input are refused by the input's name: an input replaced, a new name.
+        super::aliasing::refresh_real_input_verdicts(&mut v, s, r.node);
         let always = |v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification| {
             NODE_PASSES.iter().filter(|p| p.always).try_for_each(|pass| (pass.run)(v, s, nv))
         };
@@ -223,9 +225,10 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
 
 /// Node `node`'s input `param` was replaced by an object of the same meta data (no re-verification
 /// trigger). If what the graph passes read cannot have changed — both objects real and written by
-/// no node, the parameter in none of the node's alias hints, the graph sequential and its last
-/// complete verification's products kept — the node is noted for a proportional re-verification
-/// and true returned; else false (the caller invalidates the graph).
+/// no node, the graph sequential and its last complete verification's products kept — the node is
+/// noted for a proportional re-verification and true returned; else false (the caller invalidates
+/// the graph). Its alias hints' verdicts are refreshed at the re-verification (a real input is
+/// refused by name).
 pub(crate) fn note_input_replaced(
     body: &mut GraphBody,
     node: usize,
@@ -241,9 +244,7 @@ pub(crate) fn note_input_replaced(
         return false;
     }
     let s = body.nodes[node].as_mut().expect("live node");
-    let hinted =
-        s.kernel.final_().is_some_and(|f| f.alias_hints.iter().any(|h| h.a as usize == param || h.b as usize == param));
-    if hinted || s.spec(param).direction != Direction::Input {
+    if s.spec(param).direction != Direction::Input {
         return false;
     }
     if s.noted.is_none() {
