@@ -96,9 +96,6 @@ fn json_seconds(json: &str, key: &str) -> Option<Duration> {
     json[at..end].trim().parse::<f64>().ok().map(Duration::from_secs_f64)
 }
 
-/// A one-node graph of kernel `name` (`copy` is the bench's floor kernel) over the inputs; outputs
-/// allocated at verify, before timing.
-
 /// Buffer aliasing measured: the chain `a → NOT → v0 → truncate → v1 → NOT → v2 → NOT → out` (three
 /// in-place hints legal) with aliasing on and off, at 1080p and 4K, 2 threads: buffer bytes after verify,
 /// and the truncate node's own time (sparse: aliased, it reads the frame and writes the few

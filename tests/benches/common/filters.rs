@@ -7,6 +7,7 @@ use std::path::Path;
 use vx::*;
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 
+/// The sizes measured unless `VX_BENCH_SIZES` says otherwise.
 pub(crate) const SIZES: [(u32, u32); 3] = [(640, 480), (1920, 1080), (3840, 2160)];
 
 /// The floor row's kernel: the input copied to the output, tile by tile, through the runtime.
@@ -20,6 +21,7 @@ pub(crate) fn copy(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileEr
     Ok(())
 }
 
+/// A picture-like U8 image of `w`×`h` (smooth structure plus noise), from `seed`.
 pub(crate) fn pixels(seed: u64, w: u32, h: u32) -> Vec<u8> {
     let mut x = seed;
     (0..w as usize * h as usize)
@@ -33,6 +35,7 @@ pub(crate) fn pixels(seed: u64, w: u32, h: u32) -> Vec<u8> {
         .collect()
 }
 
+/// A context of `threads` threads with vx_filters loaded and the bench's own kernels published.
 pub(crate) fn context(threads: usize, dir: &Path) -> Context {
     let ctx = Context::builder().threads(threads).build().unwrap();
     ctx.add_module_dir(dir);
@@ -41,6 +44,7 @@ pub(crate) fn context(threads: usize, dir: &Path) -> Context {
     ctx
 }
 
+/// The two input images of a size, in one context.
 pub(crate) struct Inputs {
     pub(crate) a: Image,
     pub(crate) b: Image,
@@ -48,6 +52,7 @@ pub(crate) struct Inputs {
     pub(crate) h: u32,
 }
 
+/// [`Inputs`] filled with `a_px` and `b_px`.
 pub(crate) fn inputs(ctx: &Context, w: u32, h: u32, a_px: &[u8], b_px: &[u8]) -> Inputs {
     let a = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
     a.copy_from(Rect::full(w, h), 0, a_px).unwrap();
@@ -56,6 +61,8 @@ pub(crate) fn inputs(ctx: &Context, w: u32, h: u32, a_px: &[u8], b_px: &[u8]) ->
     Inputs { a, b, w, h }
 }
 
+/// A one-node graph of kernel `name` (`copy` is the bench's floor kernel) over the inputs; outputs
+/// allocated at verify, before timing.
 pub(crate) fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
     let (w, h) = (s.w, s.h);
     let img = |f| Image::new(ctx, w, h, f).unwrap();
@@ -108,6 +115,7 @@ pub(crate) fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
     g
 }
 
+/// `VX_BENCH_SIZES=640x480,1920x1080`, or [`SIZES`].
 pub(crate) fn sizes() -> Vec<(u32, u32)> {
     match std::env::var("VX_BENCH_SIZES") {
         Ok(v) => v
