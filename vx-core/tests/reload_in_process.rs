@@ -111,3 +111,35 @@ fn a_new_version_changing_its_output_meta_reverifies_the_readers_with_a_full_ver
     assert_eq!(format!("{:?}", g.memory_plan().unwrap()), plan);
     assert_eq!((v.width(), v.height()), (8, 4));
 }
+
+#[test]
+fn a_kept_node_downstream_of_a_changed_one_is_validated_again() {
+    let ctx = ctx();
+    let (a_calls, c_calls, b_calls) =
+        (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let a1 = shrink(&ctx, "test.first", None, 1, 0, a_calls.clone());
+    let c1 = shrink(&ctx, "test.second", None, 1, 9, c_calls.clone());
+    let b = corner(&ctx, b_calls.clone());
+    let g = Graph::new(&ctx).unwrap();
+    let src = u8_image(&ctx, 16, 8, |x, y| (x + 16 * y) as u8);
+    let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let w = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let dst = Image::new(&ctx, 4, 4, ImageFormat::U8).unwrap();
+    g.add_node(&a1, [&src, &v]).unwrap();
+    g.add_node(&c1, [&v, &w]).unwrap();
+    g.add_node(&b, [&w, &dst]).unwrap();
+    g.process().unwrap();
+    assert_eq!((a_calls.load(SeqCst), c_calls.load(SeqCst), b_calls.load(SeqCst)), (1, 1, 1));
+
+    // Both rebound: the first halves its output; the second keeps its key but its input changed,
+    // so it is validated again (and completes its output anew), and so is the reader after it.
+    let a2 = shrink(&ctx, "test.first", Some(a1.enumeration()), 2, 0, a_calls.clone());
+    let c2 = shrink(&ctx, "test.second", Some(c1.enumeration()), 1, 9, c_calls.clone());
+    a1.__replace_in_process(&a2).unwrap();
+    c1.__replace_in_process(&c2).unwrap();
+    g.process().unwrap();
+    assert_eq!((v.width(), v.height(), w.width(), w.height()), (8, 4, 8, 4));
+    assert_eq!((a_calls.load(SeqCst), c_calls.load(SeqCst), b_calls.load(SeqCst)), (2, 2, 2));
+    let want: Vec<u8> = (0..4).flat_map(|y| (0..4).map(move |x| (x + 16 * y) as u8)).collect();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), want);
+}

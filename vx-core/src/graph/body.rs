@@ -190,6 +190,7 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
                     body.rebound.push(verify::Rebound {
                         node: i,
                         reloaded: true,
+                        inputs_replaced: false,
                         verified_with: Arc::clone(&s.kernel),
                         had_valid_rect_fn,
                         tiling: s.tiling.take(),

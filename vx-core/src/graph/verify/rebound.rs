@@ -45,8 +45,10 @@ use super::{NODE_PASSES, NodeVerification, Seed, Verification, nodes, verify_unt
 /// since the graph's last verification.
 pub(crate) struct Rebound {
     pub(crate) node: usize,
-    /// Rebound by a reload (else only an input replaced).
+    /// Rebound by a reload.
     pub(crate) reloaded: bool,
+    /// An input replaced by an object of the same meta data.
+    pub(crate) inputs_replaced: bool,
     /// The version it was verified with (held until this re-verification: its shape is compared).
     pub(crate) verified_with: Arc<KernelInner>,
     /// It had a valid-rectangle callback from that version's validator.
@@ -155,7 +157,14 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         let s = body.nodes[r.node].as_mut().expect("rebound nodes are live");
         visited[r.node] = true;
         let before = node_inputs(s);
-        let keep = r.reloaded
+        // What this verification changed upstream (in schedule order) reaches this node as it
+        // would a re-verified one.
+        let inputs_changed = s.params.iter().enumerate().any(|(p, x)| {
+            s.spec(p).direction == Direction::Input && x.as_ref().is_some_and(|x| v.changed.any_overlapping(x))
+        });
+        let upstream_changed = !same || !v.changed.is_empty();
+        let keep = !inputs_changed
+            && r.reloaded
             && s.kernel.validator_key != 0
             && !r.had_valid_rect_fn
             && r.tiling.is_some() == s.tiling_kernel();
@@ -169,11 +178,13 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
             // The validator would return what it returned (same key, same input metas): its
             // metas and tile plan stand; the new code's local data, target and init are done.
             s.tiling = r.tiling.take();
+            // The passes every node gets read only what is unchanged, unless an input was replaced
+            // or something upstream changed.
             nodes::local_data_before_validate(&v, s)
                 .and_then(|()| nodes::targets(&mut v, s, &mut nv))
                 .and_then(|()| nodes::init(&mut v, s, &mut nv))
-                .and_then(|()| always(&mut v, s, &mut nv))
-        } else if r.reloaded || s.dirty {
+                .and_then(|()| if r.inputs_replaced || upstream_changed { always(&mut v, s, &mut nv) } else { Ok(()) })
+        } else if r.reloaded || s.dirty || inputs_changed {
             NODE_PASSES.iter().try_for_each(|pass| (pass.run)(&mut v, s, &mut nv))
         } else {
             // An input replaced by one of the same meta data: no trigger, the passes every node
@@ -247,11 +258,14 @@ pub(crate) fn note_input_replaced(
     if s.spec(param).direction != Direction::Input {
         return false;
     }
-    if s.noted.is_none() {
+    if let Some(k) = s.noted {
+        body.rebound[k].inputs_replaced = true;
+    } else {
         s.noted = Some(body.rebound.len());
         body.rebound.push(Rebound {
             node,
             reloaded: false,
+            inputs_replaced: true,
             verified_with: Arc::clone(&s.kernel),
             had_valid_rect_fn: false,
             tiling: None,
