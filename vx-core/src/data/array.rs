@@ -12,6 +12,7 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::array::Wire;
 use vx_plugin_abi::wire::{attribute as at, item_type};
 
 kind_names! {
@@ -149,15 +150,15 @@ impl ObjectKind for ArrayKind {
     }
     fn to_wire(h: &Array) -> WireMeta {
         let s = h.state();
-        WireMeta::Array {
+        WireMeta::Array(Wire {
             item_type: s.item_type.map_or(0, item_code),
             item_size: s.item_type.map_or(0, |t| t.size()) as u64,
             capacity: s.capacity as u64,
             num_items: s.num_items as u64,
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<ArrayMeta> {
-        let WireMeta::Array { item_type: t, item_size, capacity, .. } = w else { return Err(other_type(w)) };
+        let WireMeta::Array(Wire { item_type: t, item_size, capacity, .. }) = w else { return Err(other_type(w)) };
         Ok(ArrayMeta {
             item_type: if *t == 0 { None } else { Some(item_of(*t, *item_size)?) },
             capacity: size(*capacity)?,

@@ -13,6 +13,7 @@ use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::convolution::Wire;
 
 kind_names! {
     kind: ConvolutionKind, meta: ConvolutionMeta, attr: ConvolutionAttr, partial: ConvolutionPartial;
@@ -86,11 +87,11 @@ impl ObjectKind for ConvolutionKind {
     }
     fn to_wire(h: &Convolution) -> WireMeta {
         let m = h.meta();
-        WireMeta::Convolution { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() }
+        WireMeta::Convolution(Wire { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() })
     }
     /// The scale is a value, not meta data: not taken (`ConvolutionMeta` has none).
     fn from_wire(w: &WireMeta) -> Result<ConvolutionMeta> {
-        let WireMeta::Convolution { columns, rows, .. } = w else { return Err(other_type(w)) };
+        let WireMeta::Convolution(Wire { columns, rows, .. }) = w else { return Err(other_type(w)) };
         Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
     }
 }

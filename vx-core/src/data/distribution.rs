@@ -12,6 +12,7 @@ use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::distribution::Wire;
 
 kind_names! {
     kind: DistributionKind, meta: DistributionMeta, attr: DistributionAttr, partial: DistributionPartial;
@@ -87,10 +88,10 @@ impl ObjectKind for DistributionKind {
     }
     fn to_wire(h: &Distribution) -> WireMeta {
         let m = h.meta();
-        WireMeta::Distribution { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() }
+        WireMeta::Distribution(Wire { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() })
     }
     fn from_wire(w: &WireMeta) -> Result<DistributionMeta> {
-        let WireMeta::Distribution { bins, offset, range, .. } = w else { return Err(other_type(w)) };
+        let WireMeta::Distribution(Wire { bins, offset, range, .. }) = w else { return Err(other_type(w)) };
         Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
     }
 }

@@ -12,6 +12,7 @@ use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::lut::Wire;
 
 kind_names! {
     kind: LutKind, meta: LutMeta, attr: LutAttr, partial: LutPartial;
@@ -84,10 +85,10 @@ impl ObjectKind for LutKind {
     }
     fn to_wire(h: &Lut) -> WireMeta {
         let m = h.meta();
-        WireMeta::Lut { element: code(m.element), count: m.count as u64, offset: m.offset() as u32 }
+        WireMeta::Lut(Wire { element: code(m.element), count: m.count as u64, offset: m.offset() as u32 })
     }
     fn from_wire(w: &WireMeta) -> Result<LutMeta> {
-        let WireMeta::Lut { element, count, .. } = w else { return Err(other_type(w)) };
+        let WireMeta::Lut(Wire { element, count, .. }) = w else { return Err(other_type(w)) };
         Ok(LutMeta { element: scalar_type(*element)?, count: size(*count)? })
     }
 }

@@ -11,6 +11,7 @@ use crate::data::types::ScalarType;
 use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::matrix::Wire;
 use vx_plugin_abi::wire::pattern;
 
 kind_names! {
@@ -115,17 +116,17 @@ impl ObjectKind for MatrixKind {
     }
     fn to_wire(h: &Matrix) -> WireMeta {
         let m = h.meta();
-        WireMeta::Matrix {
+        WireMeta::Matrix(Wire {
             element: code(m.element),
             columns: m.columns as u64,
             rows: m.rows as u64,
             origin_x: m.origin.0 as u64,
             origin_y: m.origin.1 as u64,
             pattern: pattern_code(m.pattern),
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<MatrixMeta> {
-        let WireMeta::Matrix { element, columns, rows, origin_x, origin_y, pattern } = w else {
+        let WireMeta::Matrix(Wire { element, columns, rows, origin_x, origin_y, pattern }) = w else {
             return Err(other_type(w));
         };
         Ok(MatrixMeta {

@@ -16,6 +16,7 @@ use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::pyramid::Wire;
 
 kind_names! {
     kind: PyramidKind, meta: PyramidMeta, attr: PyramidAttr, partial: PyramidPartial;
@@ -181,16 +182,16 @@ impl ObjectKind for PyramidKind {
     }
     fn to_wire(h: &Pyramid) -> WireMeta {
         let m = h.meta();
-        WireMeta::Pyramid {
+        WireMeta::Pyramid(Wire {
             levels: m.levels as u64,
             scale: m.scale,
             width: m.width,
             height: m.height,
             format: m.format.fourcc(),
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<PyramidMeta> {
-        let WireMeta::Pyramid { levels, scale, width, height, format: f } = w else { return Err(other_type(w)) };
+        let WireMeta::Pyramid(Wire { levels, scale, width, height, format: f }) = w else { return Err(other_type(w)) };
         Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
     }
 }

@@ -14,6 +14,7 @@ use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::remap::Wire;
 
 kind_names! {
     kind: RemapKind, meta: RemapMeta, attr: RemapAttr, partial: RemapPartial;
@@ -87,15 +88,15 @@ impl ObjectKind for RemapKind {
     }
     fn to_wire(h: &Remap) -> WireMeta {
         let m = h.meta();
-        WireMeta::Remap {
+        WireMeta::Remap(Wire {
             source_width: m.source_width,
             source_height: m.source_height,
             destination_width: m.destination_width,
             destination_height: m.destination_height,
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<RemapMeta> {
-        let WireMeta::Remap { source_width, source_height, destination_width, destination_height } = w else {
+        let WireMeta::Remap(Wire { source_width, source_height, destination_width, destination_height }) = w else {
             return Err(other_type(w));
         };
         Ok(RemapMeta {

@@ -10,6 +10,7 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_bits, scal
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::scalar::Wire;
 
 kind_names! {
     kind: ScalarKind, meta: ScalarMeta, attr: ScalarAttr, partial: ScalarPartial;
@@ -78,10 +79,10 @@ impl ObjectKind for ScalarKind {
     }
     fn to_wire(h: &Scalar) -> WireMeta {
         let v = h.value();
-        WireMeta::Scalar { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
+        WireMeta::Scalar(Wire { scalar_type: code(v.scalar_type()), value: scalar_bits(v) })
     }
     fn from_wire(w: &WireMeta) -> Result<ScalarMeta> {
-        let WireMeta::Scalar { scalar_type: t, .. } = w else { return Err(other_type(w)) };
+        let WireMeta::Scalar(Wire { scalar_type: t, .. }) = w else { return Err(other_type(w)) };
         Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
     }
 }

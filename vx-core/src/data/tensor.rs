@@ -16,6 +16,7 @@ use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::tensor::Wire;
 
 kind_names! {
     kind: TensorKind, meta: TensorMeta, attr: TensorAttr, partial: TensorPartial;
@@ -207,15 +208,15 @@ impl ObjectKind for TensorKind {
     }
     fn to_wire(h: &Tensor) -> WireMeta {
         let m = h.meta();
-        WireMeta::Tensor {
+        WireMeta::Tensor(Wire {
             num_dims: m.num_dims as u32,
             dims: m.dims.map(|d| d as u64),
             data_type: m.data_type.map_or(0, code),
             fixed_point_position: m.fixed_point_position,
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<TensorMeta> {
-        let WireMeta::Tensor { num_dims, dims, data_type, fixed_point_position } = w else {
+        let WireMeta::Tensor(Wire { num_dims, dims, data_type, fixed_point_position }) = w else {
             return Err(other_type(w));
         };
         let mut d = [0usize; MAX_TENSOR_DIMS];

@@ -14,6 +14,7 @@ use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::threshold::Wire;
 use vx_plugin_abi::wire::threshold_type;
 
 kind_names! {
@@ -125,14 +126,14 @@ impl ObjectKind for ThresholdKind {
     }
     fn to_wire(h: &Threshold) -> WireMeta {
         let m = h.meta();
-        WireMeta::Threshold {
+        WireMeta::Threshold(Wire {
             threshold_type: threshold_code(m.threshold_type),
             input_format: m.input_format.fourcc(),
             output_format: m.output_format.fourcc(),
-        }
+        })
     }
     fn from_wire(w: &WireMeta) -> Result<ThresholdMeta> {
-        let WireMeta::Threshold { threshold_type: t, input_format, output_format } = w else {
+        let WireMeta::Threshold(Wire { threshold_type: t, input_format, output_format }) = w else {
             return Err(other_type(w));
         };
         Ok(ThresholdMeta {

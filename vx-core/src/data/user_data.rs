@@ -13,6 +13,7 @@ use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
+use vx_plugin_abi::kinds::user_data::Wire;
 
 kind_names! {
     kind: UserDataObjectKind, meta: UserDataMeta, attr: UserDataAttr, partial: UserDataPartial;
@@ -82,10 +83,10 @@ impl ObjectKind for UserDataObjectKind {
         })
     }
     fn to_wire(h: &UserDataObject) -> WireMeta {
-        WireMeta::UserDataObject { type_name: RString::from(h.type_name()), size: h.size() as u64 }
+        WireMeta::UserDataObject(Wire { type_name: RString::from(h.type_name()), size: h.size() as u64 })
     }
     fn from_wire(w: &WireMeta) -> Result<UserDataMeta> {
-        let WireMeta::UserDataObject { type_name, size: s } = w else { return Err(other_type(w)) };
+        let WireMeta::UserDataObject(Wire { type_name, size: s }) = w else { return Err(other_type(w)) };
         Ok(UserDataMeta { type_name: type_name.to_string(), size: size(*s)? })
     }
 }

@@ -9,6 +9,7 @@ use crate::data::kind::{Applied, ObjectKind, Recorded, Refusal, meta_attributes,
 use crate::data::object::ObjectHeader;
 use crate::data::wire::{AttrValue, WireMeta, format, other_type};
 use crate::error::{Error, ErrorKind, Result};
+use vx_plugin_abi::kinds::image::Wire;
 
 /// The meta data of an image (`VX_IMAGE_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,10 +118,10 @@ impl ObjectKind for ImageKind {
     }
     fn to_wire(h: &Image) -> WireMeta {
         let m = h.meta();
-        WireMeta::Image { format: m.format.fourcc(), width: m.width, height: m.height }
+        WireMeta::Image(Wire { format: m.format.fourcc(), width: m.width, height: m.height })
     }
     fn from_wire(w: &WireMeta) -> Result<ImageMeta> {
-        let WireMeta::Image { format: f, width, height } = w else { return Err(other_type(w)) };
+        let WireMeta::Image(Wire { format: f, width, height }) = w else { return Err(other_type(w)) };
         Ok(ImageMeta { format: format(*f)?, width: *width, height: *height })
     }
 }

@@ -104,7 +104,7 @@ impl<K: Listed> AnyObject for Handle<K> {
 
 /// Generates every per-type list from the list of kinds (see the module doc).
 macro_rules! host_kinds {
-    ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+    ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
         /// Every kind's public items, for the crate root.
         pub(crate) mod exports {
             $(pub use super::$m::exports::*;)*

@@ -11,6 +11,7 @@ use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta, other_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::object_array::Wire;
 
 kind_names! {
     kind: ObjectArrayKind, meta: ObjectArrayMeta, attr: ObjectArrayAttr, partial: ObjectArrayPartial;
@@ -100,10 +101,10 @@ impl ObjectKind for ObjectArrayKind {
         })
     }
     fn to_wire(h: &ObjectArray) -> WireMeta {
-        WireMeta::ObjectArray { item_type: h.item_type().code() as u32, count: h.count() as u64 }
+        WireMeta::ObjectArray(Wire { item_type: h.item_type().code() as u32, count: h.count() as u64 })
     }
     fn from_wire(w: &WireMeta) -> Result<ObjectArrayMeta> {
-        let WireMeta::ObjectArray { item_type, count } = w else { return Err(other_type(w)) };
+        let WireMeta::ObjectArray(Wire { item_type, count }) = w else { return Err(other_type(w)) };
         Ok(ObjectArrayMeta { item_type: type_of(*item_type)?, count: size(*count)? })
     }
 }

@@ -1,0 +1,70 @@
+//! The Matrix kind on the module side: its wire meta, code, attribute codes and view.
+
+
+use abi_stable::StableAbi;
+
+use super::ObjectMeta;
+use super::view::{Element, data_view, element_check};
+
+/// `VX_TYPE_MATRIX`.
+pub const CODE: u32 = 0x80B;
+
+/// Its meta-format attribute codes (re-exported in [`crate::wire::attribute`]).
+pub mod attribute {
+    /// `VX_MATRIX_TYPE` (`vx_enum`).
+    pub const MATRIX_TYPE: u32 = 0x80B00;
+    /// `VX_MATRIX_ROWS` (`vx_size`).
+    pub const MATRIX_ROWS: u32 = 0x80B01;
+    /// `VX_MATRIX_COLUMNS` (`vx_size`).
+    pub const MATRIX_COLUMNS: u32 = 0x80B02;
+}
+
+/// A matrix. The meta on the wire ([`ObjectMeta::Matrix`](crate::object_meta::ObjectMeta::Matrix)).
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
+pub struct Wire {
+    /// Element type ([`crate::wire::scalar_type`]).
+    pub element: u32,
+    /// Columns.
+    pub columns: u64,
+    /// Rows.
+    pub rows: u64,
+    /// `VX_MATRIX_ORIGIN`: column.
+    pub origin_x: u64,
+    /// `VX_MATRIX_ORIGIN`: row.
+    pub origin_y: u64,
+    /// `VX_MATRIX_PATTERN` ([`crate::wire::pattern`]).
+    pub pattern: u32,
+}
+
+
+data_view!(
+    /// A matrix of `T`, row-major.
+    Matrix<T: Element>, T, CODE, |m| match m {
+        ObjectMeta::Matrix(Wire { element, .. }) => element_check::<T>("matrix", *element),
+        _ => Ok(()),
+    }
+);
+
+impl<T: Element> Matrix<'_, T> {
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        match &self.meta {
+            ObjectMeta::Matrix(Wire { rows, .. }) => *rows as usize,
+            _ => unreachable!("checked at map"),
+        }
+    }
+    /// Columns.
+    pub fn columns(&self) -> usize {
+        match &self.meta {
+            ObjectMeta::Matrix(Wire { columns, .. }) => *columns as usize,
+            _ => unreachable!("checked at map"),
+        }
+    }
+    /// Element at `row`, `column`. Panics outside the matrix.
+    pub fn get(&self, row: usize, column: usize) -> T {
+        assert!(column < self.columns(), "column {column} outside a matrix of {} columns", self.columns());
+        self.as_slice()[row * self.columns() + column]
+    }
+}
+

@@ -1,0 +1,113 @@
+//! The data-object kinds, once: the list every per-kind table on both sides of the module ABI is
+//! generated from (wasmparser's `for_each_operator!` idea). `for_each_kind!(m)` expands to
+//! `m! { <the list> }`; the callback macro writes what it needs from each entry's fields.
+//!
+//! Per entry: the variant ident (also the host's handle type), then
+//! - `code`: the name of its `vx_type_e` constant in [`crate::wire::data_type`],
+//! - `module`: the host's module (file) for the kind (`vx-core/src/data/<module>.rs`),
+//! - `view`: the SDK view a `#[user_kernel]` function takes (`kinds/<module>.rs`),
+//! - `label`: how messages and `vx inspect` name it.
+//!
+//! Adding a kind starts here; the host's `data/kinds.rs` and `data/types.rs` pick it up. On this
+//! side each kind has its own file, `kinds/<module>.rs`: its wire meta (`Wire`), its `vx_type_e`
+//! code (`CODE`), its meta-format attribute codes (`attribute`) and its view; from the list this
+//! file generates the wire [`ObjectMeta`] (one tuple variant per kind over its `Wire`), the
+//! [`data_type`] codes, the [`attribute`] codes and the views' re-exports in [`crate::views`].
+
+/// The data-object kinds (see the module doc).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! for_each_kind {
+    ($m:ident) => {
+        $m! {
+            Image          { code: IMAGE,            module: image,        view: Image,        label: "image" },
+            Scalar         { code: SCALAR,           module: scalar,       view: Scalar,       label: "scalar" },
+            Array          { code: ARRAY,            module: array,        view: Array,        label: "array" },
+            UserDataObject { code: USER_DATA_OBJECT, module: user_data,    view: UserData,     label: "user data object" },
+            Matrix         { code: MATRIX,           module: matrix,       view: Matrix,       label: "matrix" },
+            Convolution    { code: CONVOLUTION,      module: convolution,  view: Convolution,  label: "convolution" },
+            Lut            { code: LUT,              module: lut,          view: Lut,          label: "LUT" },
+            Distribution   { code: DISTRIBUTION,     module: distribution, view: Distribution, label: "distribution" },
+            Threshold      { code: THRESHOLD,        module: threshold,    view: Threshold,    label: "threshold" },
+            Pyramid        { code: PYRAMID,          module: pyramid,      view: Pyramid,      label: "pyramid" },
+            Remap          { code: REMAP,            module: remap,        view: Remap,        label: "remap" },
+            ObjectArray    { code: OBJECT_ARRAY,     module: object_array, view: ObjectArray,  label: "object array" },
+            Tensor         { code: TENSOR,           module: tensor,       view: Tensor,       label: "tensor" },
+        }
+    };
+}
+
+use abi_stable::StableAbi;
+
+/// The SDK side of the list: the kinds' files, their codes, the wire meta enum.
+macro_rules! sdk_kinds {
+    ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
+        $(pub mod $m;)*
+
+        /// Parameter data types (`vx_type_e`), one per kind.
+        pub mod data_type {
+            $(
+                #[doc = concat!("`VX_TYPE_", stringify!($code), "`: ", $label, ".")]
+                pub const $code: u32 = super::$m::CODE;
+            )*
+        }
+
+        /// The meta-format attributes a validator may set one by one
+        /// ([`Validator::set_output_attribute`](crate::module_abi::Validator::set_output_attribute), as
+        /// `vxSetMetaFormatAttribute`), with OpenVX's codes; the value's bytes are the C type named.
+        /// Each kind's are in its file (`kinds::<kind>::attribute`).
+        pub mod attribute {
+            $(pub use super::$m::attribute::*;)*
+        }
+
+        /// What an object is: its type and OpenVX attributes. Validators read it for inputs
+        /// ([`Validator::meta`](crate::module_abi::Validator::meta)) and give it for outputs
+        /// ([`Validator::set_output_meta`](crate::module_abi::Validator::set_output_meta), like
+        /// `vxSetMetaFormatFromReference`); init, deinit and process read it too. One variant per
+        /// kind over the kind's `Wire` struct (`ObjectMeta::Matrix(matrix::Wire { .. })`). Sizes cross
+        /// as `u64`, types and formats as [`crate::wire`] codes (0: not known yet, a virtual object
+        /// before verify).
+        #[repr(C, u8)]
+        #[derive(StableAbi, Debug, Clone, PartialEq)]
+        pub enum ObjectMeta {
+            /// An optional parameter left unset.
+            Absent,
+            $(
+                #[doc = concat!("A ", $label, " ([`", stringify!($m), "::Wire`]).")]
+                $T($m::Wire),
+            )*
+        }
+
+        impl ObjectMeta {
+            /// The object's [`data_type`] code (0 for [`ObjectMeta::Absent`]).
+            pub fn data_type(&self) -> u32 {
+                match self {
+                    ObjectMeta::Absent => 0,
+                    $(ObjectMeta::$T(_) => data_type::$code,)*
+                }
+            }
+        }
+    };
+}
+
+crate::for_each_kind!(sdk_kinds);
+
+pub(crate) mod view;
+
+#[cfg(test)]
+mod tests {
+    macro_rules! codes {
+        ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
+            [$(crate::wire::data_type::$code),*]
+        };
+    }
+
+    #[test]
+    fn every_kind_has_its_own_code() {
+        let codes = crate::for_each_kind!(codes);
+        let mut sorted = codes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), codes.len());
+    }
+}
