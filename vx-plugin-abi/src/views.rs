@@ -12,7 +12,8 @@
 //!
 //! Each view lives with its kind (`kinds/<kind>.rs`); this module gathers them from the list.
 
-pub use crate::kinds::view::{Element, ParamView, ViewKind};
+pub use crate::kinds::ViewKind;
+pub use crate::kinds::view::{Element, ParamView};
 
 macro_rules! views {
     ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {

@@ -5,7 +5,8 @@ use std::marker::PhantomData;
 use abi_stable::StableAbi;
 
 use super::ObjectMeta;
-use super::view::{Element, ParamView, ViewKind, Zero, assert_writable, element_check, meta_for};
+use super::ViewKind;
+use super::view::{Element, ParamView, Zero, assert_writable, element_check, meta_for};
 use crate::module_abi::{AbiError, Processor};
 use crate::object_meta::{ParamPath};
 

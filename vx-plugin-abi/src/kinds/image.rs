@@ -5,7 +5,8 @@ use std::marker::PhantomData;
 use abi_stable::StableAbi;
 
 use super::ObjectMeta;
-use super::view::{ParamView, ViewKind, assert_writable, err, fourcc, meta_for};
+use super::ViewKind;
+use super::view::{ParamView, assert_writable, err, fourcc, meta_for};
 use crate::geometry::Rect;
 use crate::module_abi::{AbiError, MappedImage, Processor};
 use crate::object_meta::{ParamPath};

@@ -94,6 +94,34 @@ crate::for_each_kind!(sdk_kinds);
 
 pub(crate) mod view;
 
+/// What a view type is, whatever its lifetime: its object type, the check of an input's meta,
+/// and the meta of an output. Each kind's view implements it in the kind's file; the note below
+/// is the list's views, by hand (a diagnostic text must be a literal).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a view of a data object",
+    label = "not a data-object view",
+    note = "a `#[user_kernel]` parameter taken by reference is a view (`vx_plugin_abi::views`): `Image<T>`, \
+            `Scalar<T>`, `Array<T>`, `UserData`, `Matrix<T>`, `Convolution`, `Lut<T>`, `Distribution`, `Threshold`, \
+            `Pyramid<T>`, `Remap`, `ObjectArray<V>`, `Tensor<T>`; or `ImageIn<T>` / `ImageOut<T>`, `&mut L` for \
+            `local = L`, `&mut [T]` for a memory request"
+)]
+pub trait ViewKind {
+    /// The view at lifetime `'a`.
+    type At<'a>: view::ParamView<'a>;
+    /// The object's [`crate::wire::data_type`].
+    const DATA_TYPE: u32;
+    /// Whether an output of this view has a meta without an exemplar input (a scalar: its own
+    /// type); `#[user_kernel]` refuses an output of another view with no input of the same view
+    /// unless the kernel has its own validator.
+    const OUTPUT_META_WITHOUT_EXEMPLAR: bool = false;
+    /// Why `meta` does not suit this view (element type, …), if it does not.
+    fn check(meta: &ObjectMeta) -> Result<(), String>;
+    /// An output's meta, given the meta of the first input of this view (`None`: there is none).
+    fn output_meta(exemplar: Option<&ObjectMeta>) -> Option<ObjectMeta> {
+        exemplar.cloned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     macro_rules! codes {

@@ -5,7 +5,8 @@ use std::marker::PhantomData;
 use abi_stable::StableAbi;
 
 use super::ObjectMeta;
-use super::view::{ParamView, ViewKind, err, meta_for};
+use super::ViewKind;
+use super::view::{ParamView, err, meta_for};
 use crate::module_abi::{AbiError, Processor};
 use crate::object_meta::{ParamPath};
 use crate::status::Status;

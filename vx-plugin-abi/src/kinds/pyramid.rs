@@ -6,7 +6,8 @@ use abi_stable::StableAbi;
 
 use super::ObjectMeta;
 use super::image::Image;
-use super::view::{ParamView, ViewKind, fourcc, meta_for};
+use super::ViewKind;
+use super::view::{ParamView, fourcc, meta_for};
 use crate::image_format::ImageFormat;
 use crate::module_abi::{AbiError, Processor};
 use crate::object_meta::{ParamPath};

@@ -4,7 +4,8 @@
 use abi_stable::StableAbi;
 
 use super::ObjectMeta;
-use super::view::{ParamView, ViewKind, assert_writable, element_check, meta_for};
+use super::ViewKind;
+use super::view::{ParamView, assert_writable, element_check, meta_for};
 use crate::module_abi::{AbiError, Processor};
 use crate::object_meta::{ParamPath};
 use crate::tile::TileScalar;

@@ -2,7 +2,7 @@
 //! object's memory, the checks; and the two macros the fixed-layout kinds' views are written with.
 //! Each kind's view is in its own file (`kinds/<kind>.rs`), re-exported by [`crate::views`].
 
-use super::ObjectMeta;
+use super::{ObjectMeta, ViewKind};
 use crate::image_format::ImageFormat;
 use crate::memory::Plain;
 use crate::module_abi::{AbiError, Processor};
@@ -17,36 +17,10 @@ pub trait Element: Plain + TileScalar {}
 impl<T: Plain + TileScalar> Element for T {}
 
 /// A view made from the processor for one object.
+#[diagnostic::on_unimplemented(message = "`{Self}` is not a view of a data object", label = "not a data-object view")]
 pub trait ParamView<'a>: Sized {
     /// Map the object at `path` (for writing when `write`).
     fn map(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError>;
-}
-
-/// What a view type is, whatever its lifetime: its object type, the check of an input's meta,
-/// and the meta of an output.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a view of a data object",
-    label = "not a data-object view",
-    note = "a `#[user_kernel]` parameter taken by reference is a view: `Image<T>`, `Scalar<T>`, `Array<T>`, \
-            `UserData`, `Matrix<T>`, `Convolution`, `Lut<T>`, `Distribution`, `Threshold`, `Pyramid<T>`, \
-            `Remap`, `ObjectArray<V>`, `Tensor<T>` (`vx_plugin_abi::views`), `ImageIn<T>` / `ImageOut<T>`, \
-            `Tile<T>` / `TileMut<T>` / `Rows<T, N>` (tiling kernels) or `&[T]` / `&mut [T]` (kernel memory)"
-)]
-pub trait ViewKind {
-    /// The view at lifetime `'a`.
-    type At<'a>: ParamView<'a>;
-    /// The object's [`crate::wire::data_type`].
-    const DATA_TYPE: u32;
-    /// Whether an output of this view has a meta without an exemplar input (a scalar: its own
-    /// type); `#[user_kernel]` refuses an output of another view with no input of the same view
-    /// unless the kernel has its own validator.
-    const OUTPUT_META_WITHOUT_EXEMPLAR: bool = false;
-    /// Why `meta` does not suit this view (element type, …), if it does not.
-    fn check(meta: &ObjectMeta) -> Result<(), String>;
-    /// An output's meta, given the meta of the first input of this view (`None`: there is none).
-    fn output_meta(exemplar: Option<&ObjectMeta>) -> Option<ObjectMeta> {
-        exemplar.cloned()
-    }
 }
 
 pub(crate) fn err(path: ParamPath, status: Status, msg: impl std::fmt::Display) -> AbiError {
@@ -147,7 +121,7 @@ macro_rules! data_view {
             }
         }
 
-        impl<$($t: $b)?> $crate::views::ViewKind for $name<'_ $(, $t)?> {
+        impl<$($t: $b)?> $crate::kinds::ViewKind for $name<'_ $(, $t)?> {
             type At<'a> = $name<'a $(, $t)?>;
             const DATA_TYPE: u32 = $dt;
             fn check($m: &$crate::kinds::ObjectMeta) -> Result<(), String> {
