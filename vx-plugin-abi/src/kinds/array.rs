@@ -7,7 +7,7 @@ use abi_stable::StableAbi;
 use super::ObjectMeta;
 use super::ViewKind;
 use super::view::{Element, ParamView, Zero, assert_writable, element_check, meta_for};
-use crate::module_abi::{AbiError, Processor};
+use crate::module_abi::{AbiError, Processor, Validator};
 use crate::object_meta::{ParamPath};
 
 /// `VX_TYPE_ARRAY`.
@@ -23,7 +23,7 @@ pub mod attribute {
     pub const ARRAY_ITEMSIZE: u32 = 0x80E03;
 }
 
-/// An array. The meta on the wire ([`ObjectMeta::Array`](crate::object_meta::ObjectMeta::Array)).
+/// An array. The meta on the wire ([`ObjectMeta::Array`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -103,3 +103,11 @@ impl<T: Element> Array<'_, T> {
     }
 }
 
+impl Validator {
+    /// Set output array `index` to `capacity` items of the scalar type `scalar_type` (through
+    /// [`Self::set_output_meta`]).
+    pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
+        let wire = Wire { item_type: scalar_type, item_size: 0, capacity, num_items: 0 };
+        self.set_output_meta(index, &ObjectMeta::Array(wire))
+    }
+}

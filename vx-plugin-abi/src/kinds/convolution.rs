@@ -18,7 +18,7 @@ pub mod attribute {
 }
 
 /// A convolution (S16 coefficients). The meta on the wire
-/// ([`ObjectMeta::Convolution`](crate::object_meta::ObjectMeta::Convolution)).
+/// ([`ObjectMeta::Convolution`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -20,7 +20,7 @@ pub mod attribute {
 }
 
 /// A distribution (U32 counts). The meta on the wire
-/// ([`ObjectMeta::Distribution`](crate::object_meta::ObjectMeta::Distribution)).
+/// ([`ObjectMeta::Distribution`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -8,7 +8,8 @@ use super::ObjectMeta;
 use super::ViewKind;
 use super::view::{ParamView, assert_writable, err, fourcc, meta_for};
 use crate::geometry::Rect;
-use crate::module_abi::{AbiError, MappedImage, Processor};
+use crate::image_format::ImageFormat;
+use crate::module_abi::{AbiError, MappedImage, Processor, Validator};
 use crate::object_meta::{ParamPath};
 use crate::status::Status;
 use crate::tile::TilePixel;
@@ -27,7 +28,7 @@ pub mod attribute {
 }
 
 /// An image (`VX_IMAGE_FORMAT` FourCC, width, height). The meta on the wire
-/// ([`ObjectMeta::Image`](crate::object_meta::ObjectMeta::Image)).
+/// ([`ObjectMeta::Image`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -128,3 +129,10 @@ impl<T: TilePixel> Drop for Image<'_, T> {
     }
 }
 
+impl Validator {
+    /// Set output image `index` to `format`, `width × height` (through [`Self::set_output_meta`]).
+    pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
+        let wire = Wire { format: format.fourcc(), width, height };
+        self.set_output_meta(index, &ObjectMeta::Image(wire))
+    }
+}

@@ -17,7 +17,7 @@ pub mod attribute {
     pub const LUT_COUNT: u32 = 0x80701;
 }
 
-/// A LUT. The meta on the wire ([`ObjectMeta::Lut`](crate::object_meta::ObjectMeta::Lut)).
+/// A LUT. The meta on the wire ([`ObjectMeta::Lut`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -19,7 +19,7 @@ pub mod attribute {
     pub const MATRIX_COLUMNS: u32 = 0x80B02;
 }
 
-/// A matrix. The meta on the wire ([`ObjectMeta::Matrix`](crate::object_meta::ObjectMeta::Matrix)).
+/// A matrix. The meta on the wire ([`ObjectMeta::Matrix`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

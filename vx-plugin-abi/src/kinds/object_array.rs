@@ -23,7 +23,7 @@ pub mod attribute {
 }
 
 /// An object array. The meta on the wire
-/// ([`ObjectMeta::ObjectArray`](crate::object_meta::ObjectMeta::ObjectArray)).
+/// ([`ObjectMeta::ObjectArray`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -31,7 +31,7 @@ pub mod attribute {
 }
 
 /// A pyramid. The meta on the wire
-/// ([`ObjectMeta::Pyramid`](crate::object_meta::ObjectMeta::Pyramid)).
+/// ([`ObjectMeta::Pyramid`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

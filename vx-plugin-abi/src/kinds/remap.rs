@@ -20,7 +20,7 @@ pub mod attribute {
     pub const REMAP_DESTINATION_HEIGHT: u32 = 0x81003;
 }
 
-/// A remap. The meta on the wire ([`ObjectMeta::Remap`](crate::object_meta::ObjectMeta::Remap)).
+/// A remap. The meta on the wire ([`ObjectMeta::Remap`](super::ObjectMeta::Remap)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -20,7 +20,7 @@ pub mod attribute {
 }
 
 /// A scalar and its value now (validators may read input scalars, as `vxCopyScalar` allows). The
-/// meta on the wire ([`ObjectMeta::Scalar`](crate::object_meta::ObjectMeta::Scalar)).
+/// meta on the wire ([`ObjectMeta::Scalar`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

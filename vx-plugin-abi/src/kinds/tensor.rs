@@ -25,7 +25,7 @@ pub mod attribute {
     pub const TENSOR_FIXED_POINT_POSITION: u32 = 0x81503;
 }
 
-/// A tensor. The meta on the wire ([`ObjectMeta::Tensor`](crate::object_meta::ObjectMeta::Tensor)).
+/// A tensor. The meta on the wire ([`ObjectMeta::Tensor`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -23,7 +23,7 @@ pub mod attribute {
 }
 
 /// A threshold. The meta on the wire
-/// ([`ObjectMeta::Threshold`](crate::object_meta::ObjectMeta::Threshold)).
+/// ([`ObjectMeta::Threshold`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {

@@ -19,7 +19,7 @@ pub mod attribute {
 }
 
 /// A user data object. The meta on the wire
-/// ([`ObjectMeta::UserDataObject`](crate::object_meta::ObjectMeta::UserDataObject)).
+/// ([`ObjectMeta::UserDataObject`]).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, PartialEq)]
 pub struct Wire {

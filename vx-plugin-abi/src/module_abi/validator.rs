@@ -8,7 +8,6 @@ use abi_stable::std_types::RSlice;
 
 use super::error::{AbiError, AbiResult};
 use super::handle::handle;
-use crate::image_format::ImageFormat;
 use crate::memory::Plain;
 use crate::object_meta::{ObjectMeta, ParamPath};
 
@@ -35,25 +34,6 @@ pub struct ParamMeta {
     pub height: u32,
     /// A [`crate::wire::scalar_type`] code (0 otherwise).
     pub scalar_type: u32,
-}
-
-impl ParamMeta {
-    /// `meta` in the flat form (type code; an image's format and size, a scalar's type).
-    pub fn of(meta: &ObjectMeta) -> ParamMeta {
-        let (format, width, height, scalar_type) = match meta {
-            ObjectMeta::Image(i) => (i.format, i.width, i.height, 0),
-            ObjectMeta::Scalar(s) => (0, 0, 0, s.scalar_type),
-            _ => (0, 0, 0, 0),
-        };
-        ParamMeta {
-            present: *meta != ObjectMeta::Absent,
-            data_type: meta.data_type(),
-            format,
-            width,
-            height,
-            scalar_type,
-        }
-    }
 }
 
 /// Functions a validator may call. Each trusts the handle's host pointer; call them through the
@@ -85,17 +65,6 @@ impl Validator {
     /// Meta data of parameter `index`, in the flat form ([`Self::meta`] has every type's).
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
         self.meta(index).map(|m| ParamMeta::of(&m))
-    }
-    /// Set output array `index` to `capacity` items of the scalar type `scalar_type` (through
-    /// [`Self::set_output_meta`]).
-    pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
-        let wire = crate::kinds::array::Wire { item_type: scalar_type, item_size: 0, capacity, num_items: 0 };
-        self.set_output_meta(index, &ObjectMeta::Array(wire))
-    }
-    /// Set output image `index` to `format`, `width × height` (through [`Self::set_output_meta`]).
-    pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
-        let wire = crate::kinds::image::Wire { format: format.fourcc(), width, height };
-        self.set_output_meta(index, &ObjectMeta::Image(wire))
     }
     /// What parameter `index` is: any type, with a scalar's value and an array's item count.
     pub fn meta(&self, index: u32) -> Result<ObjectMeta, AbiError> {
