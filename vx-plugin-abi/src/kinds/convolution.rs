@@ -1,10 +1,6 @@
-//! The Convolution kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The Convolution kind on the module side: its wire meta, code and attribute codes (its view: `views/convolution.rs`).
 
 use abi_stable::StableAbi;
-
-use super::ObjectMeta;
-use super::view::{data_view, dims};
 
 /// `VX_TYPE_CONVOLUTION`.
 pub const CODE: u32 = 0x80C;
@@ -18,7 +14,7 @@ pub mod attribute {
 }
 
 /// A convolution (S16 coefficients). The meta on the wire
-/// ([`ObjectMeta::Convolution`]).
+/// ([`ObjectMeta::Convolution`](super::ObjectMeta::Convolution)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -29,15 +25,3 @@ pub struct Wire {
     /// `VX_CONVOLUTION_SCALE` (ignored when setting an output's meta).
     pub scale: u32,
 }
-
-
-data_view!(
-    /// A convolution's S16 coefficients, row-major.
-    Convolution<>, i16, CODE, |_m| Ok(())
-);
-
-dims!(Convolution {
-    rows: usize => ObjectMeta::Convolution(Wire { rows, .. }) => *rows as usize,
-    columns: usize => ObjectMeta::Convolution(Wire { columns, .. }) => *columns as usize,
-    scale: u32 => ObjectMeta::Convolution(Wire { scale, .. }) => *scale
-});

@@ -1,10 +1,6 @@
-//! The Distribution kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The Distribution kind on the module side: its wire meta, code and attribute codes (its view: `views/distribution.rs`).
 
 use abi_stable::StableAbi;
-
-use super::ObjectMeta;
-use super::view::{data_view, dims};
 
 /// `VX_TYPE_DISTRIBUTION`.
 pub const CODE: u32 = 0x808;
@@ -20,7 +16,7 @@ pub mod attribute {
 }
 
 /// A distribution (U32 counts). The meta on the wire
-/// ([`ObjectMeta::Distribution`]).
+/// ([`ObjectMeta::Distribution`](super::ObjectMeta::Distribution)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -33,16 +29,3 @@ pub struct Wire {
     /// `range / bins`.
     pub window: u32,
 }
-
-
-data_view!(
-    /// A distribution's U32 counts.
-    Distribution<>, u32, CODE, |_m| Ok(())
-);
-
-dims!(Distribution {
-    bins: usize => ObjectMeta::Distribution(Wire { bins, .. }) => *bins as usize,
-    offset: i32 => ObjectMeta::Distribution(Wire { offset, .. }) => *offset,
-    range: u32 => ObjectMeta::Distribution(Wire { range, .. }) => *range,
-    window: u32 => ObjectMeta::Distribution(Wire { window, .. }) => *window
-});

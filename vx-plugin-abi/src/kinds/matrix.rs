@@ -1,10 +1,6 @@
-//! The Matrix kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The Matrix kind on the module side: its wire meta, code and attribute codes (its view: `views/matrix.rs`).
 
 use abi_stable::StableAbi;
-
-use super::ObjectMeta;
-use super::view::{Element, data_view, element_check};
 
 /// `VX_TYPE_MATRIX`.
 pub const CODE: u32 = 0x80B;
@@ -19,7 +15,7 @@ pub mod attribute {
     pub const MATRIX_COLUMNS: u32 = 0x80B02;
 }
 
-/// A matrix. The meta on the wire ([`ObjectMeta::Matrix`]).
+/// A matrix. The meta on the wire ([`ObjectMeta::Matrix`](super::ObjectMeta::Matrix)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -36,35 +32,3 @@ pub struct Wire {
     /// `VX_MATRIX_PATTERN` ([`crate::wire::pattern`]).
     pub pattern: u32,
 }
-
-
-data_view!(
-    /// A matrix of `T`, row-major.
-    Matrix<T: Element>, T, CODE, |m| match m {
-        ObjectMeta::Matrix(Wire { element, .. }) => element_check::<T>("matrix", *element),
-        _ => Ok(()),
-    }
-);
-
-impl<T: Element> Matrix<'_, T> {
-    /// Rows.
-    pub fn rows(&self) -> usize {
-        match &self.meta {
-            ObjectMeta::Matrix(Wire { rows, .. }) => *rows as usize,
-            _ => unreachable!("checked at map"),
-        }
-    }
-    /// Columns.
-    pub fn columns(&self) -> usize {
-        match &self.meta {
-            ObjectMeta::Matrix(Wire { columns, .. }) => *columns as usize,
-            _ => unreachable!("checked at map"),
-        }
-    }
-    /// Element at `row`, `column`. Panics outside the matrix.
-    pub fn get(&self, row: usize, column: usize) -> T {
-        assert!(column < self.columns(), "column {column} outside a matrix of {} columns", self.columns());
-        self.as_slice()[row * self.columns() + column]
-    }
-}
-

@@ -92,28 +92,6 @@ macro_rules! sdk_kinds {
 
 crate::for_each_kind!(sdk_kinds);
 
-pub(crate) mod view;
-
-/// The flat form of an [`ObjectMeta`] (the one match over kinds it needs is here, by the list).
-impl crate::module_abi::ParamMeta {
-    /// `meta` in the flat form (type code; an image's format and size, a scalar's type).
-    pub fn of(meta: &ObjectMeta) -> crate::module_abi::ParamMeta {
-        let (format, width, height, scalar_type) = match meta {
-            ObjectMeta::Image(i) => (i.format, i.width, i.height, 0),
-            ObjectMeta::Scalar(s) => (0, 0, 0, s.scalar_type),
-            _ => (0, 0, 0, 0),
-        };
-        crate::module_abi::ParamMeta {
-            present: *meta != ObjectMeta::Absent,
-            data_type: meta.data_type(),
-            format,
-            width,
-            height,
-            scalar_type,
-        }
-    }
-}
-
 /// What a view type is, whatever its lifetime: its object type, the check of an input's meta,
 /// and the meta of an output. Each kind's view implements it in the kind's file; the note below
 /// is the list's views, by hand (a diagnostic text must be a literal).
@@ -126,8 +104,8 @@ impl crate::module_abi::ParamMeta {
             `local = L`, `&mut [T]` for a memory request"
 )]
 pub trait ViewKind {
-    /// The view at lifetime `'a`.
-    type At<'a>: view::ParamView<'a>;
+    /// The view at lifetime `'a` (a [`ParamView`](crate::views::ParamView)).
+    type At<'a>;
     /// The object's [`crate::wire::data_type`].
     const DATA_TYPE: u32;
     /// Whether an output of this view has a meta without an exemplar input (a scalar: its own

@@ -1,17 +1,6 @@
-//! The Pyramid kind on the module side: its wire meta, code, attribute codes and view.
-
-use std::marker::PhantomData;
+//! The Pyramid kind on the module side: its wire meta, code and attribute codes (its view: `views/pyramid.rs`).
 
 use abi_stable::StableAbi;
-
-use super::ObjectMeta;
-use super::image::Image;
-use super::ViewKind;
-use super::view::{ParamView, fourcc, meta_for};
-use crate::image_format::ImageFormat;
-use crate::module_abi::{AbiError, Processor};
-use crate::object_meta::{ParamPath};
-use crate::tile::TilePixel;
 
 /// `VX_TYPE_PYRAMID`.
 pub const CODE: u32 = 0x809;
@@ -31,7 +20,7 @@ pub mod attribute {
 }
 
 /// A pyramid. The meta on the wire
-/// ([`ObjectMeta::Pyramid`]).
+/// ([`ObjectMeta::Pyramid`](super::ObjectMeta::Pyramid)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -46,54 +35,3 @@ pub struct Wire {
     /// FourCC.
     pub format: u32,
 }
-
-
-/// A pyramid of `T` images: its levels as [`Image`] views, mapped when asked for.
-pub struct Pyramid<'a, T: TilePixel> {
-    p: &'a Processor,
-    path: ParamPath,
-    meta: ObjectMeta,
-    writable: bool,
-    _t: PhantomData<T>,
-}
-
-impl<'a, T: TilePixel> ParamView<'a> for Pyramid<'a, T> {
-    fn map(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
-        let meta = meta_for::<Self>(p, path)?;
-        Ok(Pyramid { p, path, meta, writable: write, _t: PhantomData })
-    }
-}
-
-impl<T: TilePixel> ViewKind for Pyramid<'_, T> {
-    type At<'a> = Pyramid<'a, T>;
-    const DATA_TYPE: u32 = CODE;
-    fn check(meta: &ObjectMeta) -> Result<(), String> {
-        match meta {
-            ObjectMeta::Pyramid(Wire { format, .. })
-                if *format != T::FORMAT.fourcc() && *format != ImageFormat::Virtual.fourcc() =>
-            {
-                Err(format!("a pyramid of {} images, not the kernel's {}", fourcc(*format), T::FORMAT))
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-impl<'a, T: TilePixel> Pyramid<'a, T> {
-    /// Levels.
-    pub fn levels(&self) -> usize {
-        match &self.meta {
-            ObjectMeta::Pyramid(Wire { levels, .. }) => *levels as usize,
-            _ => unreachable!("checked at map"),
-        }
-    }
-    /// The pyramid's meta data.
-    pub fn meta(&self) -> &ObjectMeta {
-        &self.meta
-    }
-    /// Level `index`, mapped as this pyramid is (for writing when taken by `&mut`).
-    pub fn level(&self, index: usize) -> Result<Image<'a, T>, AbiError> {
-        Image::map(self.p, self.path.level(index as u32), self.writable)
-    }
-}
-

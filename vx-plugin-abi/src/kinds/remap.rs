@@ -1,9 +1,6 @@
-//! The Remap kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The Remap kind on the module side: its wire meta, code and attribute codes (its view: `views/remap.rs`).
 
 use abi_stable::StableAbi;
-
-use super::view::data_view;
 
 /// `VX_TYPE_REMAP`.
 pub const CODE: u32 = 0x810;
@@ -33,9 +30,3 @@ pub struct Wire {
     /// Destination height.
     pub destination_height: u32,
 }
-
-
-data_view!(
-    /// A remap's destination points `[x, y]` (source coordinates), row-major.
-    Remap<>, [f32; 2], CODE, |_m| Ok(())
-);

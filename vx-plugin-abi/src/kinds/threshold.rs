@@ -1,13 +1,6 @@
-//! The Threshold kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The Threshold kind on the module side: its wire meta, code and attribute codes (its view: `views/threshold.rs`).
 
 use abi_stable::StableAbi;
-
-use super::ObjectMeta;
-use super::ViewKind;
-use super::view::{ParamView, assert_writable, meta_for};
-use crate::module_abi::{AbiError, Processor};
-use crate::object_meta::{ParamPath};
 
 /// `VX_TYPE_THRESHOLD`.
 pub const CODE: u32 = 0x80A;
@@ -23,7 +16,7 @@ pub mod attribute {
 }
 
 /// A threshold. The meta on the wire
-/// ([`ObjectMeta::Threshold`]).
+/// ([`ObjectMeta::Threshold`](super::ObjectMeta::Threshold)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq)]
 pub struct Wire {
@@ -51,48 +44,3 @@ pub struct ThresholdBits {
     /// Output where it does not.
     pub false_value: i64,
 }
-
-
-/// A threshold: its type, formats and values; `&mut` sets the values.
-pub struct Threshold<'a> {
-    p: &'a Processor,
-    path: ParamPath,
-    meta: ObjectMeta,
-    values: ThresholdBits,
-    writable: bool,
-}
-
-impl<'a> ParamView<'a> for Threshold<'a> {
-    fn map(p: &'a Processor, path: ParamPath, write: bool) -> Result<Self, AbiError> {
-        let meta = meta_for::<Self>(p, path)?;
-        Ok(Threshold { p, path, meta, values: p.threshold_values(path)?, writable: write })
-    }
-}
-
-impl ViewKind for Threshold<'_> {
-    type At<'a> = Threshold<'a>;
-    const DATA_TYPE: u32 = CODE;
-    fn check(_: &ObjectMeta) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl Threshold<'_> {
-    /// The threshold's meta data (type and formats).
-    pub fn meta(&self) -> &ObjectMeta {
-        &self.meta
-    }
-    /// The values as read when mapped (or last set).
-    pub fn values(&self) -> ThresholdBits {
-        self.values
-    }
-    /// Set every value (binary value, range, outputs). Panics when mapped for reading.
-    #[track_caller]
-    pub fn set_values(&mut self, values: ThresholdBits) -> Result<(), AbiError> {
-        assert_writable(self.writable);
-        self.p.set_threshold_values(self.path, values)?;
-        self.values = values;
-        Ok(())
-    }
-}
-

@@ -1,11 +1,7 @@
-//! The UserDataObject kind on the module side: its wire meta, code, attribute codes and view.
-
+//! The UserDataObject kind on the module side: its wire meta, code and attribute codes (its view: `views/user_data.rs`).
 
 use abi_stable::StableAbi;
 use abi_stable::std_types::RString;
-
-use super::ObjectMeta;
-use super::view::{data_view, dims};
 
 /// `VX_TYPE_USER_DATA_OBJECT`.
 pub const CODE: u32 = 0x816;
@@ -19,7 +15,7 @@ pub mod attribute {
 }
 
 /// A user data object. The meta on the wire
-/// ([`ObjectMeta::UserDataObject`]).
+/// ([`ObjectMeta::UserDataObject`](super::ObjectMeta::UserDataObject)).
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, PartialEq)]
 pub struct Wire {
@@ -28,14 +24,3 @@ pub struct Wire {
     /// Bytes.
     pub size: u64,
 }
-
-
-data_view!(
-    /// A user data object's bytes.
-    UserData<>, u8, CODE, |_m| Ok(())
-);
-
-dims!(UserData {
-    size: usize => ObjectMeta::UserDataObject(Wire { size, .. }) => *size as usize,
-    type_name: &str => ObjectMeta::UserDataObject(Wire { type_name, .. }) => type_name.as_str()
-});

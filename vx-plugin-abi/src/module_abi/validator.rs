@@ -36,6 +36,25 @@ pub struct ParamMeta {
     pub scalar_type: u32,
 }
 
+impl ParamMeta {
+    /// `meta` in the flat form (type code; an image's format and size, a scalar's type).
+    pub fn of(meta: &ObjectMeta) -> ParamMeta {
+        let (format, width, height, scalar_type) = match meta {
+            ObjectMeta::Image(i) => (i.format, i.width, i.height, 0),
+            ObjectMeta::Scalar(s) => (0, 0, 0, s.scalar_type),
+            _ => (0, 0, 0, 0),
+        };
+        ParamMeta {
+            present: *meta != ObjectMeta::Absent,
+            data_type: meta.data_type(),
+            format,
+            width,
+            height,
+            scalar_type,
+        }
+    }
+}
+
 /// Functions a validator may call. Each trusts the handle's host pointer; call them through the
 /// [`Validator`] methods.
 #[repr(C)]

@@ -1,9 +1,30 @@
-//! What every view shares: the [`ViewKind`] and [`ParamView`] traits, the element types, a mapped
-//! object's memory, the checks; and the two macros the fixed-layout kinds' views are written with.
-//! Each kind's view is in its own file (`kinds/<kind>.rs`), re-exported by [`crate::views`].
+//! Typed views of every data object for a module's user kernel: what `#[user_kernel]` functions
+//! take (`&Matrix<f32>` to read, `&mut Pyramid<u8>` to write, `&ObjectArray<Image<u8>>`, …) and
+//! what hand-written process functions build with [`ParamView::map`]. Each view maps its object
+//! through the [`Processor`](crate::module_abi::Processor) when made and unmaps it when dropped; the element type is checked
+//! against the object's meta data (an error naming both, never a reinterpretation). A view taken
+//! by `&` is mapped for reading; its writing methods panic (the SDK's trampoline turns a panic
+//! into an error), so a kernel that writes takes `&mut`.
+//!
+//! [`ViewKind`] says what the generated validator checks for each view and what meta an output
+//! gets: the meta of the first input parameter of the same view (an exemplar, as
+//! `vxSetMetaFormatFromReference`), or for a scalar output its own type.
+//!
+//! One file per kind (`views/<kind>.rs`, its wire side in `kinds/<kind>.rs`), gathered from the
+//! list; this file holds what they share.
 
-use super::{ObjectMeta, ViewKind};
+pub use crate::kinds::ViewKind;
+
+macro_rules! views {
+    ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
+        $(mod $m;)*
+        $(pub use self::$m::$v;)*
+    };
+}
+crate::for_each_kind!(views);
+
 use crate::image_format::ImageFormat;
+use crate::kinds::ObjectMeta;
 use crate::memory::Plain;
 use crate::module_abi::{AbiError, Processor};
 use crate::object_meta::{MappedData, ParamPath};
@@ -109,15 +130,15 @@ macro_rules! data_view {
     ($(#[$doc:meta])* $name:ident<$($t:ident: $b:ident)?>, $elem:ty, $dt:expr, |$m:ident| $check:expr) => {
         $(#[$doc])*
         pub struct $name<'a $(, $t: $b)?> {
-            data: $crate::kinds::view::Data<'a>,
+            data: $crate::views::Data<'a>,
             meta: $crate::kinds::ObjectMeta,
             $(_t: std::marker::PhantomData<$t>,)?
         }
 
         impl<'a $(, $t: $b)?> $crate::views::ParamView<'a> for $name<'a $(, $t)?> {
             fn map(p: &'a $crate::module_abi::Processor, path: $crate::object_meta::ParamPath, write: bool) -> Result<Self, $crate::module_abi::AbiError> {
-                let meta = $crate::kinds::view::meta_for::<Self>(p, path)?;
-                Ok($name { data: $crate::kinds::view::Data::map(p, path, write)?, meta $(, _t: std::marker::PhantomData::<$t>)? })
+                let meta = $crate::views::meta_for::<Self>(p, path)?;
+                Ok($name { data: $crate::views::Data::map(p, path, write)?, meta $(, _t: std::marker::PhantomData::<$t>)? })
             }
         }
 
