@@ -1,7 +1,7 @@
 //! Typed views of every data object for a module's user kernel: what `#[user_kernel]` functions
 //! take (`&Matrix<f32>` to read, `&mut Pyramid<u8>` to write, `&ObjectArray<Image<u8>>`, …) and
 //! what hand-written process functions build with [`ParamView::map`]. Each view maps its object
-//! through the [`Processor`](crate::module_abi::Processor) when made and unmaps it when dropped; the element type is checked
+//! through the [`Processor`] when made and unmaps it when dropped; the element type is checked
 //! against the object's meta data (an error naming both, never a reinterpretation). A view taken
 //! by `&` is mapped for reading; its writing methods panic (the SDK's trampoline turns a panic
 //! into an error), so a kernel that writes takes `&mut`.
