@@ -4,15 +4,18 @@
 //!
 //! Per entry: the variant ident (also the host's handle type), then
 //! - `code`: the name of its `vx_type_e` constant in [`crate::wire::data_type`],
-//! - `module`: the host's module (file) for the kind (`vx-core/src/data/<module>.rs`),
-//! - `view`: the SDK view a `#[user_kernel]` function takes (`kinds/<module>.rs`),
+//! - `module`: the kind's file on each side (`kinds/<module>.rs`, `views/<module>.rs`,
+//!   `vx-core/src/data/<module>.rs`),
+//! - `view`: the SDK view a `#[user_kernel]` function takes ([`crate::views`]),
 //! - `label`: how messages and `vx inspect` name it.
 //!
 //! Adding a kind starts here; the host's `data/kinds.rs` and `data/types.rs` pick it up. On this
 //! side each kind has its own file, `kinds/<module>.rs`: its wire meta (`Wire`), its `vx_type_e`
-//! code (`CODE`), its meta-format attribute codes (`attribute`) and its view; from the list this
-//! file generates the wire [`ObjectMeta`] (one tuple variant per kind over its `Wire`), the
-//! [`data_type`] codes, the [`attribute`] codes and the views' re-exports in [`crate::views`].
+//! code (`CODE`) and its meta-format attribute codes (`attribute`); from the list this file
+//! generates the wire [`ObjectMeta`] (one tuple variant per kind over its `Wire`), the
+//! [`data_type`] codes and the [`attribute`] codes. This folder is the wire's leaf: it imports
+//! nothing else of the crate. Each kind's view is in `views/<module>.rs`, gathered from the list
+//! by [`crate::views`]; [`ViewKind`] is here, by the list its diagnostic names.
 
 /// The data-object kinds (see the module doc).
 #[macro_export]
