@@ -81,6 +81,14 @@ macro_rules! sdk_kinds {
             )*
         }
 
+        $(
+            impl From<$m::Wire> for ObjectMeta {
+                fn from(w: $m::Wire) -> ObjectMeta {
+                    ObjectMeta::$T(w)
+                }
+            }
+        )*
+
         impl ObjectMeta {
             /// The object's [`data_type`] code (0 for [`ObjectMeta::Absent`]).
             pub fn data_type(&self) -> u32 {

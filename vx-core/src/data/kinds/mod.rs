@@ -95,7 +95,7 @@ impl<K: Listed> AnyObject for Handle<K> {
         Arc::strong_count(&self.obj)
     }
     fn to_wire(&self) -> WireMeta {
-        K::to_wire(self)
+        K::to_wire(self).into()
     }
     fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>> {
         K::map_raw(self, write)
@@ -172,9 +172,9 @@ macro_rules! host_kinds {
         impl ObjectMeta {
             /// The meta data a module gave for an output.
             pub(crate) fn from_wire(w: &WireMeta) -> Result<ObjectMeta> {
-                match DataType::from_code(w.data_type()) {
-                    $(Some(DataType::$T) => <$m::Kind as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
-                    None => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
+                match w {
+                    $(WireMeta::$T(w) => <$m::Kind as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
+                    WireMeta::Absent => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
                 }
             }
         }
