@@ -57,7 +57,7 @@ fn transpose(t: &views::Tensor<i16>, out: &mut views::Tensor<i16>) {
 /// Transposes need their own validator (the output's dims are not the input's).
 fn transpose_validate(v: &vx_plugin_abi::module_abi::Validator) -> Result<(), AbiError> {
     let mut m = v.meta(0)?;
-    if let vx_plugin_abi::ObjectMeta::Tensor { dims, .. } = &mut m {
+    if let vx_plugin_abi::ObjectMeta::Tensor(vx_plugin_abi::kinds::tensor::Wire { dims, .. }) = &mut m {
         dims.swap(0, 1);
     }
     v.set_output_meta(1, &m)

@@ -3,7 +3,7 @@
 pub mod geometry;
 pub mod image_format;
 pub mod kernel_record;
-mod kinds;
+pub mod kinds;
 pub mod log;
 #[doc(hidden)]
 pub mod macro_support;

@@ -3,35 +3,7 @@
 //! the boundary as plain integers, never as Rust enums, so a value a newer module sends is refused
 //! with an error instead of being undefined behaviour.
 
-/// Parameter data types (`vx_type_e`).
-pub mod data_type {
-    /// `VX_TYPE_SCALAR`.
-    pub const SCALAR: u32 = 0x80D;
-    /// `VX_TYPE_ARRAY`.
-    pub const ARRAY: u32 = 0x80E;
-    /// `VX_TYPE_IMAGE`.
-    pub const IMAGE: u32 = 0x80F;
-    /// `VX_TYPE_USER_DATA_OBJECT`.
-    pub const USER_DATA_OBJECT: u32 = 0x816;
-    /// `VX_TYPE_LUT`.
-    pub const LUT: u32 = 0x807;
-    /// `VX_TYPE_DISTRIBUTION`.
-    pub const DISTRIBUTION: u32 = 0x808;
-    /// `VX_TYPE_PYRAMID`.
-    pub const PYRAMID: u32 = 0x809;
-    /// `VX_TYPE_THRESHOLD`.
-    pub const THRESHOLD: u32 = 0x80A;
-    /// `VX_TYPE_MATRIX`.
-    pub const MATRIX: u32 = 0x80B;
-    /// `VX_TYPE_CONVOLUTION`.
-    pub const CONVOLUTION: u32 = 0x80C;
-    /// `VX_TYPE_REMAP`.
-    pub const REMAP: u32 = 0x810;
-    /// `VX_TYPE_OBJECT_ARRAY`.
-    pub const OBJECT_ARRAY: u32 = 0x813;
-    /// `VX_TYPE_TENSOR`.
-    pub const TENSOR: u32 = 0x815;
-}
+pub use crate::kinds::data_type;
 
 /// Scalar types (`vx_type_e`).
 pub mod scalar_type {
@@ -183,82 +155,4 @@ pub mod threshold_type {
     pub const RANGE: u32 = 0xB001;
 }
 
-/// The meta-format attributes a validator may set one by one
-/// ([`Validator::set_output_attribute`](crate::module_abi::Validator::set_output_attribute), as
-/// `vxSetMetaFormatAttribute`), with OpenVX's codes; the value's bytes are the C type named.
-pub mod attribute {
-    /// `VX_IMAGE_WIDTH` (`vx_uint32`).
-    pub const IMAGE_WIDTH: u32 = 0x80F00;
-    /// `VX_IMAGE_HEIGHT` (`vx_uint32`).
-    pub const IMAGE_HEIGHT: u32 = 0x80F01;
-    /// `VX_IMAGE_FORMAT` (`vx_df_image`, 4 bytes).
-    pub const IMAGE_FORMAT: u32 = 0x80F02;
-    /// `VX_SCALAR_TYPE` (`vx_enum`).
-    pub const SCALAR_TYPE: u32 = 0x80D00;
-    /// `VX_ARRAY_ITEMTYPE` (`vx_enum`).
-    pub const ARRAY_ITEMTYPE: u32 = 0x80E00;
-    /// `VX_ARRAY_CAPACITY` (`vx_size`).
-    pub const ARRAY_CAPACITY: u32 = 0x80E02;
-    /// `VX_ARRAY_ITEMSIZE` (`vx_size`; for user-struct items).
-    pub const ARRAY_ITEMSIZE: u32 = 0x80E03;
-    /// `VX_MATRIX_TYPE` (`vx_enum`).
-    pub const MATRIX_TYPE: u32 = 0x80B00;
-    /// `VX_MATRIX_ROWS` (`vx_size`).
-    pub const MATRIX_ROWS: u32 = 0x80B01;
-    /// `VX_MATRIX_COLUMNS` (`vx_size`).
-    pub const MATRIX_COLUMNS: u32 = 0x80B02;
-    /// `VX_CONVOLUTION_ROWS` (`vx_size`).
-    pub const CONVOLUTION_ROWS: u32 = 0x80C00;
-    /// `VX_CONVOLUTION_COLUMNS` (`vx_size`).
-    pub const CONVOLUTION_COLUMNS: u32 = 0x80C01;
-    /// `VX_LUT_TYPE` (`vx_enum`).
-    pub const LUT_TYPE: u32 = 0x80700;
-    /// `VX_LUT_COUNT` (`vx_size`).
-    pub const LUT_COUNT: u32 = 0x80701;
-    /// `VX_DISTRIBUTION_OFFSET` (`vx_int32`).
-    pub const DISTRIBUTION_OFFSET: u32 = 0x80801;
-    /// `VX_DISTRIBUTION_RANGE` (`vx_uint32`).
-    pub const DISTRIBUTION_RANGE: u32 = 0x80802;
-    /// `VX_DISTRIBUTION_BINS` (`vx_size`).
-    pub const DISTRIBUTION_BINS: u32 = 0x80803;
-    /// `VX_THRESHOLD_TYPE` (`vx_enum`).
-    pub const THRESHOLD_TYPE: u32 = 0x80A00;
-    /// `VX_THRESHOLD_INPUT_FORMAT` (`vx_df_image`).
-    pub const THRESHOLD_INPUT_FORMAT: u32 = 0x80A07;
-    /// `VX_THRESHOLD_OUTPUT_FORMAT` (`vx_df_image`).
-    pub const THRESHOLD_OUTPUT_FORMAT: u32 = 0x80A08;
-    /// `VX_PYRAMID_LEVELS` (`vx_size`).
-    pub const PYRAMID_LEVELS: u32 = 0x80900;
-    /// `VX_PYRAMID_SCALE` (`vx_float32`).
-    pub const PYRAMID_SCALE: u32 = 0x80901;
-    /// `VX_PYRAMID_WIDTH` (`vx_uint32`).
-    pub const PYRAMID_WIDTH: u32 = 0x80902;
-    /// `VX_PYRAMID_HEIGHT` (`vx_uint32`).
-    pub const PYRAMID_HEIGHT: u32 = 0x80903;
-    /// `VX_PYRAMID_FORMAT` (`vx_df_image`).
-    pub const PYRAMID_FORMAT: u32 = 0x80904;
-    /// `VX_REMAP_SOURCE_WIDTH` (`vx_uint32`).
-    pub const REMAP_SOURCE_WIDTH: u32 = 0x81000;
-    /// `VX_REMAP_SOURCE_HEIGHT` (`vx_uint32`).
-    pub const REMAP_SOURCE_HEIGHT: u32 = 0x81001;
-    /// `VX_REMAP_DESTINATION_WIDTH` (`vx_uint32`).
-    pub const REMAP_DESTINATION_WIDTH: u32 = 0x81002;
-    /// `VX_REMAP_DESTINATION_HEIGHT` (`vx_uint32`).
-    pub const REMAP_DESTINATION_HEIGHT: u32 = 0x81003;
-    /// `VX_OBJECT_ARRAY_ITEMTYPE` (`vx_enum`).
-    pub const OBJECT_ARRAY_ITEMTYPE: u32 = 0x81300;
-    /// `VX_OBJECT_ARRAY_NUMITEMS` (`vx_size`).
-    pub const OBJECT_ARRAY_NUMITEMS: u32 = 0x81301;
-    /// `VX_TENSOR_NUMBER_OF_DIMS` (`vx_size`).
-    pub const TENSOR_NUMBER_OF_DIMS: u32 = 0x81500;
-    /// `VX_TENSOR_DIMS` (`vx_size[]`, one per dimension).
-    pub const TENSOR_DIMS: u32 = 0x81501;
-    /// `VX_TENSOR_DATA_TYPE` (`vx_enum`).
-    pub const TENSOR_DATA_TYPE: u32 = 0x81502;
-    /// `VX_TENSOR_FIXED_POINT_POSITION` (`vx_int8`).
-    pub const TENSOR_FIXED_POINT_POSITION: u32 = 0x81503;
-    /// `VX_USER_DATA_OBJECT_NAME` (`vx_char[]`, UTF-8, no terminator needed).
-    pub const USER_DATA_OBJECT_NAME: u32 = 0x81600;
-    /// `VX_USER_DATA_OBJECT_SIZE` (`vx_size`).
-    pub const USER_DATA_OBJECT_SIZE: u32 = 0x81601;
-}
+pub use crate::kinds::attribute;

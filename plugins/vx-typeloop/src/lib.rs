@@ -69,15 +69,24 @@ fn expected(kind: u8, meta: &ObjectMeta) -> Result<Vec<(u32, Vec<u8>)>, AbiError
     let size = |v: usize| (v as u64).to_ne_bytes().to_vec();
     let u32b = |v: u32| v.to_ne_bytes().to_vec();
     let ok = match (kind, meta) {
-        (IMAGE, ObjectMeta::Image { format, width: 128, height: 128 }) if *format == u8f => {
+        (IMAGE, ObjectMeta::Image(vx_plugin_abi::kinds::image::Wire { format, width: 128, height: 128 }))
+            if *format == u8f =>
+        {
             vec![(at::IMAGE_FORMAT, u32b(u8f)), (at::IMAGE_WIDTH, u32b(128)), (at::IMAGE_HEIGHT, u32b(128))]
         }
-        (ARRAY, ObjectMeta::Array { item_type: st::UINT8, capacity: 20, .. }) => {
+        (ARRAY, ObjectMeta::Array(vx_plugin_abi::kinds::array::Wire { item_type: st::UINT8, capacity: 20, .. })) => {
             vec![(at::ARRAY_ITEMTYPE, u32b(st::UINT8)), (at::ARRAY_CAPACITY, size(20))]
         }
-        (PYRAMID, ObjectMeta::Pyramid { levels: 8, scale, width: 128, height: 128, format })
-            if *scale == 0.5 && *format == u8f =>
-        {
+        (
+            PYRAMID,
+            ObjectMeta::Pyramid(vx_plugin_abi::kinds::pyramid::Wire {
+                levels: 8,
+                scale,
+                width: 128,
+                height: 128,
+                format,
+            }),
+        ) if *scale == 0.5 && *format == u8f => {
             vec![
                 (at::PYRAMID_FORMAT, u32b(u8f)),
                 (at::PYRAMID_WIDTH, u32b(128)),
@@ -86,38 +95,48 @@ fn expected(kind: u8, meta: &ObjectMeta) -> Result<Vec<(u32, Vec<u8>)>, AbiError
                 (at::PYRAMID_SCALE, 0.5f32.to_ne_bytes().to_vec()),
             ]
         }
-        (SCALAR, ObjectMeta::Scalar { scalar_type: st::UINT8, .. }) => vec![(at::SCALAR_TYPE, u32b(st::UINT8))],
-        (DISTRIBUTION, ObjectMeta::Distribution { bins: 36, offset: 0, range: 360, .. }) => vec![
+        (SCALAR, ObjectMeta::Scalar(vx_plugin_abi::kinds::scalar::Wire { scalar_type: st::UINT8, .. })) => {
+            vec![(at::SCALAR_TYPE, u32b(st::UINT8))]
+        }
+        (
+            DISTRIBUTION,
+            ObjectMeta::Distribution(vx_plugin_abi::kinds::distribution::Wire {
+                bins: 36, offset: 0, range: 360, ..
+            }),
+        ) => vec![
             (at::DISTRIBUTION_BINS, size(36)),
             (at::DISTRIBUTION_OFFSET, 0i32.to_ne_bytes().to_vec()),
             (at::DISTRIBUTION_RANGE, u32b(360)),
         ],
-        (MATRIX, ObjectMeta::Matrix { element: st::UINT8, rows: 5, columns: 5, .. }) => {
+        (
+            MATRIX,
+            ObjectMeta::Matrix(vx_plugin_abi::kinds::matrix::Wire { element: st::UINT8, rows: 5, columns: 5, .. }),
+        ) => {
             vec![(at::MATRIX_TYPE, u32b(st::UINT8)), (at::MATRIX_ROWS, size(5)), (at::MATRIX_COLUMNS, size(5))]
         }
-        (THRESHOLD, ObjectMeta::Threshold { threshold_type, .. })
+        (THRESHOLD, ObjectMeta::Threshold(vx_plugin_abi::kinds::threshold::Wire { threshold_type, .. }))
             if *threshold_type == vx_plugin_abi::wire::threshold_type::BINARY =>
         {
             vec![(at::THRESHOLD_TYPE, u32b(*threshold_type))]
         }
-        (LUT, ObjectMeta::Lut { element: st::UINT8, count: 100, .. }) => {
+        (LUT, ObjectMeta::Lut(vx_plugin_abi::kinds::lut::Wire { element: st::UINT8, count: 100, .. })) => {
             vec![(at::LUT_TYPE, u32b(st::UINT8)), (at::LUT_COUNT, size(100))]
         }
         (
             REMAP,
-            ObjectMeta::Remap {
+            ObjectMeta::Remap(vx_plugin_abi::kinds::remap::Wire {
                 source_width: 128,
                 source_height: 128,
                 destination_width: 256,
                 destination_height: 256,
-            },
+            }),
         ) => vec![
             (at::REMAP_SOURCE_WIDTH, u32b(128)),
             (at::REMAP_SOURCE_HEIGHT, u32b(128)),
             (at::REMAP_DESTINATION_WIDTH, u32b(256)),
             (at::REMAP_DESTINATION_HEIGHT, u32b(256)),
         ],
-        (CONVOLUTION, ObjectMeta::Convolution { columns: 5, rows: 3, .. }) => {
+        (CONVOLUTION, ObjectMeta::Convolution(vx_plugin_abi::kinds::convolution::Wire { columns: 5, rows: 3, .. })) => {
             vec![(at::CONVOLUTION_COLUMNS, size(5)), (at::CONVOLUTION_ROWS, size(3))]
         }
         (k, m) => return Err(bad(format!("kernel of kind {k}: unexpected input {m:?}"))),
@@ -188,9 +207,10 @@ impl<const KIND: u8, const FROM_REF: bool, const LOCAL: u8, const IN_ARRAY: bool
             let want = data_type_of(KIND);
             let item = v.meta_at(ParamPath::param(0).item(0))?;
             match (&input, v.meta(1)?) {
-                (ObjectMeta::ObjectArray { item_type, count: 20 }, ObjectMeta::ObjectArray { item_type: o, .. })
-                    if *item_type == want && o == want =>
-                {
+                (
+                    ObjectMeta::ObjectArray(vx_plugin_abi::kinds::object_array::Wire { item_type, count: 20 }),
+                    ObjectMeta::ObjectArray(vx_plugin_abi::kinds::object_array::Wire { item_type: o, .. }),
+                ) if *item_type == want && o == want => {
                     expected(KIND, &item)?;
                 }
                 (i, o) => return Err(bad(format!("unexpected object arrays {i:?} / {o:?}"))),
@@ -283,7 +303,7 @@ impl<const KIND: u8, const FROM_REF: bool, const LOCAL: u8, const IN_ARRAY: bool
             return copy(KIND, p, src, dst);
         }
         let items = match p.meta_at(src)? {
-            ObjectMeta::ObjectArray { count, .. } => count as u32,
+            ObjectMeta::ObjectArray(vx_plugin_abi::kinds::object_array::Wire { count, .. }) => count as u32,
             other => return Err(bad(format!("not an object array: {other:?}"))),
         };
         (0..items).try_for_each(|i| copy(KIND, p, src.item(i), dst.item(i)))
@@ -330,5 +350,13 @@ fn counts(slot: u32, out: &mut Array<u32>) -> Result<(), AbiError> {
 }
 
 fn counts_validate(v: &Validator) -> Result<(), AbiError> {
-    v.set_output_meta(1, &ObjectMeta::Array { item_type: st::UINT32, item_size: 4, capacity: 6, num_items: 0 })
+    v.set_output_meta(
+        1,
+        &ObjectMeta::Array(vx_plugin_abi::kinds::array::Wire {
+            item_type: st::UINT32,
+            item_size: 4,
+            capacity: 6,
+            num_items: 0,
+        }),
+    )
 }

@@ -8,10 +8,11 @@ use crate::data::buffer::{SharedBuffer, WHOLE};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
+use crate::data::wire::{AttrValue, code, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::array::Wire;
 use vx_plugin_abi::wire::{attribute as at, item_type};
 
 kind_names! {
@@ -95,6 +96,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for ArrayKind {
+    type Wire = Wire;
     const NAME: &'static str = "Array";
     type Meta = ArrayMeta;
     type Attr = ArrayAttr;
@@ -147,17 +149,17 @@ impl ObjectKind for ArrayKind {
     fn frame_copy(h: &Array, slot: usize) -> Option<Result<Array>> {
         Some(h.frame_copy(slot))
     }
-    fn to_wire(h: &Array) -> WireMeta {
+    fn to_wire(h: &Array) -> Wire {
         let s = h.state();
-        WireMeta::Array {
+        Wire {
             item_type: s.item_type.map_or(0, item_code),
             item_size: s.item_type.map_or(0, |t| t.size()) as u64,
             capacity: s.capacity as u64,
             num_items: s.num_items as u64,
         }
     }
-    fn from_wire(w: &WireMeta) -> Result<ArrayMeta> {
-        let WireMeta::Array { item_type: t, item_size, capacity, .. } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<ArrayMeta> {
+        let Wire { item_type: t, item_size, capacity, .. } = w;
         Ok(ArrayMeta {
             item_type: if *t == 0 { None } else { Some(item_of(*t, *item_size)?) },
             capacity: size(*capacity)?,

@@ -10,9 +10,10 @@ use crate::data::kind::{
     positive,
 };
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, other_type, size};
+use crate::data::wire::{AttrValue, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::convolution::Wire;
 
 kind_names! {
     kind: ConvolutionKind, meta: ConvolutionMeta, attr: ConvolutionAttr, partial: ConvolutionPartial;
@@ -63,6 +64,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for ConvolutionKind {
+    type Wire = Wire;
     const NAME: &'static str = "Convolution";
     type Meta = ConvolutionMeta;
     type Attr = ConvolutionAttr;
@@ -84,13 +86,13 @@ impl ObjectKind for ConvolutionKind {
             rows: positive(p.rows, "convolution rows")?,
         })
     }
-    fn to_wire(h: &Convolution) -> WireMeta {
+    fn to_wire(h: &Convolution) -> Wire {
         let m = h.meta();
-        WireMeta::Convolution { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() }
+        Wire { columns: m.columns as u64, rows: m.rows as u64, scale: h.scale() }
     }
     /// The scale is a value, not meta data: not taken (`ConvolutionMeta` has none).
-    fn from_wire(w: &WireMeta) -> Result<ConvolutionMeta> {
-        let WireMeta::Convolution { columns, rows, .. } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<ConvolutionMeta> {
+        let Wire { columns, rows, .. } = w;
         Ok(ConvolutionMeta { columns: size(*columns)?, rows: size(*rows)? })
     }
 }

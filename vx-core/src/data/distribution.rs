@@ -9,9 +9,10 @@ use crate::data::kind::{
     positive,
 };
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, other_type, size};
+use crate::data::wire::{AttrValue, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::distribution::Wire;
 
 kind_names! {
     kind: DistributionKind, meta: DistributionMeta, attr: DistributionAttr, partial: DistributionPartial;
@@ -62,6 +63,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for DistributionKind {
+    type Wire = Wire;
     const NAME: &'static str = "Distribution";
     type Meta = DistributionMeta;
     type Attr = DistributionAttr;
@@ -85,12 +87,12 @@ impl ObjectKind for DistributionKind {
             range: positive(p.range, "distribution range")?,
         })
     }
-    fn to_wire(h: &Distribution) -> WireMeta {
+    fn to_wire(h: &Distribution) -> Wire {
         let m = h.meta();
-        WireMeta::Distribution { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() }
+        Wire { bins: m.bins as u64, offset: m.offset, range: m.range, window: m.window() }
     }
-    fn from_wire(w: &WireMeta) -> Result<DistributionMeta> {
-        let WireMeta::Distribution { bins, offset, range, .. } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<DistributionMeta> {
+        let Wire { bins, offset, range, .. } = w;
         Ok(DistributionMeta { bins: size(*bins)?, offset: *offset, range: *range })
     }
 }

@@ -26,6 +26,8 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// arrays of them): it has [`valid_rect_parts`](Self::valid_rect_parts).
     const VALID_RECTS: bool = false;
     /// Its meta data (`MatrixMeta`): what verify compares; `Display` in messages.
+    /// Its wire meta (`vx_plugin_abi::kinds::<kind>::Wire`), a variant of the wire `ObjectMeta`.
+    type Wire: Into<WireMeta>;
     type Meta: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync;
     /// One meta-format attribute (`vxSetMetaFormatAttribute`: `MatrixAttr::Rows(5)`).
     type Attr: Clone + fmt::Debug + PartialEq;
@@ -58,9 +60,9 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     fn resolve(p: &Self::Partial) -> std::result::Result<Self::Meta, &'static str>;
 
     /// The wire form (with the values a validator may read: a scalar's value, an array's count).
-    fn to_wire(h: &Handle<Self>) -> WireMeta;
-    /// The meta data a module gave for an output (`w` is of this type: the caller dispatched).
-    fn from_wire(w: &WireMeta) -> Result<Self::Meta>;
+    fn to_wire(h: &Handle<Self>) -> Self::Wire;
+    /// The meta data a module gave for an output.
+    fn from_wire(w: &Self::Wire) -> Result<Self::Meta>;
     /// The attribute with OpenVX code `v.code`; `None` when this type has no such attribute.
     fn attr_by_code(v: &AttrValue<'_>) -> Option<Result<Self::Attr>> {
         Self::Partial::by_code(v)

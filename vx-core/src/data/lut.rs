@@ -9,9 +9,10 @@ use crate::data::kind::{
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
-use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
+use crate::data::wire::{AttrValue, code, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::lut::Wire;
 
 kind_names! {
     kind: LutKind, meta: LutMeta, attr: LutAttr, partial: LutPartial;
@@ -57,6 +58,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for LutKind {
+    type Wire = Wire;
     const NAME: &'static str = "Lut";
     type Meta = LutMeta;
     type Attr = LutAttr;
@@ -82,12 +84,12 @@ impl ObjectKind for LutKind {
     fn resolve(p: &LutPartial) -> std::result::Result<LutMeta, &'static str> {
         Ok(LutMeta { element: p.element.ok_or("LUT type")?, count: positive(p.count, "LUT count")? })
     }
-    fn to_wire(h: &Lut) -> WireMeta {
+    fn to_wire(h: &Lut) -> Wire {
         let m = h.meta();
-        WireMeta::Lut { element: code(m.element), count: m.count as u64, offset: m.offset() as u32 }
+        Wire { element: code(m.element), count: m.count as u64, offset: m.offset() as u32 }
     }
-    fn from_wire(w: &WireMeta) -> Result<LutMeta> {
-        let WireMeta::Lut { element, count, .. } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<LutMeta> {
+        let Wire { element, count, .. } = w;
         Ok(LutMeta { element: scalar_type(*element)?, count: size(*count)? })
     }
 }

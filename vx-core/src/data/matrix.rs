@@ -8,9 +8,10 @@ use crate::data::kind::{
 };
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
-use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
+use crate::data::wire::{AttrValue, code, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::matrix::Wire;
 use vx_plugin_abi::wire::pattern;
 
 kind_names! {
@@ -79,6 +80,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for MatrixKind {
+    type Wire = Wire;
     const NAME: &'static str = "Matrix";
     type Meta = MatrixMeta;
     type Attr = MatrixAttr;
@@ -113,9 +115,9 @@ impl ObjectKind for MatrixKind {
             pattern: p.pattern.unwrap_or(MatrixPattern::Other),
         })
     }
-    fn to_wire(h: &Matrix) -> WireMeta {
+    fn to_wire(h: &Matrix) -> Wire {
         let m = h.meta();
-        WireMeta::Matrix {
+        Wire {
             element: code(m.element),
             columns: m.columns as u64,
             rows: m.rows as u64,
@@ -124,10 +126,8 @@ impl ObjectKind for MatrixKind {
             pattern: pattern_code(m.pattern),
         }
     }
-    fn from_wire(w: &WireMeta) -> Result<MatrixMeta> {
-        let WireMeta::Matrix { element, columns, rows, origin_x, origin_y, pattern } = w else {
-            return Err(other_type(w));
-        };
+    fn from_wire(w: &Wire) -> Result<MatrixMeta> {
+        let Wire { element, columns, rows, origin_x, origin_y, pattern } = w;
         Ok(MatrixMeta {
             element: scalar_type(*element)?,
             columns: size(*columns)?,

@@ -12,10 +12,11 @@ use crate::data::image::concrete;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
-use crate::data::wire::{AttrValue, WireMeta, format, other_type, size};
+use crate::data::wire::{AttrValue, format, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::pyramid::Wire;
 
 kind_names! {
     kind: PyramidKind, meta: PyramidMeta, attr: PyramidAttr, partial: PyramidPartial;
@@ -118,6 +119,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for PyramidKind {
+    type Wire = Wire;
     const NAME: &'static str = "Pyramid";
     const VALID_RECTS: bool = true;
     fn valid_rect_parts(h: &Pyramid, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
@@ -182,18 +184,12 @@ impl ObjectKind for PyramidKind {
         let m = h.meta();
         write!(f, "{} levels x {}, {} {}x{}", m.levels, m.scale, m.format, m.width, m.height)
     }
-    fn to_wire(h: &Pyramid) -> WireMeta {
+    fn to_wire(h: &Pyramid) -> Wire {
         let m = h.meta();
-        WireMeta::Pyramid {
-            levels: m.levels as u64,
-            scale: m.scale,
-            width: m.width,
-            height: m.height,
-            format: m.format.fourcc(),
-        }
+        Wire { levels: m.levels as u64, scale: m.scale, width: m.width, height: m.height, format: m.format.fourcc() }
     }
-    fn from_wire(w: &WireMeta) -> Result<PyramidMeta> {
-        let WireMeta::Pyramid { levels, scale, width, height, format: f } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<PyramidMeta> {
+        let Wire { levels, scale, width, height, format: f } = w;
         Ok(PyramidMeta { levels: size(*levels)?, scale: *scale, width: *width, height: *height, format: format(*f)? })
     }
 }

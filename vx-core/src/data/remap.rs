@@ -11,9 +11,10 @@ use crate::data::kind::{
     positive,
 };
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, other_type};
+use crate::data::wire::AttrValue;
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::remap::Wire;
 
 kind_names! {
     kind: RemapKind, meta: RemapMeta, attr: RemapAttr, partial: RemapPartial;
@@ -61,6 +62,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for RemapKind {
+    type Wire = Wire;
     const NAME: &'static str = "Remap";
     type Meta = RemapMeta;
     type Attr = RemapAttr;
@@ -85,19 +87,17 @@ impl ObjectKind for RemapKind {
             destination_height: positive(p.destination_height, "remap destination height")?,
         })
     }
-    fn to_wire(h: &Remap) -> WireMeta {
+    fn to_wire(h: &Remap) -> Wire {
         let m = h.meta();
-        WireMeta::Remap {
+        Wire {
             source_width: m.source_width,
             source_height: m.source_height,
             destination_width: m.destination_width,
             destination_height: m.destination_height,
         }
     }
-    fn from_wire(w: &WireMeta) -> Result<RemapMeta> {
-        let WireMeta::Remap { source_width, source_height, destination_width, destination_height } = w else {
-            return Err(other_type(w));
-        };
+    fn from_wire(w: &Wire) -> Result<RemapMeta> {
+        let Wire { source_width, source_height, destination_width, destination_height } = w;
         Ok(RemapMeta {
             source_width: *source_width,
             source_height: *source_height,

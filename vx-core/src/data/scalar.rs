@@ -6,10 +6,11 @@ use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_a
 
 use crate::data::object::ObjectHeader;
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
-use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_bits, scalar_type};
+use crate::data::wire::{AttrValue, code, scalar_bits, scalar_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::AsContext;
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::scalar::Wire;
 
 kind_names! {
     kind: ScalarKind, meta: ScalarMeta, attr: ScalarAttr, partial: ScalarPartial;
@@ -49,6 +50,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for ScalarKind {
+    type Wire = Wire;
     const NAME: &'static str = "Scalar";
     type Meta = ScalarMeta;
     type Attr = ScalarAttr;
@@ -76,12 +78,12 @@ impl ObjectKind for ScalarKind {
     fn resolve(p: &ScalarPartial) -> std::result::Result<ScalarMeta, &'static str> {
         Ok(ScalarMeta { scalar_type: p.scalar_type.ok_or("scalar type")? })
     }
-    fn to_wire(h: &Scalar) -> WireMeta {
+    fn to_wire(h: &Scalar) -> Wire {
         let v = h.value();
-        WireMeta::Scalar { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
+        Wire { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
     }
-    fn from_wire(w: &WireMeta) -> Result<ScalarMeta> {
-        let WireMeta::Scalar { scalar_type: t, .. } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<ScalarMeta> {
+        let Wire { scalar_type: t, .. } = w;
         Ok(ScalarMeta { scalar_type: scalar_type(*t)? })
     }
 }

@@ -12,10 +12,11 @@ use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Recorded, Refusal, 
 use crate::data::matrix::is_numeric;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
-use crate::data::wire::{AttrValue, WireMeta, code, other_type, scalar_type, size};
+use crate::data::wire::{AttrValue, code, scalar_type, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::tensor::Wire;
 
 kind_names! {
     kind: TensorKind, meta: TensorMeta, attr: TensorAttr, partial: TensorPartial;
@@ -124,6 +125,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for TensorKind {
+    type Wire = Wire;
     const NAME: &'static str = "Tensor";
     type Meta = TensorMeta;
     type Attr = TensorAttr;
@@ -205,19 +207,17 @@ impl ObjectKind for TensorKind {
         let m = h.meta();
         write!(f, "{:?} of {:?}", m.dims(), m.data_type)
     }
-    fn to_wire(h: &Tensor) -> WireMeta {
+    fn to_wire(h: &Tensor) -> Wire {
         let m = h.meta();
-        WireMeta::Tensor {
+        Wire {
             num_dims: m.num_dims as u32,
             dims: m.dims.map(|d| d as u64),
             data_type: m.data_type.map_or(0, code),
             fixed_point_position: m.fixed_point_position,
         }
     }
-    fn from_wire(w: &WireMeta) -> Result<TensorMeta> {
-        let WireMeta::Tensor { num_dims, dims, data_type, fixed_point_position } = w else {
-            return Err(other_type(w));
-        };
+    fn from_wire(w: &Wire) -> Result<TensorMeta> {
+        let Wire { num_dims, dims, data_type, fixed_point_position } = w;
         let mut d = [0usize; MAX_TENSOR_DIMS];
         for (o, i) in d.iter_mut().zip(dims) {
             *o = size(*i)?;

@@ -10,10 +10,11 @@ use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::ScalarType;
-use crate::data::wire::{AttrValue, WireMeta, format, other_type};
+use crate::data::wire::{AttrValue, format};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
+use vx_plugin_abi::kinds::threshold::Wire;
 use vx_plugin_abi::wire::threshold_type;
 
 kind_names! {
@@ -87,6 +88,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for ThresholdKind {
+    type Wire = Wire;
     const NAME: &'static str = "Threshold";
     type Meta = ThresholdMeta;
     type Attr = ThresholdAttr;
@@ -123,18 +125,16 @@ impl ObjectKind for ThresholdKind {
             output_format: p.output_format.unwrap_or(ImageFormat::Virtual),
         })
     }
-    fn to_wire(h: &Threshold) -> WireMeta {
+    fn to_wire(h: &Threshold) -> Wire {
         let m = h.meta();
-        WireMeta::Threshold {
+        Wire {
             threshold_type: threshold_code(m.threshold_type),
             input_format: m.input_format.fourcc(),
             output_format: m.output_format.fourcc(),
         }
     }
-    fn from_wire(w: &WireMeta) -> Result<ThresholdMeta> {
-        let WireMeta::Threshold { threshold_type: t, input_format, output_format } = w else {
-            return Err(other_type(w));
-        };
+    fn from_wire(w: &Wire) -> Result<ThresholdMeta> {
+        let Wire { threshold_type: t, input_format, output_format } = w;
         Ok(ThresholdMeta {
             threshold_type: threshold_of(*t)?,
             input_format: format(*input_format)?,

@@ -6,7 +6,7 @@ use vx_plugin_abi::wire::{data_type, scalar_type};
 
 /// Generates [`DataType`] from the list of kinds.
 macro_rules! data_types {
-    ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+    ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
         /// The type of a kernel parameter / data object (`vx_type_e`).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum DataType {

@@ -9,10 +9,11 @@ use crate::data::kind::{
     Applied, BlobBody, BlobKind, Handle, ObjectKind, Refusal, blob_object, kind_names, meta_attributes,
 };
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, WireMeta, other_type, size};
+use crate::data::wire::{AttrValue, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use vx_plugin_abi::abi_stable::std_types::RString;
+use vx_plugin_abi::kinds::user_data::Wire;
 
 kind_names! {
     kind: UserDataObjectKind, meta: UserDataMeta, attr: UserDataAttr, partial: UserDataPartial;
@@ -54,6 +55,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for UserDataObjectKind {
+    type Wire = Wire;
     const NAME: &'static str = "UserDataObject";
     type Meta = UserDataMeta;
     type Attr = UserDataAttr;
@@ -81,11 +83,11 @@ impl ObjectKind for UserDataObjectKind {
             size: p.size.ok_or("user data object size")?,
         })
     }
-    fn to_wire(h: &UserDataObject) -> WireMeta {
-        WireMeta::UserDataObject { type_name: RString::from(h.type_name()), size: h.size() as u64 }
+    fn to_wire(h: &UserDataObject) -> Wire {
+        Wire { type_name: RString::from(h.type_name()), size: h.size() as u64 }
     }
-    fn from_wire(w: &WireMeta) -> Result<UserDataMeta> {
-        let WireMeta::UserDataObject { type_name, size: s } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<UserDataMeta> {
+        let Wire { type_name, size: s } = w;
         Ok(UserDataMeta { type_name: type_name.to_string(), size: size(*s)? })
     }
 }

@@ -39,12 +39,6 @@ pub(crate) fn scalar_bits(v: ScalarValue) -> ScalarBits {
     ScalarBits { type_code: v.scalar_type().code() as u32, bytes: v.to_ne_bytes() }
 }
 
-/// The error for a wire meta of another type than the one asked for (the callers dispatch on
-/// the wire's type code, so this is a bug).
-pub(crate) fn other_type(w: &WireMeta) -> Error {
-    Error::new(ErrorKind::InvalidType, "the wire meta is of another type").found(format!("{:#x}", w.data_type()))
-}
-
 /// `vxSetMetaFormatAttribute`'s `(attribute, value bytes)`, read as the C type the attribute has.
 pub struct AttrValue<'a> {
     pub(crate) code: u32,

@@ -40,8 +40,7 @@ impl Flavor {
             Flavor::User => {
                 "unsupported parameter type: expected `&ImageIn<T>` (input image), `&mut ImageOut<T>` (output image), a \
                  scalar (u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool), a view of any object by `&` (input) or \
-                 `&mut` (output): Image<T>, Scalar<T>, Array<T>, Matrix<T>, Convolution, Lut<T>, Distribution, \
-                 Threshold, Pyramid<T>, Remap, ObjectArray<V>, Tensor<T>, UserData; `Option<...>` of those, `&mut L` \
+                 `&mut` (output) (`vx_plugin_abi::views`); `Option<...>` of those, `&mut L` \
                  for the `local = L` state, or `&mut [T]` for a memory block named in `scratch(...)` / `persistent(...)`"
             }
             Flavor::Rows => {
@@ -60,7 +59,7 @@ pub(crate) enum ParamKind {
     /// An output image of pixel type `T`.
     Output(Type),
     /// An input scalar by value.
-    Scalar(Type),
+    ByValue(Type),
     /// A typed view of any object (`vx_plugin_abi::views`, user kernels): `&View` an input,
     /// `&mut View` an output. `ty` is the view type as written.
     Object { ty: Type, output: bool },
@@ -76,22 +75,8 @@ impl ParamKind {
     }
 }
 
-/// The typed views a `#[user_kernel]` takes by `&` or `&mut` (`vx_plugin_abi::views`).
-pub(crate) const VIEWS: [&str; 13] = [
-    "Image",
-    "Scalar",
-    "Array",
-    "Matrix",
-    "Convolution",
-    "Lut",
-    "Distribution",
-    "Threshold",
-    "Pyramid",
-    "Remap",
-    "ObjectArray",
-    "Tensor",
-    "UserData",
-];
+/// The other flavors' image forms: refused in a user kernel by the macro (they are no views).
+const OTHER_FORMS: [&str; 5] = ["Tile", "TileMut", "InPlace", "Rows", "TileContext"];
 
 /// One kernel parameter.
 #[derive(Clone)]
@@ -362,13 +347,16 @@ fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool, Option<syn::E
         }
         let (id, args) = last_segment(ty)?;
         return (matches!(args, PathArguments::None) && SCALARS.contains(&id.to_string().as_str()))
-            .then(|| (ParamKind::Scalar(ty.clone()), false, None));
+            .then(|| (ParamKind::ByValue(ty.clone()), false, None));
     }
     let (input, output) = flavor.views();
     match ty {
         Type::Reference(TypeReference { mutability, elem, .. }) => {
             let (id, args) = last_segment(elem)?;
-            if flavor == Flavor::User && VIEWS.contains(&id.to_string().as_str()) {
+            let name = id.to_string();
+            if flavor == Flavor::User && name != input && name != output && !OTHER_FORMS.contains(&name.as_str()) {
+                // Any other type by reference is a view, resolved through `ViewKind` at the
+                // user's compile time (rustc names the views when it is none).
                 return Some((ParamKind::Object { ty: (**elem).clone(), output: mutability.is_some() }, false, None));
             }
             let t = single_generic(args)?.clone();
@@ -381,7 +369,7 @@ fn classify(flavor: Flavor, ty: &Type) -> Option<(ParamKind, bool, Option<syn::E
         _ => {
             let (id, args) = last_segment(ty)?;
             (matches!(args, PathArguments::None) && SCALARS.contains(&id.to_string().as_str()))
-                .then(|| (ParamKind::Scalar(ty.clone()), false, None))
+                .then(|| (ParamKind::ByValue(ty.clone()), false, None))
         }
     }
 }
@@ -492,7 +480,7 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                                 check_pixel(cx, t);
                             }
                         }
-                        ParamKind::Scalar(_) => {}
+                        ParamKind::ByValue(_) => {}
                     }
                     out.push(Arg::Param(Box::new(Param {
                         kind,

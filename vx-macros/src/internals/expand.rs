@@ -104,7 +104,7 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                     format_ident!("__p{}", index),
                     index,
                     match &p.kind {
-                        ParamKind::Input(t) | ParamKind::Output(t) | ParamKind::Scalar(t) => t,
+                        ParamKind::Input(t) | ParamKind::Output(t) | ParamKind::ByValue(t) => t,
                         ParamKind::Object { ty, .. } => ty,
                     },
                 );
@@ -118,10 +118,10 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                 let get = match (flavor, &p.kind) {
                     (Flavor::Tiling | Flavor::Rows, ParamKind::Input(t)) => quote!(args.input::<#t>(#i as usize)?),
                     (Flavor::Tiling | Flavor::Rows, ParamKind::Output(t)) => quote!(args.output::<#t>(#i as usize)?),
-                    (Flavor::Tiling | Flavor::Rows, ParamKind::Scalar(t)) => quote!(args.scalar::<#t>(#i as usize)?),
+                    (Flavor::Tiling | Flavor::Rows, ParamKind::ByValue(t)) => quote!(args.scalar::<#t>(#i as usize)?),
                     (Flavor::User, ParamKind::Input(t)) => quote!(__vx::ImageIn::<#t>::map(p, #i)?),
                     (Flavor::User, ParamKind::Output(t)) => quote!(__vx::ImageOut::<#t>::map(p, #i)?),
-                    (Flavor::User, ParamKind::Scalar(t)) => quote!(__vx::macro_support::read_scalar::<#t>(p, #i)?),
+                    (Flavor::User, ParamKind::ByValue(t)) => quote!(__vx::macro_support::read_scalar::<#t>(p, #i)?),
                     (_, ParamKind::Object { ty, output }) => quote!(
                         <#ty as __vx::views::ParamView>::map(p, __vx::ParamPath::param(#i), #output)?
                     ),
@@ -141,7 +141,7 @@ pub(crate) fn bindings(flavor: Flavor, args: &[Arg]) -> (Vec<TokenStream>, Vec<T
                     (ParamKind::Output(_) | ParamKind::Object { output: true, .. }, false) => quote!(&mut #v),
                     (ParamKind::Input(_) | ParamKind::Object { output: false, .. }, true) => quote!(#v.as_ref()),
                     (ParamKind::Output(_) | ParamKind::Object { output: true, .. }, true) => quote!(#v.as_mut()),
-                    (ParamKind::Scalar(_), _) => quote!(#v),
+                    (ParamKind::ByValue(_), _) => quote!(#v),
                 });
                 index += 1;
             }
@@ -183,7 +183,7 @@ pub(crate) fn signature(args: &[Arg]) -> Vec<TokenStream> {
         .map(|Param { kind, optional, .. }| match kind {
             ParamKind::Input(t) => quote!(__vx::macro_support::ParamSig::InputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
             ParamKind::Output(t) => quote!(__vx::macro_support::ParamSig::OutputImage { format: <#t as __vx::TilePixel>::FORMAT.fourcc(), optional: #optional }),
-            ParamKind::Scalar(t) => quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: #optional }),
+            ParamKind::ByValue(t) => quote!(__vx::macro_support::ParamSig::InputScalar { type_code: <#t as __vx::TileScalar>::TYPE_CODE, optional: #optional }),
             ParamKind::Object { ty, output } => quote!(__vx::macro_support::ParamSig::object::<#ty>(#output, #optional)),
         })
         .collect()
@@ -199,7 +199,7 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
             let (dir, ty) = match &p.kind {
                 ParamKind::Input(_) => (quote!(INPUT), quote!(__vx::wire::data_type::IMAGE)),
                 ParamKind::Output(_) => (quote!(OUTPUT), quote!(__vx::wire::data_type::IMAGE)),
-                ParamKind::Scalar(_) => (quote!(INPUT), quote!(__vx::wire::data_type::SCALAR)),
+                ParamKind::ByValue(_) => (quote!(INPUT), quote!(__vx::wire::data_type::SCALAR)),
                 ParamKind::Object { ty, output } => (
                     if *output { quote!(OUTPUT) } else { quote!(INPUT) },
                     quote!(<#ty as __vx::views::ViewKind>::DATA_TYPE),
@@ -211,7 +211,7 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
                 ParamKind::Input(t) | ParamKind::Output(t) => {
                     quote!(&::std::string::ToString::to_string(&<#t as __vx::TilePixel>::FORMAT))
                 }
-                ParamKind::Scalar(t) => quote!(&__vx::wire::scalar_type::name(<#t as __vx::TileScalar>::TYPE_CODE)),
+                ParamKind::ByValue(t) => quote!(&__vx::wire::scalar_type::name(<#t as __vx::TileScalar>::TYPE_CODE)),
                 ParamKind::Object { ty, .. } => {
                     let text = ty.to_token_stream().to_string().replace(' ', "");
                     quote!(#text)

@@ -19,7 +19,8 @@
 //! `extern "C"` glue. No `extern "C"` and no `unsafe` in the output.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 
 use crate::internals::ast::{self, Arg, Flavor, MemRequest, Region, params};
@@ -139,6 +140,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let add = add_parameters(args);
     let summary = describe_kernel(f);
     let same_size = !a.any_size;
+    let exemplar_checks = if a.validate.is_none() { output_exemplar_checks(args) } else { Vec::new() };
     let validate_body = match &a.validate {
         Some(p) => quote!(#p(v)),
         None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, #same_size)),
@@ -243,6 +245,7 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
         const _: () = {
             use ::vx_plugin_abi as __vx;
             #unique
+            #(#exemplar_checks)*
             #[allow(dead_code)]
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
             struct __VxKernel;
@@ -302,25 +305,29 @@ fn memory_hooks(a: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
-/// The generated validator gives an output view the meta of the first input of the same view
-/// (scalars excepted: their type is their meta): an output without one needs `validate = path`.
-fn check_output_exemplars(cx: &Ctxt, args: &[Arg]) {
+/// The generated validator gives an output view the meta of the first input of the same view; an
+/// output without one needs `validate = path`, unless its view makes its meta alone
+/// (`ViewKind::OUTPUT_META_WITHOUT_EXEMPLAR`, a scalar: its type is its meta). The view's trait
+/// knows, so the check is a `const` assertion in the output, at the parameter's type.
+fn output_exemplar_checks(args: &[Arg]) -> Vec<TokenStream> {
     let ps = params(args);
+    let mut out = Vec::new();
     for p in &ps {
         let ast::ParamKind::Object { ty, output: true } = &p.kind else { continue };
         let Some(name) = p.kind.view_name() else { continue };
         let has_input = ps.iter().any(|q| {
             matches!(q.kind, ast::ParamKind::Object { output: false, .. }) && q.kind.view_name() == Some(name.clone())
         });
-        if name != "Scalar" && !has_input {
-            cx.error_spanned_by(
-                ty,
-                format!(
-                    "the generated validator gives an output `{name}` the meta data of an input `{name}`, and the kernel takes none: give it a validator (`validate = path`)"
-                ),
+        if !has_input {
+            let msg = format!(
+                "the generated validator gives an output `{name}` the meta data of an input `{name}`, and the kernel takes none: give it a validator (`validate = path`)"
             );
+            out.push(quote_spanned! {ty.span()=>
+                const _: () = ::core::assert!(<#ty as __vx::views::ViewKind>::OUTPUT_META_WITHOUT_EXEMPLAR, #msg);
+            });
         }
     }
+    out
 }
 
 /// Expand `#[user_kernel(args)]` or `#[target_kernel(args)]` on `f` (or the fallback with every
@@ -335,9 +342,6 @@ pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenSt
                 Err(_) => (None, &[][..]),
             };
             let fn_args = ast::args(cx, Flavor::User, &f, local, memory);
-            if attrs.as_ref().is_ok_and(|a| a.validate.is_none()) {
-                check_output_exemplars(cx, &fn_args);
-            }
             Ok((attrs?, fn_args))
         },
         |(attrs, fn_args)| expand(&f, attrs, fn_args),

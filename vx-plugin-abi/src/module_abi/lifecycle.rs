@@ -41,8 +41,6 @@ pub struct LifecycleVtable {
     pub mem_free: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<()>,
     /// A persistent block (each once per call).
     pub mem_block: unsafe extern "C" fn(l: &Lifecycle, region: u32, index: u32) -> AbiResult<MemBlockInfo>,
-    /// What parameter `index` is (as a validator sees it).
-    pub param_meta: unsafe extern "C" fn(l: &Lifecycle, index: u32) -> AbiResult<ParamMeta>,
     /// What the object at `path` is (ABI 5).
     pub object_meta: unsafe extern "C" fn(l: &Lifecycle, path: ParamPath) -> AbiResult<ObjectMeta>,
 }
@@ -71,8 +69,7 @@ impl Lifecycle {
     /// What parameter `index` is: type, image format and size, scalar type (e.g. to size a
     /// memory request by an image's width).
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
-        // SAFETY: as in `local_data`.
-        unsafe { (self.vtable.param_meta())(self, index) }.into_result()
+        self.meta_at(ParamPath::param(index)).map(|m| ParamMeta::of(&m))
     }
     /// What the object at `path` is (any type).
     pub fn meta_at(&self, path: ParamPath) -> Result<ObjectMeta, AbiError> {

@@ -26,6 +26,11 @@ use super::host::Host;
 /// index and by [`ParamPath`](crate::object_meta::ParamPath) (`map_image`, `read_scalar`,
 /// `write_scalar`, `array_info`, `array_add`, `array_read`, `array_truncate`), take a path only;
 /// the processor vtable is laid out afresh, every function in its prefix.
+/// Version 7: [`ObjectMeta`](crate::object_meta::ObjectMeta) has one tuple variant per kind over
+/// the kind's own wire struct (`kinds::<kind>::Wire`, generated from the list of kinds); the flat
+/// forms `param_meta` (validator and lifecycle), `set_output_image` and `set_output_array` are gone
+/// from the vtables (the safe methods of the same names remain, over `object_meta` /
+/// `set_output_meta`).
 pub const ABI_VERSION: u32 = 7;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host

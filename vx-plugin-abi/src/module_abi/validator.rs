@@ -8,7 +8,6 @@ use abi_stable::std_types::RSlice;
 
 use super::error::{AbiError, AbiResult};
 use super::handle::handle;
-use crate::image_format::ImageFormat;
 use crate::memory::Plain;
 use crate::object_meta::{ObjectMeta, ParamPath};
 
@@ -19,9 +18,9 @@ handle!(
     *mut c_void
 );
 
-/// What a validator learns about one parameter.
-#[repr(C)]
-#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+/// What a validator learns about one parameter, in a flat form (made from its [`ObjectMeta`]; no
+/// longer a wire type: the ABI carries [`ObjectMeta`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamMeta {
     /// False for an unset optional parameter.
     pub present: bool,
@@ -37,6 +36,25 @@ pub struct ParamMeta {
     pub scalar_type: u32,
 }
 
+impl ParamMeta {
+    /// `meta` in the flat form (type code; an image's format and size, a scalar's type).
+    pub fn of(meta: &ObjectMeta) -> ParamMeta {
+        let (format, width, height, scalar_type) = match meta {
+            ObjectMeta::Image(i) => (i.format, i.width, i.height, 0),
+            ObjectMeta::Scalar(s) => (0, 0, 0, s.scalar_type),
+            _ => (0, 0, 0, 0),
+        };
+        ParamMeta {
+            present: *meta != ObjectMeta::Absent,
+            data_type: meta.data_type(),
+            format,
+            width,
+            height,
+            scalar_type,
+        }
+    }
+}
+
 /// Functions a validator may call. Each trusts the handle's host pointer; call them through the
 /// [`Validator`] methods.
 #[repr(C)]
@@ -46,16 +64,8 @@ pub struct ParamMeta {
 pub struct ValidatorVtable {
     /// The node's parameter count.
     pub num_params: unsafe extern "C" fn(v: &Validator) -> u32,
-    /// What parameter `index` is.
-    pub param_meta: unsafe extern "C" fn(v: &Validator, index: u32) -> AbiResult<ParamMeta>,
-    /// Set an output image's meta format.
-    pub set_output_image:
-        unsafe extern "C" fn(v: &Validator, index: u32, format: u32, width: u32, height: u32) -> AbiResult<()>,
-    /// Set an output array's meta format: items of a scalar type, capacity.
-    #[sabi(last_prefix_field)]
-    pub set_output_array:
-        unsafe extern "C" fn(v: &Validator, index: u32, scalar_type: u32, capacity: u64) -> AbiResult<()>,
     /// What the object at `path` is (ABI 5).
+    #[sabi(last_prefix_field)]
     pub object_meta: unsafe extern "C" fn(v: &Validator, path: ParamPath) -> AbiResult<ObjectMeta>,
     /// Set output `index`'s whole meta format (`vxSetMetaFormatFromReference`; ABI 5).
     pub set_output_meta: unsafe extern "C" fn(v: &Validator, index: u32, meta: &ObjectMeta) -> AbiResult<()>,
@@ -71,20 +81,9 @@ impl Validator {
         // SAFETY: only the host makes a Validator (`from_raw`'s contract).
         unsafe { (self.vtable.num_params())(self) }
     }
-    /// Meta data of parameter `index`.
+    /// Meta data of parameter `index`, in the flat form ([`Self::meta`] has every type's).
     pub fn param(&self, index: u32) -> Result<ParamMeta, AbiError> {
-        // SAFETY: as in `num_params`.
-        unsafe { (self.vtable.param_meta())(self, index) }.into_result()
-    }
-    /// Set output array `index` to `capacity` items of the scalar type `scalar_type`.
-    pub fn set_output_array(&self, index: u32, scalar_type: u32, capacity: u64) -> Result<(), AbiError> {
-        // SAFETY: as in `num_params`.
-        unsafe { (self.vtable.set_output_array())(self, index, scalar_type, capacity) }.into_result()
-    }
-    /// Set output image `index` to `format`, `width × height`.
-    pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
-        // SAFETY: as in `num_params`.
-        unsafe { (self.vtable.set_output_image())(self, index, format.fourcc(), width, height) }.into_result()
+        self.meta(index).map(|m| ParamMeta::of(&m))
     }
     /// What parameter `index` is: any type, with a scalar's value and an array's item count.
     pub fn meta(&self, index: u32) -> Result<ObjectMeta, AbiError> {

@@ -7,8 +7,9 @@ use vx_plugin_abi::ImageFormat;
 use super::{Image, ImageBody, ImageKind};
 use crate::data::kind::{Applied, ObjectKind, Recorded, Refusal, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
-use crate::data::wire::{AttrValue, WireMeta, format, other_type};
+use crate::data::wire::{AttrValue, format};
 use crate::error::{Error, ErrorKind, Result};
+use vx_plugin_abi::kinds::image::Wire;
 
 /// The meta data of an image (`VX_IMAGE_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,6 +51,7 @@ pub(crate) fn concrete(f: ImageFormat) -> Result<ImageFormat> {
 }
 
 impl ObjectKind for ImageKind {
+    type Wire = Wire;
     const NAME: &'static str = "Image";
     const VALID_RECTS: bool = true;
     type Meta = ImageMeta;
@@ -118,12 +120,12 @@ impl ObjectKind for ImageKind {
     fn share_elements(a: &Image, b: &Image) -> bool {
         a.rect_in_storage().overlaps(&b.rect_in_storage())
     }
-    fn to_wire(h: &Image) -> WireMeta {
+    fn to_wire(h: &Image) -> Wire {
         let m = h.meta();
-        WireMeta::Image { format: m.format.fourcc(), width: m.width, height: m.height }
+        Wire { format: m.format.fourcc(), width: m.width, height: m.height }
     }
-    fn from_wire(w: &WireMeta) -> Result<ImageMeta> {
-        let WireMeta::Image { format: f, width, height } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<ImageMeta> {
+        let Wire { format: f, width, height } = w;
         Ok(ImageMeta { format: format(*f)?, width: *width, height: *height })
     }
 }

@@ -99,7 +99,7 @@ impl<K: Listed> AnyObject for Handle<K> {
         Arc::strong_count(&self.obj)
     }
     fn to_wire(&self) -> WireMeta {
-        K::to_wire(self)
+        K::to_wire(self).into()
     }
     fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>> {
         K::map_raw(self, write)
@@ -108,7 +108,7 @@ impl<K: Listed> AnyObject for Handle<K> {
 
 /// Generates every per-type list from the list of kinds (see the module doc).
 macro_rules! host_kinds {
-    ($($T:ident { code: $code:ident, module: $m:ident, label: $label:literal }),* $(,)?) => {
+    ($($T:ident { code: $code:ident, module: $m:ident, view: $v:ident, label: $label:literal }),* $(,)?) => {
         /// Every kind's public items, for the crate root.
         pub(crate) mod exports {
             $(pub use super::$m::exports::*;)*
@@ -176,9 +176,9 @@ macro_rules! host_kinds {
         impl ObjectMeta {
             /// The meta data a module gave for an output.
             pub(crate) fn from_wire(w: &WireMeta) -> Result<ObjectMeta> {
-                match DataType::from_code(w.data_type()) {
-                    $(Some(DataType::$T) => <$m::Kind as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
-                    None => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
+                match w {
+                    $(WireMeta::$T(w) => <$m::Kind as ObjectKind>::from_wire(w).map(ObjectMeta::$T),)*
+                    WireMeta::Absent => Err(Error::new(ErrorKind::InvalidParameters, "an output's meta cannot be 'absent'")),
                 }
             }
         }

@@ -8,9 +8,10 @@ use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
-use crate::data::wire::{AttrValue, WireMeta, other_type, size};
+use crate::data::wire::{AttrValue, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
+use vx_plugin_abi::kinds::object_array::Wire;
 
 kind_names! {
     kind: ObjectArrayKind, meta: ObjectArrayMeta, attr: ObjectArrayAttr, partial: ObjectArrayPartial;
@@ -64,6 +65,7 @@ meta_attributes! {
 }
 
 impl ObjectKind for ObjectArrayKind {
+    type Wire = Wire;
     const NAME: &'static str = "ObjectArray";
     /// Its items' valid rectangles (none for items without).
     const VALID_RECTS: bool = true;
@@ -113,11 +115,11 @@ impl ObjectKind for ObjectArrayKind {
             count: p.count.filter(|n| *n > 0).ok_or("object array item count")?,
         })
     }
-    fn to_wire(h: &ObjectArray) -> WireMeta {
-        WireMeta::ObjectArray { item_type: h.item_type().code() as u32, count: h.count() as u64 }
+    fn to_wire(h: &ObjectArray) -> Wire {
+        Wire { item_type: h.item_type().code() as u32, count: h.count() as u64 }
     }
-    fn from_wire(w: &WireMeta) -> Result<ObjectArrayMeta> {
-        let WireMeta::ObjectArray { item_type, count } = w else { return Err(other_type(w)) };
+    fn from_wire(w: &Wire) -> Result<ObjectArrayMeta> {
+        let Wire { item_type, count } = w;
         Ok(ObjectArrayMeta { item_type: type_of(*item_type)?, count: size(*count)? })
     }
 }

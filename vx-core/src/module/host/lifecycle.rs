@@ -5,9 +5,7 @@ use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
-use vx_plugin_abi::module_abi::{
-    AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo, ParamMeta,
-};
+use vx_plugin_abi::module_abi::{AbiResult, Lifecycle, LifecycleVtable, LifecycleVtableRef, LocalData, MemBlockInfo};
 use vx_plugin_abi::object_meta::{ObjectMeta as WireMeta, ParamPath};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -15,7 +13,6 @@ use crate::kernel::contexts::LifecycleContext;
 use crate::kernel::memory::Taken;
 use crate::module::host::objects::wire_meta;
 use crate::module::host::processor::region;
-use crate::module::host::validator::param_meta;
 use crate::module::host::{abi, catch, catch_or, to_error};
 
 struct LifecycleCall<'a, 'b> {
@@ -68,10 +65,6 @@ unsafe extern "C" fn life_mem_block(l: &Lifecycle, region_code: u32, index: u32)
     })
 }
 
-unsafe extern "C" fn life_param_meta(l: &Lifecycle, index: u32) -> AbiResult<ParamMeta> {
-    catch("param meta", || abi(param_meta(lifecycle_call(l).params(), index)))
-}
-
 unsafe extern "C" fn life_object_meta(l: &Lifecycle, path: ParamPath) -> AbiResult<WireMeta> {
     catch("object meta", || abi(wire_meta(lifecycle_call(l).params(), path)))
 }
@@ -106,7 +99,6 @@ fn lifecycle_vtable() -> LifecycleVtableRef {
             mem_alloc: life_mem_alloc,
             mem_free: life_mem_free,
             mem_block: life_mem_block,
-            param_meta: life_param_meta,
             object_meta: life_object_meta,
         }
         .leak_into_prefix()
