@@ -25,21 +25,6 @@ use std::time::{Duration, Instant};
 use filters::*;
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 
-const KERNELS: [&str; 12] = [
-    "copy",
-    "gaussian3x3",
-    "box3x3",
-    "sobel3x3",
-    "magnitude",
-    "add",
-    "subtract",
-    "posterize",
-    "threshold",
-    "threshold_range",
-    "not",
-    "pipeline",
-];
-
 /// The long-lived OpenCV process.
 struct OpenCv {
     _child: Child,

@@ -311,20 +311,6 @@ fn main() {
     let ctxs = [context(1, &dir), context(2, &dir)];
     let dir_in = input_dir();
     let (a_raw, b_raw) = (dir_in.join("a.u8"), dir_in.join("b.u8"));
-    let names = [
-        "copy",
-        "gaussian3x3",
-        "box3x3",
-        "sobel3x3",
-        "magnitude",
-        "add",
-        "subtract",
-        "posterize",
-        "threshold",
-        "threshold_range",
-        "not",
-        "pipeline",
-    ];
     let mut cv_version = "n/a".to_string();
     let mut summary = Vec::new();
     for (w, h) in sizes() {
@@ -341,7 +327,7 @@ fn main() {
             "{:<15} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}",
             "kernel", "vx 1t", "cv 1t", "ratio", "vx 2t", "cv 2t", "ratio"
         );
-        for name in names {
+        for name in KERNELS {
             if name == "threshold_range" && ctxs[0].kernel_by_name("filters.threshold_range").is_err() {
                 println!("{name:<15} (not in this build of vx_filters)");
                 continue;

@@ -7,6 +7,23 @@ use std::path::Path;
 use vx::*;
 use vx_plugin_abi::{Status, Tile, TileError, TileMut, tiling_kernel};
 
+/// What the benches time, in table order: every vx_filters kernel with an OpenCV equivalent, the
+/// copy floor and the 4-node edge pipeline.
+pub(crate) const KERNELS: [&str; 12] = [
+    "copy",
+    "gaussian3x3",
+    "box3x3",
+    "sobel3x3",
+    "magnitude",
+    "add",
+    "subtract",
+    "posterize",
+    "threshold",
+    "threshold_range",
+    "not",
+    "pipeline",
+];
+
 /// The sizes measured unless `VX_BENCH_SIZES` says otherwise.
 pub(crate) const SIZES: [(u32, u32); 3] = [(640, 480), (1920, 1080), (3840, 2160)];
 

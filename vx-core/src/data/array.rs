@@ -247,8 +247,7 @@ impl Array {
     /// the copy a pipelined graph gives each frame in flight (`graph/verify/frames.rs`).
     pub(super) fn frame_copy(&self, frame_slot: usize) -> Result<Array> {
         let s = self.state();
-        let header = ObjectHeader::new(&self.obj.header.ctx, "virtual-array", self.obj.header.scope)?;
-        header.set_name(&format!("{}@slot{frame_slot}", self.name()));
+        let header = ObjectHeader::frame_copy_of(&self.obj.header, frame_slot)?;
         Array::build(header, s.item_type, s.capacity)
     }
 

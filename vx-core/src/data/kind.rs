@@ -78,12 +78,7 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// Default: a virtual object of the same graph and meta data with its own storage (the
     /// producer writes it each frame); images and arrays add what they carry beyond their meta.
     fn frame_copy(h: &Handle<Self>, slot: usize) -> Option<Result<Handle<Self>>> {
-        let copy = || {
-            let header = ObjectHeader::new(&h.obj.header.ctx, "virtual-copy", h.obj.header.scope)?;
-            header.set_name(&format!("{}@slot{slot}", h.obj.header.name()));
-            Self::build(header, &Self::meta(h))
-        };
-        Some(copy())
+        Some(ObjectHeader::frame_copy_of(&h.obj.header, slot).and_then(|header| Self::build(header, &Self::meta(h))))
     }
     /// Each part of the object that has a valid rectangle, in order (an image: itself; a pyramid:
     /// its levels; an object array: its items' parts). Default: none.

@@ -54,6 +54,14 @@ impl ObjectHeader {
         Ok(h)
     }
 
+    /// The header of the copy a pipelined graph gives frame slot `slot` of the virtual object
+    /// `original` (same context and scope; named `<original>@slot<slot>`).
+    pub(super) fn frame_copy_of(original: &ObjectHeader, slot: usize) -> Result<ObjectHeader> {
+        let h = ObjectHeader::new(&original.ctx, "virtual-copy", original.scope)?;
+        h.set_name(&format!("{}@slot{slot}", original.name()));
+        Ok(h)
+    }
+
     /// True when this object is `other` or a part of it (or the other way round).
     pub(super) fn contains_or_within(&self, other: &ObjectHeader) -> bool {
         self.id == other.id || self.ancestors.contains(&other.id) || other.ancestors.contains(&self.id)

@@ -288,10 +288,7 @@ impl Kernel {
             return Err(self.err(ErrorKind::InvalidParameters, "a successor has the kernel's name and is finalized"));
         }
         let _swap = self.table.swap();
-        let mut registry = self.table.registry();
-        self.inner.replace_with(&successor.inner);
-        registry.replace(&self.inner, Arc::clone(&successor.inner));
-        drop(registry);
+        self.table.registry().succeed(&self.inner, &successor.inner);
         self.table.note_reload();
         Ok(())
     }

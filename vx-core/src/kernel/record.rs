@@ -81,9 +81,9 @@ pub(crate) struct KernelInner {
 /// (`graph/verify/rebound.rs`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct KernelShape {
-    params: Vec<crate::kernel::signature::ParamSpec>,
-    attrs: crate::kernel::signature::KernelAttributes,
-    alias_hints: Vec<crate::kernel::signature::AliasHint>,
+    params: Vec<ParamSpec>,
+    attrs: KernelAttributes,
+    alias_hints: Vec<AliasHint>,
     /// (tiling, has fast, has flexible, has its own process, has init, has deinit, has control)
     functions: [bool; 7],
     targets: Vec<String>,

@@ -163,6 +163,14 @@ impl KernelRegistry {
     }
 
     /// Swap `old` for `new` in place (module reload).
+    /// A reload's step for one kernel (call holding the table's swap lock): `new` succeeds `old`.
+    /// The successor is linked before the old version is marked removed (Release/Acquire): whoever
+    /// sees it removed finds its successor.
+    pub(crate) fn succeed(&mut self, old: &Arc<KernelInner>, new: &Arc<KernelInner>) {
+        old.replace_with(new);
+        self.replace(old, Arc::clone(new));
+    }
+
     pub(crate) fn replace(&mut self, old: &Arc<KernelInner>, new: Arc<KernelInner>) {
         let new_enumeration = new.enumeration;
         match self.kernels.iter_mut().find(|x| Arc::ptr_eq(x, old)) {

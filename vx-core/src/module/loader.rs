@@ -562,12 +562,7 @@ impl Modules {
             let mut registry = self.kernels.registry();
             for new in &new_kernels {
                 match old.kernels.iter().find(|o| o.name == new.name) {
-                    Some(o) => {
-                        // The successor is linked before the old version is marked removed
-                        // (Release/Acquire): whoever sees it removed finds its successor.
-                        o.replace_with(new);
-                        registry.replace(o, Arc::clone(new));
-                    }
+                    Some(o) => registry.succeed(o, new),
                     None => registry.insert(Arc::clone(new)),
                 }
             }

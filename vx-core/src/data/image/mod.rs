@@ -303,8 +303,7 @@ impl Image {
             return Err(Error::new(ErrorKind::NotAllocated, "the virtual image's meta data is not known yet")
                 .on_object(&self.name()));
         }
-        let header = ObjectHeader::new(&self.obj.header.ctx, "virtual-image", self.obj.header.scope)?;
-        header.set_name(&format!("{}@slot{frame_slot}", self.name()));
+        let header = ObjectHeader::frame_copy_of(&self.obj.header, frame_slot)?;
         let copy = Image::from_parts(header, layout, m.format, m.width, m.height);
         copy.set_valid_unchecked(m.valid);
         Ok(copy)

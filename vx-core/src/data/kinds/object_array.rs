@@ -87,12 +87,8 @@ impl ObjectKind for ObjectArrayKind {
     }
     /// A pipelined frame's copy: as many items, each made from the first item's meta data.
     fn frame_copy(h: &ObjectArray, slot: usize) -> Option<Result<ObjectArray>> {
-        let copy = || {
-            let header = ObjectHeader::new(&h.obj.header.ctx, "virtual-object-array", h.obj.header.scope)?;
-            header.set_name(&format!("{}@slot{slot}", h.name()));
-            ObjectArray::with_header(header, &h.items()[0].meta(), h.count())
-        };
-        Some(copy())
+        let header = ObjectHeader::frame_copy_of(&h.obj.header, slot);
+        Some(header.and_then(|header| ObjectArray::with_header(header, &h.items()[0].meta(), h.count())))
     }
     fn ensure_allocated(h: &ObjectArray) -> Result<()> {
         h.obj.body.items.iter().try_for_each(Reference::ensure_allocated)
