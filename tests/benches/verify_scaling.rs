@@ -5,12 +5,15 @@
 //! - **chain**: input → not → v1 → not → v2 … → output, the intermediates virtual;
 //! - **wide**: N nodes all reading one input, each writing an output of its own.
 //!
-//! Columns: building the graph (`add_node` × N), the first verify, process per frame (median of
+//! Columns: building the graph (`add_node` × N), its first verify (both the median over
+//! `20000 / N` fresh graphs, 1 to 9), verify again (the median of
+//! `VX_BENCH_VERIFIES` explicit verifies, 3 by default), process per frame (median of
 //! frames), the first process after `reload_module` (the module's kernels change version: the
-//! rebound nodes re-verify) and what it costs beyond a frame (`-frame`), and the first process after
+//! rebound nodes re-verify; median of `VX_BENCH_RELOADS` reloads, 5 by default) and what it costs
+//! beyond a frame (`-frame`), and the first process after
 //! `Node::set_parameter` of the first node's input to another image of the same meta — each also in
 //! µs per node. `VX_BENCH_MAX_N=4000` stops at that N; `VX_BENCH_SHAPE=chain`
-//! runs one shape.
+//! runs one shape, `VX_BENCH_N=8000` one size.
 
 use std::time::{Duration, Instant};
 
@@ -86,12 +89,14 @@ fn main() {
 
     println!("verify scaling: N filters.not nodes over {W}x{H} U8 images, 1 thread; ms, and µs per node");
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
         "shape",
         "N",
         "build",
         "/node",
         "verify",
+        "/node",
+        "again",
         "/node",
         "process",
         "/node",
@@ -101,15 +106,45 @@ fn main() {
         "setpar+1",
         "/node"
     );
+    let verifies: usize = std::env::var("VX_BENCH_VERIFIES").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
+    // Warm up (the process's first graph pays one-time costs: code paged in, pools made).
+    {
+        let not = ctx.kernel_by_name("filters.not").unwrap();
+        let b = chain(&ctx, &not, 100);
+        b.graph.verify().unwrap();
+        b.graph.process().unwrap();
+    }
+    let reloads: usize = std::env::var("VX_BENCH_RELOADS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let shapes = std::env::var("VX_BENCH_SHAPE").unwrap_or_else(|_| "chain,wide".into());
     for shape in ["chain", "wide"].into_iter().filter(|s| shapes.split(',').any(|x| x == *s)) {
-        for &n in SIZES.iter().filter(|&&n| n <= max_n) {
+        let only: Option<usize> = std::env::var("VX_BENCH_N").ok().and_then(|v| v.parse().ok());
+        for &n in SIZES.iter().filter(|&&n| n <= max_n && only.is_none_or(|o| o == n)) {
+            // Build and verify fresh graphs (several when small: the median), keep the last.
             let not = ctx.kernel_by_name("filters.not").unwrap();
-            let b = if shape == "chain" { chain(&ctx, &not, n) } else { wide(&ctx, &not, n) };
+            let fresh = (20_000 / n).clamp(1, 9);
+            let (mut builds, mut verifies_first, mut last) = (Vec::new(), Vec::new(), None);
+            for _ in 0..fresh {
+                let b = if shape == "chain" { chain(&ctx, &not, n) } else { wide(&ctx, &not, n) };
+                let t = Instant::now();
+                b.graph.verify().unwrap();
+                verifies_first.push(t.elapsed());
+                builds.push(b.build);
+                last = Some(b);
+            }
             drop(not);
-            let t = Instant::now();
-            b.graph.verify().unwrap();
-            let verify = t.elapsed();
+            let mut b = last.unwrap();
+            b.build = median(builds);
+            let verify = median(verifies_first);
+            // Again (an explicit verify re-verifies the whole graph): the median of a few.
+            let again = median(
+                (0..verifies)
+                    .map(|_| {
+                        let t = Instant::now();
+                        b.graph.verify().unwrap();
+                        t.elapsed()
+                    })
+                    .collect(),
+            );
             let frames = (200_000 / n).clamp(3, 50);
             let process = median(
                 (0..frames)
@@ -120,22 +155,30 @@ fn main() {
                     })
                     .collect(),
             );
-            ctx.reload_module("vx_filters").unwrap();
-            let t = Instant::now();
-            b.graph.process().unwrap();
-            let after_reload = t.elapsed();
+            let after_reload = median(
+                (0..reloads)
+                    .map(|_| {
+                        ctx.reload_module("vx_filters").unwrap();
+                        let t = Instant::now();
+                        b.graph.process().unwrap();
+                        t.elapsed()
+                    })
+                    .collect(),
+            );
             b.first.set_parameter(0, Reference::from(&b.spare)).unwrap();
             let t = Instant::now();
             b.graph.process().unwrap();
             let after_set = t.elapsed();
             println!(
-                "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
+                "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>10} {:>8} {:>10} {:>8}",
                 shape,
                 n,
                 ms(b.build),
                 per_node(b.build, n),
                 ms(verify),
                 per_node(verify, n),
+                ms(again),
+                per_node(again, n),
                 ms(process),
                 per_node(process, n),
                 "",

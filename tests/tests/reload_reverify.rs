@@ -1,11 +1,14 @@
 //! Re-verification proportional to the change (issue 35, `vx-core/src/graph/verify/rebound.rs`): a
-//! reload that keeps every kernel's shape and generated validator re-verifies the rebound nodes
-//! alone, and an input replaced by a real image of the same meta data its node alone — the `verify`
-//! span names how many — with exactly a full verification's result (in debug builds every such
-//! re-verification is followed by the full path and compared, an error if they differ); a
+//! reload whose new versions differ in code alone (one shape, one generated validator, no
+//! lifecycle) moves the nodes in place with nothing re-verified; one that keeps every kernel's shape
+//! and generated validator but has an init re-verifies the rebound nodes alone, and an input
+//! replaced by a real image of the same meta data its node alone — the `verify` span names how many
+//! — with exactly a full verification's result (in debug builds every such re-verification, and
+//! every move in place, is followed by the full path and compared, an error if they differ); a
 //! re-verification trigger takes the full path.
 
 use std::fmt::Write;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
 use tracing::Subscriber;
@@ -89,21 +92,25 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
         let plan = format!("{:?}", g.memory_plan().unwrap());
         verifies.take();
 
+        let reloads = g.reloads().unwrap();
         ctx.reload_module("vx_filters").unwrap();
         g.process().unwrap();
         let seen = verifies.take();
-        // The rebound-only re-verification (21 nodes), then — debug builds — the full path it is
-        // checked against; never the full path alone.
-        assert!(seen.first().is_some_and(|f| f.contains("proportional=21")), "{seen:?}");
-        assert_eq!(seen.len(), if cfg!(debug_assertions) { 2 } else { 1 }, "{seen:?}");
+        // Every vx_filters kernel is generated (one validator key per signature) and has no init,
+        // deinit or local data: the 21 nodes move to the new code in place, nothing re-verified —
+        // but in debug builds the full path it is checked against.
+        assert!(seen.iter().all(|f| !f.contains("proportional")), "{seen:?}");
+        assert_eq!(seen.len(), if cfg!(debug_assertions) { 1 } else { 0 }, "{seen:?}");
+        assert_eq!(g.reloads().unwrap(), reloads + 21);
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
         assert_eq!(format!("{:?}", g.memory_plan().unwrap()), plan);
 
-        // Two reloads before a frame: still the rebound nodes alone, compared with their first version.
+        // Two reloads before a frame: the same, to the newest version.
         ctx.reload_module("vx_filters").unwrap();
         ctx.reload_module("vx_filters").unwrap();
         g.process().unwrap();
-        assert!(verifies.take().first().is_some_and(|f| f.contains("proportional=21")));
+        assert!(verifies.take().iter().all(|f| !f.contains("proportional")));
+        assert_eq!(g.reloads().unwrap(), reloads + 42);
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
 
         // An input replaced by a real image of the same meta data: that node alone.
@@ -125,4 +132,105 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
         assert!(seen.iter().all(|f| !f.contains("proportional")), "{seen:?}");
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
     }
+}
+
+type Calls = Arc<[AtomicU32; 2]>;
+
+/// `in → out = in + add` (wrapping), a U8 user kernel with validator key `key` and, when `init`, an
+/// init; its validator and init calls counted (`calls[0]`, `calls[1]`). `successor_of`: staged as
+/// that kernel's next version.
+fn adder(ctx: &Context, successor_of: Option<&Kernel>, add: u8, key: u64, init: bool, calls: &Calls) -> Kernel {
+    let id = successor_of.map_or_else(|| ctx.allocate_user_kernel_id().unwrap(), Kernel::enumeration);
+    let (v, i) = (Arc::clone(calls), Arc::clone(calls));
+    let mut b = ctx
+        .user_kernel("test.adder", id, 2)
+        .__reload_test_hook(key, successor_of.is_some())
+        .validate(move |c, metas| {
+            v[0].fetch_add(1, SeqCst);
+            let a = c.expect_image_format(0, ImageFormat::U8)?;
+            metas.get(1)?.set_image(ImageFormat::U8, a.width(), a.height())?;
+            Ok(())
+        })
+        .process(move |p| {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..o.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = i.wrapping_add(add);
+                }
+            }
+            Ok(())
+        });
+    if init {
+        b = b.init(move |_| {
+            i[1].fetch_add(1, SeqCst);
+            Ok(())
+        });
+    }
+    let k = b.add().unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+#[test]
+fn a_new_version_differing_in_code_alone_moves_in_place_and_runs_its_new_code() {
+    let verifies = Verifies::default();
+    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(verifies.clone()));
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let calls: Calls = Arc::default();
+    let count = |i: usize| calls[i].load(SeqCst);
+    let debug = u32::from(cfg!(debug_assertions));
+    let v1 = adder(&ctx, None, 1, 9, false, &calls);
+    let g = Graph::new(&ctx).unwrap();
+    let src = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
+    let pixels: Vec<u8> = (0..W * H).map(|i| (i * 37 % 251) as u8).collect();
+    src.copy_from(Rect::full(W, H), 0, &pixels).unwrap();
+    let dst = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
+    let (a, b) = (
+        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+    );
+    g.add_node(&v1, [&src, &a]).unwrap();
+    g.add_node(&v1, [&a, &b]).unwrap();
+    g.add_node(&v1, [&b, &dst]).unwrap();
+    let plus = |k: u8| pixels.iter().map(|p| p.wrapping_add(3 * k)).collect::<Vec<u8>>();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), plus(1));
+    assert_eq!(count(0), 3);
+    verifies.take();
+
+    // Code alone differs (+2): in place, no validator called (but by debug builds' check), the new
+    // code runs.
+    let v2 = adder(&ctx, Some(&v1), 2, 9, false, &calls);
+    v1.__replace_in_process(&v2).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), plus(2));
+    let seen = verifies.take();
+    assert!(seen.iter().all(|f| !f.contains("proportional")), "{seen:?}");
+    assert_eq!(seen.len(), debug as usize, "{seen:?}");
+    assert_eq!(count(0), 3 + 3 * debug);
+    assert_eq!(g.reloads().unwrap(), 3);
+
+    // An init: another shape, the full path (every validator, every init).
+    let (validated, inits) = (count(0), count(1));
+    let v3 = adder(&ctx, Some(&v2), 1, 9, true, &calls);
+    v2.__replace_in_process(&v3).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), plus(1));
+    let seen = verifies.take();
+    assert!(seen.len() == 1 && !seen[0].contains("proportional"), "{seen:?}");
+    assert_eq!((count(0), count(1)), (validated + 3, inits + 3));
+
+    // The same shape and validator, with an init: the rebound nodes alone, kept (no validator
+    // called), their new inits run.
+    let (validated, inits) = (count(0), count(1));
+    let v4 = adder(&ctx, Some(&v3), 2, 9, true, &calls);
+    v3.__replace_in_process(&v4).unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.to_vec::<u8>().unwrap(), plus(2));
+    let seen = verifies.take();
+    assert!(seen.first().is_some_and(|f| f.contains("proportional=3")), "{seen:?}");
+    assert_eq!((count(0), count(1)), (validated + 3 * debug, inits + 3 + 3 * debug));
+    assert_eq!(g.reloads().unwrap(), 9);
 }

@@ -100,9 +100,13 @@ impl GraphBody {
         let kernels = &g.ctx.inner.kernels;
         let epoch = kernels.reload_epoch();
         if self.kernel_replaced(kernels) {
-            rebind_replaced(self, kernels).map_err(|e| e.in_graph(&g.name()))?;
+            let in_place = rebind_replaced(self, kernels).map_err(|e| e.in_graph(&g.name()))?;
             // Every node is on the newest version as of `epoch` (or of a later reload).
             self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
+            if in_place > 0 && self.verified {
+                // Nothing was re-verified: in check mode, compare with a full verification.
+                verify::check_in_place_rebind(g, self)?;
+            }
         }
         if !self.verified && !verify::reverify_rebound(g, self)? {
             let never = self.nodes.iter().flatten().all(|n| !n.initialized);
@@ -145,39 +149,74 @@ pub(crate) struct GraphInner {
 }
 
 /// Rebind nodes whose kernel was replaced by a module reload: the old instance is deinitialized
-/// (with the old code, still mapped), the node takes the newest kernel and is re-verified.
+/// (with the old code, still mapped), the node takes the newest kernel and is re-verified — or,
+/// when the two versions differ in code alone (`KernelInner::rebinds_in_place`), the node takes
+/// the new kernel with its verified state as it was (no deinit/init exist to run, the validator
+/// would return what it returned). Returns how many nodes moved in place.
 ///
 /// Which nodes move, and to which kernel, is decided in one step under the kernel table's
 /// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
 /// version, never some on the old and some on the new. The deinits run after the lock is released.
-pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<()> {
-    let moves: Vec<(usize, Arc<KernelInner>)> = {
-        let _consistent = kernels.rebinding();
-        let moving: Vec<(usize, Arc<KernelInner>)> = body
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-            .filter(|(_, s)| s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire))
-            .map(|(i, s)| (i, s.kernel.latest()))
-            // Nothing newer is left when the reloaded module was unloaded since: the node keeps
-            // the version it has.
-            .filter(|(i, next)| !Arc::ptr_eq(&body.nodes[*i].as_ref().expect("live").kernel, next))
-            .collect();
-        // Each node's use moves where the move is decided (under the read side): a reload's look
-        // sees it on the old version or the new.
-        for (i, next) in &moving {
-            body.nodes[*i].as_ref().expect("live").user.rebind(Arc::clone(next));
-        }
-        moving
-    };
-    if moves.is_empty() {
-        return Ok(());
-    }
-    let mut first_error = None;
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<usize> {
     // A verified graph changed only by reloads keeps what its graph passes produced: the next
     // verification visits the rebound nodes alone (`verify/rebound.rs`).
     let proportional = body.products.is_some();
+    let mut in_place = 0;
+    let moves: Vec<(usize, Arc<KernelInner>)> = {
+        let _consistent = kernels.rebinding();
+        // The newest version of each replaced one, looked up once, and whether a node moves to it
+        // in place (most nodes share a few pairs of versions).
+        let mut pair: Option<(*const KernelInner, Arc<KernelInner>, bool)> = None;
+        let mut moves = Vec::new();
+        for (i, s) in body.nodes.iter_mut().enumerate() {
+            let Some(s) = s else { continue };
+            if !s.kernel.replaced.load(std::sync::atomic::Ordering::Acquire) {
+                continue;
+            }
+            let old = Arc::as_ptr(&s.kernel);
+            let (next, same_code_path) = match &pair {
+                Some((o, next, same)) if *o == old => (Arc::clone(next), *same),
+                _ => {
+                    let next = s.kernel.latest();
+                    let same = s.kernel.rebinds_in_place(&next);
+                    pair = Some((old, Arc::clone(&next), same));
+                    (next, same)
+                }
+            };
+            // Nothing newer is left when the reloaded module was unloaded since: the node keeps
+            // the version it has.
+            if Arc::ptr_eq(&s.kernel, &next) {
+                continue;
+            }
+            // Each node's use moves where the move is decided (under the read side): a reload's
+            // look sees it on the old version or the new.
+            s.user.rebind(Arc::clone(&next));
+            // Nothing of its verification depends on which of the two versions it runs (no
+            // lifecycle, one validator, one shape): the node moves with its verified state intact
+            // and the graph stays as verified as it was. Not a node already noted for
+            // re-verification, nor one whose valid rectangles came from a callback of the old code.
+            if proportional
+                && same_code_path
+                && s.noted.is_none()
+                && s.valid_rect_fns.iter().all(Option::is_none)
+                && s.tiling.is_some() == s.tiling_kernel()
+            {
+                s.kernel = next;
+                in_place += 1;
+            } else {
+                moves.push((i, next));
+            }
+        }
+        moves
+    };
+    body.reloads += in_place as u64;
+    if in_place > 0 {
+        tracing::debug!(nodes = in_place, "nodes rebound in place to reloaded kernels of the same shape and validator");
+    }
+    if moves.is_empty() {
+        return Ok(in_place);
+    }
+    let mut first_error = None;
     for (i, next) in moves {
         let Some(s) = body.nodes[i].as_mut() else { continue };
         // A node noted before keeps what it was verified with (a second reload, or an input
@@ -224,7 +263,7 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
         body.verified = false;
         body.state = GraphState::Unverified;
     }
-    first_error.map_or(Ok(()), Err)
+    first_error.map_or(Ok(in_place), Err)
 }
 
 /// The node as a [`StaleNode`] if the newest version of its kernel left the kernel table.

@@ -118,6 +118,21 @@ impl KernelInner {
         }))
     }
 
+    /// Whether a node verified with this version can move to `next` with nothing redone: one shape
+    /// (so one tile plan, one placement rule), one nonzero validator key (a generated validator, a
+    /// pure function of the signature: the same metas), and no per-node code besides processing —
+    /// no init, deinit or control function, no local data, no target implementations (a node's
+    /// placement is the host's either way). Such a move is the swap of the kernel pointer alone
+    /// (`graph/body.rs::rebind_replaced`).
+    pub(crate) fn rebinds_in_place(&self, next: &KernelInner) -> bool {
+        let (Some(old), Some(new)) = (self.shape(), next.shape()) else { return false };
+        old == new
+            && new.validator_key != 0
+            && new.functions[4..] == [false; 3]
+            && new.targets.is_empty()
+            && new.attrs.local_data_size == 0
+    }
+
     /// Record that `next` replaces this kernel (module reload): `next` joins this kernel's lineage
     /// as its newest version.
     pub(crate) fn replace_with(&self, next: &Arc<KernelInner>) {

@@ -23,8 +23,9 @@
 //! the changed objects seeded, so their readers are re-verified): the same result as the full path.
 //!
 //! Exactness is checked, not assumed: in debug builds (and with `VX_VERIFY_CHECK=1` in any build)
-//! a successful proportional re-verification is followed by the full incremental path, and any
-//! difference in the graph's verified state ([`digest`]) is an error.
+//! a successful proportional re-verification, and every move in place, is followed by a complete
+//! verification (every node's passes rerun, as `Graph::verify` does), and any difference in the
+//! graph's verified state ([`digest`]) is an error.
 //!
 //! Cost: O(rebound nodes × their parameters) + the validators and inits of the nodes not kept; no
 //! pass visits the other nodes.
@@ -206,7 +207,8 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         body.schedule = std::mem::take(&mut v.schedule);
         let seed = Seed { changed: std::mem::take(&mut v.changed), preverified: visited };
         drop(v);
-        return verify_until(g, body, false, None, Some(seed)).map(|()| true);
+        verify_until(g, body, false, None, Some(seed))?;
+        return compare_with_complete(g, body, "the re-verification of the rebound nodes and their readers").map(|()| true);
     }
     body.schedule = std::mem::take(&mut v.schedule);
     body.products = Some(v.into_products());
@@ -217,21 +219,35 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
     body.verified = true;
     body.state = GraphState::Verified;
     tracing::debug!(graph = %g.name(), nodes = rebound.len(), "graph re-verified after a reload (rebound nodes only)");
-    if check_enabled() {
-        let fast = digest(body);
-        verify_until(g, body, false, None, None)?;
-        let full = digest(body);
-        if fast != full {
-            return Err(Error::new(
-                ErrorKind::Failure,
-                format!(
-                    "internal: the re-verification of the rebound nodes differs from a full one\n--- rebound only\n{fast}\n--- full\n{full}"
-                ),
-            )
-            .in_graph(&g.name()));
-        }
-    }
+    compare_with_complete(g, body, "the re-verification of the rebound nodes")?;
     Ok(true)
+}
+
+/// In check mode (see [`check_enabled`]): a complete verification (every node's passes, as
+/// `Graph::verify`) after `what` left the graph verified, and an error if the verified states
+/// differ. Nothing otherwise.
+fn compare_with_complete(g: &GraphInner, body: &mut GraphBody, what: &str) -> Result<()> {
+    if !check_enabled() {
+        return Ok(());
+    }
+    let kept = digest(body);
+    verify_until(g, body, true, None, None)?;
+    let full = digest(body);
+    if kept != full {
+        return Err(Error::new(
+            ErrorKind::Failure,
+            format!("internal: {what} differs from a complete verification\n--- {what}\n{kept}\n--- complete\n{full}"),
+        )
+        .in_graph(&g.name()));
+    }
+    Ok(())
+}
+
+/// In check mode (see [`check_enabled`]), after nodes moved to new versions in place with the
+/// graph left verified (`graph/body.rs::rebind_replaced`): the full path, compared with what the
+/// graph kept. Nothing otherwise.
+pub(crate) fn check_in_place_rebind(g: &GraphInner, body: &mut GraphBody) -> Result<()> {
+    compare_with_complete(g, body, "the state kept by nodes rebound in place to a reloaded kernel")
 }
 
 /// Node `node`'s input `param` was replaced by an object of the same meta data (no re-verification
