@@ -622,3 +622,112 @@ fn add_node_never_sees_a_removed_kernel_while_its_module_reloads() {
     );
     assert!(errors.is_empty(), "{} add_node calls failed, first: {}", errors.len(), errors[0]);
 }
+
+/// `in → out = in + add` (wrapping): a user kernel with a generated-style validator key and no
+/// lifecycle, so a successor differing in `add` alone moves nodes in place (`graph/body.rs`).
+fn adder(ctx: &Context, successor_of: Option<&Kernel>, add: u8) -> Kernel {
+    let id = successor_of.map_or_else(|| ctx.allocate_user_kernel_id().unwrap(), Kernel::enumeration);
+    let k = ctx
+        .user_kernel("stress.adder", id, 2)
+        .__reload_test_hook(0x5eed, successor_of.is_some())
+        .validate(|c, metas| {
+            let a = c.expect_image_format(0, ImageFormat::U8)?;
+            metas.get(1)?.set_image(ImageFormat::U8, a.width(), a.height())?;
+            Ok(())
+        })
+        .process(move |p| {
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            for y in 0..o.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = i.wrapping_add(add);
+                }
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+#[test]
+fn nodes_moving_in_place_at_reload_never_mix_versions_in_a_frame() {
+    // Processing threads run chains of one kernel while its versions (+1, +2) are swapped in: idle
+    // graphs move at the swap, busy ones at their next run; each frame must be all +1 or all +2.
+    let _one_at_a_time = serial();
+    let swaps = if full() { 10_000 } else { 300 };
+    const PROCESSORS: usize = 4;
+    const NODES: u8 = 31;
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let first = adder(&ctx, None, 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(PROCESSORS + 1));
+    let frames = Arc::new(AtomicUsize::new(0));
+    let processors: Vec<_> = (0..PROCESSORS)
+        .map(|_| {
+            let (ctx, stop, start, kernel, frames) =
+                (ctx.clone(), stop.clone(), start.clone(), first.clone(), frames.clone());
+            std::thread::spawn(move || {
+                let g = Graph::new(&ctx).unwrap();
+                let src = Image::new(&ctx, 16, 4, ImageFormat::U8).unwrap();
+                let px: Vec<u8> = (0..64).map(|i| (i * 5) as u8).collect();
+                src.copy_from(Rect::full(16, 4), 0, &px).unwrap();
+                let out = Image::new(&ctx, 16, 4, ImageFormat::U8).unwrap();
+                let mut prev = src.clone();
+                for i in 0..NODES {
+                    let next = if i + 1 == NODES {
+                        out.clone()
+                    } else {
+                        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap()
+                    };
+                    g.add_node(&kernel, [&prev, &next]).unwrap();
+                    prev = next;
+                }
+                let want = |k: u8| px.iter().map(|p| p.wrapping_add(k * NODES)).collect::<Vec<u8>>();
+                let (want1, want2) = (want(1), want(2));
+                start.wait();
+                let (mut ones, mut twos) = (0usize, 0usize);
+                while !stop.load(SeqCst) {
+                    g.process().unwrap();
+                    let got = out.to_vec::<u8>().unwrap();
+                    if got == want1 {
+                        ones += 1;
+                    } else if got == want2 {
+                        twos += 1;
+                    } else {
+                        panic!("a frame mixed versions: {got:?}");
+                    }
+                    frames.fetch_add(1, SeqCst);
+                }
+                (ones, twos, g.reloads().unwrap())
+            })
+        })
+        .collect();
+    start.wait();
+    let mut current = first;
+    for i in 0..swaps {
+        let next = adder(&ctx, Some(&current), if i % 2 == 0 { 2 } else { 1 });
+        current.__replace_in_process(&next).unwrap();
+        current = next;
+        // Let a frame or two run on this version (some graphs idle at the next swap, some busy).
+        let seen = frames.load(SeqCst);
+        let t = Instant::now();
+        while frames.load(SeqCst) < seen + 2 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+    }
+    stop.store(true, SeqCst);
+    let mut totals = (0, 0, 0);
+    for p in processors {
+        let (a, b, r) = join_within(p, Duration::from_secs(60), "a processing thread");
+        totals = (totals.0 + a, totals.1 + b, totals.2 + r);
+    }
+    println!(
+        "{swaps} swaps under {PROCESSORS} processing threads: {} frames +1, {} frames +2, 0 mixed, {} node moves",
+        totals.0, totals.1, totals.2
+    );
+    assert!(totals.0 > 0 && totals.1 > 0, "both versions ran: {totals:?}");
+    assert!(totals.2 >= u64::from(NODES), "nodes moved: {totals:?}");
+}

@@ -73,6 +73,9 @@ pub(crate) struct GraphBody {
     /// The kernel table's reload count when the nodes were last found on their newest kernels
     /// ([`NOT_CHECKED`]: look).
     pub(crate) checked_reloads: std::sync::atomic::AtomicU64,
+    /// An error found when no run was there to report it (check mode's comparison after nodes
+    /// moved in place right after a reload): the next run returns it.
+    pub(crate) deferred: Option<Error>,
 }
 
 /// `GraphBody::checked_reloads` of a graph whose nodes must be looked at.
@@ -97,13 +100,17 @@ impl GraphBody {
     /// Make the graph ready to run, as `process` and the pipeline's coordinator both need it: nodes
     /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
     pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
+        if let Some(e) = self.deferred.take() {
+            self.invalidate();
+            return Err(e);
+        }
         let kernels = &g.ctx.inner.kernels;
         let epoch = kernels.reload_epoch();
         if self.kernel_replaced(kernels) {
-            let in_place = rebind_replaced(self, kernels).map_err(|e| e.in_graph(&g.name()))?;
+            let done = rebind_replaced(self, kernels, false).map_err(|e| e.in_graph(&g.name()))?;
             // Every node is on the newest version as of `epoch` (or of a later reload).
             self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
-            if in_place > 0 && self.verified {
+            if done.in_place > 0 && self.verified {
                 // Nothing was re-verified: in check mode, compare with a full verification.
                 verify::check_in_place_rebind(g, self)?;
             }
@@ -157,11 +164,11 @@ pub(crate) struct GraphInner {
 /// Which nodes move, and to which kernel, is decided in one step under the kernel table's
 /// `rebinding` lock, which a reload's swap excludes: a frame runs every node of a module on one
 /// version, never some on the old and some on the new. The deinits run after the lock is released.
-pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Result<usize> {
+pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable, in_place_only: bool) -> Result<Rebinds> {
     // A verified graph changed only by reloads keeps what its graph passes produced: the next
     // verification visits the rebound nodes alone (`verify/rebound.rs`).
     let proportional = body.products.is_some();
-    let mut in_place = 0;
+    let (mut in_place, mut left) = (0, 0);
     let moves: Vec<(usize, Arc<KernelInner>)> = {
         let _consistent = kernels.rebinding();
         // The newest version of each replaced one, looked up once, and whether a node moves to it
@@ -188,19 +195,23 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
             if Arc::ptr_eq(&s.kernel, &next) {
                 continue;
             }
-            // Each node's use moves where the move is decided (under the read side): a reload's
-            // look sees it on the old version or the new.
-            s.user.rebind(Arc::clone(&next));
             // Nothing of its verification depends on which of the two versions it runs (no
             // lifecycle, one validator, one shape): the node moves with its verified state intact
             // and the graph stays as verified as it was. Not a node already noted for
             // re-verification, nor one whose valid rectangles came from a callback of the old code.
-            if proportional
+            let moves_in_place = proportional
                 && same_code_path
                 && s.noted.is_none()
                 && s.valid_rect_fns.iter().all(Option::is_none)
-                && s.tiling.is_some() == s.tiling_kernel()
-            {
+                && s.tiling.is_some() == s.tiling_kernel();
+            if in_place_only && !moves_in_place {
+                left += 1;
+                continue;
+            }
+            // Each node's use moves where the move is decided (under the read side): a reload's
+            // look sees it on the old version or the new.
+            s.user.rebind(Arc::clone(&next));
+            if moves_in_place {
                 s.kernel = next;
                 in_place += 1;
             } else {
@@ -214,7 +225,7 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
         tracing::debug!(nodes = in_place, "nodes rebound in place to reloaded kernels of the same shape and validator");
     }
     if moves.is_empty() {
-        return Ok(in_place);
+        return Ok(Rebinds { in_place, left });
     }
     let mut first_error = None;
     for (i, next) in moves {
@@ -263,7 +274,49 @@ pub(super) fn rebind_replaced(body: &mut GraphBody, kernels: &KernelTable) -> Re
         body.verified = false;
         body.state = GraphState::Unverified;
     }
-    first_error.map_or(Ok(in_place), Err)
+    first_error.map_or(Ok(Rebinds { in_place, left }), Err)
+}
+
+/// What [`rebind_replaced`] did.
+pub(super) struct Rebinds {
+    /// Nodes moved in place (nothing to re-verify).
+    in_place: usize,
+    /// Nodes left on a replaced version (`in_place_only`: they move at the graph's next run).
+    left: usize,
+}
+
+impl crate::kernel::users::IdleRebind for GraphInner {
+    /// Right after a reload published new versions: if no one holds the graph (it is not running,
+    /// not in a callback of its own, not pipelined), the nodes that move in place move now —
+    /// their old versions (and a library no one else holds) are released here, not in the next
+    /// frame. Nodes needing re-verification or a deinit/init are left to the next run, which
+    /// moves them before any node runs: a frame still sees every node of a module on one version
+    /// (every run rebinds under the lock it runs under).
+    fn rebind_if_idle(&self) {
+        let Ok(mut body) = self.body.try_lock() else { return };
+        let body = &mut *body;
+        if body.pipeline.is_some() || self.queues.streaming() {
+            return;
+        }
+        let kernels = &self.ctx.inner.kernels;
+        let epoch = kernels.reload_epoch();
+        if !body.kernel_replaced(kernels) {
+            return;
+        }
+        let _active = ActiveGuard::enter(self.id);
+        match rebind_replaced(body, kernels, true) {
+            Ok(done) => {
+                if done.left == 0 {
+                    body.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
+                }
+                if done.in_place > 0 && body.verified {
+                    // Check mode: found now, reported by the next run.
+                    body.deferred = verify::check_in_place_rebind(self, body).err();
+                }
+            }
+            Err(e) => body.deferred = Some(e),
+        }
+    }
 }
 
 /// The node as a [`StaleNode`] if the newest version of its kernel left the kernel table.

@@ -101,6 +101,7 @@ impl Graph {
                     products: None,
                     rebound: Vec::new(),
                     checked_reloads: std::sync::atomic::AtomicU64::new(crate::graph::body::NOT_CHECKED),
+                    deferred: None,
                 }),
                 ports: Mutex::new(Vec::new()),
                 observed: Observed::default(),
@@ -224,7 +225,8 @@ impl Graph {
         let slot = g.ctx.inner.shared.acquire(ResourceKind::Nodes).map_err(ctxt)?;
         let index = body.nodes.len();
         let name = format!("{}#{index}", k.name.rsplit('.').next().unwrap_or(&k.name));
-        let user = kernel.table.register_use(k, &g.name, &name);
+        let owner: std::sync::Weak<dyn crate::kernel::users::IdleRebind> = Arc::downgrade(&self.inner) as _;
+        let user = kernel.table.register_use(k, &g.name, &name, owner);
         drop(swap);
         let stats = Arc::new(NodeStats(Mutex::new((Status::Success, Perf::default()))));
         {

@@ -281,15 +281,19 @@ impl Kernel {
 
     /// Test hook (the randomized graph test): swap in `successor` (built with
     /// `KernelBuilder::__reload_test_hook(_, true)` and finalized) as a module reload swaps a new
-    /// version of this kernel in: graphs rebind their nodes at their next run.
+    /// version of this kernel in: idle graphs move their nodes that can move in place at once, the
+    /// rest rebind at their next run.
     #[doc(hidden)]
     pub fn __replace_in_process(&self, successor: &Kernel) -> Result<()> {
         if successor.inner.name != self.inner.name || successor.inner.final_().is_none() {
             return Err(self.err(ErrorKind::InvalidParameters, "a successor has the kernel's name and is finalized"));
         }
-        let _swap = self.table.swap();
-        self.table.registry().succeed(&self.inner, &successor.inner);
-        self.table.note_reload();
+        {
+            let _swap = self.table.swap();
+            self.table.registry().succeed(&self.inner, &successor.inner);
+            self.table.note_reload();
+        }
+        self.table.rebind_idle_graphs();
         Ok(())
     }
 

@@ -2,11 +2,11 @@
 //! only, and the user kernel id / library id pools of `vxAllocateUserKernelId` and
 //! `vxAllocateUserKernelLibraryId`.
 
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::record::KernelInner;
-use crate::kernel::users::{KernelUse, KernelUses};
+use crate::kernel::users::{IdleRebind, KernelUse, KernelUses};
 use crate::shared::ContextShared;
 use crate::support::sync::lock;
 
@@ -81,8 +81,22 @@ impl KernelTable {
         kernel: &Arc<KernelInner>,
         graph: &Arc<Mutex<String>>,
         node: &str,
+        owner: Weak<dyn IdleRebind>,
     ) -> Arc<KernelUse> {
-        lock(&self.uses).register(kernel, graph, node)
+        lock(&self.uses).register(kernel, graph, node, owner)
+    }
+
+    /// After new versions were published (a reload): every graph with a node on a replaced version
+    /// moves what can move in place now, if idle, so the processing thread's next frame does not
+    /// (`graph/body.rs::rebind_replaced`). Call it holding no lock of the table or the loader.
+    pub(crate) fn rebind_idle_graphs(&self) {
+        // Upgraded under the lock, looked at and dropped after it (a use's last handle may go).
+        let uses = lock(&self.uses).live();
+        let graphs = super::users::graphs_on_replaced(&uses);
+        drop(uses);
+        for g in graphs {
+            g.rebind_if_idle();
+        }
     }
 
     /// The live nodes whose kernel's newest version satisfies `pred` (a node on an older version

@@ -28,6 +28,14 @@ pub struct StaleNode {
     pub version: Option<String>,
 }
 
+/// What a reload asks of the graph a use belongs to, once its new versions are published: move
+/// the nodes that can move in place now, if the graph is idle (implemented by the graph; named here
+/// so this layer never names a graph).
+pub(crate) trait IdleRebind: Send + Sync {
+    /// Never blocks: a graph that is running (or locked by anyone) rebinds at its next run.
+    fn rebind_if_idle(&self);
+}
+
 /// One node's use of one kernel version; the node owns it, the table holds it weakly.
 pub(crate) struct KernelUse {
     /// The version the node runs (a rebind replaces it in place, under the table's read side).
@@ -36,6 +44,8 @@ pub(crate) struct KernelUse {
     graph: Arc<Mutex<String>>,
     /// The node's name (kept up to date by `Node::set_name`).
     node: Mutex<String>,
+    /// The node's graph.
+    owner: Weak<dyn IdleRebind>,
 }
 
 impl KernelUse {
@@ -60,6 +70,22 @@ impl KernelUse {
     }
 }
 
+/// The graphs of `uses` with a node whose kernel version was replaced (each once).
+pub(super) fn graphs_on_replaced(uses: &[Arc<KernelUse>]) -> Vec<Arc<dyn IdleRebind>> {
+    let mut graphs: Vec<Arc<dyn IdleRebind>> = Vec::new();
+    for u in uses {
+        if !lock(&u.kernel).replaced.load(std::sync::atomic::Ordering::Acquire) {
+            continue;
+        }
+        let Some(g) = u.owner.upgrade() else { continue };
+        // A graph's uses are mostly registered together: compare with the last ones first.
+        if !graphs.iter().rev().any(|x| std::ptr::addr_eq(Arc::as_ptr(x), Arc::as_ptr(&g))) {
+            graphs.push(g);
+        }
+    }
+    graphs
+}
+
 /// The uses of a context's kernels (weak: a dropped node's entry is dead, pruned as uses come).
 #[derive(Default)]
 pub(super) struct KernelUses {
@@ -75,6 +101,7 @@ impl KernelUses {
         kernel: &Arc<KernelInner>,
         graph: &Arc<Mutex<String>>,
         node: &str,
+        owner: Weak<dyn IdleRebind>,
     ) -> Arc<KernelUse> {
         if self.uses.len() >= 2 * self.live_at_prune + 16 {
             self.uses.retain(|u| u.strong_count() > 0);
@@ -84,6 +111,7 @@ impl KernelUses {
             kernel: Mutex::new(Arc::clone(kernel)),
             graph: Arc::clone(graph),
             node: Mutex::new(node.to_owned()),
+            owner,
         });
         self.uses.push(Arc::downgrade(&u));
         u

@@ -455,8 +455,12 @@ impl Modules {
     /// `options` force it: then those nodes stay on the old code and the report lists them.
     pub(crate) fn reload(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {
         let _span = tracing::info_span!("module_reload", module = %name, force = options.force).entered();
-        self.reload_inner(name, options)
-            .inspect_err(|e| tracing::error!(module = %name, error = %e, "module reload failed"))
+        let report = self
+            .reload_inner(name, options)
+            .inspect_err(|e| tracing::error!(module = %name, error = %e, "module reload failed"))?;
+        // Published, every lock of the loader released: idle graphs move their nodes now.
+        self.kernels.rebind_idle_graphs();
+        Ok(report)
     }
 
     fn reload_inner(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {

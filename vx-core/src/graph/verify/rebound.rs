@@ -208,7 +208,8 @@ pub(crate) fn reverify_rebound(g: &GraphInner, body: &mut GraphBody) -> Result<b
         let seed = Seed { changed: std::mem::take(&mut v.changed), preverified: visited };
         drop(v);
         verify_until(g, body, false, None, Some(seed))?;
-        return compare_with_complete(g, body, "the re-verification of the rebound nodes and their readers").map(|()| true);
+        return compare_with_complete(g, body, "the re-verification of the rebound nodes and their readers")
+            .map(|()| true);
     }
     body.schedule = std::mem::take(&mut v.schedule);
     body.products = Some(v.into_products());
