@@ -312,3 +312,64 @@ unsafe fn state<'a, H: StateHooks>(d: LocalData) -> Result<&'a mut H::State, Abi
     // process at a time and the caller takes this reference once per call, so it is unique.
     Ok(unsafe { &mut *(d.ptr as *mut H::State) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shrink(index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError> {
+        let r = inputs[0];
+        outputs[0] = Rect::new(r.start_x + index, r.start_y + 1, r.end_x - 1, r.end_y - 1);
+        Ok(())
+    }
+
+    fn refuses(_: u32, _: &[Rect], _: &mut [Rect]) -> Result<(), AbiError> {
+        Err(AbiError::new(Status::InvalidValue, "no rectangle today"))
+    }
+
+    fn panics(_: u32, _: &[Rect], _: &mut [Rect]) -> Result<(), AbiError> {
+        panic!("a valid rectangle function panics on purpose")
+    }
+
+    /// The trampoline as the host calls it: `ctx` is the function, as `set_output_valid_rect`
+    /// passes it.
+    fn call(f: ValidRectFn, index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError> {
+        // SAFETY: `ctx` is a ValidRectFn cast to a pointer, the slices are valid for the call.
+        unsafe {
+            valid_rect_trampoline(
+                f as *const c_void,
+                index,
+                RSlice::from_slice(inputs),
+                RSliceMut::from_mut_slice(outputs),
+            )
+        }
+        .into_result()
+    }
+
+    #[test]
+    fn the_valid_rect_trampoline_calls_the_function_given_as_its_context() {
+        let mut out = [Rect::full(8, 8)];
+        call(shrink, 2, &[Rect::full(8, 8), Rect::full(4, 4)], &mut out).unwrap();
+        assert_eq!(out[0], Rect::new(2, 1, 7, 7));
+        let e = call(refuses, 1, &[], &mut out).unwrap_err();
+        assert_eq!((e.status, e.message.as_str()), (Status::InvalidValue.code(), "no rectangle today"));
+    }
+
+    #[test]
+    fn a_panicking_valid_rect_function_is_an_error() {
+        crate::expect_panics("panics on purpose");
+        let e = call(panics, 1, &[], &mut []).unwrap_err();
+        assert_eq!(e.status, Status::Failure.code());
+        assert!(e.message.contains("a valid rectangle function panicked in the module"), "{}", e.message);
+        assert!(e.message.contains("panics on purpose"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_null_context_is_refused() {
+        // SAFETY: a null context is checked before it is read.
+        let r = unsafe {
+            valid_rect_trampoline(std::ptr::null(), 1, RSlice::from_slice(&[]), RSliceMut::from_mut_slice(&mut []))
+        };
+        assert_eq!(r.into_result().unwrap_err().status, Status::InvalidParameters.code());
+    }
+}
