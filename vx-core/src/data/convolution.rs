@@ -226,3 +226,57 @@ impl KernelView<'_, Convolution> {
         self.object.copy_whole_from(src, Access::Kernel)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::kinds::{ObjectMeta, Reference};
+    use crate::data::types::DataType;
+    use crate::kernel::meta_format::MetaFormat;
+    use crate::{Context, Graph};
+
+    fn meta(scale: u32) -> ConvolutionMeta {
+        ConvolutionMeta { columns: 3, rows: 5, scale }
+    }
+
+    #[test]
+    fn a_meta_formats_scale_is_a_power_of_two_left_unset_by_an_exemplar() {
+        let ctx = Context::new().unwrap();
+        let c = Convolution::new(&ctx, 3, 5).unwrap();
+        c.set_scale(8).unwrap();
+        assert_eq!(c.meta(), meta(8), "an object's meta data has its scale now");
+        let mut m = MetaFormat::new(0, DataType::Convolution);
+        m.set_from_reference(&Reference::from(&c)).unwrap();
+        assert_eq!(m.resolve().unwrap(), ObjectMeta::Convolution(meta(0)), "the scale is a value: any");
+        assert_eq!(m.set(ConvolutionAttr::Scale(3)).unwrap_err().kind(), ErrorKind::InvalidValue);
+        assert_eq!(m.set(ConvolutionAttr::Scale(0)).unwrap_err().kind(), ErrorKind::InvalidValue);
+        m.set(ConvolutionAttr::Scale(4)).unwrap();
+        assert_eq!(m.resolve().unwrap(), ObjectMeta::Convolution(meta(4)));
+        // A module's meta: 0 is any, another scale must be a power of two.
+        let wire = |scale| ConvolutionKind::from_wire(&Wire { columns: 3, rows: 5, scale });
+        assert_eq!(wire(0).unwrap(), meta(0));
+        assert_eq!(wire(2).unwrap(), meta(2));
+        assert_eq!(wire(6).unwrap_err().kind(), ErrorKind::InvalidValue);
+        assert_eq!(ConvolutionKind::to_wire(&c), Wire { columns: 3, rows: 5, scale: 8 });
+    }
+
+    #[test]
+    fn a_virtual_convolution_takes_the_scale_and_a_real_one_must_have_it() {
+        let ctx = Context::new().unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let v = Convolution::new_virtual(&g, 3, 5).unwrap();
+        assert!(matches!(ConvolutionKind::apply(&v, &meta(16)), Ok(Applied::Completed)));
+        assert_eq!(v.scale(), 16);
+        assert!(matches!(ConvolutionKind::apply(&v, &meta(16)), Ok(Applied::Unchanged)));
+        let r = Convolution::new(&ctx, 3, 5).unwrap();
+        assert!(matches!(ConvolutionKind::apply(&r, &meta(16)), Err(Refusal::Mismatch(ErrorKind::InvalidValue))));
+        assert!(matches!(ConvolutionKind::apply(&r, &meta(0)), Ok(Applied::Unchanged)), "any scale");
+        r.set_scale(16).unwrap();
+        assert!(matches!(ConvolutionKind::apply(&r, &meta(16)), Ok(Applied::Unchanged)));
+        let other = ConvolutionMeta { columns: 5, ..meta(0) };
+        assert!(matches!(ConvolutionKind::apply(&r, &other), Err(Refusal::Mismatch(ErrorKind::InvalidDimension))));
+        // A copy made from the meta data (an object array's item, a frame slot) has the scale.
+        let item = ConvolutionKind::build(ObjectHeader::new(&ctx, "item", None).unwrap(), &r.meta()).unwrap();
+        assert_eq!(item.scale(), 16);
+    }
+}
