@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering::SeqCst;
 
 use vx_plugin_abi::module_abi::{AbiError, Validator};
+use vx_plugin_abi::module_api::ValidRectFn;
 use vx_plugin_abi::views::{Convolution, Image, Scalar};
 use vx_plugin_abi::wire::attribute as at;
 use vx_plugin_abi::{ObjectMeta, Rect, Status, user_kernel};
@@ -43,7 +44,7 @@ fn copy(a: &Image<'_, u8>, b: &mut Image<'_, u8>) {
 }
 
 /// Output 1 like input 0, with `f` for its valid rectangle.
-fn like_input(v: &Validator, f: fn(u32, &[Rect], &mut [Rect]) -> Result<(), AbiError>) -> Result<(), AbiError> {
+fn like_input(v: &Validator, f: ValidRectFn) -> Result<(), AbiError> {
     v.set_output_meta(1, &v.meta(0)?)?;
     v.set_output_valid_rect(1, f)
 }
