@@ -378,7 +378,7 @@ pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenSt
                 cx.error_spanned_by(
                     p,
                     "`valid_rect` gives output images their valid rectangles, and the kernel has no output \
-                     image, pyramid or object array (`&mut Image<T>`, `&mut Pyramid<T>`, `&mut ObjectArray<V>`)",
+                     image, pyramid or object array (`&mut ImageOut<T>`, `&mut Image<T>`, `&mut Pyramid<T>`, `&mut ObjectArray<V>`)",
                 );
             }
             Ok((attrs?, fn_args))
