@@ -32,6 +32,20 @@ fn invert_pyramid(p: &views::Pyramid<u8>, out: &mut views::Pyramid<u8>) -> Resul
     Ok(())
 }
 
+/// Each output level's valid rectangle: the input level's, one pixel smaller on each side.
+fn shrink_levels(_index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError> {
+    for (o, i) in outputs.iter_mut().zip(inputs) {
+        *o = Rect::new(i.start_x + 1, i.start_y + 1, i.end_x - 1, i.end_y - 1);
+    }
+    Ok(())
+}
+
+/// [`invert_pyramid`] whose output levels get [`shrink_levels`] (`valid_rect = path`).
+#[user_kernel(name = "views.invert_pyramid_shrunk", valid_rect = shrink_levels)]
+fn invert_pyramid_shrunk(p: &views::Pyramid<u8>, out: &mut views::Pyramid<u8>) -> Result<(), AbiError> {
+    invert_pyramid(p, out)
+}
+
 /// The sum of every pixel of every item.
 #[user_kernel(name = "views.sum_items")]
 fn sum_items(items: &views::ObjectArray<views::Image<u8>>, total: &mut views::Scalar<u32>) -> Result<(), AbiError> {
@@ -116,6 +130,21 @@ fn a_pyramid_view_maps_each_level_for_reading_and_writing() {
     for l in 0..4 {
         let (a, b) = (p.level(l).unwrap().to_vec::<u8>().unwrap(), out.level(l).unwrap().to_vec::<u8>().unwrap());
         assert_eq!(b, a.iter().map(|v| 255 - v).collect::<Vec<_>>(), "level {l}");
+    }
+}
+
+#[test]
+fn valid_rect_attribute_gives_every_pyramid_level_its_rectangle() {
+    let ctx = published();
+    let k = ctx.kernel_by_name("views.invert_pyramid_shrunk").unwrap();
+    let p = Pyramid::new(&ctx, 3, PYRAMID_SCALE_HALF, 32, 24, ImageFormat::U8).unwrap();
+    let out = Pyramid::new(&ctx, 3, PYRAMID_SCALE_HALF, 32, 24, ImageFormat::U8).unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    g.add_node(&k, [Reference::from(&p), Reference::from(&out)]).unwrap();
+    g.process().unwrap();
+    for (l, (w, h)) in [(32, 24), (16, 12), (8, 6)].into_iter().enumerate() {
+        assert_eq!(out.level(l).unwrap().valid_region(), Rect::new(1, 1, w - 1, h - 1), "level {l}");
+        assert_eq!(p.level(l).unwrap().valid_region(), Rect::full(w, h), "input level {l}");
     }
 }
 

@@ -165,3 +165,141 @@ fn a_module_kernel_given_another_type_is_refused_with_both_named() {
     assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
     assert!(e.to_string().contains("unexpected input"), "{e}");
 }
+
+// Object kinds, step 7: a valid-rectangle function and a convolution's scale across the module ABI
+// (`plugins/vx-typeloop/src/across.rs`).
+
+/// `typeloop.shrink`'s counter slot: validate calls, valid-rectangle calls, then the last call's
+/// input count, first input's `start_x` and `end_x`, and output index.
+const SHRINK: u32 = 120;
+
+/// `src → kernel → mid (virtual) → kernel → dst`, 16×16 U8 images.
+fn shrink_chain(ctx: &Context, kernel: &str) -> (Graph, Image, Image) {
+    let k = ctx.kernel_by_name(kernel).unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let src = Image::new(ctx, 16, 16, ImageFormat::U8).unwrap();
+    src.copy_from(Rect::full(16, 16), 0, &(0..256).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+    let mid = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+    let dst = Image::new(ctx, 16, 16, ImageFormat::U8).unwrap();
+    g.add_node(&k, [&src, &mid]).unwrap();
+    g.add_node(&k, [&mid, &dst]).unwrap();
+    (g, src, dst)
+}
+
+#[test]
+fn a_module_valid_rect_function_shrinks_each_output_by_one() {
+    let ctx = loaded();
+    let (g, src, dst) = shrink_chain(&ctx, "typeloop.shrink");
+    g.verify().unwrap();
+    // Two nodes, one call each; the second saw the first's output (1..15), as output 1.
+    assert_eq!(counts(&ctx, SHRINK), [2, 2, 1, 1, 15, 1]);
+    g.process().unwrap();
+    assert_eq!(dst.valid_region(), Rect::new(2, 2, 14, 14));
+    assert_eq!(src.valid_region(), Rect::full(16, 16), "inputs keep theirs");
+    assert_eq!(dst.to_vec::<u8>().unwrap(), src.to_vec::<u8>().unwrap(), "and the pixels were copied");
+    assert_eq!(counts(&ctx, SHRINK)[1], 2, "process calls no valid-rectangle function");
+}
+
+#[test]
+fn valid_rect_attribute_of_user_kernel_gives_the_outputs_the_function() {
+    let ctx = loaded();
+    let (g, _, dst) = shrink_chain(&ctx, "typeloop.shrink_attr");
+    g.process().unwrap();
+    assert_eq!(dst.valid_region(), Rect::new(2, 2, 14, 14));
+    let c = counts(&ctx, SHRINK);
+    assert_eq!((c[0], c[1]), (0, 2), "the generated validator, then the function once per node");
+}
+
+#[test]
+fn a_panicking_module_valid_rect_function_is_an_error_naming_kernel_and_parameter() {
+    let ctx = loaded();
+    let (g, _, _) = shrink_chain(&ctx, "typeloop.shrink_panics");
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Failure, "{e}");
+    assert_eq!(e.context().parameter, Some(1), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("module kernel 'typeloop.shrink_panics'"), "{msg}");
+    assert!(msg.contains("valid rectangle function panicked in the module"), "{msg}");
+    assert!(msg.contains("panics on purpose"), "{msg}");
+    // The host is fine: the same context still runs the module's kernels.
+    assert_eq!(counts(&ctx, SHRINK)[1], 0);
+}
+
+#[test]
+fn unloading_the_module_keeps_a_verified_graphs_valid_rect_function_callable() {
+    let ctx = loaded();
+    let (g, src, dst) = shrink_chain(&ctx, "typeloop.shrink");
+    g.verify().unwrap();
+    ctx.unload_module("vx_typeloop").unwrap();
+    assert!(matches!(ctx.module_state("vx_typeloop"), Some(ModuleState::Draining { .. })));
+    // Processing, and verifying again (the validator and the valid-rectangle function run once
+    // more), still reach the module: the graph keeps it mapped.
+    g.process().unwrap();
+    src.set_valid_rectangle(Some(Rect::new(4, 4, 12, 12))).unwrap();
+    g.verify().unwrap();
+    g.process().unwrap();
+    assert_eq!(dst.valid_region(), Rect::new(6, 6, 10, 10));
+    drop(g);
+    assert_eq!(ctx.module_state("vx_typeloop"), Some(ModuleState::Unloaded), "closed once the graph went");
+}
+
+/// `typeloop.<kernel>` over a 5×3 convolution (scale 1) with `scale` asked of output `out`.
+fn conv_scale_graph(ctx: &Context, kernel: &str, scale: u32, out: &Convolution) -> Graph {
+    let k = ctx.kernel_by_name(kernel).unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let src = Convolution::new(ctx, 5, 3).unwrap();
+    src.copy_from(&(0..15).collect::<Vec<i16>>()).unwrap();
+    let s = Scalar::new(ctx, ScalarValue::Uint32(scale)).unwrap();
+    g.add_node(&k, [Reference::from(&src), Reference::from(&s), Reference::from(out)]).unwrap();
+    g
+}
+
+#[test]
+fn a_module_gives_a_virtual_convolution_its_scale_and_a_module_downstream_reads_it() {
+    let ctx = loaded();
+    for kernel in ["typeloop.conv_scale", "typeloop.conv_scale_attr"] {
+        let k = ctx.kernel_by_name(kernel).unwrap();
+        let read = ctx.kernel_by_name("typeloop.conv_read_scale").unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let src = Convolution::new(&ctx, 5, 3).unwrap();
+        let s = Scalar::new(&ctx, ScalarValue::Uint32(4)).unwrap();
+        let mid = Convolution::new_virtual(&g, 5, 3).unwrap();
+        let out = Scalar::new(&ctx, ScalarValue::Uint32(0)).unwrap();
+        g.add_node(&k, [Reference::from(&src), Reference::from(&s), Reference::from(&mid)]).unwrap();
+        g.add_node(&read, [Reference::from(&mid), Reference::from(&out)]).unwrap();
+        g.process().unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        assert_eq!(out.value(), ScalarValue::Uint32(4), "{kernel}");
+        assert_eq!(src.scale(), 1, "{kernel}: the input keeps its own");
+    }
+}
+
+#[test]
+fn a_real_convolution_of_another_scale_is_refused_and_of_the_same_accepted() {
+    let ctx = loaded();
+    for kernel in ["typeloop.conv_scale", "typeloop.conv_scale_attr"] {
+        let out = Convolution::new(&ctx, 5, 3).unwrap();
+        out.set_scale(2).unwrap();
+        let g = conv_scale_graph(&ctx, kernel, 8, &out);
+        let e = g.verify().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{kernel}: {e}");
+        assert_eq!(e.context().parameter, Some(2), "{kernel}: {e}");
+        assert!(e.to_string().contains("scale 8"), "{kernel}: the wanted scale is named: {e}");
+        out.set_scale(8).unwrap();
+        g.verify().unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        g.process().unwrap();
+        assert_eq!(out.scale(), 8, "{kernel}");
+    }
+}
+
+#[test]
+fn a_convolution_scale_that_is_no_power_of_two_is_refused() {
+    let ctx = loaded();
+    for kernel in ["typeloop.conv_scale", "typeloop.conv_scale_attr"] {
+        let out = Convolution::new(&ctx, 5, 3).unwrap();
+        let e = conv_scale_graph(&ctx, kernel, 3, &out).verify().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{kernel}: {e}");
+        // Refused while the module's validator runs: the parameter crosses back in the message.
+        assert!(e.to_string().contains("parameter 2"), "{kernel}: {e}");
+        assert!(e.to_string().contains("power of two"), "{kernel}: {e}");
+    }
+}

@@ -12,13 +12,16 @@
 //! | [`StateHooks`] | [`init_trampoline`], [`deinit_trampoline`] | `KernelDesc::init` / `deinit`, `TargetDesc::create` / `delete` |
 //! | [`ControlFunction`] | [`control_trampoline`] | `KernelDesc::control` / `TargetDesc::control` |
 //! | [`StatefulControl`] | [`stateful_control_trampoline`] | `KernelDesc::control` / `TargetDesc::control` (with state) |
+//! | [`ValidRectFn`] (a plain `fn`) | [`valid_rect_trampoline`] | `ValidatorVtable::set_output_valid_rect`, through [`Validator::set_output_valid_rect`] |
 
 use std::cell::Cell;
+use std::ffi::c_void;
 use std::sync::Once;
 
-use abi_stable::std_types::{RResult, RString};
+use abi_stable::std_types::{RResult, RSlice, RSliceMut, RString};
 
-use crate::module_abi::{AbiError, AbiResult, Controller, Lifecycle, LocalData, Processor, Validator};
+use crate::geometry::Rect;
+use crate::module_abi::{AbiError, AbiResult, Controller, Lifecycle, LocalData, Processor, ValidRectFnPtr, Validator};
 use crate::status::Status;
 use crate::tile::{TileArgs, TileError, TileParam};
 
@@ -122,6 +125,52 @@ pub trait ValidateFunction: 'static {
 /// The validator entry point for `V`, panics caught.
 pub extern "C" fn validate_trampoline<V: ValidateFunction>(v: &Validator) -> AbiResult<()> {
     guard("validate", || V::validate(v))
+}
+
+/// A valid-rectangle function (`vx_kernel_image_valid_rectangle_f`): given the output parameter's
+/// index and the valid rectangles of the node's input images (in parameter order; a pyramid gives
+/// one per level, an object array one per image), fill `outputs`, one rectangle per image of the
+/// output (one for an image), each holding the whole image when called. The host refuses a
+/// rectangle outside the output.
+pub type ValidRectFn = fn(index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError>;
+
+/// The [`ValidRectFnPtr`](crate::module_abi::ValidRectFnPtr) every valid-rectangle function
+/// crosses the ABI through: `ctx` is the module's [`ValidRectFn`] (code of the module, alive as long
+/// as the module is), called with panics caught.
+///
+/// # Safety
+///
+/// `ctx` is a [`ValidRectFn`] cast to a pointer ([`Validator::set_output_valid_rect`] passes it);
+/// the host passes slices valid for the call.
+pub unsafe extern "C" fn valid_rect_trampoline(
+    ctx: *const c_void,
+    index: u32,
+    inputs: RSlice<'_, Rect>,
+    mut outputs: RSliceMut<'_, Rect>,
+) -> AbiResult<()> {
+    guard("a valid rectangle function", || {
+        if ctx.is_null() {
+            return Err(AbiError::new(Status::InvalidParameters, "no valid rectangle function"));
+        }
+        // SAFETY: `ctx` is a `ValidRectFn` (a fn pointer, the size of a data pointer on every
+        // platform Rust supports) that `set_output_valid_rect` cast to a pointer (caller's contract).
+        let f = unsafe { std::mem::transmute::<*const c_void, ValidRectFn>(ctx) };
+        f(index, inputs.as_slice(), outputs.as_mut_slice())
+    })
+}
+
+impl Validator {
+    /// `VX_VALID_RECT_CALLBACK`: output `index` (an image, a pyramid, an object array of them) gets
+    /// its valid rectangles from `f` over the inputs' (the host calls it when it verifies the
+    /// graph; a panic in `f` becomes an error). The host keeps the module loaded as long as it
+    /// may call `f`.
+    pub fn set_output_valid_rect(&self, index: u32, f: ValidRectFn) -> Result<(), AbiError> {
+        // SAFETY: `valid_rect_trampoline` reads `ctx` as the `ValidRectFn` given here, code of this
+        // module (alive while the module is loaded), callable from any thread.
+        unsafe {
+            self.set_output_valid_rect_raw(index, ValidRectFnPtr { func: valid_rect_trampoline }, f as *const c_void)
+        }
+    }
 }
 
 /// A user kernel's process function.
@@ -262,4 +311,65 @@ unsafe fn state<'a, H: StateHooks>(d: LocalData) -> Result<&'a mut H::State, Abi
     // SAFETY: init_trampoline::<H> stored a Box<H::State> (size checked) here; the node runs one
     // process at a time and the caller takes this reference once per call, so it is unique.
     Ok(unsafe { &mut *(d.ptr as *mut H::State) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shrink(index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError> {
+        let r = inputs[0];
+        outputs[0] = Rect::new(r.start_x + index, r.start_y + 1, r.end_x - 1, r.end_y - 1);
+        Ok(())
+    }
+
+    fn refuses(_: u32, _: &[Rect], _: &mut [Rect]) -> Result<(), AbiError> {
+        Err(AbiError::new(Status::InvalidValue, "no rectangle today"))
+    }
+
+    fn panics(_: u32, _: &[Rect], _: &mut [Rect]) -> Result<(), AbiError> {
+        panic!("a valid rectangle function panics on purpose")
+    }
+
+    /// The trampoline as the host calls it: `ctx` is the function, as `set_output_valid_rect`
+    /// passes it.
+    fn call(f: ValidRectFn, index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError> {
+        // SAFETY: `ctx` is a ValidRectFn cast to a pointer, the slices are valid for the call.
+        unsafe {
+            valid_rect_trampoline(
+                f as *const c_void,
+                index,
+                RSlice::from_slice(inputs),
+                RSliceMut::from_mut_slice(outputs),
+            )
+        }
+        .into_result()
+    }
+
+    #[test]
+    fn the_valid_rect_trampoline_calls_the_function_given_as_its_context() {
+        let mut out = [Rect::full(8, 8)];
+        call(shrink, 2, &[Rect::full(8, 8), Rect::full(4, 4)], &mut out).unwrap();
+        assert_eq!(out[0], Rect::new(2, 1, 7, 7));
+        let e = call(refuses, 1, &[], &mut out).unwrap_err();
+        assert_eq!((e.status, e.message.as_str()), (Status::InvalidValue.code(), "no rectangle today"));
+    }
+
+    #[test]
+    fn a_panicking_valid_rect_function_is_an_error() {
+        crate::expect_panics("panics on purpose");
+        let e = call(panics, 1, &[], &mut []).unwrap_err();
+        assert_eq!(e.status, Status::Failure.code());
+        assert!(e.message.contains("a valid rectangle function panicked in the module"), "{}", e.message);
+        assert!(e.message.contains("panics on purpose"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_null_context_is_refused() {
+        // SAFETY: a null context is checked before it is read.
+        let r = unsafe {
+            valid_rect_trampoline(std::ptr::null(), 1, RSlice::from_slice(&[]), RSliceMut::from_mut_slice(&mut []))
+        };
+        assert_eq!(r.into_result().unwrap_err().status, Status::InvalidParameters.code());
+    }
 }

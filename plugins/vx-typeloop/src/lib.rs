@@ -6,7 +6,8 @@
 //! SDK's typed views; `typeloop.objarray.<type>.<ref|attr>` does the same inside object arrays.
 //! Every callback is counted per kernel; `typeloop.counts` reports a kernel's counts (validate,
 //! init, deinit, process, whether init's and deinit's local-data sets were accepted) into a U32
-//! array, so a test reads them through the public API.
+//! array, so a test reads them through the public API. `across.rs` adds kernels for what else
+//! crosses the ABI: valid-rectangle functions and a convolution's scale.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
@@ -20,6 +21,8 @@ use vx_plugin_abi::wire::{attribute as at, data_type as dt, direction, param_sta
 use vx_plugin_abi::{ImageFormat, KernelRecord, ObjectMeta, ParamPath, Status, user_kernel};
 
 vx_plugin_abi::vx_module!(name = "vx_typeloop");
+
+mod across;
 
 const IMAGE: u8 = 0;
 const ARRAY: u8 = 1;

@@ -56,6 +56,11 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     }
     /// Record every attribute of an exemplar's meta data (`vxSetMetaFormatFromReference`).
     fn exemplar(p: &mut Self::Partial, m: &Self::Meta);
+    /// What the object gives a meta format as an exemplar (`vxSetMetaFormatFromReference`): its
+    /// meta data without the values it holds (a convolution's scale). Default: [`Self::meta`].
+    fn exemplar_meta(h: &Handle<Self>) -> Self::Meta {
+        Self::meta(h)
+    }
     /// The complete meta data, or the name of the attribute left unset ("matrix rows").
     fn resolve(p: &Self::Partial) -> std::result::Result<Self::Meta, &'static str>;
 
@@ -154,9 +159,17 @@ impl From<Error> for Refusal {
 
 /// A fixed-layout type: its bytes are one [`Blob`], known from its meta data at creation.
 pub trait BlobKind: ObjectKind<Body = BlobBody<Self>> {
-    /// What the object holds besides its meta data and bytes (a convolution's scale); a new
-    /// object starts with the default.
+    /// What the object holds besides its meta data and bytes (a convolution's scale).
     type Extra: Default + Send + Sync;
+    /// A new object's `Extra`, from its meta data. Default: `Extra::default()`.
+    fn extra_of(_meta: &Self::Meta) -> Self::Extra {
+        Self::Extra::default()
+    }
+    /// The meta data of an object made with `meta` that now holds `extra` (a convolution's meta
+    /// data has its scale, which may change). Default: `meta`.
+    fn meta_of(meta: &Self::Meta, _extra: &Self::Extra) -> Self::Meta {
+        meta.clone()
+    }
     /// Check `meta` and give the bytes it needs (the errors name no object; the caller adds it).
     fn layout(meta: &Self::Meta) -> Result<usize>;
     /// The element type that typed copies and maps must use.
@@ -214,12 +227,12 @@ impl<K: BlobKind> Handle<K> {
     /// A new object of `meta` under `header` (checked; the bytes are allocated at first need).
     pub(super) fn with_header(header: ObjectHeader, meta: K::Meta) -> Result<Self> {
         let bytes = K::layout(&meta).map_err(|e| e.on_object(&header.name()))?;
-        Ok(Handle::from_body(header, BlobBody { data: Blob::new(bytes), extra: K::Extra::default(), meta }))
+        Ok(Handle::from_body(header, BlobBody { data: Blob::new(bytes), extra: K::extra_of(&meta), meta }))
     }
 
     /// Every attribute that makes its meta data.
     pub fn meta(&self) -> K::Meta {
-        self.obj.body.meta.clone()
+        K::meta_of(&self.obj.body.meta, &self.obj.body.extra)
     }
     /// The size in bytes (`VX_MATRIX_SIZE`, `VX_LUT_SIZE`, …).
     pub fn size(&self) -> usize {

@@ -123,9 +123,10 @@ impl MetaFormat {
         Ok(self)
     }
 
-    /// `vxSetMetaFormatFromReference`: copy every meta attribute of `exemplar`.
+    /// `vxSetMetaFormatFromReference`: copy every meta attribute of `exemplar` (not the values it
+    /// holds: a convolution's scale stays unset, any).
     pub fn set_from_reference(&mut self, exemplar: &Reference) -> Result<&mut Self> {
-        self.set_from_meta(exemplar.meta())
+        self.set_from_meta(exemplar.any().exemplar_meta())
     }
 
     /// Every meta attribute of `meta` (an exemplar's meta data, or one a module built).

@@ -4,6 +4,8 @@
 //! plus `&mut L` for typed local data when `local = L` is given: a boxed `L::default()` behind the
 //! node's local-data pointer, created at init (then the kernel's `init = path`, if any, runs on it)
 //! and dropped at deinit (after `deinit = path`). `validate = path` replaces the generated validator.
+//! `valid_rect = path` (a `module_api::ValidRectFn`) gives every output image, pyramid and object
+//! array that valid-rectangle function, after the validator ran (`VX_VALID_RECT_CALLBACK`).
 //! `scratch(name = count, ..)` / `persistent(name = count, ..)` request kernel memory: the argument
 //! `name: &mut [T]` receives a block of `count` elements (a `usize` expression, or a function of
 //! the node's `Lifecycle`), allocated in init in request order and freed at deinit.
@@ -34,6 +36,9 @@ struct Attrs {
     name: Option<LitStr>,
     enumeration: Option<LitInt>,
     validate: Option<Path>,
+    /// `valid_rect = path`: every output image, pyramid or object array gets this valid-rectangle
+    /// function (`VX_VALID_RECT_CALLBACK`).
+    valid_rect: Option<Path>,
     init: Option<Path>,
     deinit: Option<Path>,
     local: Option<Type>,
@@ -47,7 +52,7 @@ struct Attrs {
     lifecycle_keys: (String, String),
 }
 
-const KEYS: &str = "name, enumeration, validate, init (create), deinit (delete), local, any_size, scratch, persistent, target, control";
+const KEYS: &str = "name, enumeration, validate, valid_rect, init (create), deinit (delete), local, any_size, scratch, persistent, target, control";
 
 /// Which attribute: `#[user_kernel]` or `#[target_kernel]` (target required; `create` / `delete`
 /// are its names for init / deinit).
@@ -70,6 +75,7 @@ fn parse_attrs(cx: &Ctxt, args: TokenStream, entry: Entry, f: &ItemFn) -> syn::R
             "name" => a.name = Some(meta.value()?.parse()?),
             "enumeration" => a.enumeration = Some(meta.value()?.parse()?),
             "validate" => a.validate = Some(meta.value()?.parse()?),
+            "valid_rect" => a.valid_rect = Some(meta.value()?.parse()?),
             "init" | "create" => {
                 a.init = Some(meta.value()?.parse()?);
                 a.lifecycle_keys.0 = key.clone();
@@ -141,9 +147,21 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let summary = describe_kernel(f);
     let same_size = !a.any_size;
     let exemplar_checks = if a.validate.is_none() { output_exemplar_checks(args) } else { Vec::new() };
-    let validate_body = match &a.validate {
+    let validate_call = match &a.validate {
         Some(p) => quote!(#p(v)),
         None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, #same_size)),
+    };
+    let validate_body = match &a.valid_rect {
+        None => validate_call,
+        Some(f) => {
+            let outputs = valid_rect_outputs(args);
+            quote! {
+                #validate_call?;
+                let f: __vx::module_api::ValidRectFn = #f;
+                #(v.set_output_valid_rect(#outputs, f)?;)*
+                ::core::result::Result::Ok(())
+            }
+        }
     };
     let result = quote!(::core::result::Result<(), __vx::module_abi::AbiError>);
     let call_kernel = quote! {
@@ -330,6 +348,18 @@ fn output_exemplar_checks(args: &[Arg]) -> Vec<TokenStream> {
     out
 }
 
+/// The outputs that have valid rectangles (images, pyramids, object arrays), by index.
+fn valid_rect_outputs(args: &[Arg]) -> Vec<u32> {
+    let has_rects = |k: &ast::ParamKind| match k {
+        ast::ParamKind::Output(_) => true,
+        ast::ParamKind::Object { output: true, .. } => {
+            matches!(k.view_name().as_deref(), Some("Image" | "Pyramid" | "ObjectArray"))
+        }
+        _ => false,
+    };
+    params(args).iter().enumerate().filter(|(_, p)| has_rects(&p.kind)).map(|(i, _)| i as u32).collect()
+}
+
 /// Expand `#[user_kernel(args)]` or `#[target_kernel(args)]` on `f` (or the fallback with every
 /// error).
 pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenStream {
@@ -342,6 +372,15 @@ pub(crate) fn user_kernel(args: TokenStream, f: ItemFn, entry: Entry) -> TokenSt
                 Err(_) => (None, &[][..]),
             };
             let fn_args = ast::args(cx, Flavor::User, &f, local, memory);
+            if let Ok(Attrs { valid_rect: Some(p), .. }) = &attrs
+                && valid_rect_outputs(&fn_args).is_empty()
+            {
+                cx.error_spanned_by(
+                    p,
+                    "`valid_rect` gives output images their valid rectangles, and the kernel has no output \
+                     image, pyramid or object array (`&mut ImageOut<T>`, `&mut Image<T>`, `&mut Pyramid<T>`, `&mut ObjectArray<V>`)",
+                );
+            }
             Ok((attrs?, fn_args))
         },
         |(attrs, fn_args)| expand(&f, attrs, fn_args),

@@ -4,10 +4,11 @@
 use std::ffi::c_void;
 
 use abi_stable::StableAbi;
-use abi_stable::std_types::RSlice;
+use abi_stable::std_types::{RSlice, RSliceMut};
 
 use super::error::{AbiError, AbiResult};
 use super::handle::handle;
+use crate::geometry::Rect;
 use crate::memory::Plain;
 use crate::object_meta::{ObjectMeta, ParamPath};
 
@@ -73,6 +74,33 @@ pub struct ValidatorVtable {
     /// [`crate::wire::attribute`] code and the value's bytes; ABI 5).
     pub set_output_attribute:
         unsafe extern "C" fn(v: &Validator, index: u32, attribute: u32, value: RSlice<'_, u8>) -> AbiResult<()>,
+    /// Give output `index` (an image, a pyramid, an object array of them) a valid-rectangle
+    /// function (`VX_VALID_RECT_CALLBACK`): the host calls `f(ctx, index, inputs, outputs)` when it
+    /// verifies the graph, for as long as it keeps the node's verification (the module stays
+    /// loaded meanwhile). ABI 7.
+    pub set_output_valid_rect:
+        unsafe extern "C" fn(v: &Validator, index: u32, f: ValidRectFnPtr, ctx: *const c_void) -> AbiResult<()>,
+}
+
+/// A module's valid-rectangle function as the host calls it (`vx_kernel_image_valid_rectangle_f`):
+/// `ctx` as given to [`ValidatorVtable::set_output_valid_rect`], the output parameter's index, the
+/// valid rectangles of the node's input images (in parameter order; a pyramid gives one per level,
+/// an object array one per image), and the output's rectangles to fill (one per image it holds),
+/// each filled with the whole image beforehand. Write it with
+/// [`Validator::set_output_valid_rect`](crate::module_abi::Validator::set_output_valid_rect) (a
+/// plain `fn`; the trampoline is [`crate::module_api::valid_rect_trampoline`]).
+///
+/// A wrapper (abi_stable checks no function pointer inside a function pointer's parameters).
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct ValidRectFnPtr {
+    /// The function.
+    pub func: unsafe extern "C" fn(
+        ctx: *const c_void,
+        index: u32,
+        inputs: RSlice<'_, Rect>,
+        outputs: RSliceMut<'_, Rect>,
+    ) -> AbiResult<()>,
 }
 
 impl Validator {
@@ -95,7 +123,7 @@ impl Validator {
         unsafe { (self.vtable.object_meta())(self, path) }.into_result()
     }
     /// Output `index` will look like `meta` (`vxSetMetaFormatFromReference` with an exemplar's
-    /// meta; values such as a scalar's are ignored).
+    /// meta; values such as a scalar's are ignored, a convolution's scale is required unless 0).
     pub fn set_output_meta(&self, index: u32, meta: &ObjectMeta) -> Result<(), AbiError> {
         // SAFETY: as in `num_params`.
         unsafe { (self.vtable.set_output_meta())(self, index, meta) }.into_result()
@@ -107,6 +135,22 @@ impl Validator {
         // SAFETY: `T: Plain` is a number type: its bytes are initialised.
         let bytes = unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) };
         self.set_output_attribute_bytes(index, attribute, bytes)
+    }
+    /// Give output `index` the valid-rectangle function `f` with context `ctx` (the raw form of
+    /// [`Self::set_output_valid_rect`], for modules written against the ABI by hand).
+    ///
+    /// # Safety
+    ///
+    /// `f(ctx, ..)` must be sound to call from any thread, at any time while the module is loaded
+    /// (`ctx` lives as long as the module: a static, or null).
+    pub unsafe fn set_output_valid_rect_raw(
+        &self,
+        index: u32,
+        f: ValidRectFnPtr,
+        ctx: *const c_void,
+    ) -> Result<(), AbiError> {
+        // SAFETY: as in `num_params`; `f` and `ctx` are the caller's contract.
+        unsafe { (self.vtable.set_output_valid_rect())(self, index, f, ctx) }.into_result()
     }
     /// [`Self::set_output_attribute`] with the value's bytes (a tensor's dimensions, a user data
     /// object's type name).

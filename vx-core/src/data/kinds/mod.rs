@@ -37,6 +37,8 @@ pub trait DataObject: sealed::Sealed + Clone + Send + Sync + 'static {
 pub(crate) trait AnyObject {
     fn header(&self) -> &ObjectHeader;
     fn meta(&self) -> ObjectMeta;
+    /// What the object gives a meta format as an exemplar (`ObjectKind::exemplar_meta`).
+    fn exemplar_meta(&self) -> ObjectMeta;
     /// Verify's meta pass: complete a virtual object from `want` or check a real one against it.
     fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied>;
     fn ensure_allocated(&self) -> Result<()>;
@@ -64,6 +66,9 @@ impl<K: Listed> AnyObject for Handle<K> {
     }
     fn meta(&self) -> ObjectMeta {
         K::meta_into(K::meta(self))
+    }
+    fn exemplar_meta(&self) -> ObjectMeta {
+        K::meta_into(K::exemplar_meta(self))
     }
     fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied> {
         let refused = |kind| {
@@ -356,6 +361,9 @@ mod tests {
             assert_eq!(ObjectMeta::from_wire(&r.any().to_wire()).unwrap(), meta, "{}", r.data_type());
             let mut m = MetaFormat::new(1, r.data_type());
             m.set_from_reference(&r).unwrap();
+            assert_eq!(m.resolve().unwrap(), r.any().exemplar_meta(), "{}", r.data_type());
+            let mut m = MetaFormat::new(1, r.data_type());
+            m.set_from_meta(meta.clone()).unwrap();
             assert_eq!(m.resolve().unwrap(), meta, "{}", r.data_type());
         }
     }

@@ -21,7 +21,7 @@ use crate::module::host::control::call_control;
 use crate::module::host::lifecycle::call_lifecycle;
 use crate::module::host::processor::call_process;
 use crate::module::host::tiling::call_tiling;
-use crate::module::host::validator::call_validate;
+use crate::module::host::validator::{ValidatorOwner, call_validate};
 use crate::module::host::{abi, catch, catch_or, to_error};
 use crate::module::library::ModuleLibrary;
 
@@ -73,11 +73,12 @@ unsafe extern "C" fn host_add_kernel(host: &Host, desc: &KernelDesc<'_>) -> AbiR
             if owned {
                 b = b.owns_enumeration();
             }
-            if let Some(lib) = &p.library {
-                let lib: Arc<dyn std::any::Any + Send + Sync> = lib.clone();
-                b = b.keep_alive(lib);
+            let library = p.library.clone().map(|lib| -> Arc<dyn std::any::Any + Send + Sync> { lib });
+            if let Some(lib) = &library {
+                b = b.keep_alive(Arc::clone(lib));
             }
-            b = b.validate(move |v, metas| call_validate(validate, v, metas)).validator_key(desc.validator_key);
+            let owner = ValidatorOwner { kernel: name.clone(), library };
+            b = b.validate(move |v, metas| call_validate(validate, v, metas, &owner)).validator_key(desc.validator_key);
             if p.staged {
                 b = b.staged();
             }
