@@ -12,6 +12,8 @@ const SEEDS: u64 = 1000;
 
 #[test]
 fn random_graphs_match_the_reference() {
+    // Every proportional re-verification and move in place compared with a complete verification.
+    vx::__verify_check_always();
     let seeds = std::env::var("VX_RANDOM_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(SEEDS);
     let mut total = Stats::default();
     let mut failures: Vec<Failure> = Vec::new();

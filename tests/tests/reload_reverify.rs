@@ -3,7 +3,7 @@
 //! lifecycle) moves the nodes in place with nothing re-verified; one that keeps every kernel's shape
 //! and generated validator but has an init re-verifies the rebound nodes alone, and an input
 //! replaced by a real image of the same meta data its node alone — the `verify` span names how many
-//! — with exactly a full verification's result (in debug builds every such re-verification, and
+//! — with exactly a full verification's result (with the check on, as here, every such re-verification, and
 //! every move in place, is followed by the full path and compared, an error if they differ); a
 //! re-verification trigger takes the full path.
 
@@ -79,6 +79,7 @@ fn graph(ctx: &Context) -> (Graph, Node, Image, Image, Image) {
 
 #[test]
 fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same_result() {
+    vx::__verify_check_always();
     let dir = plugin_dir("reload-reverify", &[("vx_filters", &build_module("vx-filters", &[]))]);
     let verifies = Verifies::default();
     let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(verifies.clone()));
@@ -96,15 +97,16 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
         ctx.reload_module("vx_filters").unwrap();
         // Every vx_filters kernel is generated (one validator key per signature) and has no init,
         // deinit or local data: the graph being idle, the 21 nodes move to the new code in place
-        // within the reload, nothing re-verified — but in debug builds the complete verification
-        // it is checked against — and the old version, used by no one now, is unloaded.
+        // within the reload, nothing re-verified — but the complete verification it is checked
+        // against (this test binary turns the check on) — and the old version, used by no one now,
+        // is unloaded.
         assert_eq!(g.reloads().unwrap(), reloads + 21);
         let history = ctx.module_history("vx_filters");
         assert!(history.last().is_some_and(|(_, s)| *s == ModuleState::Unloaded), "{history:?}");
         g.process().unwrap();
         let seen = verifies.take();
         assert!(seen.iter().all(|f| !f.contains("proportional")), "{seen:?}");
-        assert_eq!(seen.len(), if cfg!(debug_assertions) { 1 } else { 0 }, "{seen:?}");
+        assert_eq!(seen.len(), 1, "the check's complete verification alone: {seen:?}");
         assert_eq!(g.reloads().unwrap(), reloads + 21);
         assert_eq!((out.to_vec::<u8>().unwrap(), side.to_vec::<u8>().unwrap()), want);
         assert_eq!(format!("{:?}", g.memory_plan().unwrap()), plan);
@@ -184,7 +186,10 @@ fn a_new_version_differing_in_code_alone_moves_in_place_and_runs_its_new_code() 
     let ctx = Context::builder().threads(1).build().unwrap();
     let calls: Calls = Arc::default();
     let count = |i: usize| calls[i].load(SeqCst);
-    let debug = u32::from(cfg!(debug_assertions));
+    vx::__verify_check_always();
+    // Every re-verification and move in place is followed by a complete verification (compared):
+    // every validator and init once more.
+    let debug = 1;
     let v1 = adder(&ctx, None, 1, 9, false, &calls);
     let g = Graph::new(&ctx).unwrap();
     let src = Image::new(&ctx, W, H, ImageFormat::U8).unwrap();
@@ -204,7 +209,7 @@ fn a_new_version_differing_in_code_alone_moves_in_place_and_runs_its_new_code() 
     assert_eq!(count(0), 3);
     verifies.take();
 
-    // Code alone differs (+2): in place, no validator called (but by debug builds' check), the new
+    // Code alone differs (+2): in place, no validator called (but by the check), the new
     // code runs.
     let v2 = adder(&ctx, Some(&v1), 2, 9, false, &calls);
     v1.__replace_in_process(&v2).unwrap();
@@ -241,6 +246,7 @@ fn a_new_version_differing_in_code_alone_moves_in_place_and_runs_its_new_code() 
 
 #[test]
 fn nodes_left_for_the_next_run_move_before_any_node_runs() {
+    vx::__verify_check_always();
     // One node noted for re-verification (its input replaced) cannot move in place at the reload:
     // the other two move then; the noted one moves at the next run, before any node runs.
     let ctx = Context::builder().threads(1).build().unwrap();

@@ -80,6 +80,8 @@ pub use graph::node::{Node, Perf};
 pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
 pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
+#[doc(hidden)]
+pub use graph::verify::check_always as __verify_check_always;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;

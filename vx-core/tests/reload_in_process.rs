@@ -1,7 +1,8 @@
 //! The re-verification after a reload (`graph/verify/rebound.rs`) where a new version changes what
 //! its validator returns, through the in-process test hook (`Kernel::__replace_in_process`): the
 //! rebound node's new output meta re-verifies its readers and the graph passes run, with the result
-//! of a full verification (debug builds compare the two and fail on any difference).
+//! of a full verification (the tests turn on the check that compares the two, an error on any
+//! difference).
 
 mod common;
 
@@ -66,6 +67,7 @@ fn corner(ctx: &Context, calls: Arc<AtomicU32>) -> Kernel {
 
 #[test]
 fn a_new_version_changing_its_output_meta_reverifies_the_readers_with_a_full_verifications_result() {
+    vx::__verify_check_always();
     let ctx = ctx();
     let (a_calls, b_calls) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
     let a1 = shrink(&ctx, "test.shrink", None, 1, 7, a_calls.clone());
@@ -82,9 +84,9 @@ fn a_new_version_changing_its_output_meta_reverifies_the_readers_with_a_full_ver
     let want: Vec<u8> = (0..4).flat_map(|y| (0..4).map(move |x| (x + 16 * y) as u8)).collect();
     assert_eq!(dst.to_vec::<u8>().unwrap(), want);
 
-    // Debug builds follow each re-verification (and each move in place) with a complete one,
-    // compared: every validator once more.
-    let check = u32::from(cfg!(debug_assertions));
+    // Each re-verification (and each move in place) is followed by a complete one, compared:
+    // every validator once more.
+    let check = 1;
 
     // Same validator key, same shape, no lifecycle: the node moves to the new version in place
     // (its validator is not called again).
@@ -103,7 +105,7 @@ fn a_new_version_changing_its_output_meta_reverifies_the_readers_with_a_full_ver
     assert_eq!(dst.to_vec::<u8>().unwrap(), want);
 
     // Key 0 and a validator returning another size: the virtual image is completed anew, its
-    // reader re-verified, the graph passes run (debug builds: compared with the full path).
+    // reader re-verified, the graph passes run (then compared with a complete verification).
     let a4 = shrink(&ctx, "test.shrink", Some(a1.enumeration()), 2, 0, a_calls.clone());
     a3.__replace_in_process(&a4).unwrap();
     g.process().unwrap();
@@ -120,6 +122,7 @@ fn a_new_version_changing_its_output_meta_reverifies_the_readers_with_a_full_ver
 
 #[test]
 fn a_kept_node_downstream_of_a_changed_one_is_validated_again() {
+    vx::__verify_check_always();
     let ctx = ctx();
     let (a_calls, c_calls, b_calls) =
         (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
@@ -139,7 +142,7 @@ fn a_kept_node_downstream_of_a_changed_one_is_validated_again() {
 
     // Both rebound: the first halves its output; the second keeps its key (it moves in place) but
     // its input changed, so it is validated again (and completes its output anew), and so is the
-    // reader after it. Debug builds: then a complete verification, compared — also right after
+    // reader after it. Then a complete verification, compared — also right after
     // the second moves in place (the graph is idle when its new version is published).
     let a2 = shrink(&ctx, "test.first", Some(a1.enumeration()), 2, 0, a_calls.clone());
     let c2 = shrink(&ctx, "test.second", Some(c1.enumeration()), 1, 9, c_calls.clone());
@@ -147,7 +150,7 @@ fn a_kept_node_downstream_of_a_changed_one_is_validated_again() {
     c1.__replace_in_process(&c2).unwrap();
     g.process().unwrap();
     assert_eq!((v.width(), v.height(), w.width(), w.height()), (8, 4, 8, 4));
-    let check = u32::from(cfg!(debug_assertions));
+    let check = 1;
     assert_eq!(
         (a_calls.load(SeqCst), c_calls.load(SeqCst), b_calls.load(SeqCst)),
         (2 + 2 * check, 2 + 2 * check, 2 + 2 * check)

@@ -9,8 +9,9 @@
 //! or a hang is a failure like a wrong pixel. Module reloads between frames are simulated in
 //! process (a step swaps new versions of some nodes' kernels in, through `Kernel::__replace_in_process`,
 //! the validator key kept, dropped or changed): the runtime re-verifies the rebound nodes alone
-//! where it can, and with `VX_VERIFY_CHECK=1` (the `random_graphs` binary sets it; debug builds
-//! always) compares that with a full verification after each. Real cdylib reloads are covered by
+//! where it can (or moves them in place), and with the check on (`VX_VERIFY_CHECK=1`, which the
+//! `random_graphs` binary sets, or `vx::__verify_check_always()`, which the test calls) compares
+//! that with a complete verification after each. Real cdylib reloads are covered by
 //! `tests/tests/{module_reload,target_modules,reload_reverify}.rs`.
 
 pub mod checks;

@@ -54,6 +54,7 @@ pub use aliasing::AliasDecision;
 pub(crate) use frames::FrameSlots;
 pub(crate) use memory_plan::PlanState;
 pub use memory_plan::{MemoryPlan, PlannedBuffer};
+pub use rebound::check_always;
 pub(crate) use rebound::{Products, Rebound, check_in_place_rebind, note_input_replaced, reverify_rebound};
 pub use scratch::{KernelMemoryUse, NodeMemoryUse};
 

@@ -2,7 +2,9 @@
 //! proportional to the change (issue 35).
 //!
 //! A reload rebinds nodes to their kernels' new versions (`graph/body.rs`); the graph was verified
-//! before and nothing else changed. The full path would rerun every graph pass over the whole graph
+//! before and nothing else changed. A node whose new version differs in code alone (one shape, one
+//! nonzero validator key, no init/deinit/control/local data/targets) moved in place there, its
+//! verified state intact, and is not visited here at all. The full path would rerun every graph pass over the whole graph
 //! (dataflow, alias candidates, scratch, alias binding, memory plan, buffers, frame slots) and the
 //! `always` node passes on every node. Here only the rebound nodes are visited, in schedule order:
 //!
@@ -22,15 +24,18 @@
 //! passes run after all (`verify_until` with the visited nodes counted as verified in this run and
 //! the changed objects seeded, so their readers are re-verified): the same result as the full path.
 //!
-//! Exactness is checked, not assumed: in debug builds (and with `VX_VERIFY_CHECK=1` in any build)
-//! a successful proportional re-verification, and every move in place, is followed by a complete
-//! verification (every node's passes rerun, as `Graph::verify` does), and any difference in the
-//! graph's verified state ([`digest`]) is an error.
+//! Exactness is checked, not assumed: with `VX_VERIFY_CHECK=1` (or the test hook
+//! `vx::__verify_check_always()`, which the randomized graph test calls) a successful proportional
+//! re-verification, and every move in place, is followed by a complete verification (every node's
+//! passes rerun, as `Graph::verify` does), and any difference in the graph's verified state
+//! ([`digest`]) is an error. Not by default, not even in debug builds: that verification calls
+//! every validator, init and deinit once more, which an application would see.
 //!
 //! Cost: O(rebound nodes × their parameters) + the validators and inits of the nodes not kept; no
 //! pass visits the other nodes.
 
 use std::fmt::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::data::reference::Reference;
@@ -66,14 +71,23 @@ pub(crate) struct Products {
     pub(super) alias_topology: std::collections::HashMap<usize, super::aliasing::Topology>,
 }
 
-/// Whether to follow each proportional re-verification with the full path and compare.
+/// Set by [`check_always`].
+static FORCED: AtomicBool = AtomicBool::new(false);
+
+/// Whether to follow each proportional re-verification (and each move in place) with a complete
+/// verification and compare: `VX_VERIFY_CHECK=1`, or [`check_always`] called. Off by default in
+/// every build: the complete verification calls every validator, init and deinit once more, which
+/// an application would see.
 fn check_enabled() -> bool {
     static CHECK: OnceLock<bool> = OnceLock::new();
-    *CHECK.get_or_init(|| match std::env::var("VX_VERIFY_CHECK").as_deref() {
-        Ok("1") => true,
-        Ok("0") => false,
-        _ => cfg!(debug_assertions),
-    })
+    FORCED.load(Ordering::Relaxed) || *CHECK.get_or_init(|| std::env::var("VX_VERIFY_CHECK").as_deref() == Ok("1"))
+}
+
+/// Test hook: from now on, in this process, check every proportional re-verification and every
+/// move in place against a complete verification (as `VX_VERIFY_CHECK=1` does).
+#[doc(hidden)]
+pub fn check_always() {
+    FORCED.store(true, Ordering::Relaxed);
 }
 
 /// Output images compared by value; a node with more counts as changed (the graph passes run).
