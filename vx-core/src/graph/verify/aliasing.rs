@@ -103,6 +103,7 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
     let pipelined = body.pipeline.is_some();
     // Every input parameter by overlap, for "who else reads this" (O(inputs) to build).
     let mut readers: OverlapIndex<usize> = OverlapIndex::default();
+    readers.reserve(v.live.len());
     for &n in &v.live {
         let s = body.nodes[n].as_ref().expect("live");
         for (p, r) in s.params.iter().enumerate() {

@@ -14,6 +14,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     // Writers: every output object has one writer. O(outputs · (depth + hits)) by the index.
     v.writers.clear();
     v.writer_index.clear();
+    v.writer_index.reserve(v.live.len());
     for &n in &v.live {
         let s = node(n);
         for (p, r) in s.params.iter().enumerate() {
@@ -38,11 +39,12 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
 
     // Edges writer → reader; virtual inputs need a writer. O(inputs · (depth + hits)).
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); body.nodes.len()];
+    let mut hits = Vec::new();
     for &n in &v.live {
         let s = node(n);
         for (p, r) in s.params.iter().enumerate() {
             let (Direction::Input, Some(r)) = (s.spec(p).direction, r) else { continue };
-            let hits = v.writer_index.overlapping(r);
+            v.writer_index.overlapping_into(r, &mut hits);
             for &w in &hits {
                 let wn = v.writers[w].0;
                 if wn == n {

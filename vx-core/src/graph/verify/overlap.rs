@@ -40,79 +40,139 @@ impl Hasher for IdHasher {
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
+/// No link.
+const END: u32 = u32::MAX;
+
+/// Entry positions by key, each key's in insertion order, with no allocation per key: a key maps
+/// to its list's first and last link, `links[l]` is (entry position, next link).
+#[derive(Default)]
+struct Lists {
+    ends: IdMap<(u32, u32)>,
+    links: Vec<(u32, u32)>,
+}
+
+impl Lists {
+    fn push(&mut self, key: u64, entry: u32) {
+        let l = u32::try_from(self.links.len()).expect("fewer than 2^32 keys in one graph");
+        self.links.push((entry, END));
+        match self.ends.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let (_, last) = o.get_mut();
+                self.links[*last as usize].1 = l;
+                *last = l;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((l, l));
+            }
+        }
+    }
+
+    /// The positions listed under `key`, ascending.
+    fn get(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let mut l = self.ends.get(&key).map_or(END, |&(first, _)| first);
+        std::iter::from_fn(move || {
+            let (entry, next) = *self.links.get(l as usize)?;
+            l = next;
+            Some(entry as usize)
+        })
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.ends.reserve(n);
+        self.links.reserve(n);
+    }
+
+    fn clear(&mut self) {
+        self.ends.clear();
+        self.links.clear();
+    }
+}
+
 /// References, each with a value of the caller's (`T`), found by overlap.
 pub(super) struct OverlapIndex<T> {
     entries: Vec<(Reference, T)>,
     /// Entries by their own id and by the id of each of their containers.
-    lineage: IdMap<Vec<u32>>,
+    lineage: Lists,
     /// Entries by their own id.
-    own: IdMap<Vec<u32>>,
+    own: Lists,
     /// Images and tensors by storage (its address).
-    storage: IdMap<Vec<u32>>,
+    storage: Lists,
 }
 
 impl<T> Default for OverlapIndex<T> {
     fn default() -> Self {
         OverlapIndex {
             entries: Vec::new(),
-            lineage: IdMap::default(),
-            own: IdMap::default(),
-            storage: IdMap::default(),
+            lineage: Lists::default(),
+            own: Lists::default(),
+            storage: Lists::default(),
         }
     }
 }
 
 impl<T> OverlapIndex<T> {
+    /// Room for `n` more references without reallocating (most have one container at most).
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        self.lineage.reserve(n);
+        self.own.reserve(n);
+        self.storage.reserve(n);
+    }
+
     /// Add `r` with `value`; its position is the count before.
     pub(super) fn push(&mut self, r: Reference, value: T) {
         let at = u32::try_from(self.entries.len()).expect("fewer than 2^32 references in one graph");
         let keys = r.overlap_keys();
-        self.own.entry(keys.id).or_default().push(at);
-        self.lineage.entry(keys.id).or_default().push(at);
+        self.own.push(keys.id, at);
+        self.lineage.push(keys.id, at);
         for &a in keys.containers {
-            self.lineage.entry(a).or_default().push(at);
+            self.lineage.push(a, at);
         }
         if let Some(s) = keys.storage {
-            self.storage.entry(s as u64).or_default().push(at);
+            self.storage.push(s as u64, at);
         }
         self.entries.push((r, value));
     }
 
+    /// Every candidate position for `q`, list by list (each ascending; a position may repeat).
+    fn candidates<'a>(&'a self, q: &'a Reference) -> impl Iterator<Item = impl Iterator<Item = usize> + 'a> + 'a {
+        let keys = q.overlap_keys();
+        // Entries that are `q` or parts of it; entries that contain `q`; images (tensors) over
+        // the same storage.
+        std::iter::once(self.lineage.get(keys.id))
+            .chain(keys.containers.iter().map(|&a| self.own.get(a)))
+            .chain(keys.storage.map(|s| self.storage.get(s as u64)))
+    }
+
     /// The positions of the entries that overlap `q`, ascending.
     pub(super) fn overlapping(&self, q: &Reference) -> Vec<usize> {
-        let keys = q.overlap_keys();
-        let mut found: Vec<usize> = Vec::new();
-        let mut consider = |list: Option<&Vec<u32>>| {
-            for &i in list.map_or(&[][..], |l| &l[..]) {
-                let i = i as usize;
-                if self.entries[i].0.overlaps(q) {
-                    found.push(i);
-                }
-            }
-        };
-        // Entries that are `q` or parts of it.
-        consider(self.lineage.get(&keys.id));
-        // Entries that contain `q`.
-        for a in keys.containers {
-            consider(self.own.get(a));
-        }
-        // Images (tensors) over the same storage.
-        if let Some(s) = keys.storage {
-            consider(self.storage.get(&(s as u64)));
-        }
-        found.sort_unstable();
-        found.dedup();
+        let mut found = Vec::new();
+        self.overlapping_into(q, &mut found);
         found
     }
 
-    /// The first entry (in insertion order) that overlaps `q`.
+    /// [`overlapping`](Self::overlapping) into `found` (cleared first; its room reused).
+    pub(super) fn overlapping_into(&self, q: &Reference, found: &mut Vec<usize>) {
+        found.clear();
+        for list in self.candidates(q) {
+            found.extend(list.filter(|&i| self.entries[i].0.overlaps(q)));
+        }
+        found.sort_unstable();
+        found.dedup();
+    }
+
+    /// The first entry (in insertion order) that overlaps `q` (no allocation: each list is
+    /// ascending, so its first hit is its least).
     pub(super) fn first_overlapping(&self, q: &Reference) -> Option<(&Reference, &T)> {
-        self.overlapping(q).first().map(|&i| (&self.entries[i].0, &self.entries[i].1))
+        self.candidates(q)
+            .filter_map(|mut list| list.find(|&i| self.entries[i].0.overlaps(q)))
+            .min()
+            .map(|i| (&self.entries[i].0, &self.entries[i].1))
     }
 
     /// Does any entry overlap `q`?
     pub(super) fn any_overlapping(&self, q: &Reference) -> bool {
-        self.first_overlapping(q).is_some()
+        self.candidates(q).any(|mut list| list.any(|i| self.entries[i].0.overlaps(q)))
     }
 
     /// The entry at `i`.
