@@ -13,9 +13,11 @@ use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta};
-use crate::data::{array, convolution, distribution, image, lut, matrix, pyramid, remap, scalar};
-use crate::data::{tensor, threshold, user_data};
 use crate::error::{Error, ErrorKind, Result};
+// Every kind's file (`data/<module>.rs`, reached as `$m::` below), without naming them again here:
+// object arrays are this module's own child.
+#[allow(clippy::wildcard_imports)]
+use crate::data::*;
 
 pub(crate) mod object_array;
 
