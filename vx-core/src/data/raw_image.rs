@@ -521,3 +521,13 @@ impl<'a> KernelView<'a, RawImage> {
         self.object.copy_whole_from(src, Access::Kernel)
     }
 }
+
+/// A real raw image for the tests over the list of kinds (`data/kinds/`): two separate exposures
+/// (16-bit and packed 12-bit) with meta rows before and after.
+#[cfg(test)]
+pub(crate) fn sample(ctx: &crate::Context) -> crate::Reference {
+    let meta = RawImageMeta::new(8, 4, RawImageFormat::BIT16)
+        .exposures(&[RawImageFormat::BIT16, RawImageFormat::P12])
+        .meta_rows(1, 2);
+    RawImage::new(ctx, &meta).expect("a valid raw image").into()
+}

@@ -327,6 +327,7 @@ mod tests {
             Remap::new(ctx, 8, 4, 16, 8).unwrap().into(),
             ObjectArray::new(ctx, &image, 2).unwrap().into(),
             Tensor::new(ctx, &[2, 3, 4], ScalarType::Int8, 0).unwrap().into(),
+            crate::data::raw_image::sample(ctx),
         ]
     }
 
