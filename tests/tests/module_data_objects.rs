@@ -165,3 +165,57 @@ fn a_module_kernel_given_another_type_is_refused_with_both_named() {
     assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
     assert!(e.to_string().contains("unexpected input"), "{e}");
 }
+
+/// Issue 28 step 9: a raw image through a module's kernel (`typeloop.raw_image.copy`, written
+/// with the SDK's `RawImage<u16>` view over the shared layout) and a virtual raw image between two
+/// of its nodes: every exposure's pixels plus 2, meta rows as they were, separate exposures and
+/// line-interleaved; a raw image of another container refused at verify by the view's check.
+#[test]
+fn a_raw_image_through_a_module_kernel_and_a_virtual_raw_image() {
+    let ctx = loaded();
+    let kernel = ctx.kernel_by_name("typeloop.raw_image.copy").unwrap();
+    let f16 = RawImageFormat::BIT16;
+    for meta in [
+        RawImageMeta::new(10, 3, f16).exposures(&[f16, f16, f16]).meta_rows(1, 2),
+        RawImageMeta::new(8, 2, f16).exposures(&[f16, f16]).line_interleaved(true).meta_rows(0, 1),
+    ] {
+        let g = Graph::new(&ctx).unwrap();
+        let (input, output) = (RawImage::new(&ctx, &meta).unwrap(), RawImage::new(&ctx, &meta).unwrap());
+        let mid = RawImage::new_virtual(&g, &meta).unwrap();
+        g.add_node(&kernel, [Reference::from(&input), Reference::from(&mid)]).unwrap();
+        g.add_node(&kernel, [Reference::from(&mid), Reference::from(&output)]).unwrap();
+        let bytes: Vec<u8> = (0..input.size()).map(|i| (i * 7 % 251) as u8).collect();
+        input.copy_bytes_from(&bytes).unwrap();
+        g.verify().unwrap();
+        g.process().unwrap();
+        let full = RawImageBuffer::Pixels(Rect::full(meta.width, meta.height));
+        for e in 0..meta.num_exposures {
+            let n = (meta.width * meta.height * 2) as usize;
+            let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+            input.copy_patch_to(e, full, &mut a).unwrap();
+            output.copy_patch_to(e, full, &mut b).unwrap();
+            let plus2: Vec<u8> = a
+                .chunks_exact(2)
+                .flat_map(|p| u16::from_ne_bytes([p[0], p[1]]).wrapping_add(2).to_ne_bytes())
+                .collect();
+            assert_eq!(b, plus2, "{meta} exposure {e}");
+            for (buffer, rows) in [
+                (RawImageBuffer::MetaBefore, meta.meta_height_before),
+                (RawImageBuffer::MetaAfter, meta.meta_height_after),
+            ] {
+                let n = (rows * meta.width * 2) as usize;
+                let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+                input.copy_patch_to(e, buffer, &mut a).unwrap();
+                output.copy_patch_to(e, buffer, &mut b).unwrap();
+                assert_eq!(a, b, "{meta} exposure {e} {buffer:?}");
+            }
+        }
+    }
+    let g = Graph::new(&ctx).unwrap();
+    let p12 = RawImageMeta::new(8, 2, RawImageFormat::P12);
+    let (input, output) = (RawImage::new(&ctx, &p12).unwrap(), RawImage::new(&ctx, &p12).unwrap());
+    g.add_node(&kernel, [Reference::from(&input), Reference::from(&output)]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidType, "{e}");
+    assert!(e.to_string().contains("TIVX_RAW_IMAGE_P12_BIT"), "{e}");
+}
