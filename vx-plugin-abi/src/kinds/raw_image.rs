@@ -262,7 +262,7 @@ pub fn layout(w: &Wire) -> Result<Layout, LayoutError> {
 pub fn p12_get(row: &[u8], x: usize) -> Option<u16> {
     let i = x / 2 * 3;
     let b = row.get(i..i + 3)?;
-    Some(if x % 2 == 0 {
+    Some(if x.is_multiple_of(2) {
         u16::from(b[0]) | (u16::from(b[1] & 0x0F) << 8)
     } else {
         u16::from(b[1] >> 4) | (u16::from(b[2]) << 4)
@@ -273,7 +273,7 @@ pub fn p12_get(row: &[u8], x: usize) -> Option<u16> {
 pub fn p12_set(row: &mut [u8], x: usize, v: u16) -> bool {
     let i = x / 2 * 3;
     let Some(b) = row.get_mut(i..i + 3) else { return false };
-    if x % 2 == 0 {
+    if x.is_multiple_of(2) {
         b[0] = v as u8;
         b[1] = (b[1] & 0xF0) | ((v >> 8) as u8 & 0x0F);
     } else {
