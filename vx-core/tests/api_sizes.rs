@@ -1673,6 +1673,11 @@ fn run_object_array(k: &ObjectArrayCase, env: &Env) {
     err(wrong, &[ErrorKind::InvalidType]);
     let idx = k.index % k.count;
     if let Reference::Scalar(s) = ok(c(a.item(idx))) {
+        if k.virt {
+            // An item of a virtual array is virtual: the application's access is refused.
+            err(c(s.set(1usize)), &[ErrorKind::OptimizedAway]);
+            return;
+        }
         ok(c(s.set(u32::MAX as usize + 1)));
         assert_eq!(ok(c(a.item_as::<Scalar>(idx))).get::<usize>().unwrap(), u32::MAX as usize + 1);
     }
