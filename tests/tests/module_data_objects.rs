@@ -219,3 +219,49 @@ fn a_raw_image_through_a_module_kernel_and_a_virtual_raw_image() {
     assert_eq!(e.kind(), ErrorKind::InvalidType, "{e}");
     assert!(e.to_string().contains("TIVX_RAW_IMAGE_P12_BIT"), "{e}");
 }
+
+/// The same two module nodes pipelined (depth 3, 6 frames): each frame's virtual raw image is
+/// its own, so each output is its own frame's input, pixels plus 2.
+#[test]
+fn a_raw_image_through_module_kernels_pipelined() {
+    let ctx = loaded();
+    let kernel = ctx.kernel_by_name("typeloop.raw_image.copy").unwrap();
+    let f16 = RawImageFormat::BIT16;
+    let meta = RawImageMeta::new(6, 2, f16).exposures(&[f16, f16]).meta_rows(1, 1);
+    let g = Graph::new(&ctx).unwrap();
+    let mid = RawImage::new_virtual(&g, &meta).unwrap();
+    let (i0, o0) = (RawImage::new(&ctx, &meta).unwrap(), RawImage::new(&ctx, &meta).unwrap());
+    let a = g.add_node(&kernel, [Reference::from(&i0), Reference::from(&mid)]).unwrap();
+    let b = g.add_node(&kernel, [Reference::from(&mid), Reference::from(&o0)]).unwrap();
+    let (p_in, p_out) = (g.add_parameter(&a, 0).unwrap(), g.add_parameter(&b, 1).unwrap());
+    const FRAMES: usize = 6;
+    let ins: Vec<RawImage> = (0..FRAMES).map(|_| RawImage::new(&ctx, &meta).unwrap()).collect();
+    let outs: Vec<RawImage> = (0..FRAMES).map(|_| RawImage::new(&ctx, &meta).unwrap()).collect();
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    let full = RawImageBuffer::Pixels(Rect::full(6, 2));
+    let pixels = |f: usize, e: u32| -> Vec<u8> {
+        (0..12u16).flat_map(|i| (i * 100 + f as u16 * 7 + e as u16).to_ne_bytes()).collect()
+    };
+    for (f, (i, o)) in ins.iter().zip(&outs).enumerate() {
+        for e in 0..2 {
+            i.copy_patch_from(e, full, &pixels(f, e)).unwrap();
+        }
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    for f in 0..FRAMES {
+        let done = g.dequeue(p_out).unwrap();
+        done.result.clone().unwrap();
+        assert_eq!(done.frame, f as u64);
+        let out = done.reference.get::<RawImage>().unwrap();
+        for e in 0..2 {
+            let mut got = vec![0u8; 24];
+            out.copy_patch_to(e, full, &mut got).unwrap();
+            let want: Vec<u8> =
+                (0..12u16).flat_map(|i| (i * 100 + f as u16 * 7 + e as u16 + 2).to_ne_bytes()).collect();
+            assert_eq!(got, want, "frame {f} exposure {e}");
+        }
+    }
+    g.wait().unwrap();
+}
