@@ -163,7 +163,7 @@ fn an_object_array_view_maps_items_and_a_scalar_output_gets_its_type() {
     let g = Graph::new(&ctx).unwrap();
     g.add_node(&k, [Reference::from(&arr), Reference::from(&total)]).unwrap();
     g.process().unwrap();
-    assert_eq!(total.value(), ScalarValue::Uint32(want));
+    assert_eq!(total.value().unwrap(), ScalarValue::Uint32(want));
 
     // An object array of matrices where the kernel takes images: refused, naming the item type.
     let mats = ObjectArray::new(&ctx, Reference::from(Matrix::new(&ctx, ScalarType::Uint8, 2, 2).unwrap()), 2).unwrap();

@@ -268,7 +268,7 @@ fn a_module_gives_a_virtual_convolution_its_scale_and_a_module_downstream_reads_
         g.add_node(&k, [Reference::from(&src), Reference::from(&s), Reference::from(&mid)]).unwrap();
         g.add_node(&read, [Reference::from(&mid), Reference::from(&out)]).unwrap();
         g.process().unwrap_or_else(|e| panic!("{kernel}: {e}"));
-        assert_eq!(out.value(), ScalarValue::Uint32(4), "{kernel}");
+        assert_eq!(out.value().unwrap(), ScalarValue::Uint32(4), "{kernel}");
         assert_eq!(src.scale(), 1, "{kernel}: the input keeps its own");
     }
 }
@@ -302,4 +302,104 @@ fn a_convolution_scale_that_is_no_power_of_two_is_refused() {
         assert!(e.to_string().contains("parameter 2"), "{kernel}: {e}");
         assert!(e.to_string().contains("power of two"), "{kernel}: {e}");
     }
+}
+
+/// Issue 28 step 9: a raw image through a module's kernel (`typeloop.raw_image.copy`, written
+/// with the SDK's `RawImage<u16>` view over the shared layout) and a virtual raw image between two
+/// of its nodes: every exposure's pixels plus 2, meta rows as they were, separate exposures and
+/// line-interleaved; a raw image of another container refused at verify by the view's check.
+#[test]
+fn a_raw_image_through_a_module_kernel_and_a_virtual_raw_image() {
+    let ctx = loaded();
+    let kernel = ctx.kernel_by_name("typeloop.raw_image.copy").unwrap();
+    let f16 = RawImageFormat::BIT16;
+    for meta in [
+        RawImageMeta::new(10, 3, f16).exposures(&[f16, f16, f16]).meta_rows(1, 2),
+        RawImageMeta::new(8, 2, f16).exposures(&[f16, f16]).line_interleaved(true).meta_rows(0, 1),
+    ] {
+        let g = Graph::new(&ctx).unwrap();
+        let (input, output) = (RawImage::new(&ctx, &meta).unwrap(), RawImage::new(&ctx, &meta).unwrap());
+        let mid = RawImage::new_virtual(&g, &meta).unwrap();
+        g.add_node(&kernel, [Reference::from(&input), Reference::from(&mid)]).unwrap();
+        g.add_node(&kernel, [Reference::from(&mid), Reference::from(&output)]).unwrap();
+        let bytes: Vec<u8> = (0..input.size()).map(|i| (i * 7 % 251) as u8).collect();
+        input.copy_bytes_from(&bytes).unwrap();
+        g.verify().unwrap();
+        g.process().unwrap();
+        let full = RawImageBuffer::Pixels(Rect::full(meta.width, meta.height));
+        for e in 0..meta.num_exposures {
+            let n = (meta.width * meta.height * 2) as usize;
+            let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+            input.copy_patch_to(e, full, &mut a).unwrap();
+            output.copy_patch_to(e, full, &mut b).unwrap();
+            let plus2: Vec<u8> = a
+                .chunks_exact(2)
+                .flat_map(|p| u16::from_ne_bytes([p[0], p[1]]).wrapping_add(2).to_ne_bytes())
+                .collect();
+            assert_eq!(b, plus2, "{meta} exposure {e}");
+            for (buffer, rows) in [
+                (RawImageBuffer::MetaBefore, meta.meta_height_before),
+                (RawImageBuffer::MetaAfter, meta.meta_height_after),
+            ] {
+                let n = (rows * meta.width * 2) as usize;
+                let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+                input.copy_patch_to(e, buffer, &mut a).unwrap();
+                output.copy_patch_to(e, buffer, &mut b).unwrap();
+                assert_eq!(a, b, "{meta} exposure {e} {buffer:?}");
+            }
+        }
+    }
+    let g = Graph::new(&ctx).unwrap();
+    let p12 = RawImageMeta::new(8, 2, RawImageFormat::P12);
+    let (input, output) = (RawImage::new(&ctx, &p12).unwrap(), RawImage::new(&ctx, &p12).unwrap());
+    g.add_node(&kernel, [Reference::from(&input), Reference::from(&output)]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidType, "{e}");
+    assert!(e.to_string().contains("TIVX_RAW_IMAGE_P12_BIT"), "{e}");
+}
+
+/// The same two module nodes pipelined (depth 3, 6 frames): each frame's virtual raw image is
+/// its own, so each output is its own frame's input, pixels plus 2.
+#[test]
+fn a_raw_image_through_module_kernels_pipelined() {
+    let ctx = loaded();
+    let kernel = ctx.kernel_by_name("typeloop.raw_image.copy").unwrap();
+    let f16 = RawImageFormat::BIT16;
+    let meta = RawImageMeta::new(6, 2, f16).exposures(&[f16, f16]).meta_rows(1, 1);
+    let g = Graph::new(&ctx).unwrap();
+    let mid = RawImage::new_virtual(&g, &meta).unwrap();
+    let (i0, o0) = (RawImage::new(&ctx, &meta).unwrap(), RawImage::new(&ctx, &meta).unwrap());
+    let a = g.add_node(&kernel, [Reference::from(&i0), Reference::from(&mid)]).unwrap();
+    let b = g.add_node(&kernel, [Reference::from(&mid), Reference::from(&o0)]).unwrap();
+    let (p_in, p_out) = (g.add_parameter(&a, 0).unwrap(), g.add_parameter(&b, 1).unwrap());
+    const FRAMES: usize = 6;
+    let ins: Vec<RawImage> = (0..FRAMES).map(|_| RawImage::new(&ctx, &meta).unwrap()).collect();
+    let outs: Vec<RawImage> = (0..FRAMES).map(|_| RawImage::new(&ctx, &meta).unwrap()).collect();
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    let full = RawImageBuffer::Pixels(Rect::full(6, 2));
+    let pixels = |f: usize, e: u32| -> Vec<u8> {
+        (0..12u16).flat_map(|i| (i * 100 + f as u16 * 7 + e as u16).to_ne_bytes()).collect()
+    };
+    for (f, (i, o)) in ins.iter().zip(&outs).enumerate() {
+        for e in 0..2 {
+            i.copy_patch_from(e, full, &pixels(f, e)).unwrap();
+        }
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    for f in 0..FRAMES {
+        let done = g.dequeue(p_out).unwrap();
+        done.result.clone().unwrap();
+        assert_eq!(done.frame, f as u64);
+        let out = done.reference.get::<RawImage>().unwrap();
+        for e in 0..2 {
+            let mut got = vec![0u8; 24];
+            out.copy_patch_to(e, full, &mut got).unwrap();
+            let want: Vec<u8> =
+                (0..12u16).flat_map(|i| (i * 100 + f as u16 * 7 + e as u16 + 2).to_ne_bytes()).collect();
+            assert_eq!(got, want, "frame {f} exposure {e}");
+        }
+    }
+    g.wait().unwrap();
 }

@@ -177,7 +177,7 @@ fn copy_pair<'a>(kind: Kind, p: &impl Pair<'a>) -> Result<()> {
         }
         Kind::Scalar => {
             let (a, b) = (p.view::<Scalar>(0)?, p.view::<Scalar>(1)?);
-            b.set_value(a.value())
+            b.set_value(a.value()?)
         }
         Kind::Distribution => {
             let (a, b) = (p.view::<Distribution>(0)?, p.view::<Distribution>(1)?);

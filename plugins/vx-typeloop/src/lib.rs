@@ -15,7 +15,7 @@ use vx_plugin_abi::kernel_record::inventory;
 use vx_plugin_abi::module_abi::{AbiError, AbiResult, Host, KernelAttr, KernelDesc, Lifecycle, Processor, Validator};
 use vx_plugin_abi::module_api::{ProcessFunction, ValidateFunction, guard, process_trampoline, validate_trampoline};
 use vx_plugin_abi::views::{
-    Array, Convolution, Distribution, Image, Lut, Matrix, ParamView, Pyramid, Remap, Scalar, Threshold,
+    Array, Convolution, Distribution, Image, Lut, Matrix, ParamView, Pyramid, RawImage, Remap, Scalar, Threshold,
 };
 use vx_plugin_abi::wire::{attribute as at, data_type as dt, direction, param_state, scalar_type as st};
 use vx_plugin_abi::{ImageFormat, KernelRecord, ObjectMeta, ParamPath, Status, user_kernel};
@@ -362,4 +362,25 @@ fn counts_validate(v: &Validator) -> Result<(), AbiError> {
             num_items: 0,
         }),
     )
+}
+
+/// `typeloop.raw_image.copy`: a raw image of 16-bit exposures copied through the SDK's view, meta
+/// rows as they are and each pixel plus 1; the output's meta is the input's (the view's exemplar).
+#[user_kernel(name = "typeloop.raw_image.copy")]
+fn raw_image_copy(src: &RawImage<u16>, dst: &mut RawImage<u16>) -> Result<(), AbiError> {
+    for e in 0..src.num_exposures() {
+        let x = *src.layout().exposure(e).ok_or_else(|| bad("no such exposure"))?;
+        for r in 0..x.meta_before.rows as usize {
+            dst.meta_before_mut(e, r).copy_from_slice(src.meta_before(e, r));
+        }
+        for y in 0..src.height() as usize {
+            for (d, s) in dst.row_mut(e, y).iter_mut().zip(src.row(e, y)) {
+                *d = s.wrapping_add(1);
+            }
+        }
+        for r in 0..x.meta_after.rows as usize {
+            dst.meta_after_mut(e, r).copy_from_slice(src.meta_after(e, r));
+        }
+    }
+    Ok(())
 }

@@ -16,6 +16,7 @@ pub(crate) mod lut;
 pub(crate) mod matrix;
 pub(crate) mod object;
 pub(crate) mod pyramid;
+pub(crate) mod raw_image;
 pub(crate) mod reference;
 pub(crate) mod remap;
 pub(crate) mod scalar;

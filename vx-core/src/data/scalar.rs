@@ -2,13 +2,13 @@
 
 use std::sync::Mutex;
 
+use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
-
-use crate::data::object::ObjectHeader;
+use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
 use crate::data::wire::{AttrValue, code, scalar_bits, scalar_type};
 use crate::error::{Error, ErrorKind, Result};
-use crate::shared::AsContext;
+use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::kinds::scalar::Wire;
 
@@ -57,7 +57,7 @@ impl ObjectKind for ScalarKind {
     type Partial = ScalarPartial;
     type Body = ScalarBody;
     fn fmt_details(h: &Scalar, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", h.value())
+        write!(f, "{:?}", h.read())
     }
     fn meta(h: &Scalar) -> ScalarMeta {
         ScalarMeta { scalar_type: h.scalar_type() }
@@ -79,7 +79,7 @@ impl ObjectKind for ScalarKind {
         Ok(ScalarMeta { scalar_type: p.scalar_type.ok_or("scalar type")? })
     }
     fn to_wire(h: &Scalar) -> Wire {
-        let v = h.value();
+        let v = h.read();
         Wire { scalar_type: code(v.scalar_type()), value: scalar_bits(v) }
     }
     fn from_wire(w: &Wire) -> Result<ScalarMeta> {
@@ -99,18 +99,32 @@ impl Scalar {
         Handle::from_body(header, ScalarBody { value: Mutex::new(value) })
     }
 
-    /// `VX_SCALAR_TYPE`.
-    pub fn scalar_type(&self) -> ScalarType {
-        self.value().scalar_type()
+    /// `vxCreateVirtualScalar`: a scalar of `scalar_type` (zero until a node writes it) that only
+    /// the kernels of `graph` read and write; the application's reads and writes are refused
+    /// (`OptimizedAway`), as for every virtual object.
+    pub fn new_virtual(graph: &impl VirtualScope, scalar_type: ScalarType) -> Result<Scalar> {
+        let header = ObjectHeader::new(graph, "virtual-scalar", Some(graph.scope_id()))?;
+        Ok(Scalar::with_header(header, ScalarValue::zero(scalar_type)))
     }
 
-    /// The current value.
-    pub fn value(&self) -> ScalarValue {
+    /// `VX_SCALAR_TYPE`.
+    pub fn scalar_type(&self) -> ScalarType {
+        self.read().scalar_type()
+    }
+
+    /// The value, whoever asks (the host's own reads: messages, the module ABI, tiling).
+    pub(crate) fn read(&self) -> ScalarValue {
         *lock(&self.obj.body.value)
     }
 
-    /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
-    pub fn set_value(&self, value: ScalarValue) -> Result<()> {
+    fn value_as(&self, access: Access) -> Result<ScalarValue> {
+        self.obj.header.check_access(access)?;
+        Ok(self.read())
+    }
+
+    /// Replace the value as `access` may; its type must be the scalar's.
+    pub(crate) fn write(&self, value: ScalarValue, access: Access) -> Result<()> {
+        self.obj.header.check_access(access)?;
         let mut v = lock(&self.obj.body.value);
         if v.scalar_type() != value.scalar_type() {
             return Err(Error::new(ErrorKind::InvalidType, "the value's type is not the scalar's")
@@ -121,14 +135,28 @@ impl Scalar {
         Ok(())
     }
 
-    /// Typed read: `scalar.get::<u8>()` on a `Uint8` scalar.
-    pub fn get<T: ScalarPrimitive>(&self) -> Result<T> {
-        let v = self.value();
+    fn get_as<T: ScalarPrimitive>(&self, access: Access) -> Result<T> {
+        let v = self.value_as(access)?;
         T::from_value(v).ok_or_else(|| {
             Error::new(ErrorKind::InvalidType, "the scalar has another type")
                 .on_object(&self.name())
                 .expected_found(T::TYPE, v.scalar_type())
         })
+    }
+
+    /// `vxCopyScalar` (read): the current value (`OptimizedAway` for a virtual scalar).
+    pub fn value(&self) -> Result<ScalarValue> {
+        self.value_as(Access::Application)
+    }
+
+    /// `vxCopyScalar` (write): replace the value; its type must be the scalar's.
+    pub fn set_value(&self, value: ScalarValue) -> Result<()> {
+        self.write(value, Access::Application)
+    }
+
+    /// Typed read: `scalar.get::<u8>()` on a `Uint8` scalar.
+    pub fn get<T: ScalarPrimitive>(&self) -> Result<T> {
+        self.get_as(Access::Application)
     }
 
     /// Typed write.
@@ -139,5 +167,24 @@ impl Scalar {
     /// Rename the object.
     pub fn set_name(&self, name: &str) {
         self.obj.header.set_name(name)
+    }
+}
+
+impl KernelView<'_, Scalar> {
+    /// The current value (virtual scalars too).
+    pub fn value(&self) -> Result<ScalarValue> {
+        self.object.value_as(Access::Kernel)
+    }
+    /// Replace the value; its type must be the scalar's.
+    pub fn set_value(&self, value: ScalarValue) -> Result<()> {
+        self.object.write(value, Access::Kernel)
+    }
+    /// Typed read.
+    pub fn get<T: ScalarPrimitive>(&self) -> Result<T> {
+        self.object.get_as(Access::Kernel)
+    }
+    /// Typed write.
+    pub fn set<T: ScalarPrimitive>(&self, value: T) -> Result<()> {
+        self.set_value(value.into_value())
     }
 }

@@ -51,10 +51,10 @@ macro_rules! param_accessors {
         pub fn param(&self, i: u32) -> Result<&'a Reference> {
             param(self.params, i)
         }
-        /// Parameter `i` as a scalar.
-        pub fn scalar(&self, i: u32) -> Result<&'a Scalar> {
+        /// Parameter `i` as a scalar, as the node's kernel sees it (a virtual one too).
+        pub fn scalar(&self, i: u32) -> Result<KernelView<'a, Scalar>> {
             let r = param(self.params, i)?;
-            r.as_scalar().ok_or_else(|| wrong_type(i, "scalar", r))
+            r.as_scalar().map(KernelView::new).ok_or_else(|| wrong_type(i, "scalar", r))
         }
         /// Parameter `i` as a `T` (its attributes): `v.get::<Pyramid>(0)?.levels()`.
         pub fn get<T: DataObject>(&self, i: u32) -> Result<&'a T> {

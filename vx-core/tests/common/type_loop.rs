@@ -116,7 +116,7 @@ pub(crate) fn snapshot(r: &Reference) -> String {
         Reference::Image(i) => format!("{:?}", i.to_vec::<u8>().unwrap()),
         Reference::Array(a) => format!("{:?}", a.read_items::<u8>().unwrap()),
         Reference::Pyramid(p) => (0..p.levels()).map(|l| snapshot(&p.level(l).unwrap().into())).collect(),
-        Reference::Scalar(s) => format!("{:?}", s.value()),
+        Reference::Scalar(s) => format!("{:?}", s.value().unwrap()),
         Reference::Distribution(d) => format!("{:?}", &*d.map().unwrap()),
         Reference::Matrix(m) => {
             let mut v = vec![0u8; 25];

@@ -36,6 +36,7 @@ macro_rules! for_each_kind {
             Remap          { code: REMAP,            module: remap,        view: Remap,        label: "remap" },
             ObjectArray    { code: OBJECT_ARRAY,     module: object_array, view: ObjectArray,  label: "object array" },
             Tensor         { code: TENSOR,           module: tensor,       view: Tensor,       label: "tensor" },
+            RawImage       { code: RAW_IMAGE,        module: raw_image,    view: RawImage,     label: "raw image" },
         }
     };
 }
@@ -111,7 +112,7 @@ crate::for_each_kind!(sdk_kinds);
     label = "not a data-object view",
     note = "a `#[user_kernel]` parameter taken by reference is a view (`vx_plugin_abi::views`): `Image<T>`, \
             `Scalar<T>`, `Array<T>`, `UserData`, `Matrix<T>`, `Convolution`, `Lut<T>`, `Distribution`, `Threshold`, \
-            `Pyramid<T>`, `Remap`, `ObjectArray<V>`, `Tensor<T>`; or `ImageIn<T>` / `ImageOut<T>`, `&mut L` for \
+            `Pyramid<T>`, `Remap`, `ObjectArray<V>`, `Tensor<T>`, `RawImage<T>`; or `ImageIn<T>` / `ImageOut<T>`, `&mut L` for \
             `local = L`, `&mut [T]` for a memory request"
 )]
 pub trait ViewKind {

@@ -13,9 +13,11 @@ use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta};
-use crate::data::{array, convolution, distribution, image, lut, matrix, pyramid, remap, scalar};
-use crate::data::{tensor, threshold, user_data};
 use crate::error::{Error, ErrorKind, Result};
+// Every kind's file (`data/<module>.rs`, reached as `$m::` below), without naming them again here:
+// object arrays are this module's own child.
+#[allow(clippy::wildcard_imports)]
+use crate::data::*;
 
 pub(crate) mod object_array;
 
@@ -330,6 +332,7 @@ mod tests {
             Remap::new(ctx, 8, 4, 16, 8).unwrap().into(),
             ObjectArray::new(ctx, &image, 2).unwrap().into(),
             Tensor::new(ctx, &[2, 3, 4], ScalarType::Int8, 0).unwrap().into(),
+            crate::data::raw_image::sample(ctx),
         ]
     }
 

@@ -244,7 +244,7 @@ pub(super) fn run(
                 leases[i] = Some(lease);
             }
             (Some(Reference::Scalar(sc)), _) => {
-                let v = sc.value();
+                let v = sc.read();
                 run.scalars[i] = v.to_ne_bytes();
                 run.kinds[i] = (TileParamKind::Scalar, v.scalar_type().code() as u32);
             }

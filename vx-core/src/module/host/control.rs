@@ -42,7 +42,7 @@ unsafe extern "C" fn ctl_ref_scalar(c: &Controller, index: u32) -> AbiResult<Sca
                 Error::new(ErrorKind::InvalidType, "the command's reference is not a scalar")
                     .expected_found("scalar", r.data_type())
             })?;
-            Ok(scalar_bits(s.value()))
+            Ok(scalar_bits(s.read()))
         })())
     })
 }

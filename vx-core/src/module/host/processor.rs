@@ -16,6 +16,7 @@ use crate::data::blob::RawLease;
 use crate::data::image::PlaneLease;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::RawMap;
+use crate::data::object::Access;
 use crate::data::reference::Reference;
 use crate::data::scalar::Scalar;
 use crate::data::threshold::Threshold;
@@ -177,7 +178,7 @@ unsafe extern "C" fn proc_object_meta(p: &Processor, path: ParamPath) -> AbiResu
 unsafe extern "C" fn proc_read_scalar(p: &Processor, path: ParamPath) -> AbiResult<ScalarBits> {
     catch("read scalar", || {
         let c = process_call(p);
-        abi(objects::get::<Scalar>(c.params(), path).map(|s| scalar_bits(s.value())))
+        abi(objects::get::<Scalar>(c.params(), path).map(|s| scalar_bits(s.read())))
     })
 }
 
@@ -190,7 +191,7 @@ unsafe extern "C" fn proc_write_scalar(p: &Processor, path: ParamPath, value: Sc
                 .into_iter()
                 .find(|t| t.code() as u32 == value.type_code)
                 .ok_or_else(|| Error::new(ErrorKind::InvalidType, "unknown scalar type code").found(value.type_code))?;
-            s.set_value(ScalarValue::from_ne_bytes(ty, value.bytes))
+            s.write(ScalarValue::from_ne_bytes(ty, value.bytes), Access::Kernel)
         })())
     })
 }
