@@ -59,12 +59,20 @@ fn build(env: &[(&str, &str)], package: &str, features: &[&str], release: bool) 
         out_dir.join(if release { "release" } else { "debug" }).join(format!("lib{}.so", package.replace('-', "_")));
     let store = target.join("variants");
     std::fs::create_dir_all(&store).expect("variants dir");
-    let copy = store.join(format!(
-        "{}{tag}-{}.so",
+    // One file per key (the profile included: a debug and a release build of one package are two
+    // variants), written whole under another name and renamed into place, so a test copying a
+    // variant it was handed never reads one being rewritten (by this process or another).
+    let name = format!(
+        "{}{tag}-{}{}.so",
         package,
-        if features.is_empty() { "default".into() } else { features.join("+") }
-    ));
-    std::fs::copy(&lib, &copy).unwrap_or_else(|e| panic!("copy {} -> {}: {e}", lib.display(), copy.display()));
+        if features.is_empty() { "default".into() } else { features.join("+") },
+        if release { "-release" } else { "" }
+    );
+    let copy = store.join(&name);
+    let partial = store.join(format!(".{name}.{}.partial", std::process::id()));
+    std::fs::copy(&lib, &partial).unwrap_or_else(|e| panic!("copy {} -> {}: {e}", lib.display(), partial.display()));
+    std::fs::rename(&partial, &copy)
+        .unwrap_or_else(|e| panic!("rename {} -> {}: {e}", partial.display(), copy.display()));
     built.insert(key, copy.clone());
     copy
 }

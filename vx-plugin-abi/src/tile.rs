@@ -638,6 +638,7 @@ impl<T: TilePixel> InPlace<'_, T> {
 }
 
 mod border;
+mod span;
 #[cfg(test)]
 mod tests;
 

@@ -1,6 +1,8 @@
 //! Point operations: gradient magnitude, add, subtract, posterize, threshold (binary and range),
 //! NOT, truncate. Each is a flexible-only kernel of 1×1 blocks, so the runtime hands it full-width
-//! bands of rows and it runs one row function (`rows.rs`, SIMD at the dispatched level) per row.
+//! bands of rows and it runs one row function (`rows.rs`, SIMD at the dispatched level) over the
+//! whole band when the images' rows are adjacent in memory (`Tile::as_slice`: no row padding), else
+//! one per row.
 
 use vx_plugin_abi::{InPlace, InPlaceRow, Status, Tile, TileError, TileMut, TilePixel, tiling_kernel};
 
@@ -9,6 +11,41 @@ use crate::simd::{level, stream_stores};
 
 fn missing() -> TileError {
     TileError::new(Status::Failure, "row slices are not available")
+}
+
+/// `f` over the tile: once over all of it when both images' rows are adjacent, else row by row.
+fn unary<I: TilePixel, O: TilePixel>(
+    input: &Tile<I>,
+    out: &mut TileMut<O>,
+    mut f: impl FnMut(&[I], &mut [O]),
+) -> Result<(), TileError> {
+    if let (Some(src), Some(dst)) = (input.as_slice(), out.as_mut_slice()) {
+        f(src, dst);
+        return Ok(());
+    }
+    for y in 0..out.height() {
+        let src = input.row(y as i32).ok_or_else(missing)?;
+        f(src, out.row_mut(y).ok_or_else(missing)?);
+    }
+    Ok(())
+}
+
+/// [`unary`] with two inputs.
+fn binary<A: TilePixel, B: TilePixel, O: TilePixel>(
+    a: &Tile<A>,
+    b: &Tile<B>,
+    out: &mut TileMut<O>,
+    mut f: impl FnMut(&[A], &[B], &mut [O]),
+) -> Result<(), TileError> {
+    if let (Some(ra), Some(rb), Some(dst)) = (a.as_slice(), b.as_slice(), out.as_mut_slice()) {
+        f(ra, rb, dst);
+        return Ok(());
+    }
+    for y in 0..out.height() {
+        let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
+        f(ra, rb, out.row_mut(y).ok_or_else(missing)?);
+    }
+    Ok(())
 }
 
 /// Whether a node whose images take `bytes_per_pixel` bytes per pixel over `out`'s image writes
@@ -22,44 +59,28 @@ fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
 #[tiling_kernel(name = "filters.magnitude", flexible)]
 fn magnitude(gx: &Tile<i16>, gy: &Tile<i16>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     let (l, nt) = (level(), nt(out, 5));
-    for y in 0..out.height() {
-        let (a, b) = (gx.row(y as i32).ok_or_else(missing)?, gy.row(y as i32).ok_or_else(missing)?);
-        rows::magnitude(l, a, b, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    binary(gx, gy, out, |a, b, o| rows::magnitude(l, a, b, o, nt))
 }
 
 /// `a + b` to S16 (OpenCV: `add(a, b, dtype = CV_16S)`).
 #[tiling_kernel(name = "filters.add", flexible)]
 fn add(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) -> Result<(), TileError> {
     let (l, nt) = (level(), nt(out, 4));
-    for y in 0..out.height() {
-        let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
-        rows::add(l, ra, rb, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    binary(a, b, out, |a, b, o| rows::add(l, a, b, o, nt))
 }
 
 /// `a - b` to S16 (OpenCV: `subtract(a, b, dtype = CV_16S)`).
 #[tiling_kernel(name = "filters.subtract", flexible)]
 fn subtract(a: &Tile<u8>, b: &Tile<u8>, out: &mut TileMut<i16>) -> Result<(), TileError> {
     let (l, nt) = (level(), nt(out, 4));
-    for y in 0..out.height() {
-        let (ra, rb) = (a.row(y as i32).ok_or_else(missing)?, b.row(y as i32).ok_or_else(missing)?);
-        rows::subtract(l, ra, rb, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    binary(a, b, out, |a, b, o| rows::subtract(l, a, b, o, nt))
 }
 
 /// Posterize `(p & 0xF0) | (p >> 4)` (OpenCV: `LUT`).
 #[tiling_kernel(name = "filters.posterize", flexible)]
 fn posterize(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
     let (l, nt) = (level(), nt(out, 2));
-    for y in 0..out.height() {
-        let src = input.row(y as i32).ok_or_else(missing)?;
-        rows::posterize(l, src, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    unary(input, out, |i, o| rows::posterize(l, i, o, nt))
 }
 
 /// Binary threshold (OpenVX `VX_THRESHOLD_TYPE_BINARY`): 255 where `input > level`, else 0
@@ -68,11 +89,7 @@ fn posterize(input: &Tile<u8>, out: &mut TileMut<u8>) -> Result<(), TileError> {
 #[tiling_kernel(name = "filters.threshold", flexible)]
 fn threshold(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) -> Result<(), TileError> {
     let (l, nt) = (crate::simd::level(), nt(out, 2));
-    for y in 0..out.height() {
-        let src = input.row(y as i32).ok_or_else(missing)?;
-        rows::threshold(l, src, level, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    unary(input, out, |i, o| rows::threshold(l, i, level, o, nt))
 }
 
 /// Range threshold (OpenVX `VX_THRESHOLD_TYPE_RANGE`): 255 where `lower <= input <= upper`, else
@@ -80,11 +97,7 @@ fn threshold(input: &Tile<u8>, level: u8, out: &mut TileMut<u8>) -> Result<(), T
 #[tiling_kernel(name = "filters.threshold_range", flexible)]
 fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>) -> Result<(), TileError> {
     let (l, nt) = (level(), nt(out, 2));
-    for y in 0..out.height() {
-        let src = input.row(y as i32).ok_or_else(missing)?;
-        rows::threshold_range(l, src, lower, upper, out.row_mut(y).ok_or_else(missing)?, nt);
-    }
-    Ok(())
+    unary(input, out, |i, o| rows::threshold_range(l, i, lower, upper, o, nt))
 }
 
 /// Bitwise NOT (OpenCV: `bitwise_not`). Dense: every pixel is rewritten, in place when the
@@ -94,6 +107,11 @@ fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
     let (l, nt) = (level(), stream_stores(0));
+    match io.as_slices() {
+        Some(InPlaceRow::Same(all)) => return rows::not_in_place(l, all),
+        Some(InPlaceRow::Apart(src, dst)) => return rows::not(l, src, dst, nt),
+        None => {}
+    }
     for y in 0..io.height() {
         match io.rows(y) {
             Some(InPlaceRow::Same(row)) => rows::not_in_place(l, row),

@@ -355,3 +355,112 @@ fn with_rows_refuses_an_aliased_input_instead_of_handing_out_slices() {
     let e = args.input::<u8>(0).unwrap().with_rows::<3>(0, BorderFill::Reflect101, |_, _, _| ()).unwrap_err();
     assert_eq!(e.status, Status::NotSupported);
 }
+
+/// Two views over `src` / `dst` with the descriptors given, handed to `f`.
+fn with_pair(din: &TileDesc, dout: &TileDesc, f: impl FnOnce(&TileArgs<'_>)) {
+    let params = [
+        TileParam {
+            kind: TileParamKind::InputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: din as *const _ as *mut _,
+        },
+        TileParam {
+            kind: TileParamKind::OutputImage,
+            type_code: ImageFormat::U8.fourcc(),
+            ptr: dout as *const _ as *mut _,
+        },
+    ];
+    // SAFETY: the callers' descriptors point into live vectors of the described size; one output
+    // view (or one in-place view) is taken.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    f(&args);
+}
+
+#[test]
+fn whole_tiles_of_unpadded_images_are_one_slice_and_others_are_not() {
+    let mut src = image_u8();
+    let mut dst = vec![0u8; (W * H) as usize];
+    let none = Neighborhood::default();
+    // Full-width rows 1..4 of unpadded images: rows 1, 2, 3 as one slice of 3 × W.
+    let band = Rect::new(0, 1, W, 4);
+    let din = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, band, none, 0);
+    let dout = desc(dst.as_mut_ptr(), ImageFormat::U8, 1, W as i32, band, none, 0);
+    with_pair(&din, &dout, |args| {
+        let input = args.input::<u8>(0).unwrap();
+        let mut out = args.output::<u8>(1).unwrap();
+        let s = input.as_slice().expect("adjacent rows");
+        assert_eq!(s, &(W..4 * W).map(|i| i as u8).collect::<Vec<u8>>()[..]);
+        let o = out.as_mut_slice().expect("adjacent rows");
+        assert_eq!(o.len(), (3 * W) as usize);
+        o.iter_mut().zip(s).for_each(|(o, s)| *o = !s);
+    });
+    assert!(dst[..W as usize].iter().all(|&p| p == 0), "row 0 untouched");
+    assert_eq!(dst[W as usize..(4 * W) as usize], (W..4 * W).map(|i| !(i as u8)).collect::<Vec<u8>>()[..]);
+    assert!(dst[(4 * W) as usize..].iter().all(|&p| p == 0), "rows 4.. untouched");
+
+    // Not whole rows, padded rows, or aliased: no slice.
+    let part = Rect::new(1, 1, W, 4);
+    let (pin, pout) = (
+        desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, part, none, 0),
+        desc(dst.as_mut_ptr(), ImageFormat::U8, 1, W as i32, part, none, 0),
+    );
+    with_pair(&pin, &pout, |args| {
+        assert!(args.input::<u8>(0).unwrap().as_slice().is_none(), "a tile not starting at column 0");
+        assert!(args.output::<u8>(1).unwrap().as_mut_slice().is_none());
+    });
+    let narrow = Rect::new(0, 0, W / 2, 2);
+    let (nin, nout) = (
+        desc_in(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, narrow, none, 0, (W / 2, 2)),
+        desc_in(dst.as_mut_ptr(), ImageFormat::U8, 1, W as i32, narrow, none, 0, (W / 2, 2)),
+    );
+    with_pair(&nin, &nout, |args| {
+        assert!(args.input::<u8>(0).unwrap().as_slice().is_none(), "rows padded (stride > width)");
+        assert!(args.output::<u8>(1).unwrap().as_mut_slice().is_none());
+    });
+    let base = src.as_mut_ptr();
+    let (ain, aout) = (
+        desc(base, ImageFormat::U8, 1, W as i32, band, none, TILE_ALIASED),
+        desc(base, ImageFormat::U8, 1, W as i32, band, none, TILE_ALIASED),
+    );
+    with_pair(&ain, &aout, |args| {
+        assert!(args.input::<u8>(0).unwrap().as_slice().is_none(), "aliased");
+        assert!(args.output::<u8>(1).unwrap().as_mut_slice().is_none(), "aliased");
+    });
+}
+
+#[test]
+fn in_place_views_give_the_whole_tile_shared_or_apart() {
+    let none = Neighborhood::default();
+    let band = Rect::new(0, 2, W, 5);
+    // Aliased: one slice, the input's pixels, written in place.
+    let mut img = image_u8();
+    let base = img.as_mut_ptr();
+    let (din, dout) = (
+        desc(base, ImageFormat::U8, 1, W as i32, band, none, TILE_ALIASED),
+        desc(base, ImageFormat::U8, 1, W as i32, band, none, TILE_ALIASED),
+    );
+    with_pair(&din, &dout, |args| {
+        let mut io = args.in_place::<u8>(0, 1).unwrap();
+        match io.as_slices() {
+            Some(InPlaceRow::Same(all)) => all.iter_mut().for_each(|p| *p = !*p),
+            _ => panic!("an aliased whole tile is one shared slice"),
+        }
+    });
+    let want: Vec<u8> = (0..W * H).map(|i| if (2 * W..5 * W).contains(&i) { !(i as u8) } else { i as u8 }).collect();
+    assert_eq!(img, want);
+    // Apart: the input slice and the output slice.
+    let mut src = image_u8();
+    let mut dst = vec![0u8; (W * H) as usize];
+    let (din, dout) = (
+        desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, band, none, 0),
+        desc(dst.as_mut_ptr(), ImageFormat::U8, 1, W as i32, band, none, 0),
+    );
+    with_pair(&din, &dout, |args| {
+        let mut io = args.in_place::<u8>(0, 1).unwrap();
+        match io.as_slices() {
+            Some(InPlaceRow::Apart(i, o)) => o.iter_mut().zip(i).for_each(|(o, i)| *o = !i),
+            _ => panic!("a whole tile apart is two slices"),
+        }
+    });
+    assert_eq!(dst[(2 * W) as usize..(5 * W) as usize], want[(2 * W) as usize..(5 * W) as usize]);
+}
