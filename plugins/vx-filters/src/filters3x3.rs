@@ -3,6 +3,7 @@
 use vx_plugin_abi::{Rows, tiling_kernel};
 
 use crate::avx2::leading;
+use crate::avx512::widest;
 use crate::simd::{Level, level, multiversion};
 
 /// Output columns per pass of the portable row functions (the edge columns and rows' ragged ends
@@ -78,10 +79,12 @@ fn gaussian([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
     gaussian_at(level(), a, b, c, out)
 }
 
-/// One Gaussian output row at level `l`: the AVX2 loop for the leading blocks (AVX2 and above),
-/// the portable row function (compiled for `l`) for the rest.
+/// One Gaussian output row at level `l`: the AVX-512 loop for the leading blocks (AVX-512), the
+/// AVX2 loop for the next (AVX2 and above), the portable row function (compiled for `l`) for the
+/// rest.
 pub(crate) fn gaussian_at(l: Level, a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
-    let done = leading!(l, gaussian_row(a, b, c, out));
+    let wide = widest!(l, gaussian_row(a, b, c, out));
+    let done = wide + leading!(l, gaussian_row(&a[wide..], &b[wide..], &c[wide..], &mut out[wide..]));
     if done < out.len() {
         gaussian_row::at(l, &a[done..], &b[done..], &c[done..], &mut out[done..])
     }
@@ -95,7 +98,8 @@ fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
 
 /// One box output row at level `l` (as [`gaussian_at`]).
 pub(crate) fn box_at(l: Level, a: &[u8], b: &[u8], c: &[u8], out: &mut [u8]) {
-    let done = leading!(l, box_row(a, b, c, out));
+    let wide = widest!(l, box_row(a, b, c, out));
+    let done = wide + leading!(l, box_row(&a[wide..], &b[wide..], &c[wide..], &mut out[wide..]));
     if done < out.len() {
         box_row::at(l, &a[done..], &b[done..], &c[done..], &mut out[done..])
     }
@@ -116,7 +120,8 @@ fn sobel([a, b, c]: Rows<u8, 3>, gx: &mut [i16], gy: &mut [i16]) {
 
 /// One Sobel output row (both derivatives) at level `l` (as [`gaussian_at`]).
 pub(crate) fn sobel_at(l: Level, a: &[u8], b: &[u8], c: &[u8], gx: &mut [i16], gy: &mut [i16]) {
-    let done = leading!(l, sobel_row(a, b, c, gx, gy));
+    let wide = widest!(l, sobel_row(a, b, c, gx, gy));
+    let done = wide + leading!(l, sobel_row(&a[wide..], &b[wide..], &c[wide..], &mut gx[wide..], &mut gy[wide..]));
     if done < gx.len() {
         sobel_row::at(l, &a[done..], &b[done..], &c[done..], &mut gx[done..], &mut gy[done..])
     }

@@ -10,6 +10,7 @@
 //! SSE2 or portable; `VX_FILTERS_SIMD` caps it).
 
 mod avx2;
+mod avx512;
 mod filters3x3;
 mod point;
 mod rows;
