@@ -19,8 +19,9 @@
 //!
 //! Pipelining: a three-stage graph (gaussian3x3 → box3x3 → not) with each stage on a target of its
 //! own (one thread each; the context computes with one thread, so a stage never forks), streamed
-//! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds; frames per second,
-//! the ratio, and the outputs compared frame by frame.
+//! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds, against the same
+//! three stages as a plain `process` loop of a 2-thread context (no targets: each node split by the
+//! cost model); frames per second, the ratios, and the outputs compared frame by frame.
 
 #[path = "common/filters.rs"]
 mod filters;
@@ -228,6 +229,38 @@ fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipeli
     Pipelined { g, ins, outs }
 }
 
+/// The same three stages as a sequential graph of a 2-thread context, no targets: what a plain
+/// `process` loop does with the machine; `frames` frames (frame `f` reads input `f % refs` and
+/// writes output `f % refs`), the elapsed time.
+fn plain_loop(ctx: &Context, w: u32, h: u32, refs: usize, frames: usize) -> Duration {
+    let g = Graph::new(ctx).unwrap();
+    let img = || Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    let ins: Vec<Image> = (0..refs)
+        .map(|k| {
+            let i = img();
+            i.copy_from(Rect::full(w, h), 0, &pixels(10 + k as u64, w, h)).unwrap();
+            i
+        })
+        .collect();
+    let outs: Vec<Image> = (0..refs).map(|_| img()).collect();
+    let (v1, v2) = (
+        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+    );
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let first = g.add_node(&k("gaussian3x3"), [&ins[0], &v1]).unwrap();
+    g.add_node(&k("box3x3"), [&v1, &v2]).unwrap();
+    let last = g.add_node(&k("not"), [&v2, &outs[0]]).unwrap();
+    g.verify().unwrap();
+    let t0 = Instant::now();
+    for f in 0..frames {
+        first.set_parameter(0, Reference::from(&ins[f % refs])).unwrap();
+        last.set_parameter(1, Reference::from(&outs[f % refs])).unwrap();
+        g.process().unwrap();
+    }
+    t0.elapsed()
+}
+
 /// Stream `frames` frames (frame `f` reads input `f % refs`); the elapsed time and, when `check`,
 /// a hash of each frame's whole output in frame order.
 fn stream(p: &Pipelined, frames: usize, check: bool) -> (Duration, Vec<u64>) {
@@ -272,25 +305,34 @@ fn pipelining(dir: &Path) {
     println!(
         "\npipelining: gaussian3x3 → box3x3 → not, one stage per target (1 thread each), {FRAMES} frames per round, median of {ROUNDS}"
     );
-    println!("{:<12} {:>12} {:>12} {:>9}  outputs", "size", "depth 1 fps", "depth 3 fps", "3 / 1");
+    println!(
+        "{:<12} {:>12} {:>12} {:>9} {:>15} {:>11}  outputs",
+        "size", "depth 1 fps", "depth 3 fps", "3 / 1", "plain 2t fps", "3 / plain"
+    );
+    let plain_ctx = Context::builder().threads(2).build().unwrap();
+    plain_ctx.add_module_dir(dir);
+    plain_ctx.load_module("vx_filters").unwrap();
     for (w, h) in sizes() {
         let (d1, d3) = (pipelined(&ctx, w, h, 1, 4), pipelined(&ctx, w, h, 3, 4));
         let (_, first1) = stream(&d1, FRAMES, true);
         let (_, first3) = stream(&d3, FRAMES, true);
         let same = first1 == first3;
-        let (mut t1, mut t3) = (Vec::new(), Vec::new());
+        let (mut t1, mut t3, mut tp) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             t1.push(stream(&d1, FRAMES, false).0);
             t3.push(stream(&d3, FRAMES, false).0);
+            tp.push(plain_loop(&plain_ctx, w, h, 4, FRAMES));
         }
         let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
-        let (f1, f3) = (fps(median(t1)), fps(median(t3)));
+        let (f1, f3, fp) = (fps(median(t1)), fps(median(t3)), fps(median(tp)));
         println!(
-            "{:<12} {:>12.1} {:>12.1} {:>8.2}x  {}",
+            "{:<12} {:>12.1} {:>12.1} {:>8.2}x {:>15.1} {:>10.2}x  {}",
             format!("{w}x{h}"),
             f1,
             f3,
             f3 / f1,
+            fp,
+            f3 / fp,
             if same { "identical frame by frame" } else { "DIFFER" }
         );
         assert!(same, "depth 3 changed the outputs");
