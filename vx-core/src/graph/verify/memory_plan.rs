@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
-use crate::data::image::Image;
+use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::verify::Verification;
@@ -83,13 +83,14 @@ impl Graph {
     }
 }
 
-/// A candidate buffer: the virtual images sharing one storage.
+/// A candidate buffer: the virtual objects sharing one storage (more than one: images aliased
+/// into one chain).
 struct Group {
-    images: Vec<Image>,
+    objects: Vec<Reference>,
     levels: (usize, usize),
     bytes: usize,
     excluded: Option<&'static str>,
-    /// The nodes using one of its images, and those writing one (node indices, each once).
+    /// The nodes using one of its objects, and those writing one (node indices, each once).
     accessors: Vec<usize>,
     writers: Vec<usize>,
 }
@@ -106,30 +107,31 @@ impl Group {
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let previous = std::mem::take(&mut body.memory.placed);
     if !v.graph.ctx.inner.shared.config.memory_plan {
-        previous.iter().for_each(Image::unplace_storage);
+        previous.iter().for_each(|r| r.any().unplace_planned());
         body.memory = Default::default();
         return Ok(());
     }
-    // Groups by effective storage, in order of first appearance.
+    // Groups by effective storage, in order of first appearance. Every kind is asked through
+    // `ObjectKind::plan_storage`: kinds that have no buffer to plan answer nothing.
     let mut groups: Vec<Group> = Vec::new();
     let mut by_storage: HashMap<usize, usize> = HashMap::new();
     let mut app_storages: HashSet<usize> = HashSet::new();
-    // (group, own storage) pairs seen: each image once in its group.
-    let mut in_group: HashSet<(usize, usize)> = HashSet::new();
+    // (group, object id) pairs seen: each object once in its group.
+    let mut in_group: HashSet<(usize, u64)> = HashSet::new();
     for (level, nodes) in v.schedule.iter().enumerate() {
         for &n in nodes {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             for (p, r) in s.params.iter().enumerate() {
-                let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
-                // Parts of pyramids and object arrays keep their own memory, like real images.
-                if !img.is_standalone_virtual() {
-                    app_storages.insert(img.storage_key());
+                let Some(r) = r else { continue };
+                let Some((key, _)) = r.any().plan_bytes() else { continue };
+                // Real objects and the parts of pyramids and object arrays keep their own memory.
+                if !r.is_standalone_virtual() {
+                    app_storages.insert(key);
                     continue;
                 }
-                let key = img.effective_storage_key();
                 let g = *by_storage.entry(key).or_insert_with(|| {
                     groups.push(Group {
-                        images: Vec::new(),
+                        objects: Vec::new(),
                         levels: (level, level),
                         bytes: 0,
                         excluded: None,
@@ -138,10 +140,10 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     });
                     groups.len() - 1
                 });
-                let fresh = in_group.insert((g, img.storage_key()));
+                let fresh = in_group.insert((g, r.id()));
                 let g = &mut groups[g];
                 if fresh {
-                    g.images.push(img.clone());
+                    g.objects.push(r.clone());
                 }
                 g.levels.1 = level;
                 if g.accessors.last() != Some(&n) {
@@ -159,7 +161,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         if app_storages.contains(key) {
             g.excluded.get_or_insert("aliasing placed it in a non-virtual image");
         }
-        match g.images[0].planned_bytes() {
+        match g.objects[0].any().plan_bytes().and_then(|(_, bytes)| bytes) {
             Some(b) => g.bytes = b,
             None => {
                 g.excluded.get_or_insert("its size is not known");
@@ -255,19 +257,20 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for &g in &order {
         let (g, offset) = (&groups[g], offsets[g].expect("placed above"));
         let arena = arena.as_ref().expect("a planned buffer means a non-empty arena");
-        g.images[0].place_storage(arena, offset, g.bytes).map_err(|e| e.in_graph(&v.gname))?;
-        placed.push(g.images[0].clone());
+        g.objects[0].any().place_planned(arena, offset, g.bytes).map_err(|e| e.in_graph(&v.gname))?;
+        placed.push(g.objects[0].clone());
         buffers.push(PlannedBuffer {
-            objects: g.images.iter().map(Image::name).collect(),
+            objects: g.objects.iter().map(Reference::name).collect(),
             offset,
             bytes: g.bytes,
             levels: g.levels,
         });
     }
-    let kept: HashSet<usize> = placed.iter().map(Image::effective_storage_key).collect();
+    let key = |r: &Reference| r.any().plan_bytes().map(|(key, _)| key);
+    let kept: HashSet<usize> = placed.iter().filter_map(key).collect();
     for old in &previous {
-        if !kept.contains(&old.effective_storage_key()) {
-            old.unplace_storage();
+        if key(old).is_none_or(|k| !kept.contains(&k)) {
+            old.any().unplace_planned();
         }
     }
     buffers.sort_by_key(|b| b.offset);
@@ -278,7 +281,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         lower_bound_bytes,
         excluded: groups
             .iter()
-            .filter_map(|g| g.excluded.map(|why| g.images.iter().map(move |i| (i.name(), why))))
+            .filter_map(|g| g.excluded.map(|why| g.objects.iter().map(move |r| (r.name(), why))))
             .flatten()
             .collect(),
     };
@@ -329,8 +332,8 @@ fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>],
                     ErrorKind::Failure,
                     format!(
                         "memory plan check: '{}' and '{}' share bytes but may be in use at once",
-                        groups[a].images[0].name(),
-                        groups[b].images[0].name()
+                        groups[a].objects[0].name(),
+                        groups[b].objects[0].name()
                     ),
                 ));
             }
@@ -344,8 +347,8 @@ fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>],
 pub(crate) struct PlanState {
     pub(super) plan: MemoryPlan,
     arena: Option<Arc<RawBuf>>,
-    /// One image per placed buffer (its storage is the buffer's).
-    placed: Vec<Image>,
+    /// One object per placed buffer (its storage is the buffer's).
+    placed: Vec<Reference>,
 }
 
 #[cfg(test)]
@@ -654,7 +657,7 @@ mod tests {
             preverified: Vec::new(),
         };
         let group = |accessors: Vec<usize>| super::Group {
-            images: vec![virt(&g)],
+            objects: vec![virt(&g).into()],
             levels: (0, 0),
             bytes: FRAME,
             excluded: None,
