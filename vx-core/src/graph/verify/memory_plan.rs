@@ -354,7 +354,7 @@ pub(crate) struct PlanState {
 #[cfg(test)]
 mod tests {
     use crate::graph::verify::testkit::{copy_kernel, image, run_until, u8_kernel_with_hint};
-    use crate::{AliasKind, Context, Graph, Image, ImageFormat, Kernel};
+    use crate::{AliasKind, Context, DataType, Graph, Image, ImageFormat, Kernel, PlannedBuffer, Reference};
 
     /// One 8×8 U8 image: rows padded to the 64-byte stride.
     const FRAME: usize = 8 * 64;
@@ -687,5 +687,310 @@ mod tests {
         assert!(!check(vec![0, 1], vec![1, 3], [0, 0], true), "node 1 uses both");
         let e = super::check_plan(&v, &[group(vec![0, 2]), group(vec![3])], &[Some(0), Some(0)], true).unwrap_err();
         assert!(e.to_string().contains("share bytes but may be in use at once"), "{e}");
+    }
+
+    /// Every kind, through `ObjectKind::plan_storage` (issue 28 step 6): one real object of each
+    /// (an exhaustive match: a new kind does not compile until it is here), a virtual twin in `g`,
+    /// and whether the plan places it.
+    mod kinds {
+        use crate::data::object::Access;
+        use crate::*;
+
+        pub(super) fn real(ctx: &Context, t: DataType) -> Reference {
+            let image = || Image::new(ctx, 8, 8, ImageFormat::U8).unwrap();
+            match t {
+                DataType::Image => image().into(),
+                DataType::Scalar => Scalar::new(ctx, ScalarValue::Int32(-3)).unwrap().into(),
+                DataType::Array => Array::new(ctx, ArrayItemType::Coordinates2d, 7).unwrap().into(),
+                DataType::UserDataObject => UserDataObject::new(ctx, "payload", 100).unwrap().into(),
+                DataType::Matrix => Matrix::new(ctx, ScalarType::Int32, 5, 3).unwrap().into(),
+                DataType::Convolution => Convolution::new(ctx, 3, 5).unwrap().into(),
+                DataType::Lut => Lut::new(ctx, ScalarType::Int16, 300).unwrap().into(),
+                DataType::Distribution => Distribution::new(ctx, 16, 2, 200).unwrap().into(),
+                DataType::Threshold => Threshold::new(ctx, ThresholdType::Range, ScalarType::Uint8).unwrap().into(),
+                DataType::Pyramid => Pyramid::new(ctx, 3, PYRAMID_SCALE_HALF, 16, 8, ImageFormat::U8).unwrap().into(),
+                DataType::Remap => Remap::new(ctx, 8, 4, 16, 8).unwrap().into(),
+                DataType::ObjectArray => ObjectArray::new(ctx, &image(), 2).unwrap().into(),
+                DataType::Tensor => Tensor::new(ctx, &[2, 3, 5], ScalarType::Int16, 0).unwrap().into(),
+                DataType::RawImage => crate::data::raw_image::sample(ctx),
+            }
+        }
+
+        /// A virtual object of `g` with `exemplar`'s type, its meta data left open where the kind
+        /// allows (completed by the copy kernel's validator).
+        pub(super) fn virtual_like(g: &Graph, exemplar: &Reference) -> Reference {
+            match exemplar {
+                Reference::Image(_) => Image::new_virtual(g, 0, 0, ImageFormat::Virtual).unwrap().into(),
+                Reference::Scalar(s) => Scalar::new_virtual(g, s.scalar_type()).unwrap().into(),
+                Reference::Array(_) => Array::new_virtual(g, None, 0).unwrap().into(),
+                Reference::UserDataObject(u) => UserDataObject::new_virtual(g, "payload", u.size()).unwrap().into(),
+                Reference::Matrix(_) => Matrix::new_virtual(g, ScalarType::Int32, 5, 3).unwrap().into(),
+                Reference::Convolution(_) => Convolution::new_virtual(g, 3, 5).unwrap().into(),
+                Reference::Lut(_) => Lut::new_virtual(g, ScalarType::Int16, 300).unwrap().into(),
+                Reference::Distribution(_) => Distribution::new_virtual(g, 16, 2, 200).unwrap().into(),
+                Reference::Threshold(t) => {
+                    let m = t.meta();
+                    Threshold::new_virtual_for_image(g, m.threshold_type, m.input_format, m.output_format)
+                        .unwrap()
+                        .into()
+                }
+                Reference::Pyramid(_) => {
+                    Pyramid::new_virtual(g, 3, PYRAMID_SCALE_HALF, 0, 0, ImageFormat::Virtual).unwrap().into()
+                }
+                Reference::Remap(_) => Remap::new_virtual(g, 8, 4, 16, 8).unwrap().into(),
+                Reference::ObjectArray(a) => ObjectArray::new_virtual(g, a.item(0).unwrap(), a.count()).unwrap().into(),
+                Reference::Tensor(_) => Tensor::new_virtual(g, &[], None, 0).unwrap().into(),
+                Reference::RawImage(r) => RawImage::new_virtual(g, &r.meta()).unwrap().into(),
+            }
+        }
+
+        /// True for the kinds the plan places (the module doc's rules).
+        pub(super) fn planned(t: DataType) -> bool {
+            match t {
+                DataType::Image
+                | DataType::Array
+                | DataType::UserDataObject
+                | DataType::Matrix
+                | DataType::Convolution
+                | DataType::Lut
+                | DataType::Distribution
+                | DataType::Remap
+                | DataType::Tensor
+                | DataType::RawImage => true,
+                DataType::Scalar | DataType::Threshold | DataType::Pyramid | DataType::ObjectArray => false,
+            }
+        }
+
+        /// The contents of a planned kind's object (`None` for the others), read as a kernel
+        /// would (virtual objects included).
+        pub(super) fn contents(r: &Reference, pc: Option<&ProcessContext<'_>>, i: u32) -> Result<Option<Vec<u8>>> {
+            if let Reference::Image(img) = r {
+                let Some(pc) = pc else { return img.to_vec::<u8>().map(Some) };
+                let k = pc.image(i)?;
+                let patch = k.map::<u8>(k.full_rect(), 0)?;
+                return Ok(Some((0..img.height()).flat_map(|y| patch.row(y).to_vec()).collect()));
+            }
+            if let Reference::Array(a) = r {
+                let mut out = vec![0u8; a.capacity() * a.item_size()];
+                let n = a.read_raw(&mut out, Access::Kernel)?;
+                out.truncate(n * a.item_size());
+                return Ok(Some(out));
+            }
+            let Some(map) = r.any().map_raw(false) else { return Ok(None) };
+            let map = map?;
+            // SAFETY: the read lease keeps writers away while it lives; `offset + bytes` lies in
+            // the lease (`RawMap`'s contract).
+            let bytes = unsafe { std::slice::from_raw_parts(map.lease.ptr.add(map.offset), map.bytes) };
+            Ok(Some(bytes.to_vec()))
+        }
+
+        /// Write `src` (as [`contents`] gives it) into `r`; nothing for kinds without contents here.
+        pub(super) fn set_contents(r: &Reference, pc: Option<&ProcessContext<'_>>, i: u32, src: &[u8]) -> Result<()> {
+            if let Reference::Image(img) = r {
+                let Some(pc) = pc else {
+                    return img.copy_from(vx_plugin_abi::Rect::full(img.width(), img.height()), 0, src);
+                };
+                let k = pc.image(i)?;
+                let mut patch = k.map_mut::<u8>(k.full_rect(), 0)?;
+                let w = img.width() as usize;
+                for y in 0..img.height() {
+                    patch.row_mut(y).copy_from_slice(&src[y as usize * w..][..w]);
+                }
+                return Ok(());
+            }
+            if let Reference::Array(a) = r {
+                a.truncate_impl(0, Access::Kernel)?;
+                return a.add_raw(src, Access::Kernel);
+            }
+            let Some(map) = r.any().map_raw(true) else { return Ok(()) };
+            let map = map?;
+            assert_eq!(map.bytes, src.len());
+            // SAFETY: the write lease is the only mapping while it lives; `offset + bytes` lies in
+            // the lease; `src` is another object's copy (a separate allocation).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), map.lease.ptr.add(map.offset), src.len()) };
+            Ok(())
+        }
+
+        /// Seeded bytes for `r` (an array: full).
+        pub(super) fn pattern(r: &Reference, seed: u64) -> Option<Vec<u8>> {
+            let n = match r {
+                Reference::Array(a) => a.capacity() * a.item_size(),
+                _ => contents(r, None, 0).unwrap()?.len(),
+            };
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            Some(
+                (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u8
+                    })
+                    .collect(),
+            )
+        }
+
+        /// `kind.copy.<code>`: output 1 takes input 0's meta data and contents.
+        pub(super) fn copy_kernel(ctx: &Context, t: DataType) -> Kernel {
+            let k = ctx
+                .user_kernel(&format!("test.copy.{:#x}", t.code()), ctx.allocate_user_kernel_id().unwrap(), 2)
+                .validate(|v, metas| {
+                    metas.get(1)?.set_from_reference(v.param(0)?)?;
+                    Ok(())
+                })
+                .process(|pc| {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    if let Some(bytes) = contents(pc.param(0)?, Some(pc), 0)? {
+                        set_contents(pc.param(1)?, Some(pc), 1, &bytes)?;
+                    }
+                    Ok(())
+                })
+                .add()
+                .unwrap();
+            k.add_parameter(0, ParamDirection::Input, t, ParamState::Required).unwrap();
+            k.add_parameter(1, ParamDirection::Output, t, ParamState::Required).unwrap();
+            k.finalize().unwrap();
+            k
+        }
+    }
+
+    /// Every kind (`DataType::ALL`): `in → A → mid → B → out` beside `in2 → C → out2`. A (levels
+    /// 0–1) and C (0–1) are live at once, B (2–3) after A: a planned kind's A and B share bytes,
+    /// A and C do not; the outputs are the inputs, byte for byte. Kinds not planned are in no
+    /// buffer of the plan and have no placement.
+    #[test]
+    fn virtual_objects_of_every_kind_with_a_buffer_are_planned_and_keep_their_contents() {
+        let mut covered = 0;
+        for t in DataType::ALL {
+            let ctx = Context::builder().threads(1).build().unwrap();
+            let k = kinds::copy_kernel(&ctx, t);
+            let g = Graph::new(&ctx).unwrap();
+            let (input, mid, out) = (kinds::real(&ctx, t), kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let (input2, out2) = (kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let [a, b, c] = [(); 3].map(|_| kinds::virtual_like(&g, &input));
+            g.add_node(&k, [&input, &a]).unwrap();
+            g.add_node(&k, [&a, &mid]).unwrap();
+            g.add_node(&k, [&mid, &b]).unwrap();
+            g.add_node(&k, [&b, &out]).unwrap();
+            g.add_node(&k, [&input2, &c]).unwrap();
+            g.add_node(&k, [&c, &out2]).unwrap();
+            let (p1, p2) = (kinds::pattern(&input, 1), kinds::pattern(&input2, 2));
+            if let (Some(p1), Some(p2)) = (&p1, &p2) {
+                kinds::set_contents(&input, None, 0, p1).unwrap();
+                kinds::set_contents(&input2, None, 0, p2).unwrap();
+            }
+            g.verify().unwrap_or_else(|e| panic!("{t}: {e}"));
+            let plan = g.memory_plan().unwrap();
+            assert_sound(&plan);
+            let find = |r: &Reference| plan.buffers.iter().find(|p| p.objects.contains(&r.name())).cloned();
+            if kinds::planned(t) {
+                let [pa, pb, pc] = [&a, &b, &c].map(|r| find(r).unwrap_or_else(|| panic!("{t}: {plan:?}")));
+                assert!(pa.bytes > 0);
+                assert_eq!((pa.levels, pb.levels, pc.levels), ((0, 1), (2, 3), (0, 1)), "{t}");
+                let overlap = |x: &PlannedBuffer, y: &PlannedBuffer| {
+                    x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes
+                };
+                assert!(overlap(&pa, &pb), "{t}: A and B never live at once share bytes: {plan:?}");
+                assert!(!overlap(&pa, &pc), "{t}: A and C are live at once: {plan:?}");
+                assert_eq!(plan.arena_bytes, pa.bytes.next_multiple_of(64) + pa.bytes, "{t}");
+                assert_eq!(a.any().planned_at(), b.any().planned_at(), "{t}");
+                assert!(plan.excluded.is_empty(), "{t}: {plan:?}");
+            } else {
+                assert!(plan.buffers.is_empty(), "{t}: {plan:?}");
+                assert!([&a, &b, &c].iter().all(|r| r.any().planned_at().is_none()), "{t}");
+            }
+            g.process().unwrap_or_else(|e| panic!("{t}: {e}"));
+            g.process().unwrap_or_else(|e| panic!("{t}: {e}"));
+            if let (Some(p1), Some(p2)) = (p1, p2) {
+                assert!(kinds::planned(t), "{t}: contents are compared for planned kinds");
+                assert_eq!(kinds::contents(&out, None, 0).unwrap().unwrap(), p1, "{t}: out");
+                assert_eq!(kinds::contents(&out2, None, 0).unwrap().unwrap(), p2, "{t}: out2");
+                assert_eq!(kinds::contents(&mid, None, 0).unwrap().unwrap(), p1, "{t}: mid");
+            }
+            covered += 1;
+        }
+        assert_eq!(covered, DataType::ALL.len());
+    }
+
+    /// Every planned kind, pipelined (depth 3, 6 frames of their own contents):
+    /// `in → A → mid → B → out`, with A and B sharing bytes in every frame slot's arena; the
+    /// slots' copies are placed at the plan's offsets in arenas of their own, and each frame's
+    /// output is its own input.
+    #[test]
+    fn pipelined_frames_of_every_planned_kind_have_arenas_of_their_own() {
+        let mut covered = 0;
+        for t in DataType::ALL.into_iter().filter(|t| kinds::planned(*t)) {
+            let ctx = Context::builder()
+                .threads(2)
+                .target(crate::TargetConfig::new("a"))
+                .target(crate::TargetConfig::new("b"))
+                .build()
+                .unwrap();
+            let k = kinds::copy_kernel(&ctx, t);
+            let g = Graph::new(&ctx).unwrap();
+            let (input, mid, out) = (kinds::real(&ctx, t), kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+            let n0 = g.add_node(&k, [&input, &a]).unwrap();
+            let n1 = g.add_node(&k, [&a, &mid]).unwrap();
+            let n2 = g.add_node(&k, [&mid, &b]).unwrap();
+            let n3 = g.add_node(&k, [&b, &out]).unwrap();
+            for (n, target) in [(&n0, "a"), (&n1, "b"), (&n2, "a"), (&n3, "b")] {
+                n.set_target(target).unwrap();
+            }
+            let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n3, 1).unwrap());
+            let ins: Vec<Reference> = (0..3).map(|_| kinds::real(&ctx, t)).collect();
+            let outs: Vec<Reference> = (0..3).map(|_| kinds::real(&ctx, t)).collect();
+            g.set_schedule_config(
+                crate::ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+            )
+            .unwrap();
+            g.verify().unwrap_or_else(|e| panic!("{t}: {e}"));
+            let plan = g.memory_plan().unwrap();
+            let (pa, pb) = (a.any().planned_at().unwrap(), b.any().planned_at().unwrap());
+            assert_eq!(pa, pb, "{t}: A's users reach B's writer through mid: {plan:?}");
+            {
+                let body = g.inner.lock().unwrap();
+                let mut arenas = vec![pa.0];
+                for slot in &body.frames.slots[1..] {
+                    let table = slot.params.read().unwrap();
+                    let (ca, cb) = (table[0][1].clone().unwrap(), table[3][0].clone().unwrap());
+                    assert!(!ca.same_object(&a) && !cb.same_object(&b), "{t}: slot copies");
+                    let (qa, qb) = (ca.any().planned_at().unwrap(), cb.any().planned_at().unwrap());
+                    assert_eq!((qa.1, qb.1), (pa.1, pb.1), "{t}: the plan's offsets");
+                    assert_eq!(qa.0, qb.0);
+                    arenas.push(qa.0);
+                }
+                arenas.sort_unstable();
+                arenas.dedup();
+                assert_eq!(arenas.len(), 3, "{t}: one arena per frame slot");
+            }
+            let frames = 6;
+            let patterns: Vec<Vec<u8>> = (0..frames).map(|f| kinds::pattern(&input, 10 + f).unwrap()).collect();
+            for f in 0..frames as usize {
+                let (i, o) = (&ins[f % 3], &outs[f % 3]);
+                if f >= 3 {
+                    let done = g.dequeue(p_out).unwrap();
+                    done.result.clone().unwrap_or_else(|e| panic!("{t}: {e}"));
+                    assert_eq!(done.frame, (f - 3) as u64);
+                    let got = kinds::contents(&done.reference, None, 0).unwrap().unwrap();
+                    assert_eq!(got, patterns[f - 3], "{t}: frame {}", f - 3);
+                    g.dequeue(p_in).unwrap();
+                }
+                kinds::set_contents(i, None, 0, &patterns[f]).unwrap();
+                g.enqueue(p_in, i).unwrap();
+                g.enqueue(p_out, o).unwrap();
+            }
+            for f in frames as usize - 3..frames as usize {
+                let done = g.dequeue(p_out).unwrap();
+                done.result.clone().unwrap_or_else(|e| panic!("{t}: {e}"));
+                assert_eq!(done.frame, f as u64);
+                let got = kinds::contents(&done.reference, None, 0).unwrap().unwrap();
+                assert_eq!(got, patterns[f], "{t}: frame {f}");
+            }
+            g.wait().unwrap();
+            covered += 1;
+        }
+        assert_eq!(covered, DataType::ALL.into_iter().filter(|t| kinds::planned(*t)).count());
+        assert!(covered >= 10);
     }
 }
