@@ -1,13 +1,28 @@
-//! Pass `memory plan`: the buffers of a graph's virtual images placed by lifetime in one arena, so
-//! two virtual images that are never live at once share memory (TIOVX allocates data buffers at
-//! verify; vx-rs also reuses them across the schedule).
+//! Pass `memory plan`: the buffers of a graph's virtual objects placed by lifetime in one arena,
+//! so two virtual objects that are never live at once share memory (TIOVX allocates data buffers
+//! at verify; vx-rs also reuses them across the schedule).
 //!
-//! Rules (the design notes of issue 13):
+//! Rules (the design notes of issue 13; every kind since issue 28 step 6):
 //!
-//! - **What is planned**: virtual images only. Non-virtual objects are the application's and keep
-//!   their own buffers; so does a virtual image that buffer aliasing bound to a non-virtual one (its
-//!   pixels *are* the application's image). An aliased chain of virtual images is one buffer — the
-//!   aliasing passes already bound it to one storage, and the plan groups by that storage.
+//! - **What is planned**: every virtual object that is one buffer, asked through
+//!   `ObjectKind::plan_storage` — the pass iterates node parameters and never names a kind. A kind
+//!   declares its buffer once: the blob kinds (matrix, convolution, LUT, distribution, remap, user
+//!   data object, raw image) all through `blob_object!` (the blob, whole); an array its item
+//!   buffer, capacity × item size (its item count is state beside the bytes, not in them); a
+//!   tensor its root storage (a view shares its root's buffer, and no view of a virtual tensor
+//!   exists, so a virtual tensor is always a root); an image its effective storage (an aliased
+//!   chain of virtual images is one buffer — the aliasing passes already bound it to one storage,
+//!   and the plan groups by that storage).
+//! - **What is not**, and keeps today's behaviour (a buffer of its own, or none): non-virtual
+//!   objects, which are the application's; a virtual image that buffer aliasing bound to a
+//!   non-virtual one (its pixels *are* the application's image); scalars and thresholds, values
+//!   rather than buffers (the kind's `plan_storage` gives nothing); parts of containers (a pyramid
+//!   level, an object-array item, an ROI: `Reference::is_standalone_virtual`) and so the
+//!   containers themselves (pyramids and object arrays give nothing). A container could be
+//!   planned as one group of its parts' buffers, but its parts are objects of their own that nodes
+//!   use alone (a level, an item), so the group's lifetime would be the union over the container
+//!   and every part, found through `ObjectHeader::ancestors`, and a pipelined graph refuses a
+//!   container and its part both virtual anyway (`frames.rs`); left for when a graph needs it.
 //! - **When two buffers may share bytes**: only when every use of one is over before any use of
 //!   the other starts, in the order the graph's executor enforces (`run_order.rs`; design note 11:
 //!   a plan serves an executor). A sequential graph runs level by level, so buffers whose *levels*
@@ -15,23 +30,27 @@
 //!   buffers used in one level never do, even if one node only reads the first and another only
 //!   writes the second. A pipelined graph runs a frame's nodes by dataflow, so every user of one
 //!   buffer must reach every writer of the other along dataflow edges: a slow reader on a target
-//!   keeps its input's bytes while later levels run beside it. (Frames in flight never share: each
-//!   frame slot has an arena of its own, `frames.rs`.) Debug builds check every placement against
-//!   that order by brute force (`check_plan`), independently of the placement and its tables.
-//! - **Kept out**: an image whose size is not known (the `buffers` pass reports it). User kernels
-//!   have no bidirectional parameters, so no virtual image's contents must outlive a frame: every
-//!   virtual image is written by a node before any node of the same frame reads it (`dataflow`).
+//!   keeps its input's bytes while later levels run beside it. Frames in flight never share: each
+//!   frame slot ≥ 1 has an arena of its own, in which `frames.rs` places every planned object's
+//!   per-frame copy at the original's offset (any kind: `AnyObject::place_planned`). Debug builds
+//!   check every placement against that order by brute force (`check_plan`), independently of the
+//!   placement and its tables, whatever the kinds.
+//! - **Kept out**: an object whose size is not known (`plan_storage` gives no bytes: a virtual
+//!   image, array or tensor the meta pass did not complete; the `buffers` pass reports it). User
+//!   kernels have no bidirectional parameters, so no virtual object's contents must outlive a
+//!   frame: every virtual object is written by a node before any node of the same frame reads it
+//!   (`dataflow`).
 //! - **Placement**: greedy by size (largest first; ties by first use, then first appearance): each
 //!   buffer goes to the lowest 64-byte aligned offset that overlaps no placed buffer whose lifetime
 //!   overlaps its own. The arena is one block; its size is reported with the lower bound (the most
 //!   bytes live in any one level), which no placement can beat.
-//! - **Contents**: a planned image's bytes are undefined at the start of the node that writes it
-//!   (another image used them before) — as the specification says of virtual data outside the
-//!   graph, and as any kernel must assume of an output. The application cannot map virtual images.
+//! - **Contents**: a planned object's bytes are undefined at the start of the node that writes it
+//!   (another object used them before) — as the specification says of virtual data outside the
+//!   graph, and as any kernel must assume of an output. The application cannot map virtual objects.
 //!
 //! Re-verification re-plans; the arena is kept when its size does not change.
-//! `ContextBuilder::memory_plan(false)` gives every virtual image a buffer of its own.
-//! Cost: grouping O(image parameters); placement, sequential graphs: O(groups × (levels a group
+//! `ContextBuilder::memory_plan(false)` gives every virtual object a buffer of its own.
+//! Cost: grouping O(object parameters); placement, sequential graphs: O(groups × (levels a group
 //! spans + groups it meets)) through per-level lists; pipelined graphs: O(groups²) (every placed
 //! group is a candidate) — and `run_order.rs`'s reach table; the lower bound O(levels + groups).
 
@@ -49,7 +68,8 @@ use crate::graph::{Graph, GraphBody};
 /// One buffer of a graph's memory plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedBuffer {
-    /// The virtual images whose pixels are in this buffer (more than one: an aliased chain).
+    /// The names of the virtual objects whose bytes are in this buffer, of any planned kind
+    /// (images, arrays, tensors, matrices, …; more than one: an aliased chain of images).
     pub objects: Vec<String>,
     /// Where the buffer starts in the graph's arena.
     pub offset: usize,
@@ -60,7 +80,8 @@ pub struct PlannedBuffer {
     pub levels: (usize, usize),
 }
 
-/// Where a graph's virtual images live ([`Graph::memory_plan`](crate::Graph::memory_plan)).
+/// Where a graph's virtual objects live ([`Graph::memory_plan`](crate::Graph::memory_plan)): every
+/// kind with a buffer (the module doc of `graph/verify/memory_plan.rs` lists which).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryPlan {
     /// The planned buffers, by offset.
@@ -71,12 +92,14 @@ pub struct MemoryPlan {
     pub unplanned_bytes: usize,
     /// The most bytes of planned buffers live in any one level: no placement needs less.
     pub lower_bound_bytes: usize,
-    /// Virtual images kept out of the plan, with the reason.
+    /// Virtual objects of planned kinds kept out of the plan, with the reason (kinds never planned,
+    /// such as scalars, are not listed).
     pub excluded: Vec<(String, &'static str)>,
 }
 
 impl Graph {
-    /// The memory plan of the last verification: where each virtual image lives, the arena's size,
+    /// The memory plan of the last verification: where each planned virtual object lives (images,
+    /// arrays, tensors and the fixed-layout kinds), the arena's size,
     /// what the same buffers take without a plan, and the lower bound for this schedule.
     pub fn memory_plan(&self) -> Result<MemoryPlan> {
         Ok(self.inner.lock()?.memory.plan.clone())
