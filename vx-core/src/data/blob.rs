@@ -66,8 +66,8 @@ impl Blob {
     }
 
     /// The memory plan's view of the blob: its buffer and length (0: not known yet).
-    pub(super) fn plan_storage(&self, f: &mut dyn FnMut(crate::data::kind::PlanStorage<'_>)) {
-        f(crate::data::kind::PlanStorage::new(&self.buffer, Some(self.len())))
+    pub(super) fn plan_storage(&self, f: &mut dyn FnMut(crate::data::buffer::PlanStorage<'_>)) {
+        f(crate::data::buffer::PlanStorage::new(&self.buffer, Some(self.len())))
     }
 
     pub(super) fn ensure(&self, header: &ObjectHeader) -> Result<()> {
