@@ -733,7 +733,7 @@ mod tests {
                 DataType::Threshold => Threshold::new(ctx, ThresholdType::Range, ScalarType::Uint8).unwrap().into(),
                 DataType::Pyramid => Pyramid::new(ctx, 3, PYRAMID_SCALE_HALF, 16, 8, ImageFormat::U8).unwrap().into(),
                 DataType::Remap => Remap::new(ctx, 8, 4, 16, 8).unwrap().into(),
-                DataType::ObjectArray => ObjectArray::new(ctx, &image(), 2).unwrap().into(),
+                DataType::ObjectArray => ObjectArray::new(ctx, image(), 2).unwrap().into(),
                 DataType::Tensor => Tensor::new(ctx, &[2, 3, 5], ScalarType::Int16, 0).unwrap().into(),
                 DataType::RawImage => crate::data::raw_image::sample(ctx),
             }
@@ -1003,12 +1003,12 @@ mod tests {
                 g.enqueue(p_in, i).unwrap();
                 g.enqueue(p_out, o).unwrap();
             }
-            for f in frames as usize - 3..frames as usize {
+            for (f, want) in patterns.iter().enumerate().skip(frames as usize - 3) {
                 let done = g.dequeue(p_out).unwrap();
                 done.result.clone().unwrap_or_else(|e| panic!("{t}: {e}"));
                 assert_eq!(done.frame, f as u64);
                 let got = kinds::contents(&done.reference, None, 0).unwrap().unwrap();
-                assert_eq!(got, patterns[f], "{t}: frame {f}");
+                assert_eq!(&got, want, "{t}: frame {f}");
             }
             g.wait().unwrap();
             covered += 1;
