@@ -1016,4 +1016,49 @@ mod tests {
         assert_eq!(covered, DataType::ALL.into_iter().filter(|t| kinds::planned(*t)).count());
         assert!(covered >= 10);
     }
+
+    /// Re-verification re-plans other kinds too: a virtual array completed again with a larger
+    /// capacity is placed at its new size (the arena grows), its contents still exact; without a
+    /// plan, each virtual array has a buffer of its own.
+    #[test]
+    fn a_virtual_array_re_completed_larger_is_re_placed_and_no_plan_means_own_buffers() {
+        let array = |ctx: &Context, n: usize| -> Reference {
+            crate::Array::new(ctx, crate::ArrayItemType::Coordinates2d, n).unwrap().into()
+        };
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let k = kinds::copy_kernel(&ctx, DataType::Array);
+        let g = Graph::new(&ctx).unwrap();
+        let (input, out) = (array(&ctx, 4), array(&ctx, 64));
+        let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+        let n0 = g.add_node(&k, [&input, &a]).unwrap();
+        g.add_node(&k, [&a, &b]).unwrap();
+        g.add_node(&k, [&b, &out]).unwrap();
+        g.verify().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.iter().map(|p| p.bytes).collect::<Vec<_>>(), [32, 32], "{plan:?}");
+        assert_eq!(plan.arena_bytes, 64 + 32);
+        // A larger input: both virtual arrays are completed again with capacity 40 (320 bytes).
+        let input = array(&ctx, 40);
+        let p = kinds::pattern(&input, 7).unwrap();
+        kinds::set_contents(&input, None, 0, &p).unwrap();
+        n0.set_parameter(0, input.clone()).unwrap();
+        g.process().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.iter().map(|p| p.bytes).collect::<Vec<_>>(), [320, 320], "{plan:?}");
+        assert_eq!(plan.arena_bytes, 320_usize.next_multiple_of(64) + 320);
+        assert_sound(&plan);
+        assert_eq!(kinds::contents(&out, None, 0).unwrap().unwrap(), p);
+
+        let ctx = Context::builder().threads(1).memory_plan(false).build().unwrap();
+        let k = kinds::copy_kernel(&ctx, DataType::Array);
+        let g = Graph::new(&ctx).unwrap();
+        let (input, out) = (array(&ctx, 4), array(&ctx, 4));
+        let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+        g.add_node(&k, [&input, &a]).unwrap();
+        g.add_node(&k, [&a, &b]).unwrap();
+        g.add_node(&k, [&b, &out]).unwrap();
+        g.process().unwrap();
+        assert_eq!(g.memory_plan().unwrap(), Default::default());
+        assert!(a.any().planned_at().is_none() && b.any().planned_at().is_none());
+    }
 }
