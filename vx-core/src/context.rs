@@ -102,8 +102,8 @@ impl ContextBuilder {
         self
     }
 
-    /// Whether graphs place their virtual images by lifetime in one arena (default true; `false`:
-    /// one buffer per virtual image).
+    /// Whether graphs place their virtual objects (every kind with a buffer) by lifetime in one
+    /// arena (default true; `false`: one buffer per virtual object).
     pub fn memory_plan(mut self, on: bool) -> Self {
         self.config.memory_plan = on;
         self

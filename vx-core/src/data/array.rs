@@ -146,6 +146,12 @@ impl ObjectKind for ArrayKind {
             capacity: positive(p.capacity, "array capacity")?,
         })
     }
+    /// The item buffer: capacity × item size (unknown until the item type is).
+    fn plan_storage(h: &Array, f: &mut dyn FnMut(crate::data::kind::PlanStorage<'_>)) {
+        let s = h.state();
+        let bytes = s.item_type.and_then(|t| t.size().checked_mul(s.capacity));
+        f(crate::data::kind::PlanStorage::new(&h.obj.body.buffer, bytes))
+    }
     fn frame_copy(h: &Array, slot: usize) -> Option<Result<Array>> {
         Some(h.frame_copy(slot))
     }

@@ -65,6 +65,11 @@ impl Blob {
         self.buffer.is_allocated()
     }
 
+    /// The memory plan's view of the blob: its buffer and length (0: not known yet).
+    pub(super) fn plan_storage(&self, f: &mut dyn FnMut(crate::data::buffer::PlanStorage<'_>)) {
+        f(crate::data::buffer::PlanStorage::new(&self.buffer, Some(self.len())))
+    }
+
     pub(super) fn ensure(&self, header: &ObjectHeader) -> Result<()> {
         let len = self.len();
         if len == 0 {

@@ -114,6 +114,41 @@ impl Drop for RawBuf {
     }
 }
 
+/// The buffer a memory plan may place an object's bytes in (`ObjectKind::plan_storage`): the
+/// effective one (an image bound by aliasing gives its owner's), and the bytes it needs there
+/// (`None`: not known yet, a virtual object not completed).
+pub struct PlanStorage<'a> {
+    buffer: &'a SharedBuffer,
+    bytes: Option<usize>,
+}
+
+impl<'a> PlanStorage<'a> {
+    /// `bytes` of `buffer` (0 bytes: not known yet).
+    pub(crate) fn new(buffer: &'a SharedBuffer, bytes: Option<usize>) -> PlanStorage<'a> {
+        PlanStorage { buffer, bytes: bytes.filter(|b| *b > 0) }
+    }
+    /// The identity of the buffer: objects with one key share their bytes (an aliased chain).
+    pub(crate) fn key(&self) -> usize {
+        std::ptr::from_ref(self.buffer) as usize
+    }
+    /// The bytes the object needs in the plan, once known.
+    pub(crate) fn bytes(&self) -> Option<usize> {
+        self.bytes
+    }
+    /// Put the bytes at `offset..offset + len` of `arena`.
+    pub(crate) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+        self.buffer.place(arena, offset, len)
+    }
+    /// Take the bytes out of a plan's arena (a block of their own at the next allocation).
+    pub(crate) fn unplace(&self) {
+        self.buffer.unplace()
+    }
+    /// Where a plan placed the bytes: (arena address, offset).
+    pub(crate) fn placement(&self) -> Option<(usize, usize)> {
+        self.buffer.placement()
+    }
+}
+
 /// Most mappings of one buffer at a time.
 pub(super) const MAX_LEASES: usize = 32;
 

@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_element};
+pub(crate) use crate::data::buffer::PlanStorage;
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, WireMeta};
@@ -88,6 +89,12 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// Each part of the object that has a valid rectangle, in order (an image: itself; a pyramid:
     /// its levels; an object array: its items' parts). Default: none.
     fn valid_rect_parts(_: &Handle<Self>, _: &mut dyn FnMut(&dyn ValidRectPart)) {}
+    /// The memory plan (`graph/verify/memory_plan.rs`): hand `f` the one buffer a graph's plan may
+    /// place this object's bytes in, with the bytes it needs ([`PlanStorage`]). Not calling `f` —
+    /// the default — says the kind is never planned: a scalar or a threshold holds values, not a
+    /// buffer; a pyramid or an object array is its parts, which keep their own memory. Blob kinds
+    /// get it from `blob_object!`, so a kind is planned by declaring its buffer once, here.
+    fn plan_storage(_: &Handle<Self>, _f: &mut dyn FnMut(PlanStorage<'_>)) {}
     /// The storage the object lives in, when objects may share it (images, tensors).
     fn storage_key(_: &Handle<Self>) -> Option<usize> {
         None
@@ -245,6 +252,10 @@ impl<K: BlobKind> Handle<K> {
     pub(super) fn ensure_allocated(&self) -> Result<()> {
         self.obj.body.data.ensure(&self.obj.header)
     }
+    /// [`ObjectKind::plan_storage`] of every blob kind: the blob, whole.
+    pub(super) fn plan_storage(&self, f: &mut dyn FnMut(PlanStorage<'_>)) {
+        self.obj.body.data.plan_storage(f)
+    }
 
     /// Map the bytes for a module's kernel (the module ABI's `map_data`).
     pub(crate) fn lease_raw(&self, write: bool) -> Result<RawLease<'_>> {
@@ -309,6 +320,9 @@ macro_rules! blob_object {
         }
         fn map_raw(h: &Handle<Self>, write: bool) -> Option<crate::error::Result<crate::data::kind::RawMap<'_>>> {
             Some(h.lease_raw(write).map(crate::data::kind::RawMap::whole))
+        }
+        fn plan_storage(h: &Handle<Self>, f: &mut dyn FnMut(crate::data::kind::PlanStorage<'_>)) {
+            h.plan_storage(f)
         }
     };
 }

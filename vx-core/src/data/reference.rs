@@ -30,6 +30,17 @@ impl Reference {
         self.header().scope.is_some()
     }
 
+    /// A virtual object that is not part of another (a pyramid level, an object array's item, an
+    /// ROI are parts): the memory plan places only these.
+    pub(crate) fn is_standalone_virtual(&self) -> bool {
+        self.is_virtual() && self.header().ancestors.is_empty()
+    }
+
+    /// The object's process-unique id.
+    pub(crate) fn id(&self) -> u64 {
+        self.header().id
+    }
+
     pub(crate) fn context(&self) -> &Arc<ContextShared> {
         &self.header().ctx
     }

@@ -197,6 +197,10 @@ impl ObjectKind for TensorKind {
             RawMap { lease, offset, strides: strides.map(|v| v as u64), bytes }
         }))
     }
+    /// The root storage, whole (a view shares it; only a virtual tensor, never a view, is planned).
+    fn plan_storage(h: &Tensor, f: &mut dyn FnMut(crate::data::kind::PlanStorage<'_>)) {
+        h.obj.body.storage.data.plan_storage(f)
+    }
     fn storage_key(h: &Tensor) -> Option<usize> {
         Some(h.storage_key())
     }

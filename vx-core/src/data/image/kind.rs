@@ -114,6 +114,12 @@ impl ObjectKind for ImageKind {
     fn frame_copy(h: &Image, slot: usize) -> Option<Result<Image>> {
         Some(h.frame_copy(slot))
     }
+    /// The pixels' effective storage (an aliased chain is one buffer), the root layout's bytes.
+    fn plan_storage(h: &Image, f: &mut dyn FnMut(crate::data::kind::PlanStorage<'_>)) {
+        let storage = h.storage();
+        let bytes = storage.layout().as_ref().map(|l| l.size);
+        f(crate::data::kind::PlanStorage::new(&storage.buffer, bytes))
+    }
     fn storage_key(h: &Image) -> Option<usize> {
         Some(h.storage_key())
     }

@@ -24,7 +24,7 @@ pub(crate) mod kind;
 pub(crate) mod layout;
 pub(crate) mod patch;
 
-use crate::data::buffer::{RawBuf, SharedBuffer};
+use crate::data::buffer::SharedBuffer;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Handle, kind_names};
 use crate::data::object::{Access, ObjectHeader};
@@ -325,27 +325,13 @@ impl Image {
         storage.buffer.ensure(size, &self.obj.header.ctx.resources).map_err(|e| e.on_object(&self.name()))
     }
 
-    /// Identity of the memory, for detecting writers and readers of the same pixels.
-    /// Bytes of the buffer the pixels are in (the root image's layout), once the size is known.
-    pub(crate) fn planned_bytes(&self) -> Option<usize> {
-        self.storage().layout().as_ref().map(|l| l.size)
-    }
-
-    /// Put the pixels (the effective storage) at `offset` of a memory plan's `arena`.
-    pub(crate) fn place_storage(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
-        self.storage().buffer.place(arena, offset, len).map_err(|e| e.on_object(&self.name()))
-    }
-
-    /// Take the pixels out of a memory plan (a block of their own at the next allocation).
-    pub(crate) fn unplace_storage(&self) {
-        self.storage().buffer.unplace();
-    }
-
     /// Where a memory plan placed the pixels: (arena address, offset).
+    #[cfg(test)]
     pub(crate) fn placement(&self) -> Option<(usize, usize)> {
         self.storage().buffer.placement()
     }
 
+    /// Identity of the memory, for detecting writers and readers of the same pixels.
     pub(crate) fn storage_key(&self) -> usize {
         Arc::as_ptr(&self.obj.body.storage) as usize
     }

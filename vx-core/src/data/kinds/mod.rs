@@ -9,7 +9,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Refusal};
+use crate::data::buffer::RawBuf;
+use crate::data::kind::{Applied, Handle, ObjectKind, PlanStorage, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
 use crate::data::types::DataType;
 use crate::data::wire::{AttrValue, WireMeta};
@@ -52,6 +53,15 @@ pub(crate) trait AnyObject {
     fn to_wire(&self) -> WireMeta;
     /// The bytes mapped for a module's kernel; `None`: this type is not mapped as data.
     fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>>;
+    /// The memory plan's view ([`ObjectKind::plan_storage`]): the key of the buffer a plan may
+    /// place and the bytes it needs there (`None`: not known yet); `None` for kinds never planned.
+    fn plan_bytes(&self) -> Option<(usize, Option<usize>)>;
+    /// Put the planned buffer at `offset..offset + len` of `arena`.
+    fn place_planned(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()>;
+    /// Take the planned buffer out of its arena (nothing for kinds never planned).
+    fn unplace_planned(&self);
+    /// Where a plan placed the buffer: (arena address, offset).
+    fn planned_at(&self) -> Option<(usize, usize)>;
 }
 
 /// A listed kind: its place in the generated enums.
@@ -110,6 +120,24 @@ impl<K: Listed> AnyObject for Handle<K> {
     }
     fn map_raw(&self, write: bool) -> Option<Result<RawMap<'_>>> {
         K::map_raw(self, write)
+    }
+    fn plan_bytes(&self) -> Option<(usize, Option<usize>)> {
+        let mut out = None;
+        K::plan_storage(self, &mut |s: PlanStorage<'_>| out = Some((s.key(), s.bytes())));
+        out
+    }
+    fn place_planned(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+        let mut out = Err(Error::new(ErrorKind::NotSupported, format!("a {} is not memory-planned", K::TYPE)));
+        K::plan_storage(self, &mut |s: PlanStorage<'_>| out = s.place(arena, offset, len));
+        out.map_err(|e| e.on_object(&self.name()))
+    }
+    fn unplace_planned(&self) {
+        K::plan_storage(self, &mut |s: PlanStorage<'_>| s.unplace());
+    }
+    fn planned_at(&self) -> Option<(usize, usize)> {
+        let mut out = None;
+        K::plan_storage(self, &mut |s: PlanStorage<'_>| out = s.placement());
+        out
     }
 }
 

@@ -157,16 +157,17 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     }
                 }
             }
-            // The memory plan's layout, repeated in an arena of the slot's own.
+            // The memory plan's layout, repeated in an arena of the slot's own: every planned
+            // original's copy at the original's offset (an image bound to its owner's copy places
+            // the owner's buffer, at the same offset and size: placing it again changes nothing).
             if plan_arena > 0 {
                 let a = Arc::new(RawBuf::new(plan_arena, &v.graph.ctx.inner.shared.resources)?);
                 for (orig, copy) in &copies {
-                    let (Some(o), Some(c)) = (orig.as_image(), copy.as_image()) else { continue };
-                    let (Some((_, offset)), Some(bytes)) = (o.placement(), o.planned_bytes()) else { continue };
-                    if c.effective_storage_key() != c.storage_key() {
-                        continue; // placed through its owner
-                    }
-                    c.place_storage(&a, offset, bytes).map_err(|e| e.in_graph(&v.gname))?;
+                    let o = orig.any();
+                    let (Some((_, offset)), Some((_, Some(bytes)))) = (o.planned_at(), o.plan_bytes()) else {
+                        continue;
+                    };
+                    copy.any().place_planned(&a, offset, bytes).map_err(|e| e.in_graph(&v.gname))?;
                 }
                 arena = Some(a);
             }

@@ -1,13 +1,28 @@
-//! Pass `memory plan`: the buffers of a graph's virtual images placed by lifetime in one arena, so
-//! two virtual images that are never live at once share memory (TIOVX allocates data buffers at
-//! verify; vx-rs also reuses them across the schedule).
+//! Pass `memory plan`: the buffers of a graph's virtual objects placed by lifetime in one arena,
+//! so two virtual objects that are never live at once share memory (TIOVX allocates data buffers
+//! at verify; vx-rs also reuses them across the schedule).
 //!
-//! Rules (the design notes of issue 13):
+//! Rules (the design notes of issue 13; every kind since issue 28 step 6):
 //!
-//! - **What is planned**: virtual images only. Non-virtual objects are the application's and keep
-//!   their own buffers; so does a virtual image that buffer aliasing bound to a non-virtual one (its
-//!   pixels *are* the application's image). An aliased chain of virtual images is one buffer — the
-//!   aliasing passes already bound it to one storage, and the plan groups by that storage.
+//! - **What is planned**: every virtual object that is one buffer, asked through
+//!   `ObjectKind::plan_storage` — the pass iterates node parameters and never names a kind. A kind
+//!   declares its buffer once: the blob kinds (matrix, convolution, LUT, distribution, remap, user
+//!   data object, raw image) all through `blob_object!` (the blob, whole); an array its item
+//!   buffer, capacity × item size (its item count is state beside the bytes, not in them); a
+//!   tensor its root storage (a view shares its root's buffer, and no view of a virtual tensor
+//!   exists, so a virtual tensor is always a root); an image its effective storage (an aliased
+//!   chain of virtual images is one buffer — the aliasing passes already bound it to one storage,
+//!   and the plan groups by that storage).
+//! - **What is not**, and keeps today's behaviour (a buffer of its own, or none): non-virtual
+//!   objects, which are the application's; a virtual image that buffer aliasing bound to a
+//!   non-virtual one (its pixels *are* the application's image); scalars and thresholds, values
+//!   rather than buffers (the kind's `plan_storage` gives nothing); parts of containers (a pyramid
+//!   level, an object-array item, an ROI: `Reference::is_standalone_virtual`) and so the
+//!   containers themselves (pyramids and object arrays give nothing). A container could be
+//!   planned as one group of its parts' buffers, but its parts are objects of their own that nodes
+//!   use alone (a level, an item), so the group's lifetime would be the union over the container
+//!   and every part, found through `ObjectHeader::ancestors`, and a pipelined graph refuses a
+//!   container and its part both virtual anyway (`frames.rs`); left for when a graph needs it.
 //! - **When two buffers may share bytes**: only when every use of one is over before any use of
 //!   the other starts, in the order the graph's executor enforces (`run_order.rs`; design note 11:
 //!   a plan serves an executor). A sequential graph runs level by level, so buffers whose *levels*
@@ -15,23 +30,27 @@
 //!   buffers used in one level never do, even if one node only reads the first and another only
 //!   writes the second. A pipelined graph runs a frame's nodes by dataflow, so every user of one
 //!   buffer must reach every writer of the other along dataflow edges: a slow reader on a target
-//!   keeps its input's bytes while later levels run beside it. (Frames in flight never share: each
-//!   frame slot has an arena of its own, `frames.rs`.) Debug builds check every placement against
-//!   that order by brute force (`check_plan`), independently of the placement and its tables.
-//! - **Kept out**: an image whose size is not known (the `buffers` pass reports it). User kernels
-//!   have no bidirectional parameters, so no virtual image's contents must outlive a frame: every
-//!   virtual image is written by a node before any node of the same frame reads it (`dataflow`).
+//!   keeps its input's bytes while later levels run beside it. Frames in flight never share: each
+//!   frame slot ≥ 1 has an arena of its own, in which `frames.rs` places every planned object's
+//!   per-frame copy at the original's offset (any kind: `AnyObject::place_planned`). Debug builds
+//!   check every placement against that order by brute force (`check_plan`), independently of the
+//!   placement and its tables, whatever the kinds.
+//! - **Kept out**: an object whose size is not known (`plan_storage` gives no bytes: a virtual
+//!   image, array or tensor the meta pass did not complete; the `buffers` pass reports it). User
+//!   kernels have no bidirectional parameters, so no virtual object's contents must outlive a
+//!   frame: every virtual object is written by a node before any node of the same frame reads it
+//!   (`dataflow`).
 //! - **Placement**: greedy by size (largest first; ties by first use, then first appearance): each
 //!   buffer goes to the lowest 64-byte aligned offset that overlaps no placed buffer whose lifetime
 //!   overlaps its own. The arena is one block; its size is reported with the lower bound (the most
 //!   bytes live in any one level), which no placement can beat.
-//! - **Contents**: a planned image's bytes are undefined at the start of the node that writes it
-//!   (another image used them before) — as the specification says of virtual data outside the
-//!   graph, and as any kernel must assume of an output. The application cannot map virtual images.
+//! - **Contents**: a planned object's bytes are undefined at the start of the node that writes it
+//!   (another object used them before) — as the specification says of virtual data outside the
+//!   graph, and as any kernel must assume of an output. The application cannot map virtual objects.
 //!
 //! Re-verification re-plans; the arena is kept when its size does not change.
-//! `ContextBuilder::memory_plan(false)` gives every virtual image a buffer of its own.
-//! Cost: grouping O(image parameters); placement, sequential graphs: O(groups × (levels a group
+//! `ContextBuilder::memory_plan(false)` gives every virtual object a buffer of its own.
+//! Cost: grouping O(object parameters); placement, sequential graphs: O(groups × (levels a group
 //! spans + groups it meets)) through per-level lists; pipelined graphs: O(groups²) (every placed
 //! group is a candidate) — and `run_order.rs`'s reach table; the lower bound O(levels + groups).
 
@@ -39,7 +58,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::data::buffer::{BUFFER_ALIGN, RawBuf};
-use crate::data::image::Image;
+use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::verify::Verification;
@@ -49,7 +68,8 @@ use crate::graph::{Graph, GraphBody};
 /// One buffer of a graph's memory plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedBuffer {
-    /// The virtual images whose pixels are in this buffer (more than one: an aliased chain).
+    /// The names of the virtual objects whose bytes are in this buffer, of any planned kind
+    /// (images, arrays, tensors, matrices, …; more than one: an aliased chain of images).
     pub objects: Vec<String>,
     /// Where the buffer starts in the graph's arena.
     pub offset: usize,
@@ -60,7 +80,8 @@ pub struct PlannedBuffer {
     pub levels: (usize, usize),
 }
 
-/// Where a graph's virtual images live ([`Graph::memory_plan`](crate::Graph::memory_plan)).
+/// Where a graph's virtual objects live ([`Graph::memory_plan`](crate::Graph::memory_plan)): every
+/// kind with a buffer (the module doc of `graph/verify/memory_plan.rs` lists which).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryPlan {
     /// The planned buffers, by offset.
@@ -71,25 +92,28 @@ pub struct MemoryPlan {
     pub unplanned_bytes: usize,
     /// The most bytes of planned buffers live in any one level: no placement needs less.
     pub lower_bound_bytes: usize,
-    /// Virtual images kept out of the plan, with the reason.
+    /// Virtual objects of planned kinds kept out of the plan, with the reason (kinds never planned,
+    /// such as scalars, are not listed).
     pub excluded: Vec<(String, &'static str)>,
 }
 
 impl Graph {
-    /// The memory plan of the last verification: where each virtual image lives, the arena's size,
+    /// The memory plan of the last verification: where each planned virtual object lives (images,
+    /// arrays, tensors and the fixed-layout kinds), the arena's size,
     /// what the same buffers take without a plan, and the lower bound for this schedule.
     pub fn memory_plan(&self) -> Result<MemoryPlan> {
         Ok(self.inner.lock()?.memory.plan.clone())
     }
 }
 
-/// A candidate buffer: the virtual images sharing one storage.
+/// A candidate buffer: the virtual objects sharing one storage (more than one: images aliased
+/// into one chain).
 struct Group {
-    images: Vec<Image>,
+    objects: Vec<Reference>,
     levels: (usize, usize),
     bytes: usize,
     excluded: Option<&'static str>,
-    /// The nodes using one of its images, and those writing one (node indices, each once).
+    /// The nodes using one of its objects, and those writing one (node indices, each once).
     accessors: Vec<usize>,
     writers: Vec<usize>,
 }
@@ -106,30 +130,31 @@ impl Group {
 pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
     let previous = std::mem::take(&mut body.memory.placed);
     if !v.graph.ctx.inner.shared.config.memory_plan {
-        previous.iter().for_each(Image::unplace_storage);
+        previous.iter().for_each(|r| r.any().unplace_planned());
         body.memory = Default::default();
         return Ok(());
     }
-    // Groups by effective storage, in order of first appearance.
+    // Groups by effective storage, in order of first appearance. Every kind is asked through
+    // `ObjectKind::plan_storage`: kinds that have no buffer to plan answer nothing.
     let mut groups: Vec<Group> = Vec::new();
     let mut by_storage: HashMap<usize, usize> = HashMap::new();
     let mut app_storages: HashSet<usize> = HashSet::new();
-    // (group, own storage) pairs seen: each image once in its group.
-    let mut in_group: HashSet<(usize, usize)> = HashSet::new();
+    // (group, object id) pairs seen: each object once in its group.
+    let mut in_group: HashSet<(usize, u64)> = HashSet::new();
     for (level, nodes) in v.schedule.iter().enumerate() {
         for &n in nodes {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             for (p, r) in s.params.iter().enumerate() {
-                let Some(img) = r.as_ref().and_then(|r| r.as_image()) else { continue };
-                // Parts of pyramids and object arrays keep their own memory, like real images.
-                if !img.is_standalone_virtual() {
-                    app_storages.insert(img.storage_key());
+                let Some(r) = r else { continue };
+                let Some((key, _)) = r.any().plan_bytes() else { continue };
+                // Real objects and the parts of pyramids and object arrays keep their own memory.
+                if !r.is_standalone_virtual() {
+                    app_storages.insert(key);
                     continue;
                 }
-                let key = img.effective_storage_key();
                 let g = *by_storage.entry(key).or_insert_with(|| {
                     groups.push(Group {
-                        images: Vec::new(),
+                        objects: Vec::new(),
                         levels: (level, level),
                         bytes: 0,
                         excluded: None,
@@ -138,10 +163,10 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     });
                     groups.len() - 1
                 });
-                let fresh = in_group.insert((g, img.storage_key()));
+                let fresh = in_group.insert((g, r.id()));
                 let g = &mut groups[g];
                 if fresh {
-                    g.images.push(img.clone());
+                    g.objects.push(r.clone());
                 }
                 g.levels.1 = level;
                 if g.accessors.last() != Some(&n) {
@@ -159,7 +184,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         if app_storages.contains(key) {
             g.excluded.get_or_insert("aliasing placed it in a non-virtual image");
         }
-        match g.images[0].planned_bytes() {
+        match g.objects[0].any().plan_bytes().and_then(|(_, bytes)| bytes) {
             Some(b) => g.bytes = b,
             None => {
                 g.excluded.get_or_insert("its size is not known");
@@ -255,19 +280,20 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for &g in &order {
         let (g, offset) = (&groups[g], offsets[g].expect("placed above"));
         let arena = arena.as_ref().expect("a planned buffer means a non-empty arena");
-        g.images[0].place_storage(arena, offset, g.bytes).map_err(|e| e.in_graph(&v.gname))?;
-        placed.push(g.images[0].clone());
+        g.objects[0].any().place_planned(arena, offset, g.bytes).map_err(|e| e.in_graph(&v.gname))?;
+        placed.push(g.objects[0].clone());
         buffers.push(PlannedBuffer {
-            objects: g.images.iter().map(Image::name).collect(),
+            objects: g.objects.iter().map(Reference::name).collect(),
             offset,
             bytes: g.bytes,
             levels: g.levels,
         });
     }
-    let kept: HashSet<usize> = placed.iter().map(Image::effective_storage_key).collect();
+    let key = |r: &Reference| r.any().plan_bytes().map(|(key, _)| key);
+    let kept: HashSet<usize> = placed.iter().filter_map(key).collect();
     for old in &previous {
-        if !kept.contains(&old.effective_storage_key()) {
-            old.unplace_storage();
+        if key(old).is_none_or(|k| !kept.contains(&k)) {
+            old.any().unplace_planned();
         }
     }
     buffers.sort_by_key(|b| b.offset);
@@ -278,7 +304,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         lower_bound_bytes,
         excluded: groups
             .iter()
-            .filter_map(|g| g.excluded.map(|why| g.images.iter().map(move |i| (i.name(), why))))
+            .filter_map(|g| g.excluded.map(|why| g.objects.iter().map(move |r| (r.name(), why))))
             .flatten()
             .collect(),
     };
@@ -329,8 +355,8 @@ fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>],
                     ErrorKind::Failure,
                     format!(
                         "memory plan check: '{}' and '{}' share bytes but may be in use at once",
-                        groups[a].images[0].name(),
-                        groups[b].images[0].name()
+                        groups[a].objects[0].name(),
+                        groups[b].objects[0].name()
                     ),
                 ));
             }
@@ -344,14 +370,14 @@ fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>],
 pub(crate) struct PlanState {
     pub(super) plan: MemoryPlan,
     arena: Option<Arc<RawBuf>>,
-    /// One image per placed buffer (its storage is the buffer's).
-    placed: Vec<Image>,
+    /// One object per placed buffer (its storage is the buffer's).
+    placed: Vec<Reference>,
 }
 
 #[cfg(test)]
 mod tests {
     use crate::graph::verify::testkit::{copy_kernel, image, run_until, u8_kernel_with_hint};
-    use crate::{AliasKind, Context, Graph, Image, ImageFormat, Kernel};
+    use crate::{AliasKind, Context, DataType, Graph, Image, ImageFormat, Kernel, PlannedBuffer, Reference};
 
     /// One 8×8 U8 image: rows padded to the 64-byte stride.
     const FRAME: usize = 8 * 64;
@@ -654,7 +680,7 @@ mod tests {
             preverified: Vec::new(),
         };
         let group = |accessors: Vec<usize>| super::Group {
-            images: vec![virt(&g)],
+            objects: vec![virt(&g).into()],
             levels: (0, 0),
             bytes: FRAME,
             excluded: None,
@@ -684,5 +710,355 @@ mod tests {
         assert!(!check(vec![0, 1], vec![1, 3], [0, 0], true), "node 1 uses both");
         let e = super::check_plan(&v, &[group(vec![0, 2]), group(vec![3])], &[Some(0), Some(0)], true).unwrap_err();
         assert!(e.to_string().contains("share bytes but may be in use at once"), "{e}");
+    }
+
+    /// Every kind, through `ObjectKind::plan_storage` (issue 28 step 6): one real object of each
+    /// (an exhaustive match: a new kind does not compile until it is here), a virtual twin in `g`,
+    /// and whether the plan places it.
+    mod kinds {
+        use crate::data::object::Access;
+        use crate::*;
+
+        pub(super) fn real(ctx: &Context, t: DataType) -> Reference {
+            let image = || Image::new(ctx, 8, 8, ImageFormat::U8).unwrap();
+            match t {
+                DataType::Image => image().into(),
+                DataType::Scalar => Scalar::new(ctx, ScalarValue::Int32(-3)).unwrap().into(),
+                DataType::Array => Array::new(ctx, ArrayItemType::Coordinates2d, 7).unwrap().into(),
+                DataType::UserDataObject => UserDataObject::new(ctx, "payload", 100).unwrap().into(),
+                DataType::Matrix => Matrix::new(ctx, ScalarType::Int32, 5, 3).unwrap().into(),
+                DataType::Convolution => Convolution::new(ctx, 3, 5).unwrap().into(),
+                DataType::Lut => Lut::new(ctx, ScalarType::Int16, 300).unwrap().into(),
+                DataType::Distribution => Distribution::new(ctx, 16, 2, 200).unwrap().into(),
+                DataType::Threshold => Threshold::new(ctx, ThresholdType::Range, ScalarType::Uint8).unwrap().into(),
+                DataType::Pyramid => Pyramid::new(ctx, 3, PYRAMID_SCALE_HALF, 16, 8, ImageFormat::U8).unwrap().into(),
+                DataType::Remap => Remap::new(ctx, 8, 4, 16, 8).unwrap().into(),
+                DataType::ObjectArray => ObjectArray::new(ctx, image(), 2).unwrap().into(),
+                DataType::Tensor => Tensor::new(ctx, &[2, 3, 5], ScalarType::Int16, 0).unwrap().into(),
+                DataType::RawImage => crate::data::raw_image::sample(ctx),
+            }
+        }
+
+        /// A virtual object of `g` with `exemplar`'s type, its meta data left open where the kind
+        /// allows (completed by the copy kernel's validator).
+        pub(super) fn virtual_like(g: &Graph, exemplar: &Reference) -> Reference {
+            match exemplar {
+                Reference::Image(_) => Image::new_virtual(g, 0, 0, ImageFormat::Virtual).unwrap().into(),
+                Reference::Scalar(s) => Scalar::new_virtual(g, s.scalar_type()).unwrap().into(),
+                Reference::Array(_) => Array::new_virtual(g, None, 0).unwrap().into(),
+                Reference::UserDataObject(u) => UserDataObject::new_virtual(g, "payload", u.size()).unwrap().into(),
+                Reference::Matrix(_) => Matrix::new_virtual(g, ScalarType::Int32, 5, 3).unwrap().into(),
+                Reference::Convolution(_) => Convolution::new_virtual(g, 3, 5).unwrap().into(),
+                Reference::Lut(_) => Lut::new_virtual(g, ScalarType::Int16, 300).unwrap().into(),
+                Reference::Distribution(_) => Distribution::new_virtual(g, 16, 2, 200).unwrap().into(),
+                Reference::Threshold(t) => {
+                    let m = t.meta();
+                    Threshold::new_virtual_for_image(g, m.threshold_type, m.input_format, m.output_format)
+                        .unwrap()
+                        .into()
+                }
+                Reference::Pyramid(_) => {
+                    Pyramid::new_virtual(g, 3, PYRAMID_SCALE_HALF, 0, 0, ImageFormat::Virtual).unwrap().into()
+                }
+                Reference::Remap(_) => Remap::new_virtual(g, 8, 4, 16, 8).unwrap().into(),
+                Reference::ObjectArray(a) => ObjectArray::new_virtual(g, a.item(0).unwrap(), a.count()).unwrap().into(),
+                Reference::Tensor(_) => Tensor::new_virtual(g, &[], None, 0).unwrap().into(),
+                Reference::RawImage(r) => RawImage::new_virtual(g, &r.meta()).unwrap().into(),
+            }
+        }
+
+        /// True for the kinds the plan places (the module doc's rules).
+        pub(super) fn planned(t: DataType) -> bool {
+            match t {
+                DataType::Image
+                | DataType::Array
+                | DataType::UserDataObject
+                | DataType::Matrix
+                | DataType::Convolution
+                | DataType::Lut
+                | DataType::Distribution
+                | DataType::Remap
+                | DataType::Tensor
+                | DataType::RawImage => true,
+                DataType::Scalar | DataType::Threshold | DataType::Pyramid | DataType::ObjectArray => false,
+            }
+        }
+
+        /// The contents of a planned kind's object (`None` for the others), read as a kernel
+        /// would (virtual objects included).
+        pub(super) fn contents(r: &Reference, pc: Option<&ProcessContext<'_>>, i: u32) -> Result<Option<Vec<u8>>> {
+            if let Reference::Image(img) = r {
+                let Some(pc) = pc else { return img.to_vec::<u8>().map(Some) };
+                let k = pc.image(i)?;
+                let patch = k.map::<u8>(k.full_rect(), 0)?;
+                return Ok(Some((0..img.height()).flat_map(|y| patch.row(y).to_vec()).collect()));
+            }
+            if let Reference::Array(a) = r {
+                let mut out = vec![0u8; a.capacity() * a.item_size()];
+                let n = a.read_raw(&mut out, Access::Kernel)?;
+                out.truncate(n * a.item_size());
+                return Ok(Some(out));
+            }
+            let Some(map) = r.any().map_raw(false) else { return Ok(None) };
+            let map = map?;
+            // SAFETY: the read lease keeps writers away while it lives; `offset + bytes` lies in
+            // the lease (`RawMap`'s contract).
+            let bytes = unsafe { std::slice::from_raw_parts(map.lease.ptr.add(map.offset), map.bytes) };
+            Ok(Some(bytes.to_vec()))
+        }
+
+        /// Write `src` (as [`contents`] gives it) into `r`; nothing for kinds without contents here.
+        pub(super) fn set_contents(r: &Reference, pc: Option<&ProcessContext<'_>>, i: u32, src: &[u8]) -> Result<()> {
+            if let Reference::Image(img) = r {
+                let Some(pc) = pc else {
+                    return img.copy_from(vx_plugin_abi::Rect::full(img.width(), img.height()), 0, src);
+                };
+                let k = pc.image(i)?;
+                let mut patch = k.map_mut::<u8>(k.full_rect(), 0)?;
+                let w = img.width() as usize;
+                for y in 0..img.height() {
+                    patch.row_mut(y).copy_from_slice(&src[y as usize * w..][..w]);
+                }
+                return Ok(());
+            }
+            if let Reference::Array(a) = r {
+                a.truncate_impl(0, Access::Kernel)?;
+                return a.add_raw(src, Access::Kernel);
+            }
+            let Some(map) = r.any().map_raw(true) else { return Ok(()) };
+            let map = map?;
+            assert_eq!(map.bytes, src.len());
+            // SAFETY: the write lease is the only mapping while it lives; `offset + bytes` lies in
+            // the lease; `src` is another object's copy (a separate allocation).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), map.lease.ptr.add(map.offset), src.len()) };
+            Ok(())
+        }
+
+        /// Seeded bytes for `r` (an array: full).
+        pub(super) fn pattern(r: &Reference, seed: u64) -> Option<Vec<u8>> {
+            let n = match r {
+                Reference::Array(a) => a.capacity() * a.item_size(),
+                _ => contents(r, None, 0).unwrap()?.len(),
+            };
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            Some(
+                (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u8
+                    })
+                    .collect(),
+            )
+        }
+
+        /// `kind.copy.<code>`: output 1 takes input 0's meta data and contents.
+        pub(super) fn copy_kernel(ctx: &Context, t: DataType) -> Kernel {
+            let k = ctx
+                .user_kernel(&format!("test.copy.{:#x}", t.code()), ctx.allocate_user_kernel_id().unwrap(), 2)
+                .validate(|v, metas| {
+                    metas.get(1)?.set_from_reference(v.param(0)?)?;
+                    Ok(())
+                })
+                .process(|pc| {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    if let Some(bytes) = contents(pc.param(0)?, Some(pc), 0)? {
+                        set_contents(pc.param(1)?, Some(pc), 1, &bytes)?;
+                    }
+                    Ok(())
+                })
+                .add()
+                .unwrap();
+            k.add_parameter(0, ParamDirection::Input, t, ParamState::Required).unwrap();
+            k.add_parameter(1, ParamDirection::Output, t, ParamState::Required).unwrap();
+            k.finalize().unwrap();
+            k
+        }
+    }
+
+    /// Every kind (`DataType::ALL`): `in → A → mid → B → out` beside `in2 → C → out2`. A (levels
+    /// 0–1) and C (0–1) are live at once, B (2–3) after A: a planned kind's A and B share bytes,
+    /// A and C do not; the outputs are the inputs, byte for byte. Kinds not planned are in no
+    /// buffer of the plan and have no placement.
+    #[test]
+    fn virtual_objects_of_every_kind_with_a_buffer_are_planned_and_keep_their_contents() {
+        let mut covered = 0;
+        for t in DataType::ALL {
+            let ctx = Context::builder().threads(1).build().unwrap();
+            let k = kinds::copy_kernel(&ctx, t);
+            let g = Graph::new(&ctx).unwrap();
+            let (input, mid, out) = (kinds::real(&ctx, t), kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let (input2, out2) = (kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let [a, b, c] = [(); 3].map(|_| kinds::virtual_like(&g, &input));
+            g.add_node(&k, [&input, &a]).unwrap();
+            g.add_node(&k, [&a, &mid]).unwrap();
+            g.add_node(&k, [&mid, &b]).unwrap();
+            g.add_node(&k, [&b, &out]).unwrap();
+            g.add_node(&k, [&input2, &c]).unwrap();
+            g.add_node(&k, [&c, &out2]).unwrap();
+            let (p1, p2) = (kinds::pattern(&input, 1), kinds::pattern(&input2, 2));
+            if let (Some(p1), Some(p2)) = (&p1, &p2) {
+                kinds::set_contents(&input, None, 0, p1).unwrap();
+                kinds::set_contents(&input2, None, 0, p2).unwrap();
+            }
+            g.verify().unwrap_or_else(|e| panic!("{t}: {e}"));
+            let plan = g.memory_plan().unwrap();
+            assert_sound(&plan);
+            let find = |r: &Reference| plan.buffers.iter().find(|p| p.objects.contains(&r.name())).cloned();
+            if kinds::planned(t) {
+                let [pa, pb, pc] = [&a, &b, &c].map(|r| find(r).unwrap_or_else(|| panic!("{t}: {plan:?}")));
+                assert!(pa.bytes > 0);
+                assert_eq!((pa.levels, pb.levels, pc.levels), ((0, 1), (2, 3), (0, 1)), "{t}");
+                let overlap = |x: &PlannedBuffer, y: &PlannedBuffer| {
+                    x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes
+                };
+                assert!(overlap(&pa, &pb), "{t}: A and B never live at once share bytes: {plan:?}");
+                assert!(!overlap(&pa, &pc), "{t}: A and C are live at once: {plan:?}");
+                assert_eq!(plan.arena_bytes, pa.bytes.next_multiple_of(64) + pa.bytes, "{t}");
+                assert_eq!(a.any().planned_at(), b.any().planned_at(), "{t}");
+                assert!(plan.excluded.is_empty(), "{t}: {plan:?}");
+            } else {
+                assert!(plan.buffers.is_empty(), "{t}: {plan:?}");
+                assert!([&a, &b, &c].iter().all(|r| r.any().planned_at().is_none()), "{t}");
+            }
+            g.process().unwrap_or_else(|e| panic!("{t}: {e}"));
+            g.process().unwrap_or_else(|e| panic!("{t}: {e}"));
+            if let (Some(p1), Some(p2)) = (p1, p2) {
+                assert!(kinds::planned(t), "{t}: contents are compared for planned kinds");
+                assert_eq!(kinds::contents(&out, None, 0).unwrap().unwrap(), p1, "{t}: out");
+                assert_eq!(kinds::contents(&out2, None, 0).unwrap().unwrap(), p2, "{t}: out2");
+                assert_eq!(kinds::contents(&mid, None, 0).unwrap().unwrap(), p1, "{t}: mid");
+            }
+            covered += 1;
+        }
+        assert_eq!(covered, DataType::ALL.len());
+    }
+
+    /// Every planned kind, pipelined (depth 3, 6 frames of their own contents):
+    /// `in → A → mid → B → out`, with A and B sharing bytes in every frame slot's arena; the
+    /// slots' copies are placed at the plan's offsets in arenas of their own, and each frame's
+    /// output is its own input.
+    #[test]
+    fn pipelined_frames_of_every_planned_kind_have_arenas_of_their_own() {
+        let mut covered = 0;
+        for t in DataType::ALL.into_iter().filter(|t| kinds::planned(*t)) {
+            let ctx = Context::builder()
+                .threads(2)
+                .target(crate::TargetConfig::new("a"))
+                .target(crate::TargetConfig::new("b"))
+                .build()
+                .unwrap();
+            let k = kinds::copy_kernel(&ctx, t);
+            let g = Graph::new(&ctx).unwrap();
+            let (input, mid, out) = (kinds::real(&ctx, t), kinds::real(&ctx, t), kinds::real(&ctx, t));
+            let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+            let n0 = g.add_node(&k, [&input, &a]).unwrap();
+            let n1 = g.add_node(&k, [&a, &mid]).unwrap();
+            let n2 = g.add_node(&k, [&mid, &b]).unwrap();
+            let n3 = g.add_node(&k, [&b, &out]).unwrap();
+            for (n, target) in [(&n0, "a"), (&n1, "b"), (&n2, "a"), (&n3, "b")] {
+                n.set_target(target).unwrap();
+            }
+            let (p_in, p_out) = (g.add_parameter(&n0, 0).unwrap(), g.add_parameter(&n3, 1).unwrap());
+            let ins: Vec<Reference> = (0..3).map(|_| kinds::real(&ctx, t)).collect();
+            let outs: Vec<Reference> = (0..3).map(|_| kinds::real(&ctx, t)).collect();
+            g.set_schedule_config(
+                crate::ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+            )
+            .unwrap();
+            g.verify().unwrap_or_else(|e| panic!("{t}: {e}"));
+            let plan = g.memory_plan().unwrap();
+            let (pa, pb) = (a.any().planned_at().unwrap(), b.any().planned_at().unwrap());
+            assert_eq!(pa, pb, "{t}: A's users reach B's writer through mid: {plan:?}");
+            {
+                let body = g.inner.lock().unwrap();
+                let mut arenas = vec![pa.0];
+                for slot in &body.frames.slots[1..] {
+                    let table = slot.params.read().unwrap();
+                    let (ca, cb) = (table[0][1].clone().unwrap(), table[3][0].clone().unwrap());
+                    assert!(!ca.same_object(&a) && !cb.same_object(&b), "{t}: slot copies");
+                    let (qa, qb) = (ca.any().planned_at().unwrap(), cb.any().planned_at().unwrap());
+                    assert_eq!((qa.1, qb.1), (pa.1, pb.1), "{t}: the plan's offsets");
+                    assert_eq!(qa.0, qb.0);
+                    arenas.push(qa.0);
+                }
+                arenas.sort_unstable();
+                arenas.dedup();
+                assert_eq!(arenas.len(), 3, "{t}: one arena per frame slot");
+            }
+            let frames = 6;
+            let patterns: Vec<Vec<u8>> = (0..frames).map(|f| kinds::pattern(&input, 10 + f).unwrap()).collect();
+            for f in 0..frames as usize {
+                let (i, o) = (&ins[f % 3], &outs[f % 3]);
+                if f >= 3 {
+                    let done = g.dequeue(p_out).unwrap();
+                    done.result.clone().unwrap_or_else(|e| panic!("{t}: {e}"));
+                    assert_eq!(done.frame, (f - 3) as u64);
+                    let got = kinds::contents(&done.reference, None, 0).unwrap().unwrap();
+                    assert_eq!(got, patterns[f - 3], "{t}: frame {}", f - 3);
+                    g.dequeue(p_in).unwrap();
+                }
+                kinds::set_contents(i, None, 0, &patterns[f]).unwrap();
+                g.enqueue(p_in, i).unwrap();
+                g.enqueue(p_out, o).unwrap();
+            }
+            for (f, want) in patterns.iter().enumerate().skip(frames as usize - 3) {
+                let done = g.dequeue(p_out).unwrap();
+                done.result.clone().unwrap_or_else(|e| panic!("{t}: {e}"));
+                assert_eq!(done.frame, f as u64);
+                let got = kinds::contents(&done.reference, None, 0).unwrap().unwrap();
+                assert_eq!(&got, want, "{t}: frame {f}");
+            }
+            g.wait().unwrap();
+            covered += 1;
+        }
+        assert_eq!(covered, DataType::ALL.into_iter().filter(|t| kinds::planned(*t)).count());
+        assert!(covered >= 10);
+    }
+
+    /// Re-verification re-plans other kinds too: a virtual array completed again with a larger
+    /// capacity is placed at its new size (the arena grows), its contents still exact; without a
+    /// plan, each virtual array has a buffer of its own.
+    #[test]
+    fn a_virtual_array_re_completed_larger_is_re_placed_and_no_plan_means_own_buffers() {
+        let array = |ctx: &Context, n: usize| -> Reference {
+            crate::Array::new(ctx, crate::ArrayItemType::Coordinates2d, n).unwrap().into()
+        };
+        let ctx = Context::builder().threads(1).build().unwrap();
+        let k = kinds::copy_kernel(&ctx, DataType::Array);
+        let g = Graph::new(&ctx).unwrap();
+        let (input, out) = (array(&ctx, 4), array(&ctx, 64));
+        let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+        let n0 = g.add_node(&k, [&input, &a]).unwrap();
+        g.add_node(&k, [&a, &b]).unwrap();
+        g.add_node(&k, [&b, &out]).unwrap();
+        g.verify().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.iter().map(|p| p.bytes).collect::<Vec<_>>(), [32, 32], "{plan:?}");
+        assert_eq!(plan.arena_bytes, 64 + 32);
+        // A larger input: both virtual arrays are completed again with capacity 40 (320 bytes).
+        let input = array(&ctx, 40);
+        let p = kinds::pattern(&input, 7).unwrap();
+        kinds::set_contents(&input, None, 0, &p).unwrap();
+        n0.set_parameter(0, input.clone()).unwrap();
+        g.process().unwrap();
+        let plan = g.memory_plan().unwrap();
+        assert_eq!(plan.buffers.iter().map(|p| p.bytes).collect::<Vec<_>>(), [320, 320], "{plan:?}");
+        assert_eq!(plan.arena_bytes, 320_usize.next_multiple_of(64) + 320);
+        assert_sound(&plan);
+        assert_eq!(kinds::contents(&out, None, 0).unwrap().unwrap(), p);
+
+        let ctx = Context::builder().threads(1).memory_plan(false).build().unwrap();
+        let k = kinds::copy_kernel(&ctx, DataType::Array);
+        let g = Graph::new(&ctx).unwrap();
+        let (input, out) = (array(&ctx, 4), array(&ctx, 4));
+        let [a, b] = [(); 2].map(|_| kinds::virtual_like(&g, &input));
+        g.add_node(&k, [&input, &a]).unwrap();
+        g.add_node(&k, [&a, &b]).unwrap();
+        g.add_node(&k, [&b, &out]).unwrap();
+        g.process().unwrap();
+        assert_eq!(g.memory_plan().unwrap(), Default::default());
+        assert!(a.any().planned_at().is_none() && b.any().planned_at().is_none());
     }
 }
