@@ -54,7 +54,7 @@ pub(crate) struct GraphBody {
     pub(super) schedule: Vec<Vec<usize>>,
     /// Nodes rebound to reloaded kernels so far.
     pub(crate) reloads: u64,
-    /// The virtual images' memory plan (pass `memory plan`).
+    /// The memory plan of the virtual objects (pass `memory plan`).
     pub(crate) memory: verify::PlanState,
     /// One kernel scratch arena per executor: crew helper `i` uses `scratch[i]`, the calling
     /// thread the last (pass `scratch arenas`). Empty when no node asked for scratch memory.
