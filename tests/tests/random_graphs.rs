@@ -29,6 +29,11 @@ fn random_graphs_match_the_reference() {
         panic!("{} of {seeds} seeds failed: {}\n\nfirst failure:\n{first}", failures.len(), failed.join(", "));
     }
     assert!(total.pipelined_frames > 0 && total.alias_decisions_checked > 0 && total.plans_checked > 0, "{total}");
+    // Payload chains (issue 28 step 8): the default run draws every kind of the list.
+    assert!(total.payload_chains > 0 && total.payload_digests > 0, "{total}");
+    if seeds >= SEEDS {
+        assert_eq!(total.payload_kinds.count_ones() as usize, vx::DataType::ALL.len(), "{total}");
+    }
 }
 
 #[test]
