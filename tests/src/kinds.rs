@@ -138,10 +138,10 @@ samples! {
         other_virtual: |g| Remap::new_virtual(g, W, H, W / 2, H)
     }
     ObjectArray {
-        sample: |c| ObjectArray::new(c, &Image::new(c, W, H, ImageFormat::U8).unwrap(), 2),
-        virtual: |g| ObjectArray::new_virtual(g, &Image::new(g, W, H, ImageFormat::U8).unwrap(), 2),
-        other: |c| ObjectArray::new(c, &Image::new(c, W, H, ImageFormat::U8).unwrap(), 3),
-        other_virtual: |g| ObjectArray::new_virtual(g, &Image::new(g, W, H, ImageFormat::U8).unwrap(), 3)
+        sample: |c| ObjectArray::new(c, Image::new(c, W, H, ImageFormat::U8).unwrap(), 2),
+        virtual: |g| ObjectArray::new_virtual(g, Image::new(g, W, H, ImageFormat::U8).unwrap(), 2),
+        other: |c| ObjectArray::new(c, Image::new(c, W, H, ImageFormat::U8).unwrap(), 3),
+        other_virtual: |g| ObjectArray::new_virtual(g, Image::new(g, W, H, ImageFormat::U8).unwrap(), 3)
     }
     Tensor {
         sample: |c| Tensor::new(c, &[2, 3, 4], ScalarType::Int8, 0),
@@ -211,7 +211,7 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next draw.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -220,7 +220,7 @@ impl Rng {
     }
     /// `n` drawn bytes.
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next_u64() as u8).collect()
     }
 }
 
@@ -303,6 +303,8 @@ macro_rules! typed {
 /// bodies over `$o` (a `&T` or a `KernelView<T>`).
 macro_rules! same_both_sides {
     ($T:ty, len |$l:ident| $len:expr, read |$o:ident| $read:expr, write |$w:ident, $b:ident| $write:expr $(, random |$ro:ident, $rng:ident| $random:expr)?) => {
+        // `&o` is a `&&T` on the application's side and the `&T` of a `KernelView` on the kernel's.
+        #[allow(clippy::needless_borrow)]
         impl Contents for $T {
             fn read($o: &Self) -> Result<Vec<u8>> { $read }
             fn write($w: &Self, $b: &[u8]) -> Result<()> { $write }
@@ -394,7 +396,7 @@ same_both_sides!(
     b | o.set_value(scalar_value(o.scalar_type(), b)),
     random | o,
     rng | {
-        let small = (rng.next() % 100) as i64 - 50;
+        let small = (rng.next_u64() % 100) as i64 - 50;
         match o.scalar_type() {
             ScalarType::Bool => vec![(small & 1) as u8],
             ScalarType::Float32 => encode(&[small as f32]),
@@ -430,7 +432,7 @@ same_both_sides!(
     },
     random | o,
     rng | {
-        let n = (rng.next() % (o.capacity() as u64 + 1)) as usize;
+        let n = (rng.next_u64() % (o.capacity() as u64 + 1)) as usize;
         let mut out = encode(&[n as u32]);
         out.extend(rng.bytes(n * o.item_size()));
         out.resize(4 + o.capacity() * o.item_size(), 0);
@@ -471,7 +473,7 @@ same_both_sides!(
     rng | {
         let n = o.rows() * o.columns();
         match o.element_type() {
-            ScalarType::Float32 => encode(&(0..n).map(|_| (rng.next() % 1000) as f32).collect::<Vec<_>>()),
+            ScalarType::Float32 => encode(&(0..n).map(|_| (rng.next_u64() % 1000) as f32).collect::<Vec<_>>()),
             t => rng.bytes(n * t.size()),
         }
     }
@@ -526,7 +528,7 @@ same_both_sides!(
     random | _o,
     rng | {
         // In U8 range (the samples' formats), lower <= upper.
-        let mut v: Vec<i64> = (0..5).map(|_| (rng.next() % 256) as i64).collect();
+        let mut v: Vec<i64> = (0..5).map(|_| (rng.next_u64() % 256) as i64).collect();
         if v[1] > v[2] {
             v.swap(1, 2);
         }
@@ -556,7 +558,7 @@ same_both_sides!(
     random | o,
     rng | {
         let n = (o.destination_width() * o.destination_height()) as usize * 2;
-        encode(&(0..n).map(|_| (rng.next() % 64) as f32 / 4.0).collect::<Vec<f32>>())
+        encode(&(0..n).map(|_| (rng.next_u64() % 64) as f32 / 4.0).collect::<Vec<f32>>())
     }
 );
 
@@ -586,7 +588,7 @@ same_both_sides!(
     rng | {
         let n = o.dims().iter().product::<usize>();
         match o.data_type() {
-            Some(ScalarType::Float32) => encode(&(0..n).map(|_| (rng.next() % 1000) as f32).collect::<Vec<_>>()),
+            Some(ScalarType::Float32) => encode(&(0..n).map(|_| (rng.next_u64() % 1000) as f32).collect::<Vec<_>>()),
             t => rng.bytes(n * t.map_or(0, |t| t.size())),
         }
     }

@@ -36,7 +36,7 @@ impl Case {
     }
     fn virtual_(self, ctx: &Context, g: &Graph) -> Reference {
         if self.in_array {
-            ObjectArray::new_virtual(g, &sample(ctx, self.kind), 2).unwrap().into()
+            ObjectArray::new_virtual(g, sample(ctx, self.kind), 2).unwrap().into()
         } else {
             sample_virtual(g, self.kind)
         }
@@ -269,7 +269,7 @@ fn fixed() {
         let input = case.real(&ctx);
         let other = if case.in_array {
             // An object array of another count: the array's own meta data.
-            ObjectArray::new_virtual(&g, &sample(&ctx, case.kind), 3).unwrap().into()
+            ObjectArray::new_virtual(&g, sample(&ctx, case.kind), 3).unwrap().into()
         } else {
             sample_other_virtual(&g, case.kind)
         };

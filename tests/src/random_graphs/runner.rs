@@ -252,8 +252,8 @@ impl Runner {
         Ok(match (chain.in_array, virtual_) {
             (false, false) => kinds::sample(&self.ctx, chain.kind),
             (false, true) => kinds::sample_virtual(&self.graph, chain.kind),
-            (true, false) => ObjectArray::new(&self.ctx, &kinds::sample(&self.ctx, chain.kind), 2)?.into(),
-            (true, true) => ObjectArray::new_virtual(&self.graph, &kinds::sample(&self.ctx, chain.kind), 2)?.into(),
+            (true, false) => ObjectArray::new(&self.ctx, kinds::sample(&self.ctx, chain.kind), 2)?.into(),
+            (true, true) => ObjectArray::new_virtual(&self.graph, kinds::sample(&self.ctx, chain.kind), 2)?.into(),
         })
     }
 
