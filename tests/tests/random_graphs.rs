@@ -6,7 +6,7 @@
 
 use vx_tests::random_graphs::{Failure, Stats, run_seed};
 
-/// Seeds of the default run (debug build: about 20 s on 2 cores); `VX_RANDOM_SEEDS=N` changes it
+/// Seeds of the default run (debug build: about 35 s on 2 cores, payload chains included); `VX_RANDOM_SEEDS=N` changes it
 /// (`.ci/run` runs fewer under ThreadSanitizer).
 const SEEDS: u64 = 1000;
 
