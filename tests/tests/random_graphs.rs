@@ -6,8 +6,8 @@
 
 use vx_tests::random_graphs::{Failure, Stats, run_seed};
 
-/// Seeds of the default run (debug build: about 35 s on 2 cores, payload chains included); `VX_RANDOM_SEEDS=N` changes it
-/// (`.ci/run` runs fewer under ThreadSanitizer).
+/// Seeds of the default run (debug build: about 35 s on 2 cores, payload chains included);
+/// `VX_RANDOM_SEEDS=N` changes it (`.ci/run` runs fewer under ThreadSanitizer).
 const SEEDS: u64 = 1000;
 
 #[test]
