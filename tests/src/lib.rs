@@ -5,6 +5,7 @@
 //! (`target/test-modules`) so the outer build is never blocked; each feature variant is built once
 //! per test process and copied out under a name of its own.
 
+pub mod kinds;
 pub mod random_graphs;
 
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 
 use vx_tests::random_graphs::{Failure, Stats, run_seed};
 
-/// Seeds of the default run (debug build: about 20 s on 2 cores); `VX_RANDOM_SEEDS=N` changes it
-/// (`.ci/run` runs fewer under ThreadSanitizer).
+/// Seeds of the default run (debug build: about 35 s on 2 cores, payload chains included);
+/// `VX_RANDOM_SEEDS=N` changes it (`.ci/run` runs fewer under ThreadSanitizer).
 const SEEDS: u64 = 1000;
 
 #[test]
@@ -29,6 +29,11 @@ fn random_graphs_match_the_reference() {
         panic!("{} of {seeds} seeds failed: {}\n\nfirst failure:\n{first}", failures.len(), failed.join(", "));
     }
     assert!(total.pipelined_frames > 0 && total.alias_decisions_checked > 0 && total.plans_checked > 0, "{total}");
+    // Payload chains (issue 28 step 8): the default run draws every kind of the list.
+    assert!(total.payload_chains > 0 && total.payload_digests > 0, "{total}");
+    if seeds >= SEEDS {
+        assert_eq!(total.payload_kinds.count_ones() as usize, vx::DataType::ALL.len(), "{total}");
+    }
 }
 
 #[test]

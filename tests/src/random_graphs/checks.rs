@@ -126,17 +126,40 @@ fn find(parent: &mut [usize], x: usize) -> usize {
 /// guarantees (all accesses of one before all accesses of the other; outside queue modes, the
 /// level-by-level schedule orders too unless `strict`); each buffer's levels the first and last
 /// level of the nodes using it.
+///
+/// `payloads`: the names of each payload chain's objects, input first (`spec.payloads`): a
+/// planned one must be one of its virtual intermediates, alone in its buffer, and ordered against
+/// every buffer it overlaps like an image (the chain's copy nodes come after the image nodes in
+/// the bit masks, node `k` of a chain at schedule level `k`). A payload's virtual object need not
+/// be planned (the plan covers images; other kinds as the memory plan grows).
 pub fn memory_plan(
     spec: &GraphSpec,
     plan: &MemoryPlan,
     decisions: &[AliasDecision],
     strict: bool,
+    payloads: &[Vec<String>],
 ) -> Result<(), String> {
     if !spec.memory_plan {
         return if plan.buffers.is_empty() { Ok(()) } else { Err(format!("memory plan off, yet a plan: {plan:?}")) };
     }
     let used = spec.used_images();
     let by_name: HashMap<&str, ImgId> = used.iter().map(|&i| (spec.images[i].name.as_str(), i)).collect();
+    // Payload objects by name: (chain, position), and the chains' copy nodes as node indices after
+    // the image nodes.
+    let payload_at: HashMap<&str, (usize, usize)> = payloads
+        .iter()
+        .enumerate()
+        .flat_map(|(p, names)| names.iter().enumerate().map(move |(j, n)| (n.as_str(), (p, j))))
+        .collect();
+    let mut base = Vec::new();
+    let mut total = spec.nodes.len();
+    for p in &spec.payloads {
+        base.push(total);
+        total += p.copies();
+    }
+    if total > 64 {
+        return Err(format!("{total} nodes: more than the checker's 64-bit masks hold"));
+    }
     // Alias groups from the decisions.
     let mut parent: Vec<usize> = (0..spec.images.len()).collect();
     let nodes = node_by_name(spec);
@@ -162,6 +185,16 @@ pub fn memory_plan(
         }
         let mut group = None;
         for name in &b.objects {
+            if let Some(&(p, j)) = payload_at.get(name.as_str()) {
+                let chain = &spec.payloads[p];
+                if j == 0 || j > chain.virtual_mid.len() || !chain.virtual_mid[j - 1] {
+                    return Err(format!("planned payload object '{name}' ({}) is not virtual: {b:?}", chain.label()));
+                }
+                if b.objects.len() != 1 {
+                    return Err(format!("payload object '{name}' ({}) shares a buffer: {b:?}", chain.label()));
+                }
+                continue;
+            }
             let Some(&img) = by_name.get(name.as_str()) else {
                 return Err(format!("planned object '{name}' is no image of the graph: {b:?}"));
             };
@@ -182,6 +215,9 @@ pub fn memory_plan(
         }
     }
     for (name, why) in &plan.excluded {
+        if payload_at.contains_key(name.as_str()) {
+            continue;
+        }
         match by_name.get(name.as_str()) {
             Some(&img) if planned.contains_key(&img) => {
                 return Err(format!("'{name}' both planned and excluded ({why})"));
@@ -210,12 +246,43 @@ pub fn memory_plan(
     if plan.lower_bound_bytes > plan.arena_bytes {
         return Err(format!("lower bound {} above the arena {}", plan.lower_bound_bytes, plan.arena_bytes));
     }
-    // Overlapping buffers must be ordered.
-    let order = spec.happens_before(strict);
-    let level = spec.levels();
+    // Overlapping buffers must be ordered (payload nodes included).
+    let mut order = spec.happens_before(strict);
+    let mut level = spec.levels();
+    order.resize(total, 0);
+    level.resize(total, 0);
+    for (p, chain) in spec.payloads.iter().enumerate() {
+        for k in 0..chain.copies() {
+            level[base[p] + k] = k;
+            for later in k + 1..chain.copies() {
+                order[base[p] + k] |= 1 << (base[p] + later);
+            }
+        }
+    }
+    if !strict && !spec.pipelined() {
+        let nodes: Vec<usize> = spec.live().chain(spec.nodes.len()..total).collect();
+        for &n in &nodes {
+            for &m in &nodes {
+                if level[n] < level[m] {
+                    order[n] |= 1 << m;
+                }
+            }
+        }
+    }
+    let node_name = |n: usize| -> String {
+        match base.iter().rposition(|&b| b <= n) {
+            Some(p) if n >= spec.nodes.len() => format!("p{p}_copy{}", n - base[p]),
+            _ => spec.nodes[n].name.clone(),
+        }
+    };
     let access = |b: &vx::PlannedBuffer| -> u64 {
         let mut m = 0u64;
         for name in &b.objects {
+            if let Some(&(p, j)) = payload_at.get(name.as_str()) {
+                // Written by copy node j - 1, read by copy node j (j is an intermediate).
+                m |= (1 << (base[p] + j - 1)) | (1 << (base[p] + j));
+                continue;
+            }
             let img = by_name[name.as_str()];
             for n in spec.writer(img).into_iter().chain(spec.readers(img)) {
                 m |= 1 << n;
@@ -243,9 +310,8 @@ pub fn memory_plan(
             if x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes {
                 let (ax, ay) = (access(x), access(y));
                 if !before(ax, ay) && !before(ay, ax) {
-                    let names = |m: u64| -> Vec<&str> {
-                        (0..64).filter(|&n| m & (1 << n) != 0).map(|n| spec.nodes[n].name.as_str()).collect()
-                    };
+                    let names =
+                        |m: u64| -> Vec<String> { (0..64).filter(|&n| m & (1 << n) != 0).map(node_name).collect() };
                     return Err(format!(
                         "buffers {:?} (bytes {}..{}, used by {:?}) and {:?} (bytes {}..{}, used by {:?}) overlap, \
                          but nothing orders their accesses ({}): a node of one may run while a node of the \

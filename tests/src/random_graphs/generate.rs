@@ -261,6 +261,7 @@ pub fn generate(seed: u64) -> GraphSpec {
         explicit_verify: rng.chance(1, 2),
         steps: rng.range(0, 3) as usize,
         illegal: None,
+        payloads: Vec::new(),
     };
     let mut g = Gen { rng, spec, readable: Vec::new(), slots: Vec::new() };
     let (w, h) = base_size(&mut g.rng);
@@ -285,7 +286,37 @@ pub fn generate(seed: u64) -> GraphSpec {
         queues(&mut g);
     }
     g.spec.illegal = illegal(&mut g);
+    g.spec.payloads = payloads(&g.spec);
     g.spec
+}
+
+/// Payload chains for half the graphs, from a stream of their own (stream 3: the generator's
+/// images use 1, the runner's steps 2), so a seed's images are those it had without payloads.
+fn payloads(spec: &GraphSpec) -> Vec<PayloadSpec> {
+    let mut rng = Rng::new(spec.seed, 3);
+    if !rng.chance(1, 2) {
+        return Vec::new();
+    }
+    let kinds = vx::DataType::ALL;
+    (0..rng.range(1, 2))
+        .map(|_| {
+            let kind = *rng.pick(&kinds);
+            let in_array = kind != vx::DataType::ObjectArray && rng.chance(1, 4);
+            let copies = rng.range(1, 4) as usize;
+            let virtual_mid = (1..copies).map(|_| rng.chance(2, 3)).collect();
+            let targets = (0..copies)
+                .map(|_| {
+                    if !spec.targets.is_empty() && rng.chance(1, 2) {
+                        Some(rng.pick(&spec.targets).0.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            let queued = spec.pipelined() && rng.chance(1, 2);
+            PayloadSpec { kind, in_array, virtual_mid, targets, queued }
+        })
+        .collect()
 }
 
 /// Queue the first input and one or two plain real outputs (made real if there is none).

@@ -3,7 +3,10 @@
 //! twice in a node, ROI inputs and outputs, alias hints legal and illegal, tiling and plain user
 //! kernels, 1–4 threads, 0–2 targets, pipelined a third of the time, memory plan and aliasing on
 //! and off, re-verification steps, illegal constructs), run in vx-rs and compared pixel by pixel
-//! with an independent reference interpreter written from the specs.
+//! with an independent reference interpreter written from the specs. Half the graphs also carry
+//! payload chains (issue 28 step 8): an object of any kind of `DataType::ALL`, or an object array
+//! of one, copied through 1–4 generic copy nodes over real and virtual intermediates, queued or
+//! shared in pipelined runs, compared by content digest frame by frame.
 //!
 //! [`run_seed`] runs one seed on a thread of its own under `catch_unwind` and a watchdog: a panic
 //! or a hang is a failure like a wrong pixel. Module reloads between frames are simulated in
@@ -50,6 +53,12 @@ pub struct Stats {
     pub reloads: u64,
     /// Output pixels compared.
     pub pixels_compared: u64,
+    /// Payload chains built (issue 28 step 8).
+    pub payload_chains: u64,
+    /// The kinds they carried (bit `i`: `DataType::ALL[i]`).
+    pub payload_kinds: u64,
+    /// Payload digests compared with the reference's.
+    pub payload_digests: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -63,6 +72,9 @@ impl std::ops::AddAssign for Stats {
         self.steps += o.steps;
         self.reloads += o.reloads;
         self.pixels_compared += o.pixels_compared;
+        self.payload_chains += o.payload_chains;
+        self.payload_kinds |= o.payload_kinds;
+        self.payload_digests += o.payload_digests;
     }
 }
 
@@ -71,7 +83,8 @@ impl fmt::Display for Stats {
         write!(
             f,
             "{} graphs, {} frames ({} pipelined), {} alias decisions checked, {} memory plans checked, \
-             {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared",
+             {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared, \
+             {} payload chains ({} of {} kinds), {} payload digests compared",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -80,7 +93,11 @@ impl fmt::Display for Stats {
             self.illegal_refused,
             self.steps,
             self.reloads,
-            self.pixels_compared
+            self.pixels_compared,
+            self.payload_chains,
+            self.payload_kinds.count_ones(),
+            vx::DataType::ALL.len(),
+            self.payload_digests
         )
     }
 }

@@ -201,3 +201,10 @@ pub fn eval(
     }
     state
 }
+
+/// A payload chain's objects as the reference sees them: digests (`vx_tests::kinds::digest`). A
+/// copy node gives its output the contents of its input, so every object of the chain (the
+/// intermediates, the output) holds the input's digest of the frame.
+pub fn payload(chain: &PayloadSpec, input: u64) -> Vec<u64> {
+    vec![input; chain.copies() + 1]
+}

@@ -12,6 +12,7 @@ use super::reference::{self, Plane, processed};
 use super::rng::{self, Rng};
 use super::spec::*;
 use super::{Options, Progress, Stats};
+use crate::kinds;
 
 /// Why a seed failed: where (the step) and what.
 #[derive(Debug)]
@@ -39,6 +40,23 @@ fn fail<T>(step: &str, what: String) -> R<T> {
     Err(Fail { step: step.to_string(), what })
 }
 
+/// A payload chain built in vx-rs.
+struct LivePayload {
+    /// Input, intermediates, output.
+    objects: Vec<Reference>,
+    /// The copy nodes.
+    nodes: Vec<Node>,
+    /// Queued (pipelined): the input's and the output's graph parameters and references.
+    queues: Option<PayloadQueues>,
+}
+
+struct PayloadQueues {
+    gp_in: u32,
+    gp_out: u32,
+    ins: Vec<Reference>,
+    outs: Vec<Reference>,
+}
+
 struct LiveQueue {
     gparam: u32,
     img: ImgId,
@@ -62,6 +80,9 @@ pub struct Runner {
     keys: std::collections::HashMap<usize, u64>,
     shared: Arc<Shared>,
     queues: Vec<LiveQueue>,
+    payloads: Vec<LivePayload>,
+    /// The generic copy kernel of each data type (payload chains).
+    copy_kernels: std::collections::HashMap<DataType, Kernel>,
     /// Graph parameters added by replacement steps: (node, parameter) → graph parameter.
     gparams: Vec<((usize, u32), u32)>,
     /// The reference state after the last sequential frame (pixels carried to the next).
@@ -200,6 +221,8 @@ impl Runner {
             keys: Default::default(),
             shared: Arc::default(),
             queues: Vec::new(),
+            payloads: Vec::new(),
+            copy_kernels: Default::default(),
             gparams: Vec::new(),
             carry: None,
             key: 0,
@@ -216,7 +239,118 @@ impl Runner {
         for n in 0..r.spec.nodes.len() {
             r.create_node(n).at("build", &format!("creating node {}", r.spec.nodes[n].name))?;
         }
+        for p in 0..r.spec.payloads.len() {
+            let label = format!("creating payload p{p} ({})", r.spec.payloads[p].label());
+            r.create_payload(p).at("build", &label)?;
+        }
         Ok(r)
+    }
+
+    /// An object of payload chain `p`'s type: real, or virtual in the graph.
+    fn payload_object(&self, p: usize, virtual_: bool) -> Result<Reference> {
+        let chain = &self.spec.payloads[p];
+        Ok(match (chain.in_array, virtual_) {
+            (false, false) => kinds::sample(&self.ctx, chain.kind),
+            (false, true) => kinds::sample_virtual(&self.graph, chain.kind),
+            (true, false) => ObjectArray::new(&self.ctx, kinds::sample(&self.ctx, chain.kind), 2)?.into(),
+            (true, true) => ObjectArray::new_virtual(&self.graph, kinds::sample(&self.ctx, chain.kind), 2)?.into(),
+        })
+    }
+
+    /// Objects, copy kernel and copy nodes of payload chain `p`.
+    fn create_payload(&mut self, p: usize) -> Result<()> {
+        let chain = self.spec.payloads[p].clone();
+        let t = chain.data_type();
+        let kernel = match self.copy_kernels.get(&t) {
+            Some(k) => k.clone(),
+            None => {
+                let name = format!("rg{}.payload_copy.{:#x}", self.spec.seed, t.code());
+                let k = kinds::copy_kernel(&self.ctx, &name, t)?;
+                self.copy_kernels.insert(t, k.clone());
+                k
+            }
+        };
+        let mut objects = vec![self.payload_object(p, false)?];
+        for &v in &chain.virtual_mid {
+            objects.push(self.payload_object(p, v)?);
+        }
+        objects.push(self.payload_object(p, false)?);
+        let mut nodes = Vec::new();
+        for k in 0..chain.copies() {
+            let node = self.graph.add_node(&kernel, [objects[k].clone(), objects[k + 1].clone()])?;
+            node.set_name(&format!("p{p}_copy{k}"))?;
+            if let Some(t) = &chain.targets[k] {
+                node.set_target(t)?;
+            }
+            nodes.push(node);
+        }
+        self.payloads.push(LivePayload { objects, nodes, queues: None });
+        self.stats.payload_chains += 1;
+        let index = DataType::ALL.iter().position(|&k| k == chain.kind).expect("a listed kind");
+        self.stats.payload_kinds |= 1 << index;
+        Ok(())
+    }
+
+    /// The seed of payload chain `p`'s input contents in frame `key`.
+    fn payload_seed(&self, p: usize, key: u64) -> u64 {
+        rng::mix(self.spec.seed ^ rng::mix(((p as u64) << 40) ^ key ^ 0x7061_796C))
+    }
+
+    /// Fill the (shared) input of every payload chain but the queued ones for frame `key`: the
+    /// digests the reference gives each chain's objects.
+    fn fill_payloads(&self, label: &str, key: u64) -> R<Vec<Vec<u64>>> {
+        let mut wants = Vec::new();
+        for (p, live) in self.payloads.iter().enumerate() {
+            let chain = &self.spec.payloads[p];
+            if live.queues.is_some() {
+                wants.push(Vec::new());
+                continue;
+            }
+            let d = kinds::fill(&live.objects[0], self.payload_seed(p, key))
+                .at(label, &format!("filling payload p{p} ({})", chain.label()))?;
+            wants.push(reference::payload(chain, d));
+        }
+        Ok(wants)
+    }
+
+    /// Compare the real objects of every payload chain with `wants` (the reference's digests; a
+    /// chain without is skipped); queued chains only when `queued_too`, and then not their input
+    /// and output (the queues' references are compared as they are dequeued).
+    fn check_payloads(&mut self, label: &str, wants: &[Vec<u64>], queued_too: bool) -> R<()> {
+        for (p, live) in self.payloads.iter().enumerate() {
+            let chain = &self.spec.payloads[p];
+            let queued = live.queues.is_some();
+            if queued && !queued_too || wants[p].is_empty() {
+                continue;
+            }
+            for (j, o) in live.objects.iter().enumerate() {
+                let end = j == 0 || j == live.objects.len() - 1;
+                if o.is_virtual() || queued && end {
+                    continue;
+                }
+                let got = kinds::digest(o).at(label, &format!("reading payload p{p} ({})", chain.label()))?;
+                if got != wants[p][j] {
+                    return fail(
+                        label,
+                        format!(
+                            "payload p{p} ({}, {} copy node(s)): object {j} ('{}') holds other contents than the \
+                             chain's input (digest {got:#x}, want {:#x})",
+                            chain.label(),
+                            chain.copies(),
+                            o.name(),
+                            wants[p][j]
+                        ),
+                    );
+                }
+                self.stats.payload_digests += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of each payload chain's objects, input first (for the memory plan check).
+    fn payload_names(&self) -> Vec<Vec<String>> {
+        self.payloads.iter().map(|l| l.objects.iter().map(Reference::name).collect()).collect()
     }
 
     /// The whole scenario of the seed.
@@ -258,6 +392,23 @@ impl Runner {
             }
             config = config.queue(gparam, refs.clone());
             self.queues.push(LiveQueue { gparam, img: q.img, refs, input: im.kind == ImgKind::Input });
+        }
+        for p in 0..self.payloads.len() {
+            if !self.spec.payloads[p].queued {
+                continue;
+            }
+            let label = format!("queues of payload p{p} ({})", self.spec.payloads[p].label());
+            let (first, last) =
+                (self.payloads[p].nodes[0].clone(), self.payloads[p].nodes.last().expect("a node").clone());
+            let gp_in = self.graph.add_parameter(&first, 0).at(&label, "Graph::add_parameter")?;
+            let gp_out = self.graph.add_parameter(&last, 1).at(&label, "Graph::add_parameter")?;
+            let (mut ins, mut outs) = (Vec::new(), Vec::new());
+            for _ in 0..depth {
+                ins.push(self.payload_object(p, false).at(&label, "a queued reference")?);
+                outs.push(self.payload_object(p, false).at(&label, "a queued reference")?);
+            }
+            config = config.queue(gp_in, ins.clone()).queue(gp_out, outs.clone());
+            self.payloads[p].queues = Some(PayloadQueues { gp_in, gp_out, ins, outs });
         }
         if self.spec.illegal == Some(Illegal::BadQueue) {
             self.bad_queue()?;
@@ -395,7 +546,7 @@ impl Runner {
             Err(e) => return fail(label, e),
         }
         let plan = self.graph.memory_plan().at(label, "Graph::memory_plan")?;
-        checks::memory_plan(&self.spec, &plan, &decisions, self.strict)
+        checks::memory_plan(&self.spec, &plan, &decisions, self.strict, &self.payload_names())
             .map_err(|e| Fail { step: label.to_string(), what: format!("memory plan: {e}\n  plan: {plan:?}") })?;
         self.stats.plans_checked += 1;
         Ok(())
@@ -411,6 +562,7 @@ impl Runner {
             for f in 0..frames {
                 self.key += 1;
                 let fl = format!("{label}, frame {f}");
+                let payload_wants = self.fill_payloads(&fl, self.key)?;
                 for r in self.input_roots() {
                     let im = &self.spec.images[r];
                     self.image(r)
@@ -439,6 +591,7 @@ impl Runner {
                     self.compare(&fl, r, &got, &state.roots[&r])?;
                     self.stats.pixels_compared += got.len() as u64;
                 }
+                self.check_payloads(&fl, &payload_wants, true)?;
                 self.carry = Some(state);
                 self.stats.frames += 1;
             }
@@ -457,13 +610,28 @@ impl Runner {
             let im = &self.spec.images[r];
             self.image(r).copy_from(Rect::full(im.w, im.h), 0, &self.content(r, base)).at(label, "copy_from")?;
         }
+        let shared_wants = self.fill_payloads(label, base)?;
         let mut free: Vec<VecDeque<usize>> = self.queues.iter().map(|q| (0..q.refs.len()).collect()).collect();
-        let mut in_flight: VecDeque<(u64, Vec<usize>)> = VecDeque::new();
+        // Free references of each queued payload chain (none for the others).
+        let mut pfree: Vec<VecDeque<usize>> = self
+            .payloads
+            .iter()
+            .map(|l| l.queues.as_ref().map(|q| (0..q.ins.len()).collect()).unwrap_or_default())
+            .collect();
+        let queued_payloads: Vec<usize> =
+            (0..self.payloads.len()).filter(|&p| self.payloads[p].queues.is_some()).collect();
+        // Per frame: key, image queue references, and per queued payload (reference, want digests).
+        type Flight = (u64, Vec<usize>, Vec<(usize, Vec<u64>)>);
+        let mut in_flight: VecDeque<Flight> = VecDeque::new();
+        let mut last_payload_wants: Vec<Vec<u64>> = vec![Vec::new(); self.payloads.len()];
         let (mut next, mut done) = (0usize, 0usize);
         let mut last_key = base;
         while done < frames {
             let mut admitted = false;
-            while next < frames && free.iter().all(|f| !f.is_empty()) {
+            while next < frames
+                && free.iter().all(|f| !f.is_empty())
+                && queued_payloads.iter().all(|&p| !pfree[p].is_empty())
+            {
                 self.key += 1;
                 let key = self.key;
                 let fl = format!("{label}, enqueue frame {next}");
@@ -479,14 +647,25 @@ impl Runner {
                     self.graph.enqueue(q.gparam, &q.refs[idx]).at(&fl, "Graph::enqueue")?;
                     idxs.push(idx);
                 }
-                in_flight.push_back((key, idxs));
+                let mut pidx = Vec::new();
+                for &p in &queued_payloads {
+                    let idx = pfree[p].pop_front().expect("free");
+                    let q = self.payloads[p].queues.as_ref().expect("queued");
+                    let chain = &self.spec.payloads[p];
+                    let d = kinds::fill(&q.ins[idx], self.payload_seed(p, key))
+                        .at(&fl, &format!("filling payload p{p} ({})", chain.label()))?;
+                    self.graph.enqueue(q.gp_in, &q.ins[idx]).at(&fl, "Graph::enqueue (payload input)")?;
+                    self.graph.enqueue(q.gp_out, &q.outs[idx]).at(&fl, "Graph::enqueue (payload output)")?;
+                    pidx.push((idx, reference::payload(chain, d)));
+                }
+                in_flight.push_back((key, idxs, pidx));
                 next += 1;
                 admitted = true;
             }
             if manual && admitted {
                 self.graph.schedule().at(label, "Graph::schedule (manual mode)")?;
             }
-            let (key, idxs) = in_flight.pop_front().expect("a frame in flight");
+            let (key, idxs, pidx) = in_flight.pop_front().expect("a frame in flight");
             let fl = format!("{label}, frame {done} (pipelined frame number {})", self.frame_no);
             let queued_inputs: Vec<ImgId> = self.queues.iter().filter(|q| q.input).map(|q| q.img).collect();
             let state = reference::eval(
@@ -533,6 +712,41 @@ impl Runner {
                 }
                 free[qi].push_back(idxs[qi]);
             }
+            for (&p, (idx, want)) in queued_payloads.iter().zip(pidx) {
+                let q = self.payloads[p].queues.as_ref().expect("queued");
+                let chain = &self.spec.payloads[p];
+                let what = format!("payload p{p} ({}, {} copy node(s))", chain.label(), chain.copies());
+                for (gp, refs, input) in [(q.gp_out, &q.outs, false), (q.gp_in, &q.ins, true)] {
+                    let d = self.graph.dequeue(gp).at(&fl, &format!("Graph::dequeue of {what}"))?;
+                    if d.frame != self.frame_no {
+                        return fail(&fl, format!("{what}: dequeued frame number {}, want {}", d.frame, self.frame_no));
+                    }
+                    if let Err(e) = &d.result {
+                        return fail(&fl, format!("{what}: the frame failed on a legal graph: {e}"));
+                    }
+                    if !d.reference.same_object(&refs[idx]) {
+                        return fail(
+                            &fl,
+                            format!("{what}: dequeued {}, want {} (FIFO)", d.reference.name(), refs[idx].name()),
+                        );
+                    }
+                    let got = kinds::digest(&d.reference).at(&fl, &format!("reading {what}"))?;
+                    let j = if input { 0 } else { want.len() - 1 };
+                    if got != want[j] {
+                        return fail(
+                            &fl,
+                            format!(
+                                "{what}: the dequeued {} holds other contents than the frame's input (digest {got:#x}, want {:#x})",
+                                if input { "input" } else { "output" },
+                                want[j]
+                            ),
+                        );
+                    }
+                    self.stats.payload_digests += 1;
+                }
+                last_payload_wants[p] = want;
+                pfree[p].push_back(idx);
+            }
             self.frame_no += 1;
             done += 1;
             last_key = key;
@@ -554,6 +768,9 @@ impl Runner {
             let got = self.read(&fl, self.image(r))?;
             self.compare(&fl, r, &got, &state.roots[&r])?;
         }
+        // Shared payload chains hold their input; queued ones' real intermediates the last frame's.
+        self.check_payloads(&fl, &shared_wants, false)?;
+        self.check_payloads(&fl, &last_payload_wants, true)?;
         Ok(())
     }
 

@@ -298,6 +298,40 @@ pub enum Illegal {
     BadQueue,
 }
 
+/// A payload chain (issue 28 step 8): an object of a kind drawn from `DataType::ALL` (or an
+/// object array of it), copied from a real input through `copies` generic copy nodes
+/// (`vx_tests::kinds::copy_kernel`) into a real output, beside the graph's images. The reference
+/// models it by its digest: every object of the chain holds the input's contents.
+#[derive(Clone, Debug)]
+pub struct PayloadSpec {
+    /// The kind.
+    pub kind: vx::DataType,
+    /// The chain's objects are object arrays (2 items) of `kind`.
+    pub in_array: bool,
+    /// Whether each intermediate object (between copy `k` and `k + 1`) is virtual
+    /// (`copies - 1` of them).
+    pub virtual_mid: Vec<bool>,
+    /// Each copy node's target (`None`: default placement).
+    pub targets: Vec<Option<String>>,
+    /// Pipelined graphs: the input and the output are queued graph parameters (else shared).
+    pub queued: bool,
+}
+
+impl PayloadSpec {
+    /// Copy nodes.
+    pub fn copies(&self) -> usize {
+        self.virtual_mid.len() + 1
+    }
+    /// The data type of the chain's objects.
+    pub fn data_type(&self) -> vx::DataType {
+        if self.in_array { vx::DataType::ObjectArray } else { self.kind }
+    }
+    /// How messages name it: the kind's label.
+    pub fn label(&self) -> String {
+        if self.in_array { format!("object array of {}", self.kind) } else { self.kind.to_string() }
+    }
+}
+
 /// One random graph and how to run it.
 #[derive(Clone, Debug)]
 pub struct GraphSpec {
@@ -331,6 +365,9 @@ pub struct GraphSpec {
     pub steps: usize,
     /// An illegal construct to try.
     pub illegal: Option<Illegal>,
+    /// Payload chains (drawn from a stream of their own: the images are those of the seed
+    /// without them).
+    pub payloads: Vec<PayloadSpec>,
 }
 
 impl GraphSpec {
@@ -545,6 +582,19 @@ impl fmt::Display for GraphSpec {
                 ins.join(", "),
                 self.img_label(n.output),
                 extra.join("; ")
+            )?;
+        }
+        for (i, p) in self.payloads.iter().enumerate() {
+            let mids: Vec<&str> = p.virtual_mid.iter().map(|&v| if v { "virtual" } else { "real" }).collect();
+            let targets: Vec<String> = p.targets.iter().map(|t| t.clone().unwrap_or_else(|| "-".into())).collect();
+            writeln!(
+                f,
+                "  payload p{i}: {} through {} copy node(s), intermediates [{}], targets [{}]{}",
+                p.label(),
+                p.copies(),
+                mids.join(", "),
+                targets.join(", "),
+                if p.queued { ", input and output queued" } else { "" }
             )?;
         }
         for q in &self.queues {

@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::data::buffer::{SharedBuffer, WHOLE};
 use crate::data::items::{ArrayItem, ArrayItemType};
+use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::wire::{AttrValue, code, scalar_type, size};
@@ -394,5 +395,21 @@ impl Array {
     /// `vxTruncateArray`.
     pub fn truncate(&self, n: usize) -> Result<()> {
         self.truncate_impl(n, Access::Application)
+    }
+}
+
+impl KernelView<'_, Array> {
+    /// As [`Array::add_items`], from a kernel of the object's graph (an object-array item, virtual
+    /// or not: `ProcessContext::array` serves a parameter).
+    pub fn add_items<T: ArrayItem>(&self, items: &[T]) -> Result<()> {
+        self.object.add_items_impl(items, Access::Kernel)
+    }
+    /// As [`Array::read_items`].
+    pub fn read_items<T: ArrayItem>(&self) -> Result<Vec<T>> {
+        self.object.read_items_impl(Access::Kernel)
+    }
+    /// As [`Array::truncate`].
+    pub fn truncate(&self, n: usize) -> Result<()> {
+        self.object.truncate_impl(n, Access::Kernel)
     }
 }
