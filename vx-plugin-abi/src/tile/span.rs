@@ -28,8 +28,10 @@ impl<'a, T: TilePixel> Tile<'a, T> {
     pub fn as_slice(&self) -> Option<&'a [T]> {
         let d = self.d;
         let r = &d.readable;
-        let rows_readable =
-            r.start_x == 0 && r.end_x >= d.width && r.start_y <= d.tile_y && r.end_y >= d.tile_y + d.height;
+        let rows_readable = r.start_x <= d.tile_x
+            && r.end_x >= d.tile_x + d.width
+            && r.start_y <= d.tile_y
+            && r.end_y >= d.tile_y + d.height;
         if self.is_aliased() || !adjacent::<T>(d) || !rows_readable {
             return None;
         }
