@@ -7,7 +7,9 @@
 //! busy time (the sum over the threads that ran its tiles) into a moving average, and its wall time
 //! alone or together; once both were timed, sharing continues only while together was faster. The first run of
 //! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
-//! anyway one run in [`EXPLORE_EVERY`], so the join estimate follows the machine (helpers that now
+//! anyway one run in [`EXPLORE_EVERY`], and a node kept together runs alone one run in as many (a
+//! run alone that was slow by accident — preempted — must not keep it sharing on a stale
+//! average), so the estimates follow the machine (helpers that now
 //! spin between frames join in a microsecond; parked ones on a VM take 50–300 µs). Splitting never
 //! costs the caller more than the publication of the job: the caller starts on the tiles at once
 //! and finishes them alone if no helper comes (`shared::crew`).
@@ -52,6 +54,8 @@ pub(super) struct Split {
     together_ns: AtomicU64,
     /// Runs the model kept alone (for exploring).
     kept_alone: AtomicU32,
+    /// Runs the model kept together (for exploring).
+    kept_together: AtomicU32,
 }
 
 impl Split {
@@ -64,6 +68,7 @@ impl Split {
             alone_ns: AtomicU64::new(0),
             together_ns: AtomicU64::new(0),
             kept_alone: AtomicU32::new(0),
+            kept_together: AtomicU32::new(0),
         }
     }
 
@@ -89,7 +94,14 @@ impl Split {
         let (alone, together) = (self.alone_ns.load(Ordering::Relaxed), self.together_ns.load(Ordering::Relaxed));
         let together_pays = together == 0 || alone == 0 || together < alone;
         if per_thread > join && together_pays {
-            return Decision::Together;
+            // Kept together by the model: alone again once in a while, so a slow run alone (a
+            // preempted one) cannot keep the node sharing for good on a stale average.
+            let n = self.kept_together.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+            return if n.is_multiple_of(EXPLORE_EVERY) {
+                Decision::Alone { measure: true }
+            } else {
+                Decision::Together
+            };
         }
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         if n.is_multiple_of(EXPLORE_EVERY) { Decision::Together } else { Decision::Alone { measure: true } }
@@ -159,6 +171,22 @@ mod tests {
             s.note_together(110 * US, 60 * US);
         }
         assert_eq!(s.decide(US), Decision::Together);
+    }
+
+    #[test]
+    fn a_node_kept_sharing_runs_alone_once_in_a_while_and_a_slow_alone_run_does_not_stick() {
+        let s = Split::new(true, true, 2);
+        // One run alone preempted (1 ms); together 30 µs: sharing pays on those averages.
+        s.note_alone(1000 * US);
+        s.note_together(40 * US, 30 * US);
+        let alone = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Alone { measure: true }).count();
+        assert_eq!(alone, 3, "one run in EXPLORE_EVERY alone");
+        // Those runs alone are fast (10 µs): the average falls below together's, and sharing stops.
+        for _ in 0..40 {
+            s.note_alone(10 * US);
+        }
+        let together = (0..EXPLORE_EVERY * 2).filter(|_| s.decide(US) == Decision::Together).count();
+        assert_eq!(together, 2, "alone again, but to explore");
     }
 
     #[test]
