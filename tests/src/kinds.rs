@@ -4,7 +4,7 @@
 //! a kernel of the graph, a seeded fill, a content digest, and one generic copy kernel that copies
 //! any kind (meta data from its input, contents through `KernelView`).
 //!
-//! The one place that names the kinds is [`by_kind!`], an exhaustive `match` over [`DataType`]:
+//! The one place that names the kinds is `by_kind!`, an exhaustive `match` over [`DataType`]:
 //! a kind added to the list (`for_each_kind!`) fails to compile here until it has a sample and a
 //! [`Contents`] impl, so the list tests and the random graphs cover it the day it is declared.
 //! (vx-core has no kind-generic "copy the contents of any object" in its public API; this kit
