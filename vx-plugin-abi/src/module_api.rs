@@ -134,7 +134,7 @@ pub extern "C" fn validate_trampoline<V: ValidateFunction>(v: &Validator) -> Abi
 /// rectangle outside the output.
 pub type ValidRectFn = fn(index: u32, inputs: &[Rect], outputs: &mut [Rect]) -> Result<(), AbiError>;
 
-/// The [`ValidRectFnPtr`](crate::module_abi::ValidRectFnPtr) every valid-rectangle function
+/// The [`ValidRectFnPtr`] every valid-rectangle function
 /// crosses the ABI through: `ctx` is the module's [`ValidRectFn`] (code of the module, alive as long
 /// as the module is), called with panics caught.
 ///

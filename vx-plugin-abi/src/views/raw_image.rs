@@ -88,7 +88,7 @@ where
     fn range(&self, r: Region, row: usize, what: &str) -> std::ops::Range<usize> {
         r.row(row as u64).unwrap_or_else(|| panic!("{what} row {row} outside the {} rows", r.rows))
     }
-    /// Exposure `e`'s pixel row `y` (`width` units; for [`P12`], `width × 3 / 2` bytes). Panics
+    /// Exposure `e`'s pixel row `y` (`width` units; for [`P12`](crate::kinds::raw_image::P12), `width × 3 / 2` bytes). Panics
     /// outside the image.
     #[track_caller]
     pub fn row(&self, e: usize, y: usize) -> &[T::Unit] {
