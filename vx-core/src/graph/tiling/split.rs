@@ -7,7 +7,9 @@
 //! busy time (the sum over the threads that ran its tiles) into a moving average, and its wall time
 //! alone or together; once both were timed, sharing continues only while together was faster. The first run of
 //! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
-//! anyway one run in [`EXPLORE_EVERY`], and a node kept together runs alone one run in as many (a
+//! anyway after [`EXPLORE_EVERY`] runs, then after twice as many each time it still does not pay
+//! (up to [`EXPLORE_EVERY_MAX`]: an exploration costs a helper's wake-up, 100 µs and more on a VM),
+//! and a node kept together runs alone one run in as many (a
 //! run alone that was slow by accident — preempted — must not keep it sharing on a stale
 //! average), so the estimates follow the machine (helpers that now
 //! spin between frames join in a microsecond; parked ones on a VM take 50–300 µs). Splitting never
@@ -22,8 +24,14 @@ use std::time::Duration;
 
 use crate::support::time::moving_average;
 
-/// A node kept alone by the model splits anyway once in this many runs (to re-measure joining).
+/// A node kept alone by the model splits anyway once in this many runs (to re-measure joining); each
+/// exploration that finds sharing still not paying doubles the interval, up to
+/// [`EXPLORE_EVERY_MAX`] (a helper woken on a VM can take 100 µs and more to join, which a 10 µs
+/// node would pay every 32 runs); the model choosing to share resets it.
 pub(super) const EXPLORE_EVERY: u32 = 32;
+
+/// The longest interval between explorations.
+pub(super) const EXPLORE_EVERY_MAX: u32 = 4096;
 
 /// Nodes whose estimated work per thread is below this never split, exploring or not: even a
 /// helper already spinning costs about this much to hand the job to.
@@ -56,6 +64,8 @@ pub(super) struct Split {
     kept_alone: AtomicU32,
     /// Runs the model kept together (for exploring).
     kept_together: AtomicU32,
+    /// The current interval between explorations of a node kept alone.
+    explore_every: AtomicU32,
 }
 
 impl Split {
@@ -69,6 +79,7 @@ impl Split {
             together_ns: AtomicU64::new(0),
             kept_alone: AtomicU32::new(0),
             kept_together: AtomicU32::new(0),
+            explore_every: AtomicU32::new(EXPLORE_EVERY),
         }
     }
 
@@ -96,6 +107,7 @@ impl Split {
         if per_thread > join && together_pays {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
             // preempted one) cannot keep the node sharing for good on a stale average.
+            self.explore_every.store(EXPLORE_EVERY, Ordering::Relaxed);
             let n = self.kept_together.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
             return if n.is_multiple_of(EXPLORE_EVERY) {
                 Decision::Alone { measure: true }
@@ -103,8 +115,16 @@ impl Split {
                 Decision::Together
             };
         }
+        let every = self.explore_every.load(Ordering::Relaxed);
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if n.is_multiple_of(EXPLORE_EVERY) { Decision::Together } else { Decision::Alone { measure: true } }
+        if n >= every {
+            // Explore, and wait twice as long for the next one unless sharing pays by then.
+            self.kept_alone.store(0, Ordering::Relaxed);
+            self.explore_every.store(every.saturating_mul(2).min(EXPLORE_EVERY_MAX), Ordering::Relaxed);
+            Decision::Together
+        } else {
+            Decision::Alone { measure: true }
+        }
     }
 
     /// Record one run alone: its time is its busy time and its wall time.
@@ -152,9 +172,10 @@ mod tests {
         s.note_alone(100 * US); // 50 µs per thread
         assert_eq!(s.decide(10 * US), Decision::Together);
         assert_eq!(s.decide(49 * US), Decision::Together);
-        // A helper slower than the work per thread: alone, except one run in EXPLORE_EVERY.
-        let together = (0..EXPLORE_EVERY * 4).filter(|_| s.decide(60 * US) == Decision::Together).count();
-        assert_eq!(together, 4);
+        // A helper slower than the work per thread: alone, exploring after EXPLORE_EVERY runs, then
+        // after twice as many each time (32, 64, 128: three explorations in 224 runs).
+        let explored = (0..EXPLORE_EVERY * 7).filter(|_| s.decide(60 * US) == Decision::Together).count();
+        assert_eq!(explored, 3);
     }
 
     #[test]
@@ -162,9 +183,9 @@ mod tests {
         let s = Split::new(true, true, 2);
         s.note_alone(100 * US);
         assert_eq!(s.decide(US), Decision::Together);
-        // Together took longer than alone: alone from now on, but one run in EXPLORE_EVERY.
+        // Together took longer than alone: alone from now on, but exploring (after 32 runs, then 64).
         s.note_together(110 * US, 120 * US);
-        let together = (0..EXPLORE_EVERY * 2).filter(|_| s.decide(US) == Decision::Together).count();
+        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Together).count();
         assert_eq!(together, 2);
         // Faster together: shared again.
         for _ in 0..40 {
@@ -185,8 +206,23 @@ mod tests {
         for _ in 0..40 {
             s.note_alone(10 * US);
         }
-        let together = (0..EXPLORE_EVERY * 2).filter(|_| s.decide(US) == Decision::Together).count();
-        assert_eq!(together, 2, "alone again, but to explore");
+        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Together).count();
+        assert_eq!(together, 2, "alone again, but to explore (after 32 runs, then 64)");
+    }
+
+    #[test]
+    fn explorations_that_do_not_pay_back_off_to_a_bound_and_sharing_resets_it() {
+        let s = Split::new(true, true, 2);
+        s.note_alone(20 * US); // 10 µs per thread; helpers take 100 µs to join
+        let runs = 200_000;
+        let explored = (0..runs).filter(|_| s.decide(100 * US) == Decision::Together).count();
+        // 32 + 64 + … + 4096 = 8160 runs for the first eight, then one per 4096.
+        let want = 8 + (runs - 8160) / EXPLORE_EVERY_MAX as usize;
+        assert_eq!(explored, want);
+        // Helpers now join at once: the model shares, and the interval is back to EXPLORE_EVERY.
+        assert_eq!(s.decide(US), Decision::Together);
+        let explored = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(100 * US) == Decision::Together).count();
+        assert_eq!(explored, 2);
     }
 
     #[test]
