@@ -198,29 +198,38 @@ struct Pipelined {
     outs: Vec<Image>,
 }
 
-fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipelined {
-    let g = Graph::new(ctx).unwrap();
+/// `refs` inputs (input `k` holds pixels of seed `10 + k`) and `refs` outputs of `w`×`h`.
+fn frame_images(ctx: &Context, w: u32, h: u32, refs: usize) -> (Vec<Image>, Vec<Image>) {
     let img = || Image::new(ctx, w, h, ImageFormat::U8).unwrap();
-    let ins: Vec<Image> = (0..refs)
+    let ins = (0..refs)
         .map(|k| {
             let i = img();
             i.copy_from(Rect::full(w, h), 0, &pixels(10 + k as u64, w, h)).unwrap();
             i
         })
         .collect();
-    let outs: Vec<Image> = (0..refs).map(|_| img()).collect();
-    let v = |_| Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
-    let (v1, v2) = (v(1), v(2));
+    (ins, (0..refs).map(|_| img()).collect())
+}
+
+/// gaussian3x3 → box3x3 → not from `input` to `output` over two virtual images of `g`.
+fn three_stages(ctx: &Context, g: &Graph, input: &Image, output: &Image) -> [Node; 3] {
+    let v = || Image::new_virtual(g, 0, 0, ImageFormat::Virtual).unwrap();
+    let (v1, v2) = (v(), v());
     let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
-    let stages = [("gaussian3x3", &ins[0], &v1, "a"), ("box3x3", &v1, &v2, "b"), ("not", &v2, &outs[0], "c")];
-    let nodes: Vec<Node> = stages
-        .iter()
-        .map(|(name, i, o, t)| {
-            let n = g.add_node(&k(name), [*i, *o]).unwrap();
-            n.set_target(t).unwrap();
-            n
-        })
-        .collect();
+    [
+        g.add_node(&k("gaussian3x3"), [input, &v1]).unwrap(),
+        g.add_node(&k("box3x3"), [&v1, &v2]).unwrap(),
+        g.add_node(&k("not"), [&v2, output]).unwrap(),
+    ]
+}
+
+fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipelined {
+    let g = Graph::new(ctx).unwrap();
+    let (ins, outs) = frame_images(ctx, w, h, refs);
+    let nodes = three_stages(ctx, &g, &ins[0], &outs[0]);
+    for (n, t) in nodes.iter().zip(["a", "b", "c"]) {
+        n.set_target(t).unwrap();
+    }
     let (p_in, p_out) = (g.add_parameter(&nodes[0], 0).unwrap(), g.add_parameter(&nodes[2], 1).unwrap());
     assert_eq!((p_in, p_out), (0, 1));
     g.set_schedule_config(ScheduleConfig::queue_auto().depth(depth).queue(0, ins.clone()).queue(1, outs.clone()))
@@ -234,23 +243,8 @@ fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipeli
 /// writes output `f % refs`), the elapsed time.
 fn plain_loop(ctx: &Context, w: u32, h: u32, refs: usize, frames: usize) -> Duration {
     let g = Graph::new(ctx).unwrap();
-    let img = || Image::new(ctx, w, h, ImageFormat::U8).unwrap();
-    let ins: Vec<Image> = (0..refs)
-        .map(|k| {
-            let i = img();
-            i.copy_from(Rect::full(w, h), 0, &pixels(10 + k as u64, w, h)).unwrap();
-            i
-        })
-        .collect();
-    let outs: Vec<Image> = (0..refs).map(|_| img()).collect();
-    let (v1, v2) = (
-        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
-        Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
-    );
-    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
-    let first = g.add_node(&k("gaussian3x3"), [&ins[0], &v1]).unwrap();
-    g.add_node(&k("box3x3"), [&v1, &v2]).unwrap();
-    let last = g.add_node(&k("not"), [&v2, &outs[0]]).unwrap();
+    let (ins, outs) = frame_images(ctx, w, h, refs);
+    let [first, _, last] = three_stages(ctx, &g, &ins[0], &outs[0]);
     g.verify().unwrap();
     let t0 = Instant::now();
     for f in 0..frames {

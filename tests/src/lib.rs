@@ -7,6 +7,7 @@
 
 pub mod kinds;
 pub mod random_graphs;
+pub mod versions;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! re-verification trigger takes the full path.
 
 use std::fmt::Write;
-use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Mutex};
 
 use tracing::Subscriber;
@@ -17,6 +17,7 @@ use tracing::span::{Attributes, Id};
 use tracing_subscriber::layer::{Context as LayerContext, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use vx::*;
+use vx_tests::versions::Calls;
 use vx_tests::{build_module, plugin_dir};
 
 #[derive(Default)]
@@ -140,43 +141,9 @@ fn a_reload_keeping_every_shape_reverifies_the_rebound_nodes_alone_with_the_same
     }
 }
 
-type Calls = Arc<[AtomicU32; 2]>;
-
-/// `in → out = in + add` (wrapping), a U8 user kernel with validator key `key` and, when `init`, an
-/// init; its validator and init calls counted (`calls[0]`, `calls[1]`). `successor_of`: staged as
-/// that kernel's next version.
+/// The in-process kernel whose versions these tests swap in (`vx_tests::versions`).
 fn adder(ctx: &Context, successor_of: Option<&Kernel>, add: u8, key: u64, init: bool, calls: &Calls) -> Kernel {
-    let id = successor_of.map_or_else(|| ctx.allocate_user_kernel_id().unwrap(), Kernel::enumeration);
-    let (v, i) = (Arc::clone(calls), Arc::clone(calls));
-    let mut b = ctx
-        .user_kernel("test.adder", id, 2)
-        .__reload_test_hook(key, successor_of.is_some())
-        .validate(move |c, metas| {
-            v[0].fetch_add(1, SeqCst);
-            let a = c.expect_image_format(0, ImageFormat::U8)?;
-            metas.get(1)?.set_image(ImageFormat::U8, a.width(), a.height())?;
-            Ok(())
-        })
-        .process(move |p| {
-            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-            for y in 0..o.height() {
-                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
-                    *o = i.wrapping_add(add);
-                }
-            }
-            Ok(())
-        });
-    if init {
-        b = b.init(move |_| {
-            i[1].fetch_add(1, SeqCst);
-            Ok(())
-        });
-    }
-    let k = b.add().unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-    k.finalize().unwrap();
-    k
+    vx_tests::versions::adder(ctx, "test.adder", successor_of, add, key, init, calls)
 }
 
 #[test]

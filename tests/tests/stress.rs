@@ -623,33 +623,9 @@ fn add_node_never_sees_a_removed_kernel_while_its_module_reloads() {
     assert!(errors.is_empty(), "{} add_node calls failed, first: {}", errors.len(), errors[0]);
 }
 
-/// `in → out = in + add` (wrapping): a user kernel with a generated-style validator key and no
-/// lifecycle, so a successor differing in `add` alone moves nodes in place (`graph/body.rs`).
+/// `in → out = in + add`, versions differing in `add` alone (one key, no init): nodes move in place.
 fn adder(ctx: &Context, successor_of: Option<&Kernel>, add: u8) -> Kernel {
-    let id = successor_of.map_or_else(|| ctx.allocate_user_kernel_id().unwrap(), Kernel::enumeration);
-    let k = ctx
-        .user_kernel("stress.adder", id, 2)
-        .__reload_test_hook(0x5eed, successor_of.is_some())
-        .validate(|c, metas| {
-            let a = c.expect_image_format(0, ImageFormat::U8)?;
-            metas.get(1)?.set_image(ImageFormat::U8, a.width(), a.height())?;
-            Ok(())
-        })
-        .process(move |p| {
-            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
-            for y in 0..o.height() {
-                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
-                    *o = i.wrapping_add(add);
-                }
-            }
-            Ok(())
-        })
-        .add()
-        .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-    k.finalize().unwrap();
-    k
+    vx_tests::versions::adder(ctx, "stress.adder", successor_of, add, 0x5eed, false, &Default::default())
 }
 
 #[test]
