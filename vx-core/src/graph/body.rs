@@ -104,20 +104,31 @@ impl GraphBody {
             self.invalidate();
             return Err(e);
         }
-        let kernels = &g.ctx.inner.kernels;
-        let epoch = kernels.reload_epoch();
-        if self.kernel_replaced(kernels) {
-            let done = rebind_replaced(self, kernels, false).map_err(|e| e.in_graph(&g.name()))?;
-            // Every node is on the newest version as of `epoch` (or of a later reload).
-            self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
-            if done.in_place > 0 && self.verified {
-                // Nothing was re-verified: in check mode, compare with a full verification.
-                verify::check_in_place_rebind(g, self)?;
-            }
-        }
+        self.move_to_reloaded(g, false)?;
         if !self.verified && !verify::reverify_rebound(g, self)? {
             let never = self.nodes.iter().flatten().all(|n| !n.initialized);
             verify::verify_body(g, self, never)?;
+        }
+        Ok(())
+    }
+
+    /// Move the nodes whose kernel a reload replaced to its newest version ([`rebind_replaced`];
+    /// `in_place_only`: only those that move in place), then record the reload count if none is
+    /// left, and in check mode compare what moved in place with a complete verification.
+    fn move_to_reloaded(&mut self, g: &GraphInner, in_place_only: bool) -> Result<()> {
+        let kernels = &g.ctx.inner.kernels;
+        let epoch = kernels.reload_epoch();
+        if !self.kernel_replaced(kernels) {
+            return Ok(());
+        }
+        let done = rebind_replaced(self, kernels, in_place_only).map_err(|e| e.in_graph(&g.name()))?;
+        if done.left == 0 {
+            // Every node is on the newest version as of `epoch` (or of a later reload).
+            self.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
+        }
+        if done.in_place > 0 && self.verified {
+            // Nothing was re-verified: in check mode, compare with a complete verification.
+            verify::check_in_place_rebind(g, self)?;
         }
         Ok(())
     }
@@ -298,23 +309,9 @@ impl crate::kernel::users::IdleRebind for GraphInner {
         if body.pipeline.is_some() || self.queues.streaming() {
             return;
         }
-        let kernels = &self.ctx.inner.kernels;
-        let epoch = kernels.reload_epoch();
-        if !body.kernel_replaced(kernels) {
-            return;
-        }
-        let _active = ActiveGuard::enter(self.id);
-        match rebind_replaced(body, kernels, true) {
-            Ok(done) => {
-                if done.left == 0 {
-                    body.checked_reloads.store(epoch, std::sync::atomic::Ordering::Relaxed);
-                }
-                if done.in_place > 0 && body.verified {
-                    // Check mode: found now, reported by the next run.
-                    body.deferred = verify::check_in_place_rebind(self, body).err();
-                }
-            }
-            Err(e) => body.deferred = Some(e),
+        // What the check finds now is reported by the next run.
+        if let Err(e) = body.move_to_reloaded(self, true) {
+            body.deferred.get_or_insert(e);
         }
     }
 }
