@@ -107,6 +107,8 @@ fn machine() -> String {
 
 fn main() {
     let rounds: usize = std::env::var("VX_PERF_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15).max(3);
+    let only = std::env::var("VX_PERF_KERNELS").ok();
+    let mpixels: u32 = std::env::var("VX_PERF_MPIXELS").ok().and_then(|v| v.parse().ok()).unwrap_or(4).max(1);
     eprintln!("building vx_filters (release)…");
     let filters_so = build_module_profile("vx-filters", &[], true);
     let dir = plugin_dir("performance-bench", &[("vx_filters", &filters_so)]);
@@ -140,12 +142,12 @@ fn main() {
         std::fs::write(&b_raw, &b_px).unwrap();
         assert_eq!(cv.ask(&format!("load {w} {h} {} {}", a_raw.display(), b_raw.display())).as_deref(), Some("ok"));
         let ins: Vec<Inputs> = ctxs.iter().map(|c| inputs(c, w, h, &a_px, &b_px)).collect();
-        let frames = (4_000_000 / (w * h)).max(1);
+        let frames = (mpixels * 1_000_000 / (w * h)).max(1);
         let _ = writeln!(md, "### {w}×{h}\n");
         let _ =
             writeln!(md, "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |");
         let _ = writeln!(md, "|---|---|---|---|---|");
-        for name in KERNELS {
+        for name in KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))) {
             for (t, (ctx, s)) in ctxs.iter().zip(&ins).enumerate() {
                 let threads = t + 1;
                 let g = if name == "pipeline" { pipeline_graph(ctx, s) } else { filter_graph(ctx, s, name) };

@@ -9,12 +9,12 @@ use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Recorded, Refusal, kind_names, meta_attributes, positive};
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::wire::{AttrValue, code, scalar_type, size};
+use crate::data::wire::{AttrValue, size};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
 use crate::support::sync::lock;
 use vx_plugin_abi::kinds::array::Wire;
-use vx_plugin_abi::wire::{attribute as at, item_type};
+use vx_plugin_abi::wire::attribute as at;
 
 kind_names! {
     kind: ArrayKind, meta: ArrayMeta, attr: ArrayAttr, partial: ArrayPartial;
@@ -26,32 +26,6 @@ pub(super) struct ArrayState {
     pub(super) item_type: Option<ArrayItemType>,
     pub(super) capacity: usize,
     pub(super) num_items: usize,
-}
-
-/// An item type's wire code.
-fn item_code(t: ArrayItemType) -> u32 {
-    match t {
-        ArrayItemType::Scalar(s) => code(s),
-        ArrayItemType::Rectangle => item_type::RECTANGLE,
-        ArrayItemType::Coordinates2d => item_type::COORDINATES2D,
-        ArrayItemType::Coordinates2dF => item_type::COORDINATES2DF,
-        ArrayItemType::Coordinates3d => item_type::COORDINATES3D,
-        ArrayItemType::Keypoint => item_type::KEYPOINT,
-        ArrayItemType::User { .. } => item_type::USER_STRUCT,
-    }
-}
-
-/// The item type with wire code `code` (`size`: a user struct's).
-fn item_of(code: u32, size: u64) -> Result<ArrayItemType> {
-    Ok(match code {
-        item_type::RECTANGLE => ArrayItemType::Rectangle,
-        item_type::COORDINATES2D => ArrayItemType::Coordinates2d,
-        item_type::COORDINATES2DF => ArrayItemType::Coordinates2dF,
-        item_type::COORDINATES3D => ArrayItemType::Coordinates3d,
-        item_type::KEYPOINT => ArrayItemType::Keypoint,
-        item_type::USER_STRUCT => ArrayItemType::User { size: size as usize },
-        other => ArrayItemType::Scalar(scalar_type(other)?),
-    })
 }
 
 /// The meta data of an array (`VX_ARRAY_ITEMTYPE`, `VX_ARRAY_CAPACITY`).
@@ -74,6 +48,13 @@ pub struct ArrayBody {
 /// An array handle.
 pub type Array = Handle<ArrayKind>;
 
+impl crate::data::reference::Reference {
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<&Array> {
+        self.get()
+    }
+}
+
 /// The [`ObjectKind`] of Array.
 pub struct ArrayKind;
 
@@ -90,7 +71,7 @@ meta_attributes! {
     /// One meta-format attribute of an array.
     ArrayAttr, ArrayPartial {
         /// `VX_ARRAY_ITEMTYPE` (`VX_ARRAY_ITEMSIZE` by code: a user struct of that size).
-        ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| item_of(c, 0)),
+        ItemType(ArrayItemType) => item_type @ ARRAY_ITEMTYPE: |v: &AttrValue<'_>| v.u32().and_then(|c| ArrayItemType::from_wire(c, 0)),
         /// `VX_ARRAY_CAPACITY`.
         Capacity(usize) => capacity @ ARRAY_CAPACITY: AttrValue::size,
     }
@@ -159,7 +140,7 @@ impl ObjectKind for ArrayKind {
     fn to_wire(h: &Array) -> Wire {
         let s = h.state();
         Wire {
-            item_type: s.item_type.map_or(0, item_code),
+            item_type: s.item_type.map_or(0, ArrayItemType::wire_code),
             item_size: s.item_type.map_or(0, |t| t.size()) as u64,
             capacity: s.capacity as u64,
             num_items: s.num_items as u64,
@@ -168,7 +149,7 @@ impl ObjectKind for ArrayKind {
     fn from_wire(w: &Wire) -> Result<ArrayMeta> {
         let Wire { item_type: t, item_size, capacity, .. } = w;
         Ok(ArrayMeta {
-            item_type: if *t == 0 { None } else { Some(item_of(*t, *item_size)?) },
+            item_type: if *t == 0 { None } else { Some(ArrayItemType::from_wire(*t, *item_size)?) },
             capacity: size(*capacity)?,
         })
     }

@@ -6,6 +6,9 @@ use std::fmt;
 use vx_plugin_abi::Rect;
 
 use crate::data::types::ScalarType;
+use crate::data::wire::{code, scalar_type};
+use crate::error::Result;
+use vx_plugin_abi::wire::item_type;
 
 /// `vx_coordinates2d_t`.
 #[repr(C)]
@@ -92,6 +95,41 @@ impl ArrayItemType {
             ArrayItemType::Keypoint => 28,
             ArrayItemType::User { size } => size,
         }
+    }
+}
+
+impl From<ScalarType> for ArrayItemType {
+    /// Items (elements) of a scalar type.
+    fn from(t: ScalarType) -> ArrayItemType {
+        ArrayItemType::Scalar(t)
+    }
+}
+
+impl ArrayItemType {
+    /// The type's wire code (`VX_ARRAY_ITEMTYPE` across the module ABI).
+    pub(crate) fn wire_code(self) -> u32 {
+        match self {
+            ArrayItemType::Scalar(s) => code(s),
+            ArrayItemType::Rectangle => item_type::RECTANGLE,
+            ArrayItemType::Coordinates2d => item_type::COORDINATES2D,
+            ArrayItemType::Coordinates2dF => item_type::COORDINATES2DF,
+            ArrayItemType::Coordinates3d => item_type::COORDINATES3D,
+            ArrayItemType::Keypoint => item_type::KEYPOINT,
+            ArrayItemType::User { .. } => item_type::USER_STRUCT,
+        }
+    }
+
+    /// The item type with wire code `code` (`size`: a user struct's).
+    pub(crate) fn from_wire(code: u32, size: u64) -> Result<ArrayItemType> {
+        Ok(match code {
+            item_type::RECTANGLE => ArrayItemType::Rectangle,
+            item_type::COORDINATES2D => ArrayItemType::Coordinates2d,
+            item_type::COORDINATES2DF => ArrayItemType::Coordinates2dF,
+            item_type::COORDINATES3D => ArrayItemType::Coordinates3d,
+            item_type::KEYPOINT => ArrayItemType::Keypoint,
+            item_type::USER_STRUCT => ArrayItemType::User { size: size as usize },
+            other => ArrayItemType::Scalar(scalar_type(other)?),
+        })
     }
 }
 

@@ -112,7 +112,7 @@ impl BlobKind for LutKind {
         Ok(meta.count * meta.element.size())
     }
     fn element(m: &LutMeta) -> ArrayItemType {
-        ArrayItemType::Scalar(m.element)
+        m.element.into()
     }
 }
 

@@ -145,7 +145,7 @@ impl BlobKind for MatrixKind {
         Ok(m.columns * m.rows * m.element.size())
     }
     fn element(m: &MatrixMeta) -> ArrayItemType {
-        ArrayItemType::Scalar(m.element)
+        m.element.into()
     }
 }
 

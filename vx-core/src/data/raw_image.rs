@@ -270,7 +270,7 @@ impl BlobKind for RawImageKind {
         Ok(checked_layout(m)?.total as usize)
     }
     fn element(_: &RawImageMeta) -> ArrayItemType {
-        ArrayItemType::Scalar(ScalarType::Uint8)
+        ScalarType::Uint8.into()
     }
 }
 

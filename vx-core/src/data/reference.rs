@@ -5,11 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::data::array::Array;
-use crate::data::image::Image;
 use crate::data::object::ObjectHeader;
-use crate::data::scalar::Scalar;
-use crate::data::user_data::UserDataObject;
 use crate::error::Result;
 use crate::shared::ContextShared;
 
@@ -99,26 +95,10 @@ impl Reference {
         self.any().ensure_allocated()
     }
 
-    /// The object, if it is a `T`: `r.get::<Matrix>()`.
+    /// The object, if it is a `T`: `r.get::<Matrix>()`. The most used kinds also have a shortcut
+    /// in their own file (`as_image`, `as_scalar`, `as_array`, `as_user_data_object`).
     pub fn get<T: DataObject>(&self) -> Option<&T> {
         T::from_reference(self)
-    }
-
-    /// The image, if this is one.
-    pub fn as_image(&self) -> Option<&Image> {
-        self.get()
-    }
-    /// The scalar, if this is one.
-    pub fn as_scalar(&self) -> Option<&Scalar> {
-        self.get()
-    }
-    /// The array, if this is one.
-    pub fn as_array(&self) -> Option<&Array> {
-        self.get()
-    }
-    /// The user data object, if this is one.
-    pub fn as_user_data_object(&self) -> Option<&UserDataObject> {
-        self.get()
     }
 }
 

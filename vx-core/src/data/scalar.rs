@@ -32,6 +32,13 @@ pub struct ScalarBody {
 /// A scalar handle (`vxCreateScalar`). Its type is fixed at creation.
 pub type Scalar = Handle<ScalarKind>;
 
+impl crate::data::reference::Reference {
+    /// The scalar, if this is one.
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        self.get()
+    }
+}
+
 /// The [`ObjectKind`] of Scalar.
 pub struct ScalarKind;
 

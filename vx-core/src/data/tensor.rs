@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::data::blob::{Blob, check_element};
-use crate::data::items::{ArrayItem, ArrayItemType};
+use crate::data::items::ArrayItem;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Recorded, Refusal, kind_names, meta_attributes};
 use crate::data::matrix::is_numeric;
@@ -455,7 +455,7 @@ impl Tensor {
             return Err(Error::new(ErrorKind::NotAllocated, "the virtual tensor's meta data is not known yet")
                 .on_object(&self.name()));
         };
-        check_element::<T>(&self.obj.header, ArrayItemType::Scalar(t))?;
+        check_element::<T>(&self.obj.header, t.into())?;
         self.check_box(&m, start, end)?;
         let want: usize = start.iter().zip(end).map(|(s, e)| e - s).product();
         if n != want {

@@ -38,6 +38,13 @@ pub struct UserDataObjectKind;
 /// A user data object handle.
 pub type UserDataObject = Handle<UserDataObjectKind>;
 
+impl crate::data::reference::Reference {
+    /// The user data object, if this is one.
+    pub fn as_user_data_object(&self) -> Option<&UserDataObject> {
+        self.get()
+    }
+}
+
 impl std::fmt::Display for UserDataMeta {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "user data object '{}' of {} bytes", self.type_name, self.size)

@@ -84,6 +84,13 @@ pub struct ImageBody {
 /// graph parameter referencing it) is dropped.
 pub type Image = Handle<ImageKind>;
 
+impl crate::data::reference::Reference {
+    /// The image, if this is one.
+    pub fn as_image(&self) -> Option<&Image> {
+        self.get()
+    }
+}
+
 /// The [`ObjectKind`] of Image.
 pub struct ImageKind;
 

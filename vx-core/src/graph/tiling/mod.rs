@@ -78,7 +78,7 @@ pub(super) fn prepare(
     let (mut in_bpp, mut out_bpp) = (0usize, 0usize);
     let mut has_output = false;
     for (i, r) in s.params.iter().enumerate() {
-        let Some(Reference::Image(img)) = r else { continue };
+        let Some(img) = r.as_ref().and_then(Reference::as_image) else { continue };
         let f = img.format();
         if f.plane_count() != 1 {
             return Err(Error::new(ErrorKind::InvalidFormat, "tiling kernels take single-plane images only")

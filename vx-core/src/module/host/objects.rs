@@ -37,7 +37,7 @@ impl<'b> Target<'b> {
             Target::Level(_) => None,
         }
     }
-    fn data_type(self) -> DataType {
+    pub(super) fn data_type(self) -> DataType {
         match self {
             Target::Ref(r) => r.data_type(),
             Target::Level(_) => DataType::Image,

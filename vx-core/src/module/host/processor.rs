@@ -20,7 +20,7 @@ use crate::data::object::Access;
 use crate::data::reference::Reference;
 use crate::data::scalar::Scalar;
 use crate::data::threshold::Threshold;
-use crate::data::types::{DataType, ScalarType, ScalarValue};
+use crate::data::types::{ScalarType, ScalarValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::contexts::KernelArray;
 use crate::kernel::contexts::ProcessContext;
@@ -142,7 +142,7 @@ unsafe extern "C" fn proc_map_data(p: &Processor, path: ParamPath, write: bool) 
                     format!("{path}: only matrices, convolutions, LUTs, distributions, remaps, tensors and user data objects are mapped as data"),
                 )
                 .at_parameter(path.index)
-                .found(r.reference().map_or(DataType::Image, Reference::data_type)));
+                .found(r.data_type()));
             };
             let RawMap { lease, offset, strides, bytes } = mapped.map_err(|e| e.at_parameter(path.index))?;
             if offset + bytes > lease.len {
