@@ -132,12 +132,14 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
     };
     // A reader's name only for a refusal's reason (no map of every node's name).
     let name_of = |n: usize| body.nodes[n].as_ref().map_or_else(|| "?".to_owned(), |s| s.name.clone());
-    let mut topology: HashMap<usize, Topology> = HashMap::new();
+    // By node index, visited in `live` order: no hash order over thousands of node slots.
+    let mut topology: Vec<Topology> = Vec::new();
+    topology.resize_with(body.nodes.len(), Topology::new);
     for &n in &v.live {
         let s = body.nodes[n].as_ref().expect("live");
-        let hints = s.kernel.final_().map(|f| f.alias_hints.clone()).unwrap_or_default();
-        let mut verdicts = Topology::new();
-        for h in hints {
+        let Some(hints) = s.kernel.final_().map(|f| &f.alias_hints).filter(|h| !h.is_empty()) else { continue };
+        let mut verdicts = Topology::with_capacity(hints.len());
+        for &h in hints {
             let (i, o) = oriented(s, &h);
             let verdict = if enabled {
                 topology_rule(s, n, i, o, &readers, &name_of, &runs_before).or_else(|| pipelined_rule(s, o, pipelined))
@@ -146,10 +148,14 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
             };
             verdicts.push((h, verdict));
         }
-        topology.insert(n, verdicts);
+        topology[n] = verdicts;
     }
-    for (&n, verdicts) in &topology {
+    for &n in &v.live {
         let s = body.nodes[n].as_mut().expect("live");
+        let verdicts = &topology[n];
+        if verdicts.is_empty() && s.alias_candidates.is_empty() {
+            continue;
+        }
         let cands: Vec<(u32, u32)> = verdicts.iter().filter(|(_, r)| r.is_none()).map(|(h, _)| (h.a, h.b)).collect();
         if cands != s.alias_candidates {
             s.alias_candidates = cands;
@@ -166,7 +172,7 @@ pub(super) fn candidates(v: &mut Verification<'_>, body: &mut GraphBody) -> Resu
 /// input).
 pub(super) fn refresh_real_input_verdicts(v: &mut Verification<'_>, s: &NodeSlot, n: usize) {
     let enabled = v.graph.ctx.inner.shared.config.aliasing;
-    let Some(verdicts) = v.alias_topology.get_mut(&n) else { return };
+    let Some(verdicts) = v.alias_topology.get_mut(n) else { return };
     let nobody = OverlapIndex::default();
     for (h, verdict) in verdicts.iter_mut() {
         let (i, o) = oriented(s, h);
@@ -250,7 +256,7 @@ fn pipelined_rule(s: &NodeSlot, o: u32, pipelined: bool) -> Option<String> {
 
 /// Node pass `aliasing`: rules 7 and 8 on the node's candidates; the node's decisions.
 pub(super) fn decide(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut NodeVerification) -> Result<()> {
-    let verdicts = v.alias_topology.get(&nv.node).map_or(&[][..], Vec::as_slice);
+    let verdicts = v.alias_topology.get(nv.node).map_or(&[][..], Vec::as_slice);
     let mut decisions: Vec<AliasDecision> = verdicts
         .iter()
         .map(|(h, topo)| {

@@ -118,7 +118,8 @@ pub(super) struct Verification<'g> {
     /// Objects whose meta data changed in this verification (their readers are re-verified).
     changed: overlap::OverlapIndex<()>,
     /// The topology verdict on every alias hint, by node index — from `alias candidates`.
-    pub(super) alias_topology: std::collections::HashMap<usize, aliasing::Topology>,
+    /// Each node's alias-hint verdicts from the topology rules, by node index (empty: no hints).
+    pub(super) alias_topology: Vec<aliasing::Topology>,
     /// By node index: already verified in this verification (`rebound.rs`); the `nodes` pass
     /// skips them. Empty: none.
     pub(super) preverified: Vec<bool>,

@@ -68,7 +68,7 @@ pub(crate) struct Products {
     pub(super) writers: Vec<(usize, usize, Reference)>,
     pub(super) writer_index: super::overlap::OverlapIndex<usize>,
     pub(super) producers: Vec<Vec<usize>>,
-    pub(super) alias_topology: std::collections::HashMap<usize, super::aliasing::Topology>,
+    pub(super) alias_topology: Vec<super::aliasing::Topology>,
 }
 
 /// Set by [`check_always`].
