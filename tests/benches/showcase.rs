@@ -21,7 +21,11 @@
 //! own (one thread each; the context computes with one thread, so a stage never forks), streamed
 //! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds, against the same
 //! three stages as a plain `process` loop of a 2-thread context (no targets: each node split by the
-//! cost model); frames per second, the ratios, and the outputs compared frame by frame.
+//! cost model); frames per second, the ratios, and the outputs compared frame by frame. `bound` is
+//! the most any pipeline of these stages can reach on this machine: a frame takes at least its
+//! slowest stage (one thread per target) and at least the stages' sum over the cores; `bound /
+//! plain` is therefore the ceiling of `3 / plain` here (on 2 cores, with a plain loop that already
+//! splits every stage over both, it is near 1).
 
 #[path = "common/filters.rs"]
 mod filters;
@@ -194,6 +198,7 @@ fn memory_plan(dir: &Path) {
 /// references each may be enqueued (`refs` each; input `k` holds pixels of seed `k`).
 struct Pipelined {
     g: Graph,
+    nodes: [Node; 3],
     ins: Vec<Image>,
     outs: Vec<Image>,
 }
@@ -235,7 +240,7 @@ fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipeli
     g.set_schedule_config(ScheduleConfig::queue_auto().depth(depth).queue(0, ins.clone()).queue(1, outs.clone()))
         .unwrap();
     g.verify().unwrap();
-    Pipelined { g, ins, outs }
+    Pipelined { g, nodes, ins, outs }
 }
 
 /// The same three stages as a sequential graph of a 2-thread context, no targets: what a plain
@@ -300,9 +305,10 @@ fn pipelining(dir: &Path) {
         "\npipelining: gaussian3x3 → box3x3 → not, one stage per target (1 thread each), {FRAMES} frames per round, median of {ROUNDS}"
     );
     println!(
-        "{:<12} {:>12} {:>12} {:>9} {:>15} {:>11}  outputs",
-        "size", "depth 1 fps", "depth 3 fps", "3 / 1", "plain 2t fps", "3 / plain"
+        "{:<12} {:>12} {:>12} {:>9} {:>15} {:>11} {:>12} {:>13}  outputs",
+        "size", "depth 1 fps", "depth 3 fps", "3 / 1", "plain 2t fps", "3 / plain", "bound fps", "bound / plain"
     );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plain_ctx = Context::builder().threads(2).build().unwrap();
     plain_ctx.add_module_dir(dir);
     plain_ctx.load_module("vx_filters").unwrap();
@@ -319,14 +325,21 @@ fn pipelining(dir: &Path) {
         }
         let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
         let (f1, f3, fp) = (fps(median(t1)), fps(median(t3)), fps(median(tp)));
+        // The most any pipeline of these stages can do here: each stage runs on one thread (its
+        // target's), so a frame takes at least the slowest stage, and all stages share `cores`
+        // cores. Stage times: the depth-1 graph's per-node minimum (one frame at a time, alone).
+        let stage: Vec<f64> = d1.nodes.iter().map(|n| n.perf().unwrap().min.as_secs_f64()).collect();
+        let bound = 1.0 / stage.iter().copied().fold(stage.iter().sum::<f64>() / cores as f64, f64::max);
         println!(
-            "{:<12} {:>12.1} {:>12.1} {:>8.2}x {:>15.1} {:>10.2}x  {}",
+            "{:<12} {:>12.1} {:>12.1} {:>8.2}x {:>15.1} {:>10.2}x {:>12.1} {:>12.2}x  {}",
             format!("{w}x{h}"),
             f1,
             f3,
             f3 / f1,
             fp,
             f3 / fp,
+            bound,
+            bound / fp,
             if same { "identical frame by frame" } else { "DIFFER" }
         );
         assert!(same, "depth 3 changed the outputs");
