@@ -3,7 +3,9 @@
 //!
 //! Two shapes of N `filters.not` nodes over 64×16 U8 images, one thread:
 //! - **chain**: input → not → v1 → not → v2 … → output, the intermediates virtual;
-//! - **wide**: N nodes all reading one input, each writing an output of its own.
+//! - **wide**: N nodes all reading one input, each writing an output of its own;
+//! - **fan**: one node writing a virtual image that the other N − 1 read, each into an output of its
+//!   own (every reader's in-place hint asks who else reads that image).
 //!
 //! Columns: building the graph (`add_node` × N), its first verify (both the median over
 //! `20000 / N` fresh graphs, 3 to 9, one at a time: each is built after the one before was dropped,
@@ -67,6 +69,19 @@ fn wide(ctx: &Context, not: &Kernel, n: usize) -> Built {
     Built { graph, first: first.unwrap(), spare: image(ctx), build: t0.elapsed() }
 }
 
+/// One node writes a virtual image that the other N − 1 all read (each into an output of its own):
+/// every reader's in-place hint asks "who else reads this", the question a scan made quadratic.
+fn fan(ctx: &Context, not: &Kernel, n: usize) -> Built {
+    let t0 = Instant::now();
+    let graph = Graph::new(ctx).unwrap();
+    let shared = Image::new_virtual(&graph, 0, 0, ImageFormat::Virtual).unwrap();
+    let first = graph.add_node(not, [&image(ctx), &shared]).unwrap();
+    for _ in 1..n {
+        graph.add_node(not, [&shared, &image(ctx)]).unwrap();
+    }
+    Built { graph, first, spare: image(ctx), build: t0.elapsed() }
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -116,9 +131,9 @@ fn main() {
         b.graph.verify().unwrap();
         b.graph.process().unwrap();
     }
-    let reloads: usize = std::env::var("VX_BENCH_RELOADS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
-    let shapes = std::env::var("VX_BENCH_SHAPE").unwrap_or_else(|_| "chain,wide".into());
-    for shape in ["chain", "wide"].into_iter().filter(|s| shapes.split(',').any(|x| x == *s)) {
+    let reloads: usize = std::env::var("VX_BENCH_RELOADS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+    let shapes = std::env::var("VX_BENCH_SHAPE").unwrap_or_else(|_| "chain,wide,fan".into());
+    for shape in ["chain", "wide", "fan"].into_iter().filter(|s| shapes.split(',').any(|x| x == *s)) {
         let only: Option<usize> = std::env::var("VX_BENCH_N").ok().and_then(|v| v.parse().ok());
         for &n in SIZES.iter().filter(|&&n| n <= max_n && only.is_none_or(|o| o == n)) {
             // Build and verify fresh graphs (several when small: the median), keep the last.
@@ -127,7 +142,11 @@ fn main() {
             let (mut builds, mut verifies_first, mut last) = (Vec::new(), Vec::new(), None);
             for _ in 0..fresh {
                 drop(last.take());
-                let b = if shape == "chain" { chain(&ctx, &not, n) } else { wide(&ctx, &not, n) };
+                let b = match shape {
+                    "chain" => chain(&ctx, &not, n),
+                    "wide" => wide(&ctx, &not, n),
+                    _ => fan(&ctx, &not, n),
+                };
                 let t = Instant::now();
                 b.graph.verify().unwrap();
                 verifies_first.push(t.elapsed());

@@ -219,9 +219,7 @@ fn topology_rule(
     }) {
         return Some(format!("input '{}' is also parameter {p} of this node", inp.name()));
     }
-    if let Some(rn) =
-        readers.overlapping(input).into_iter().map(|i| *readers.get(i).1).find(|&rn| rn != n && !runs_before(rn, n))
-    {
+    if let Some(&rn) = readers.find_overlapping(input, |&rn| rn != n && !runs_before(rn, n)) {
         return Some(format!(
             "input '{}' is also read by node '{}', which does not run before this one",
             inp.name(),

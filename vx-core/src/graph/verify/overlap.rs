@@ -170,14 +170,20 @@ impl<T> OverlapIndex<T> {
             .map(|i| (&self.entries[i].0, &self.entries[i].1))
     }
 
+    /// Some entry overlapping `q` whose value passes `accept`, visiting candidates lazily: it stops at
+    /// the first (by list, not by position), so a query among many overlapping entries (a virtual
+    /// image read by thousands of nodes) costs what it visits, not every hit.
+    pub(super) fn find_overlapping(&self, q: &Reference, mut accept: impl FnMut(&T) -> bool) -> Option<&T> {
+        self.candidates(q)
+            .flatten()
+            .map(|i| &self.entries[i])
+            .find(|(r, value)| r.overlaps(q) && accept(value))
+            .map(|(_, value)| value)
+    }
+
     /// Does any entry overlap `q`?
     pub(super) fn any_overlapping(&self, q: &Reference) -> bool {
         self.candidates(q).any(|mut list| list.any(|i| self.entries[i].0.overlaps(q)))
-    }
-
-    /// The entry at `i`.
-    pub(super) fn get(&self, i: usize) -> (&Reference, &T) {
-        (&self.entries[i].0, &self.entries[i].1)
     }
 
     /// True when nothing was added.
@@ -277,6 +283,13 @@ mod tests {
             for q in &pool {
                 let scan: Vec<usize> = (0..pool.len()).filter(|&i| pool[i].overlaps(q)).collect();
                 assert_eq!(index.overlapping(q), scan, "round {round}, query {}", q.name());
+                assert_eq!(index.any_overlapping(q), !scan.is_empty(), "round {round}, any, query {}", q.name());
+                // A lazy find under a filter: some accepted hit iff the scan has one, and a hit.
+                let pick = rng.below(3);
+                let found = index.find_overlapping(q, |&i| i % 3 == pick).copied();
+                let wanted = scan.iter().any(|&i| i % 3 == pick);
+                assert_eq!(found.is_some(), wanted, "round {round}, find, query {}", q.name());
+                assert!(found.is_none_or(|i| scan.contains(&i) && i % 3 == pick), "round {round}, found {found:?}");
                 queries += 1;
             }
         }
