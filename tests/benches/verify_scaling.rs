@@ -17,7 +17,8 @@
 //! beyond a frame (`-frame`), and the first process after
 //! `Node::set_parameter` of the first node's input to another image of the same meta — each also in
 //! µs per node. `VX_BENCH_MAX_N=4000` stops at that N; `VX_BENCH_SHAPE=chain`
-//! runs one shape, `VX_BENCH_N=8000` one size.
+//! runs one shape, `VX_BENCH_N=8000` one size; `VX_BENCH_PASSES=1` adds a line per row with the
+//! fresh verifies' time pass by pass, in µs per node.
 
 use std::time::{Duration, Instant};
 
@@ -132,6 +133,7 @@ fn main() {
         b.graph.process().unwrap();
     }
     let reloads: usize = std::env::var("VX_BENCH_RELOADS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+    let passes = std::env::var_os("VX_BENCH_PASSES").is_some();
     let shapes = std::env::var("VX_BENCH_SHAPE").unwrap_or_else(|_| "chain,wide,fan".into());
     for shape in ["chain", "wide", "fan"].into_iter().filter(|s| shapes.split(',').any(|x| x == *s)) {
         let only: Option<usize> = std::env::var("VX_BENCH_N").ok().and_then(|v| v.parse().ok());
@@ -140,6 +142,7 @@ fn main() {
             let not = ctx.kernel_by_name("filters.not").unwrap();
             let fresh = (20_000 / n).clamp(3, 9);
             let (mut builds, mut verifies_first, mut last) = (Vec::new(), Vec::new(), None);
+            vx::__verify_pass_times(passes);
             for _ in 0..fresh {
                 drop(last.take());
                 let b = match shape {
@@ -154,6 +157,7 @@ fn main() {
                 last = Some(b);
             }
             drop(not);
+            let pass_times = vx::__verify_pass_times(false);
             let mut b = last.unwrap();
             b.build = median(builds);
             let verify = median(verifies_first);
@@ -209,6 +213,14 @@ fn main() {
                 ms(after_set),
                 per_node(after_set, n),
             );
+            if passes {
+                // The fresh verifies' time by pass, µs per node (node passes are part of `nodes`).
+                let line: Vec<String> = pass_times
+                    .iter()
+                    .map(|(name, d)| format!("{name} {:.2}", d.as_secs_f64() * 1e6 / (fresh * n) as f64))
+                    .collect();
+                println!("    passes, µs/node: {}", line.join(", "));
+            }
         }
     }
 }

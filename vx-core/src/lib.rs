@@ -82,6 +82,7 @@ pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
 #[doc(hidden)]
 pub use graph::verify::check_always as __verify_check_always;
+pub use graph::verify::pass_times::pass_times as __verify_pass_times;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;

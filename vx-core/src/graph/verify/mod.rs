@@ -40,6 +40,7 @@ mod meta;
 mod nodes;
 mod overlap;
 mod params;
+pub(crate) mod pass_times;
 mod rebound;
 mod run_order;
 mod scratch;
@@ -117,8 +118,8 @@ pub(super) struct Verification<'g> {
     pub(super) producers: Vec<Vec<usize>>,
     /// Objects whose meta data changed in this verification (their readers are re-verified).
     changed: overlap::OverlapIndex<()>,
-    /// The topology verdict on every alias hint, by node index — from `alias candidates`.
-    /// Each node's alias-hint verdicts from the topology rules, by node index (empty: no hints).
+    /// The topology verdicts on each node's alias hints, by node index (empty: no hints) — from
+    /// `alias candidates`.
     pub(super) alias_topology: Vec<aliasing::Topology>,
     /// By node index: already verified in this verification (`rebound.rs`); the `nodes` pass
     /// skips them. Empty: none.
@@ -220,7 +221,9 @@ fn verify_until(
     let _span = tracing::info_span!("verify", graph = %v.gname, full).entered();
     for pass in GRAPH_PASSES {
         let _pass = tracing::debug_span!("verify_pass", pass = pass.name).entered();
+        let timer = pass_times::start("", pass.name);
         (pass.run)(&mut v, body)?;
+        pass_times::stop(timer);
         if last == Some(pass.name) {
             body.schedule = std::mem::take(&mut v.schedule);
             return Ok(());

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::data::types::Direction;
 use crate::error::Result;
-use crate::graph::verify::{NODE_PASSES, NodeVerification, Verification};
+use crate::graph::verify::{NODE_PASSES, NodeVerification, Verification, pass_times};
 use crate::graph::{GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::kernel::contexts::ValidateContext;
@@ -35,7 +35,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         let _node = tracing::debug_span!("verify_node", node = %s.name).entered();
         for pass in NODE_PASSES.iter().filter(|p| reverify || p.always) {
             let _pass = tracing::trace_span!("node_pass", pass = pass.name).entered();
+            let timer = pass_times::start("nodes/", pass.name);
             (pass.run)(v, s, &mut nv)?;
+            pass_times::stop(timer);
         }
     }
     Ok(())
