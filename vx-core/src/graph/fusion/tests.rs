@@ -249,6 +249,25 @@ fn the_spec_examples_alone_and_chained() {
 }
 
 #[test]
+fn row_chunks_of_random_members_give_the_tile_plans_pixels_and_functions() {
+    let mut rng = model::SplitMix(7);
+    for case in 0..3000 {
+        let (w, h) = (1 + rng.below(24), 1 + rng.below(40));
+        let block = (1 + rng.below(4), 1 + rng.below(4));
+        let nb = (-(rng.below(3) as i32), rng.below(3) as i32, -(rng.below(3) as i32), rng.below(3) as i32);
+        let fns = [(true, false), (false, true), (true, true)][rng.below(3) as usize];
+        let border = if fns.1 && rng.one_in(2) { BorderMode::Self_ } else { BorderMode::Undefined };
+        let r = req(w, h, block, nb, border, fns);
+        let g = GroupGeometry::new(h, vec![MemberGeometry::from_request(&r, MemberCalls::Descriptors, false)], vec![])
+            .unwrap();
+        let k = block.1 * (1 + rng.below(4));
+        let p = plan_band(&g, 0..h, k);
+        let chunks: Vec<Range<u32>> = (0..p.step_count()).map(|j| p.step(j)[0].clone()).collect();
+        assert_eq!(paint_chunks(&r, &chunks), paint_plan(&r), "case {case}: {r:?}, k = {k}");
+    }
+}
+
+#[test]
 fn band_layouts_are_multiples_of_l() {
     let l = BandLayout::new(10, 5, 4);
     assert_eq!(l.band_rows, 8);

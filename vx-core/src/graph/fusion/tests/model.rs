@@ -21,10 +21,10 @@ use super::req;
 use crate::graph::tiling::plan::{TileFunction, TileRequest, regions};
 
 /// SplitMix64: a tiny deterministic generator.
-struct SplitMix(u64);
+pub(super) struct SplitMix(pub(super) u64);
 
 impl SplitMix {
-    fn below(&mut self, n: u32) -> u32 {
+    pub(super) fn below(&mut self, n: u32) -> u32 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -32,7 +32,7 @@ impl SplitMix {
         ((z ^ (z >> 31)) % n as u64) as u32
     }
 
-    fn one_in(&mut self, n: u32) -> bool {
+    pub(super) fn one_in(&mut self, n: u32) -> bool {
         self.below(n) == 0
     }
 }
