@@ -5,6 +5,7 @@
 
 mod body;
 mod execute;
+pub(crate) mod fusion;
 mod handle;
 pub(crate) mod node;
 pub(crate) mod parameters;
