@@ -638,8 +638,10 @@ impl<T: TilePixel> InPlace<'_, T> {
 }
 
 mod border;
+mod rows;
 mod span;
 #[cfg(test)]
 mod tests;
 
-pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK, Rows};
+pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK, Rows, border_source};
+pub use rows::{RowRegion, RowSink, RowTable, for_rows_from_table};

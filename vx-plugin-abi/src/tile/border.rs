@@ -13,9 +13,13 @@
 //! whole rows of the piece. A tile at most 1024 wide that touches an edge is one piece per row (one
 //! call; the copy is cheaper than three calls on short rows). No heap, no tile memory, no
 //! per-pixel border code in kernels.
+//!
+//! `serve` takes its image rows from a [`RowSupply`]: the image itself ([`Tile`]) or a table of row
+//! pointers (`RowTable`, fused execution), so one piece of code makes the fill values in both modes.
 
 use std::mem::MaybeUninit;
 
+use crate::geometry::Neighborhood;
 use crate::status::Status;
 use crate::tile::{Tile, TileError, TilePixel};
 
@@ -56,9 +60,12 @@ const EDGE_PIECE: usize = 32;
 /// The widest neighborhood (`right - left`) [`Tile::with_rows`] serves.
 pub const MAX_NEIGHBORHOOD_WIDTH: usize = 32;
 
-/// Where coordinate `i` of a line of `n` pixels reads from under `fill` (`None`: the constant).
+/// Where coordinate `i` of a line of `n > 0` pixels (a row or a column of an image) reads from under
+/// `fill`: `i` itself inside, the image coordinate the rule maps it to outside, `None` for the
+/// constant. The one statement of the rules: the SDK's row serving and the host's planning of which
+/// rows a fused row kernel reads both use it.
 #[inline]
-fn source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
+pub fn border_source(i: i64, n: i64, fill: BorderFill<impl Copy>) -> Option<i64> {
     if (0..n).contains(&i) {
         return Some(i);
     }
@@ -94,10 +101,50 @@ impl StripEdges {
         let b = ((in1 - x0).max(0) as usize).clamp(a, len);
         let mut sources = [usize::MAX; MAX_NEIGHBORHOOD_WIDTH];
         for (k, j) in (0..a).chain(b..len).enumerate() {
-            sources[k] = source(x0 + j as i64, iw, fill).map_or(usize::MAX, |sx| sx as usize);
+            sources[k] = border_source(x0 + j as i64, iw, fill).map_or(usize::MAX, |sx| sx as usize);
         }
         StripEdges { inside: a..b, image_start: in0 as usize, sources }
     }
+}
+
+/// Where [`serve`] gets the image's rows.
+pub(super) trait RowSupply<'a, T> {
+    /// All `image_width` pixels of image row `sy` (`0 <= sy < image_height`), or why not (a row
+    /// missing from a row table, an aliased image): an error, never a read of something else.
+    fn row(&self, sy: i64) -> Result<&'a [T], TileError>;
+}
+
+/// The output rectangle [`serve`] serves, in image coordinates, and the kernel's neighborhood.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ServedArea {
+    /// Image column of output column 0.
+    pub(super) x: i64,
+    /// Image row of output row 0.
+    pub(super) y: i64,
+    /// Output columns.
+    pub(super) width: u32,
+    pub(super) image_width: u32,
+    pub(super) image_height: u32,
+    pub(super) neighborhood: Neighborhood,
+}
+
+/// `N` is the neighborhood's height (at least 1) and the neighborhood is at most
+/// [`MAX_NEIGHBORHOOD_WIDTH`] wide.
+pub(super) fn check_neighborhood<const N: usize>(nb: Neighborhood) -> Result<(), TileError> {
+    let (height, ext) = (nb.bottom as i64 - nb.top as i64 + 1, nb.right as i64 - nb.left as i64);
+    if N == 0 || height != N as i64 {
+        return Err(TileError::new(
+            Status::InvalidParameters,
+            format!("with_rows::<{N}> on a neighborhood {height} rows high"),
+        ));
+    }
+    if !(0..=MAX_NEIGHBORHOOD_WIDTH as i64).contains(&ext) {
+        return Err(TileError::new(
+            Status::NotSupported,
+            format!("with_rows serves neighborhoods up to {MAX_NEIGHBORHOOD_WIDTH} wide, this one is {ext}"),
+        ));
+    }
+    Ok(())
 }
 
 impl<'a, T: TilePixel> Tile<'a, T> {
@@ -129,7 +176,7 @@ impl<'a, T: TilePixel> Tile<'a, T> {
                 format!("row {y} outside a tile of {} rows", self.d.height),
             ));
         }
-        self.serve::<N>(y, y + 1, fill, &mut |_, x, n, rows| f(x, n, rows))
+        serve::<T, N>(self, &self.served_area(), y, y + 1, fill, &mut |_, x, n, rows| f(x, n, rows))
     }
 
     /// [`with_rows`](Self::with_rows) for every row of the tile, top to bottom: `f(y, x, n, rows)`,
@@ -140,24 +187,11 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         mut f: impl FnMut(u32, u32, u32, [&[T]; N]),
     ) -> Result<(), TileError> {
         self.check_rows::<N>()?;
-        self.serve::<N>(0, self.d.height, fill, &mut f)
+        serve::<T, N>(self, &self.served_area(), 0, self.d.height, fill, &mut f)
     }
 
     fn check_rows<const N: usize>(&self) -> Result<(), TileError> {
-        let nb = self.d.neighborhood;
-        let (height, ext) = ((nb.bottom - nb.top + 1) as usize, (nb.right - nb.left) as usize);
-        if height != N {
-            return Err(TileError::new(
-                Status::InvalidParameters,
-                format!("with_rows::<{N}> on a neighborhood {height} rows high"),
-            ));
-        }
-        if ext > MAX_NEIGHBORHOOD_WIDTH {
-            return Err(TileError::new(
-                Status::NotSupported,
-                format!("with_rows serves neighborhoods up to {MAX_NEIGHBORHOOD_WIDTH} wide, this one is {ext}"),
-            ));
-        }
+        check_neighborhood::<N>(self.d.neighborhood)?;
         if self.is_aliased() {
             return Err(TileError::new(
                 Status::NotSupported,
@@ -167,142 +201,16 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         Ok(())
     }
 
-    /// Output rows `y0 .. y1`, row by row, each in up to three pieces (see the module doc).
-    fn serve<const N: usize>(
-        &self,
-        y0: u32,
-        y1: u32,
-        fill: BorderFill<T>,
-        f: &mut impl FnMut(u32, u32, u32, [&[T]; N]),
-    ) -> Result<(), TileError> {
-        let nb = self.d.neighborhood;
-        let ext = (nb.right - nb.left) as usize;
-        let (iw, ih) = (self.d.image_width as i64, self.d.image_height as i64);
-        let (tx, ty, w) = (self.d.tile_x as i64, self.d.tile_y as i64, self.d.width);
-        // Image row of neighborhood row `i` of output row `y`, and image column of an output
-        // column's first neighbor.
-        let image_row = |y: u32, i: usize| ty + y as i64 + nb.top as i64 + i as i64;
-        let first_col = |x: u32| tx + x as i64 + nb.left as i64;
-        // Output columns whose neighborhood crosses the left / right image edge, rounded up to
-        // whole SIMD blocks; the rest of the row is served straight from the image.
-        let round = |c: i64| (c.max(0) as u32).div_ceil(EDGE_BLOCK) * EDGE_BLOCK;
-        let (left, right) = if w as usize <= WHOLE_ROW {
-            let touches = first_col(0) < 0 || first_col(w) + ext as i64 > iw;
-            (if touches { w } else { 0 }, 0)
-        } else {
-            let l = round(-first_col(0)).min(w);
-            let r = round(first_col(w) + ext as i64 - iw).min(w - l);
-            (l, r)
-        };
-        let pieces = [(0, left), (w - right, right)];
-        let edges = pieces.map(|(x, n)| StripEdges::new(first_col(x), n as usize + ext, iw, fill));
-        // Uninitialized: clearing them per tile cost more than the border itself on small images.
-        // The left (or whole-row) piece's ring, and the right piece's.
-        let mut ring_left = [[MaybeUninit::<T>::uninit(); WHOLE_ROW + MAX_NEIGHBORHOOD_WIDTH]; N];
-        let mut ring_right = [[MaybeUninit::<T>::uninit(); EDGE_PIECE + MAX_NEIGHBORHOOD_WIDTH]; N];
-        let constant_row = match fill {
-            BorderFill::Constant(v) if image_row(y0, 0) < 0 || image_row(y1 - 1, N - 1) >= ih => {
-                Some([v; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH])
-            }
-            _ => None,
-        };
-        for y in y0..y1 {
-            // The middle, straight from the image: an out-of-image row is another image row
-            // (reflect-101, replicate) or, under a constant rule, the constant in chunks.
-            let (mx, mn) = (left, w - left - right);
-            if mn > 0 {
-                let (x0, len) = (first_col(mx), mn as usize + ext);
-                let mut rows: [Option<&[T]>; N] = [None; N];
-                for (i, r) in rows.iter_mut().enumerate() {
-                    if let Some(sy) = source(image_row(y, i), ih, fill) {
-                        *r = Some(self.span(sy, x0, x0 + len as i64)?);
-                    }
-                }
-                match &constant_row {
-                    Some(c) if rows.iter().any(Option::is_none) => {
-                        let mut cx = 0;
-                        while cx < mn {
-                            let cn = (mn - cx).min(ROW_CHUNK as u32);
-                            let span = cx as usize..(cx + cn) as usize + ext;
-                            f(y, mx + cx, cn, rows.map(|r| r.map_or(&c[..span.len()], |r| &r[span.clone()])));
-                            cx += cn;
-                        }
-                    }
-                    _ => f(y, mx, mn, rows.map(|r| r.unwrap_or_default())),
-                }
-            }
-            // The edge pieces: a ring of N extended rows each, input row `r` (counted from the
-            // first window's top) in slot `r % N`, each made once.
-            for (k, &(px, pn)) in pieces.iter().enumerate() {
-                if pn == 0 {
-                    continue;
-                }
-                let len = pn as usize + ext;
-                let mut ring: [&mut [MaybeUninit<T>]; N] = if k == 0 {
-                    ring_left.each_mut().map(|r| &mut r[..len])
-                } else {
-                    ring_right.each_mut().map(|r| &mut r[..len])
-                };
-                let new = if y == y0 { 0 } else { N - 1 };
-                for i in new..N {
-                    let slot = (y - y0) as usize + i;
-                    self.extend_row(image_row(y, i), &edges[k], ring[slot % N], fill)?;
-                }
-                let ring = &mut ring;
-                f(
-                    y,
-                    px,
-                    pn,
-                    std::array::from_fn(|i| {
-                        let slot = &ring[((y - y0) as usize + i) % N];
-                        // SAFETY: every slot of the window had `..len` written for this piece
-                        // before this call (all N at the first row, then each row's new one;
-                        // `extend_row` writes every element it is given); MaybeUninit<T> has T's
-                        // layout.
-                        unsafe { std::slice::from_raw_parts(slot.as_ptr() as *const T, len) }
-                    }),
-                );
-            }
+    fn served_area(&self) -> ServedArea {
+        let d = self.d;
+        ServedArea {
+            x: d.tile_x as i64,
+            y: d.tile_y as i64,
+            width: d.width,
+            image_width: d.image_width,
+            image_height: d.image_height,
+            neighborhood: d.neighborhood,
         }
-        Ok(())
-    }
-
-    /// `buf` = image row `iy` extended as `edges` says (a row outside the image maps to an image
-    /// row or to the constant). Writes every element of `buf`. Out of line on purpose: it runs once
-    /// per row of an edge strip, and a profile then shows what the border costs (`extend_row`).
-    #[inline(never)]
-    fn extend_row(
-        &self,
-        iy: i64,
-        edges: &StripEdges,
-        buf: &mut [MaybeUninit<T>],
-        fill: BorderFill<T>,
-    ) -> Result<(), TileError> {
-        let Some(sy) = source(iy, self.d.image_height as i64, fill) else {
-            buf.iter_mut().for_each(|p| {
-                p.write(constant(fill));
-            });
-            return Ok(());
-        };
-        let row = self.span(sy, 0, self.d.image_width as i64)?;
-        let (a, b) = (edges.inside.start, edges.inside.end);
-        if a < b {
-            let src = &row[edges.image_start..edges.image_start + (b - a)];
-            let dst = &mut buf[a..b];
-            assert_eq!(src.len(), dst.len());
-            // SAFETY: both spans have `src.len()` elements (asserted), `dst` is the caller's ring
-            // (not image memory, so they do not overlap), and MaybeUninit<T> has T's layout.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr() as *mut T, src.len()) };
-        }
-        let c = constant(fill);
-        let (left, right) = buf.split_at_mut(b);
-        for (p, &sx) in left[..a].iter_mut().zip(&edges.sources[..a]) {
-            p.write(if sx == usize::MAX { c } else { row[sx] });
-        }
-        for (p, &sx) in right.iter_mut().zip(&edges.sources[a..]) {
-            p.write(if sx == usize::MAX { c } else { row[sx] });
-        }
-        Ok(())
     }
 
     /// Pixels `[x0, x1)` of image row `iy`, anywhere inside the image (a reflected pixel may lie
@@ -329,6 +237,174 @@ impl<'a, T: TilePixel> Tile<'a, T> {
     }
 }
 
+/// The image serves its own rows.
+impl<'a, T: TilePixel> RowSupply<'a, T> for Tile<'a, T> {
+    #[inline]
+    fn row(&self, sy: i64) -> Result<&'a [T], TileError> {
+        self.span(sy, 0, self.d.image_width as i64)
+    }
+}
+
+/// Output rows `y0 .. y1` of `area` (counted from its top), row by row, each in up to three pieces
+/// (see the module doc), the input rows from `input`: `f(y, x, n, rows)` with `y`, `x` relative to
+/// `area`. The neighborhood must have passed [`check_neighborhood::<N>`].
+pub(super) fn serve<'a, T: TilePixel, const N: usize>(
+    input: &impl RowSupply<'a, T>,
+    area: &ServedArea,
+    y0: u32,
+    y1: u32,
+    fill: BorderFill<T>,
+    f: &mut impl FnMut(u32, u32, u32, [&[T]; N]),
+) -> Result<(), TileError> {
+    if y0 >= y1 {
+        return Ok(());
+    }
+    let nb = area.neighborhood;
+    let ext = (nb.right - nb.left) as usize;
+    let (iw, ih) = (area.image_width as i64, area.image_height as i64);
+    let (tx, ty, w) = (area.x, area.y, area.width);
+    // Image row of neighborhood row `i` of output row `y`, and image column of an output
+    // column's first neighbor.
+    let image_row = |y: u32, i: usize| ty + y as i64 + nb.top as i64 + i as i64;
+    let first_col = |x: u32| tx + x as i64 + nb.left as i64;
+    // Output columns whose neighborhood crosses the left / right image edge, rounded up to
+    // whole SIMD blocks; the rest of the row is served straight from the image.
+    let round = |c: i64| (c.max(0) as u32).div_ceil(EDGE_BLOCK) * EDGE_BLOCK;
+    let (left, right) = if w as usize <= WHOLE_ROW {
+        let touches = first_col(0) < 0 || first_col(w) + ext as i64 > iw;
+        (if touches { w } else { 0 }, 0)
+    } else {
+        let l = round(-first_col(0)).min(w);
+        let r = round(first_col(w) + ext as i64 - iw).min(w - l);
+        (l, r)
+    };
+    let pieces = [(0, left), (w - right, right)];
+    let edges = pieces.map(|(x, n)| StripEdges::new(first_col(x), n as usize + ext, iw, fill));
+    // Uninitialized: clearing them per tile cost more than the border itself on small images.
+    // The left (or whole-row) piece's ring, and the right piece's.
+    let mut ring_left = [[MaybeUninit::<T>::uninit(); WHOLE_ROW + MAX_NEIGHBORHOOD_WIDTH]; N];
+    let mut ring_right = [[MaybeUninit::<T>::uninit(); EDGE_PIECE + MAX_NEIGHBORHOOD_WIDTH]; N];
+    let constant_row = match fill {
+        BorderFill::Constant(v) if image_row(y0, 0) < 0 || image_row(y1 - 1, N - 1) >= ih => {
+            Some([v; ROW_CHUNK + MAX_NEIGHBORHOOD_WIDTH])
+        }
+        _ => None,
+    };
+    for y in y0..y1 {
+        // The middle, straight from the image: an out-of-image row is another image row
+        // (reflect-101, replicate) or, under a constant rule, the constant in chunks.
+        let (mx, mn) = (left, w - left - right);
+        if mn > 0 {
+            let (x0, len) = (first_col(mx) as usize, mn as usize + ext);
+            let mut rows: [Option<&[T]>; N] = [None; N];
+            for (i, r) in rows.iter_mut().enumerate() {
+                if let Some(sy) = border_source(image_row(y, i), ih, fill) {
+                    *r = Some(&supplied_row(input, sy, iw)?[x0..x0 + len]);
+                }
+            }
+            match &constant_row {
+                Some(c) if rows.iter().any(Option::is_none) => {
+                    let mut cx = 0;
+                    while cx < mn {
+                        let cn = (mn - cx).min(ROW_CHUNK as u32);
+                        let span = cx as usize..(cx + cn) as usize + ext;
+                        f(y, mx + cx, cn, rows.map(|r| r.map_or(&c[..span.len()], |r| &r[span.clone()])));
+                        cx += cn;
+                    }
+                }
+                _ => f(y, mx, mn, rows.map(|r| r.unwrap_or_default())),
+            }
+        }
+        // The edge pieces: a ring of N extended rows each, input row `r` (counted from the
+        // first window's top) in slot `r % N`, each made once.
+        for (k, &(px, pn)) in pieces.iter().enumerate() {
+            if pn == 0 {
+                continue;
+            }
+            let len = pn as usize + ext;
+            let mut ring: [&mut [MaybeUninit<T>]; N] = if k == 0 {
+                ring_left.each_mut().map(|r| &mut r[..len])
+            } else {
+                ring_right.each_mut().map(|r| &mut r[..len])
+            };
+            let new = if y == y0 { 0 } else { N - 1 };
+            for i in new..N {
+                let slot = (y - y0) as usize + i;
+                extend_row(input, image_row(y, i), (iw, ih), &edges[k], ring[slot % N], fill)?;
+            }
+            let ring = &mut ring;
+            f(
+                y,
+                px,
+                pn,
+                std::array::from_fn(|i| {
+                    let slot = &ring[((y - y0) as usize + i) % N];
+                    // SAFETY: every slot of the window had `..len` written for this piece
+                    // before this call (all N at the first row, then each row's new one;
+                    // `extend_row` writes every element it is given); MaybeUninit<T> has T's
+                    // layout.
+                    unsafe { std::slice::from_raw_parts(slot.as_ptr() as *const T, len) }
+                }),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `buf` = image row `iy` (of an `iw`×`ih` image) extended as `edges` says (a row outside the
+/// image maps to an image row or to the constant). Writes every element of `buf`, or fails before
+/// writing any. Out of line on purpose: it runs once per row of an edge strip, and a profile then
+/// shows what the border costs (`extend_row`).
+#[inline(never)]
+fn extend_row<'a, T: TilePixel>(
+    input: &impl RowSupply<'a, T>,
+    iy: i64,
+    (iw, ih): (i64, i64),
+    edges: &StripEdges,
+    buf: &mut [MaybeUninit<T>],
+    fill: BorderFill<T>,
+) -> Result<(), TileError> {
+    let Some(sy) = border_source(iy, ih, fill) else {
+        buf.iter_mut().for_each(|p| {
+            p.write(constant(fill));
+        });
+        return Ok(());
+    };
+    let row = supplied_row(input, sy, iw)?;
+    let (a, b) = (edges.inside.start, edges.inside.end);
+    if a < b {
+        let src = &row[edges.image_start..edges.image_start + (b - a)];
+        let dst = &mut buf[a..b];
+        assert_eq!(src.len(), dst.len());
+        // SAFETY: both spans have `src.len()` elements (asserted), `dst` is the caller's ring
+        // (not image memory, so they do not overlap), and MaybeUninit<T> has T's layout.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr() as *mut T, src.len()) };
+    }
+    let c = constant(fill);
+    let (left, right) = buf.split_at_mut(b);
+    for (p, &sx) in left[..a].iter_mut().zip(&edges.sources[..a]) {
+        p.write(if sx == usize::MAX { c } else { row[sx] });
+    }
+    for (p, &sx) in right.iter_mut().zip(&edges.sources[a..]) {
+        p.write(if sx == usize::MAX { c } else { row[sx] });
+    }
+    Ok(())
+}
+
+/// Image row `sy` from `input`, checked to be `iw` pixels long (every column `serve` reads is inside
+/// the image, so indexing it cannot fail).
+#[inline]
+fn supplied_row<'a, T>(input: &impl RowSupply<'a, T>, sy: i64, iw: i64) -> Result<&'a [T], TileError> {
+    let row = input.row(sy)?;
+    if row.len() as i64 != iw {
+        return Err(TileError::new(
+            Status::Failure,
+            format!("row {sy} holds {} pixels, the image is {iw} wide", row.len()),
+        ));
+    }
+    Ok(row)
+}
+
 fn constant<T: Copy + Default>(fill: BorderFill<T>) -> T {
     match fill {
         BorderFill::Constant(v) => v,
@@ -342,7 +418,7 @@ mod tests {
 
     #[test]
     fn sources_follow_opencv_border_rules() {
-        let at = |fill, n| (-4..n + 4).map(|i| source(i, n, fill)).collect::<Vec<_>>();
+        let at = |fill, n| (-4..n + 4).map(|i| border_source(i, n, fill)).collect::<Vec<_>>();
         let r101: Vec<_> = at(BorderFill::<u8>::Reflect101, 5).into_iter().map(Option::unwrap).collect();
         assert_eq!(r101, [4, 3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1, 0]);
         let rep: Vec<_> = at(BorderFill::<u8>::Replicate, 5).into_iter().map(Option::unwrap).collect();
@@ -352,7 +428,7 @@ mod tests {
             [None, None, None, None, Some(0), Some(1), None, None, None, None]
         );
         assert!(at(BorderFill::<u8>::Reflect101, 1).iter().all(|s| *s == Some(0)));
-        assert_eq!(source(-1, 2, BorderFill::<u8>::Reflect101), Some(1));
-        assert_eq!(source(-3, 2, BorderFill::<u8>::Reflect101), Some(1));
+        assert_eq!(border_source(-1, 2, BorderFill::<u8>::Reflect101), Some(1));
+        assert_eq!(border_source(-3, 2, BorderFill::<u8>::Reflect101), Some(1));
     }
 }
