@@ -38,6 +38,11 @@ impl OpenCv {
         let mut child = Command::new("python3")
             .arg(script)
             .arg("--serve")
+            // numpy's OpenBLAS starts a pool of threads that poll with `sched_yield` between BLAS
+            // calls (none are made here); on a 2-core machine they took a core from vx's rounds
+            // (`perf`: 18 % of samples in `blas_thread_server`, vx's 2-thread VGA cells 2-3× slower).
+            // OpenCV's own threads are set per round by `cv2.setNumThreads`, not by this.
+            .env("OPENBLAS_NUM_THREADS", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

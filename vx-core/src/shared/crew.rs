@@ -21,15 +21,16 @@
 //! mutex, so the caller publishing a job is not slowed by spinning helpers.
 //!
 //! The crew measures how long a helper takes to join a job (publication to its first step inside,
-//! a moving average, [`Crew::join_estimate`]): the tiling cost model weighs a node's work per
-//! thread against it (`graph/tiling/split.rs`). A job no helper joined before the caller finished
+//! moving averages, [`Crew::join_estimate`]), apart for jobs published while a helper was spinning
+//! (warm) and while all were parked (cold): the tiling cost model weighs a node's work per thread
+//! against the one for the helpers' present state (`graph/tiling/split.rs`). A job no helper joined before the caller finished
 //! counts the caller's time as the sample (a lower bound of the helpers' delay).
 //!
 //! One job at a time: a caller that finds the crew busy (another graph on another thread) or that
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -73,8 +74,17 @@ struct CrewState {
     origin: Instant,
     /// When the latest job was published, ns since `origin`.
     posted_at: AtomicU64,
-    /// Moving average of the delay from publishing a job to a helper starting it, ns (0: none yet).
-    join_ns: AtomicU64,
+    /// Helpers spinning for the next job now (in `spin_for_next`).
+    spinning: AtomicUsize,
+    /// Whether a helper was spinning when the latest job was published.
+    posted_warm: AtomicBool,
+    /// Moving averages of the delay from publishing a job to a helper starting it, ns (0: none
+    /// yet): for jobs published while a helper spun (warm: about a microsecond) and while every
+    /// helper was parked (cold: a futex wake-up, 50–300 µs on a VM). Kept apart, because a node that
+    /// shares every frame keeps its helpers warm, and one average would let the cold wake-ups of
+    /// rare explorations stop it from ever sharing.
+    join_warm_ns: AtomicU64,
+    join_cold_ns: AtomicU64,
 }
 
 impl CrewState {
@@ -86,7 +96,8 @@ impl CrewState {
     /// A helper joined the current job (or the caller finished it alone) now.
     fn note_join(&self) {
         let delay = self.now_ns().saturating_sub(self.posted_at.load(Ordering::Relaxed));
-        crate::support::time::moving_average(&self.join_ns, delay);
+        let average = if self.posted_warm.load(Ordering::Relaxed) { &self.join_warm_ns } else { &self.join_cold_ns };
+        crate::support::time::moving_average(average, delay);
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
@@ -133,7 +144,10 @@ impl Crew {
             finished: Condvar::new(),
             origin: Instant::now(),
             posted_at: AtomicU64::new(0),
-            join_ns: AtomicU64::new(0),
+            spinning: AtomicUsize::new(0),
+            posted_warm: AtomicBool::new(false),
+            join_warm_ns: AtomicU64::new(0),
+            join_cold_ns: AtomicU64::new(0),
         });
         let mut crew = Crew { state, handles: Vec::with_capacity(helpers) };
         for i in 0..helpers {
@@ -155,10 +169,16 @@ impl Crew {
         Ok(crew)
     }
 
-    /// How long helpers have lately taken to join a job (zero before the first job).
-    pub(crate) fn join_estimate(&self) -> Duration {
-        Duration::from_nanos(self.state.join_ns.load(Ordering::Relaxed))
+    /// How long a helper has lately taken to join a job published while one spun (warm) and while
+    /// all were parked (cold), zero before the first such job; and whether one is spinning now (a
+    /// job published now is warm).
+    pub(crate) fn join_estimate(&self) -> (Duration, Duration, bool) {
+        let ns = |a: &AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
+        (ns(&self.state.join_warm_ns), ns(&self.state.join_cold_ns), self.state.spinning.load(Ordering::Relaxed) > 0)
     }
+
+    /// How long a helper spins for the next job before it parks.
+    pub(crate) const SPIN: Duration = SPIN;
 
     /// This thread's helper index, if it is a crew thread (of any context).
     pub(crate) fn current_index() -> Option<usize> {
@@ -194,6 +214,7 @@ impl Crew {
         slot.epoch = slot.epoch.wrapping_add(1);
         self.state.caller_cpu.store(cpu::current().unwrap_or(NO_CPU), Ordering::Relaxed);
         self.state.posted_at.store(self.state.now_ns(), Ordering::Relaxed);
+        self.state.posted_warm.store(self.state.spinning.load(Ordering::Relaxed) > 0, Ordering::Relaxed);
         self.state.posted.store(slot.epoch, Ordering::Release);
         drop(slot);
         self.state.start.notify_all();
@@ -256,7 +277,9 @@ fn helper(state: &CrewState) {
     let allowed = CpuSet::of_this_thread();
     let mut seen = 0u64;
     loop {
+        state.spinning.fetch_add(1, Ordering::Relaxed);
         spin_for_next(state, seen);
+        state.spinning.fetch_sub(1, Ordering::Relaxed);
         let mut slot = state.slot();
         while !slot.shutdown && (slot.epoch == seen || slot.job.is_none() || slot.wanted == 0) {
             if slot.job.is_none() {

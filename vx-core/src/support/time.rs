@@ -17,6 +17,13 @@ pub(crate) fn remaining(deadline: Option<Instant>, now: Instant) -> Option<Durat
     deadline.map(|d| d.saturating_duration_since(now))
 }
 
+/// Nanoseconds on a monotonic clock (since the first call in the process): cheap timestamps for
+/// atomics.
+pub(crate) fn now_ns() -> u64 {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos().min(u64::MAX as u128) as u64
+}
+
 /// Fold `sample` into the moving average in `avg` (weight 1/8; the first sample sets it). Updates
 /// that race may lose one sample, which an estimate tolerates.
 pub(crate) fn moving_average(avg: &AtomicU64, sample: u64) {
@@ -26,9 +33,42 @@ pub(crate) fn moving_average(avg: &AtomicU64, sample: u64) {
     avg.store(new.max(1), Ordering::Relaxed);
 }
 
+/// Fold the run time `sample` into the estimate in `est`, trusting a faster run more than a slower
+/// one: a run's time is noisy upwards only (preemption, a first run's page faults, a cold cache),
+/// so a sample below the estimate moves it three quarters of the way down, one above it an eighth
+/// of the way up (the first sample sets it). The split cost model's estimates: an outlier (the
+/// first run of a node took 25 times its usual time here) fades in two runs, not in forty.
+pub(crate) fn settling_average(est: &AtomicU64, sample: u64) {
+    let sample = sample.max(1);
+    let old = est.load(Ordering::Relaxed);
+    let new = match old {
+        0 => sample,
+        _ if sample < old => sample + (old - sample) / 4,
+        _ => old + (sample - old) / 8,
+    };
+    est.store(new.max(1), Ordering::Relaxed);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settling_average_drops_fast_and_rises_slowly() {
+        let e = AtomicU64::new(0);
+        settling_average(&e, 233_000);
+        assert_eq!(e.load(Ordering::Relaxed), 233_000);
+        settling_average(&e, 9_000);
+        settling_average(&e, 9_000);
+        assert!(e.load(Ordering::Relaxed) < 24_000, "{e:?}");
+        let low = e.load(Ordering::Relaxed);
+        settling_average(&e, 1_000_000); // one preempted run
+        assert!(e.load(Ordering::Relaxed) < low + 1_000_000 / 8 + 1, "{e:?}");
+        for _ in 0..60 {
+            settling_average(&e, 50_000); // a real slowdown is followed
+        }
+        assert!(e.load(Ordering::Relaxed) > 49_000, "{e:?}");
+    }
 
     #[test]
     fn deadlines_saturate_instead_of_panicking() {

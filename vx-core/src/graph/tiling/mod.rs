@@ -28,6 +28,7 @@ pub mod plan;
 mod split;
 
 use crate::support::sync::lock;
+use crate::support::time::now_ns;
 use crate::support::unwind::catch_panic;
 use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
@@ -259,7 +260,9 @@ pub(super) fn run(
     // `threads - 1` crew helpers pull tiles from a shared counter; the caller starts at once and
     // helpers join as they wake, so a slow wake-up costs little. The crew allocates nothing per use
     // (see `shared::crew`). Which one is the cost model's choice (`split.rs`).
-    let result = match state.split.decide(shared.crew.join_estimate()) {
+    let (warm_join, cold_join, warm) = shared.crew.join_estimate();
+    let joining = split::Joining { warm: warm_join, cold: cold_join, helpers_warm: warm };
+    let result = match state.split.decide(joining, now_ns()) {
         split::Decision::Together => {
             let next = AtomicUsize::new(0);
             let busy_ns = AtomicU64::new(0);
@@ -281,7 +284,7 @@ pub(super) fn run(
                 let _active = ActiveGuard::enter(graph);
                 work()
             });
-            state.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed());
+            state.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed(), warm, now_ns());
             match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -291,7 +294,7 @@ pub(super) fn run(
         split::Decision::Alone { measure: true } => {
             let t0 = Instant::now();
             let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t));
-            state.split.note_alone(t0.elapsed());
+            state.split.note_alone(t0.elapsed(), now_ns());
             r
         }
     };

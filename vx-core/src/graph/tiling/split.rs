@@ -4,7 +4,8 @@
 //! below that, the helper would arrive after the calling thread had done the work alone.
 //!
 //! The node's work is measured, not guessed: every run of a node that could be split records its
-//! busy time (the sum over the threads that ran its tiles) into a moving average, and its wall time
+//! busy time (the sum over the threads that ran its tiles) into an estimate that settles fast on
+//! faster runs and slowly on slower ones (`support::time::settling_average`), and its wall time
 //! alone or together; once both were timed, sharing continues only while together was faster. The first run of
 //! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
 //! anyway after [`EXPLORE_EVERY`] runs, then after twice as many each time it still does not pay
@@ -16,13 +17,24 @@
 //! costs the caller more than the publication of the job: the caller starts on the tiles at once
 //! and finishes them alone if no helper comes (`shared::crew`).
 //!
+//! Helpers are *warm* while they spin after a job (`shared::crew`: 200 µs) and *cold* once parked, and
+//! the two are judged apart: the crew keeps a join estimate for each, and a node keeps its time
+//! together for each. So a stream of frames whose node shares keeps its helpers warm and goes on
+//! sharing at a microsecond's cost per frame, while the cold wake-up an exploration pays (the
+//! helpers were parked because the node ran alone) does not count against it: the run after an
+//! exploration finds the helpers warm and is judged as such. Frames further apart than the spin
+//! find them cold every time and are judged by the cold figures.
+//!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
 //! are identical whatever it decides.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::support::time::moving_average;
+use crate::shared::crew::Crew;
+#[cfg(doc)]
+use crate::support::time::now_ns;
+use crate::support::time::settling_average;
 
 /// A node kept alone by the model splits anyway once in this many runs (to re-measure joining); each
 /// exploration that finds sharing still not paying doubles the interval, up to
@@ -36,6 +48,17 @@ pub(super) const EXPLORE_EVERY_MAX: u32 = 4096;
 /// Nodes whose estimated work per thread is below this never split, exploring or not: even a
 /// helper already spinning costs about this much to hand the job to.
 const LEAST_WORK_PER_THREAD: Duration = Duration::from_micros(2);
+
+/// How helpers join a job, as the crew sees them now ([`Crew::join_estimate`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Joining {
+    /// Lately, for a job published while a helper spun.
+    pub(super) warm: Duration,
+    /// Lately, for a job published while every helper was parked.
+    pub(super) cold: Duration,
+    /// A helper spins now: a job published now is warm.
+    pub(super) helpers_warm: bool,
+}
 
 /// How one run of a node shares its tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,9 +80,16 @@ pub(super) struct Split {
     threads: u32,
     /// Moving average of the node's busy time, ns (0: not measured yet).
     work_ns: AtomicU64,
-    /// Moving averages of its wall time run alone and run together, ns (0: not measured yet).
+    /// Moving averages of its wall time run alone, and run together with helpers that were warm
+    /// (spinning) or cold (parked) when the job was published, ns (0: not measured yet). A cold
+    /// run pays a wake-up a warm one does not; which one a run will be is known when it is decided
+    /// ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)).
     alone_ns: AtomicU64,
-    together_ns: AtomicU64,
+    together_warm_ns: AtomicU64,
+    together_cold_ns: AtomicU64,
+    /// When its latest run ended ([`now_ns`] clock; 0: never): a run that starts within a
+    /// helper's spin of it is part of a stream.
+    last_end_ns: AtomicU64,
     /// Runs the model kept alone (for exploring).
     kept_alone: AtomicU32,
     /// Runs the model kept together (for exploring).
@@ -76,15 +106,18 @@ impl Split {
             threads: threads.max(1) as u32,
             work_ns: AtomicU64::new(0),
             alone_ns: AtomicU64::new(0),
-            together_ns: AtomicU64::new(0),
+            together_warm_ns: AtomicU64::new(0),
+            together_cold_ns: AtomicU64::new(0),
+            last_end_ns: AtomicU64::new(0),
             kept_alone: AtomicU32::new(0),
             kept_together: AtomicU32::new(0),
             explore_every: AtomicU32::new(EXPLORE_EVERY),
         }
     }
 
-    /// Share this run's tiles or not, given how long a helper has taken to join lately.
-    pub(super) fn decide(&self, join: Duration) -> Decision {
+    /// Share this run's tiles or not, given how helpers have lately joined and whether they are
+    /// warm now; `now`: the [`now_ns`] clock.
+    pub(super) fn decide(&self, join: Joining, now: u64) -> Decision {
         if !self.possible {
             return Decision::Alone { measure: false };
         }
@@ -102,9 +135,22 @@ impl Split {
         // Sharing must pay on the clock too: once both ways were timed, together must have been
         // faster (a helper that joins fast may still cost more than it saves, e.g. on a busy
         // machine or for a node at the memory wall).
-        let (alone, together) = (self.alone_ns.load(Ordering::Relaxed), self.together_ns.load(Ordering::Relaxed));
-        let together_pays = together == 0 || alone == 0 || together < alone;
-        if per_thread > join && together_pays {
+        let alone = self.alone_ns.load(Ordering::Relaxed);
+        let pays = |join: Duration, warm: bool| {
+            let together = self.together(warm).load(Ordering::Relaxed);
+            per_thread > join && (together == 0 || alone == 0 || together < alone)
+        };
+        // Cold helpers in a stream (this run starts within a spin of the last one's end): a job
+        // published now wakes them — a futex wake-up for the caller, which does not wait for them
+        // — and the next runs find them warm. So a stream that pays warm shares from cold too.
+        let last_end = self.last_end_ns.load(Ordering::Relaxed);
+        let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
+        let share = if join.helpers_warm {
+            pays(join.warm, true)
+        } else {
+            pays(join.cold, false) || (stream && pays(join.warm, true))
+        };
+        if share {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
             // preempted one) cannot keep the node sharing for good on a stale average.
             self.explore_every.store(EXPLORE_EVERY, Ordering::Relaxed);
@@ -127,17 +173,24 @@ impl Split {
         }
     }
 
-    /// Record one run alone: its time is its busy time and its wall time.
-    pub(super) fn note_alone(&self, took: Duration) {
+    /// Record one run alone, ended at `now`: its time is its busy time and its wall time.
+    pub(super) fn note_alone(&self, took: Duration, now: u64) {
+        self.last_end_ns.store(now.max(1), Ordering::Relaxed);
         let ns = took.as_nanos().min(u64::MAX as u128) as u64;
-        moving_average(&self.work_ns, ns);
-        moving_average(&self.alone_ns, ns);
+        settling_average(&self.work_ns, ns);
+        settling_average(&self.alone_ns, ns);
     }
 
-    /// Record one run together: the threads' busy time and the run's wall time.
-    pub(super) fn note_together(&self, busy: Duration, wall: Duration) {
-        moving_average(&self.work_ns, busy.as_nanos().min(u64::MAX as u128) as u64);
-        moving_average(&self.together_ns, wall.as_nanos().min(u64::MAX as u128) as u64);
+    /// Record one run together: the threads' busy time and the run's wall time, decided with warm
+    /// or cold helpers.
+    pub(super) fn note_together(&self, busy: Duration, wall: Duration, warm: bool, now: u64) {
+        self.last_end_ns.store(now.max(1), Ordering::Relaxed);
+        settling_average(&self.work_ns, busy.as_nanos().min(u64::MAX as u128) as u64);
+        settling_average(self.together(warm), wall.as_nanos().min(u64::MAX as u128) as u64);
+    }
+
+    fn together(&self, warm: bool) -> &AtomicU64 {
+        if warm { &self.together_warm_ns } else { &self.together_cold_ns }
     }
 
     /// The node's estimated busy time (None before its first measured run).
@@ -152,93 +205,149 @@ mod tests {
     use super::*;
 
     const US: Duration = Duration::from_micros(1);
+    /// A decision long after the last run ended (not a stream).
+    const FAR: u64 = 1 << 40;
+
+    /// Helpers that take `join` to join, warm or cold alike, all parked now.
+    fn both(join: Duration) -> Joining {
+        Joining { warm: join, cold: join, helpers_warm: false }
+    }
+
+    /// A helper spinning now, joining in `join`; parked ones take 100 µs.
+    fn warm(join: Duration) -> Joining {
+        Joining { warm: join, cold: 100 * US, helpers_warm: true }
+    }
 
     #[test]
     fn a_node_that_cannot_split_never_measures() {
         let s = Split::new(false, true, 2);
-        assert_eq!(s.decide(Duration::ZERO), Decision::Alone { measure: false });
+        assert_eq!(s.decide(both(Duration::ZERO), FAR), Decision::Alone { measure: false });
     }
 
     #[test]
     fn without_the_cost_model_every_possible_run_splits() {
         let s = Split::new(true, false, 2);
-        assert_eq!(s.decide(Duration::from_secs(1)), Decision::Together);
+        assert_eq!(s.decide(both(Duration::from_secs(1)), FAR), Decision::Together);
     }
 
     #[test]
     fn the_first_run_measures_alone_then_work_per_thread_is_weighed_against_joining() {
         let s = Split::new(true, true, 2);
-        assert_eq!(s.decide(US), Decision::Alone { measure: true });
-        s.note_alone(100 * US); // 50 µs per thread
-        assert_eq!(s.decide(10 * US), Decision::Together);
-        assert_eq!(s.decide(49 * US), Decision::Together);
+        assert_eq!(s.decide(both(US), FAR), Decision::Alone { measure: true });
+        s.note_alone(100 * US, 1); // 50 µs per thread
+        assert_eq!(s.decide(both(10 * US), FAR), Decision::Together);
+        assert_eq!(s.decide(both(49 * US), FAR), Decision::Together);
         // A helper slower than the work per thread: alone, exploring after EXPLORE_EVERY runs, then
         // after twice as many each time (32, 64, 128: three explorations in 224 runs).
-        let explored = (0..EXPLORE_EVERY * 7).filter(|_| s.decide(60 * US) == Decision::Together).count();
+        let explored = (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(60 * US), FAR) == Decision::Together).count();
         assert_eq!(explored, 3);
     }
 
     #[test]
     fn sharing_that_was_slower_on_the_clock_stops_except_to_explore() {
         let s = Split::new(true, true, 2);
-        s.note_alone(100 * US);
-        assert_eq!(s.decide(US), Decision::Together);
+        s.note_alone(100 * US, 1);
+        assert_eq!(s.decide(both(US), FAR), Decision::Together);
         // Together took longer than alone: alone from now on, but exploring (after 32 runs, then 64).
-        s.note_together(110 * US, 120 * US);
-        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Together).count();
+        s.note_together(110 * US, 120 * US, false, 1);
+        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Together).count();
         assert_eq!(together, 2);
         // Faster together: shared again.
         for _ in 0..40 {
-            s.note_together(110 * US, 60 * US);
+            s.note_together(110 * US, 60 * US, false, 1);
         }
-        assert_eq!(s.decide(US), Decision::Together);
+        assert_eq!(s.decide(both(US), FAR), Decision::Together);
     }
 
     #[test]
     fn a_node_kept_sharing_runs_alone_once_in_a_while_and_a_slow_alone_run_does_not_stick() {
         let s = Split::new(true, true, 2);
         // One run alone preempted (1 ms); together 30 µs: sharing pays on those averages.
-        s.note_alone(1000 * US);
-        s.note_together(40 * US, 30 * US);
-        let alone = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Alone { measure: true }).count();
+        s.note_alone(1000 * US, 1);
+        s.note_together(40 * US, 30 * US, false, 1);
+        let alone =
+            (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
         assert_eq!(alone, 3, "one run in EXPLORE_EVERY alone");
         // Those runs alone are fast (10 µs): the average falls below together's, and sharing stops.
         for _ in 0..40 {
-            s.note_alone(10 * US);
+            s.note_alone(10 * US, 1);
         }
-        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(US) == Decision::Together).count();
+        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Together).count();
         assert_eq!(together, 2, "alone again, but to explore (after 32 runs, then 64)");
     }
 
     #[test]
     fn explorations_that_do_not_pay_back_off_to_a_bound_and_sharing_resets_it() {
         let s = Split::new(true, true, 2);
-        s.note_alone(20 * US); // 10 µs per thread; helpers take 100 µs to join
+        s.note_alone(20 * US, 1); // 10 µs per thread; helpers take 100 µs to join
         let runs = 200_000;
-        let explored = (0..runs).filter(|_| s.decide(100 * US) == Decision::Together).count();
+        let explored = (0..runs).filter(|_| s.decide(both(100 * US), FAR) == Decision::Together).count();
         // 32 + 64 + … + 4096 = 8160 runs for the first eight, then one per 4096.
         let want = 8 + (runs - 8160) / EXPLORE_EVERY_MAX as usize;
         assert_eq!(explored, want);
         // Helpers now join at once: the model shares, and the interval is back to EXPLORE_EVERY.
-        assert_eq!(s.decide(US), Decision::Together);
-        let explored = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(100 * US) == Decision::Together).count();
+        assert_eq!(s.decide(both(US), FAR), Decision::Together);
+        let explored = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(100 * US), FAR) == Decision::Together).count();
         assert_eq!(explored, 2);
+    }
+
+    #[test]
+    fn warm_helpers_are_judged_apart_from_cold_ones() {
+        let s = Split::new(true, true, 2);
+        s.note_alone(20 * US, 1); // 10 µs per thread
+        // Parked helpers take 100 µs to join: alone (but for explorations).
+        assert_eq!(s.decide(both(100 * US), FAR), Decision::Alone { measure: true });
+        // An exploration with cold helpers was slow on the clock (the wake-up)…
+        s.note_together(20 * US, 120 * US, false, 1);
+        // …which says nothing of helpers that spin now: warm, the node shares (not timed warm yet).
+        assert_eq!(s.decide(warm(US), FAR), Decision::Together);
+        // Warm sharing pays (12 µs < 20 µs alone): it goes on while helpers are warm…
+        s.note_together(20 * US, 12 * US, true, 1);
+        assert_eq!(s.decide(warm(US), FAR), Decision::Together);
+        // …and a cold decision still weighs the cold figures: alone.
+        assert_eq!(s.decide(both(100 * US), FAR), Decision::Alone { measure: true });
+        // Warm sharing that does not pay stops too.
+        for _ in 0..40 {
+            s.note_together(20 * US, 30 * US, true, 1);
+        }
+        assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true });
+    }
+
+    #[test]
+    fn a_stream_that_pays_warm_wakes_cold_helpers_and_spaced_runs_do_not() {
+        let s = Split::new(true, true, 2);
+        s.note_alone(20 * US, 1); // 10 µs per thread
+        s.note_together(20 * US, 12 * US, true, 1); // warm sharing paid (12 < 20)
+        let cold = Joining { warm: US, cold: 100 * US, helpers_warm: false };
+        // The last run ended 5 µs ago (a stream): publish, waking the parked helpers.
+        let end = 1_000_000;
+        s.note_alone(20 * US, end);
+        assert_eq!(s.decide(cold, end + 5_000), Decision::Together);
+        // A run a millisecond after the last one ended: the helpers would be cold, and a wake-up
+        // costs more than the work per thread.
+        s.note_alone(20 * US, end);
+        assert_eq!(s.decide(cold, end + 1_000_000), Decision::Alone { measure: true });
+        // Nor does a stream wake them for a node whose warm sharing did not pay.
+        for _ in 0..40 {
+            s.note_together(20 * US, 30 * US, true, end);
+        }
+        assert_eq!(s.decide(cold, end + 5_000), Decision::Alone { measure: true });
     }
 
     #[test]
     fn tiny_nodes_never_split_even_when_helpers_join_at_once() {
         let s = Split::new(true, true, 2);
-        s.note_alone(3 * US); // 1.5 µs per thread
-        assert!((0..200).all(|_| s.decide(Duration::ZERO) == Decision::Alone { measure: true }));
+        s.note_alone(3 * US, 1); // 1.5 µs per thread
+        assert!((0..200).all(|_| s.decide(both(Duration::ZERO), FAR) == Decision::Alone { measure: true }));
     }
 
     #[test]
     fn the_average_follows_samples() {
         let s = Split::new(true, true, 4);
-        s.note_alone(800 * US);
+        s.note_alone(800 * US, 1);
         assert_eq!(s.work_estimate(), Some(800 * US));
         for _ in 0..100 {
-            s.note_alone(80 * US);
+            s.note_alone(80 * US, 1);
         }
         let w = s.work_estimate().unwrap();
         assert!(w >= 80 * US && w < 81 * US, "{w:?}");
