@@ -56,6 +56,9 @@ struct Slot {
     shutdown: bool,
 }
 
+/// How long a caller waits spinning for its helpers to leave a job before it sleeps.
+const RETIRE_SPIN: Duration = Duration::from_micros(50);
+
 /// How long a helper keeps looking for the next job before it parks on the condition variable.
 const SPIN: Duration = Duration::from_micros(200);
 
@@ -74,6 +77,9 @@ struct CrewState {
     origin: Instant,
     /// When the latest job was published, ns since `origin`.
     posted_at: AtomicU64,
+    /// A copy of `Slot::running`, written under the mutex, read without it by a caller waiting for
+    /// its helpers to leave the job (Release/Acquire: what they wrote is visible once it reads 0).
+    inside: AtomicUsize,
     /// Helpers spinning for the next job now (in `spin_for_next`).
     spinning: AtomicUsize,
     /// Whether a helper was spinning when the latest job was published.
@@ -144,6 +150,7 @@ impl Crew {
             finished: Condvar::new(),
             origin: Instant::now(),
             posted_at: AtomicU64::new(0),
+            inside: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
             posted_warm: AtomicBool::new(false),
             join_warm_ns: AtomicU64::new(0),
@@ -237,6 +244,21 @@ impl Drop for Retire<'_> {
         }
         slot.job = None;
         slot.wanted = 0;
+        if slot.running == 0 {
+            return;
+        }
+        // A helper is finishing its last item — with work shared out by stealing, a part of one
+        // tile. Wait for it spinning, briefly, rather than sleeping on the condition variable: a
+        // futex sleep and wake-up of this thread costs more than that on a VM. No helper can join
+        // now (the job is gone), so `inside` only falls.
+        drop(slot);
+        let start = Instant::now();
+        while self.0.inside.load(Ordering::Acquire) > 0 && start.elapsed() < RETIRE_SPIN {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        }
+        let mut slot = self.0.slot();
         while slot.running > 0 {
             slot = self.0.finished.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
@@ -293,6 +315,7 @@ fn helper(state: &CrewState) {
         seen = slot.epoch;
         slot.wanted -= 1;
         slot.running += 1;
+        state.inside.store(slot.running, Ordering::Release);
         let Some(Job(job)) = slot.job else { continue };
         drop(slot);
         leave_callers_cpu(state, allowed.as_ref());
@@ -304,6 +327,7 @@ fn helper(state: &CrewState) {
         }
         let mut slot = state.slot();
         slot.running -= 1;
+        state.inside.store(slot.running, Ordering::Release);
         if slot.running == 0 {
             state.finished.notify_all();
         }

@@ -4,7 +4,7 @@
 //! context's crew helpers when the cost model says it pays (`split.rs`; otherwise in order on the
 //! calling thread), each with its `repr(C)` descriptors built on the stack.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use crate::kernel::record::FinalKernel;
 use crate::shared::ContextShared;
 use crate::shared::Resources;
 use crate::shared::crew::Crew;
+mod claims;
 pub mod plan;
 mod split;
 
@@ -264,14 +265,16 @@ pub(super) fn run(
     let joining = split::Joining { warm: warm_join, cold: cold_join, helpers_warm: warm };
     let result = match state.split.decide(joining, now_ns()) {
         split::Decision::Together => {
-            let next = AtomicUsize::new(0);
+            let claims = claims::TileClaims::new(state.tiles.len(), shared.threads);
             let busy_ns = AtomicU64::new(0);
             let failure: Mutex<Option<Error>> = Mutex::new(None);
             let work = || {
                 let t0 = Instant::now();
-                while let Some(tile) = state.tiles.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if let Err(e) = run_tile(&run, tile) {
-                        next.store(usize::MAX / 2, Ordering::Relaxed);
+                // The caller's home range is the first, helper i's the (i + 1)th (`claims.rs`).
+                let home = Crew::current_index().map_or(0, |i| i + 1);
+                while let Some(tile) = claims.next(home) {
+                    if let Err(e) = run_tile(&run, &state.tiles[tile]) {
+                        claims.stop();
                         lock(&failure).get_or_insert(e);
                     }
                 }
