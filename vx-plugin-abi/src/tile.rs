@@ -582,6 +582,14 @@ impl<T: TilePixel> InPlace<'_, T> {
     pub fn height(&self) -> u32 {
         self.dst.height
     }
+    /// Image width.
+    pub fn image_width(&self) -> u32 {
+        self.dst.image_width
+    }
+    /// Image height.
+    pub fn image_height(&self) -> u32 {
+        self.dst.image_height
+    }
     /// The tile as an image rectangle.
     pub fn rect(&self) -> Rect {
         let d = self.dst;

@@ -101,12 +101,12 @@ fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>
 }
 
 /// Bitwise NOT (OpenCV: `bitwise_not`). Dense: every pixel is rewritten, in place when the
-/// runtime aliases input and output (the memory saving is the gain), from input to output when not.
-/// (The in-place view does not tell the image's size, so the size rule of `stream_stores` cannot
-/// apply: streaming stores only when forced with `VX_FILTERS_NT=on`.)
+/// runtime aliases input and output (the memory saving is the gain), from input to output when not
+/// (then with streaming stores by the size rule of `stream_stores`; in place, a line is read before
+/// it is written, so they would gain nothing).
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
-    let (l, nt) = (level(), stream_stores(0));
+    let (l, nt) = (level(), stream_stores(io.image_width() as usize * io.image_height() as usize * 2));
     match io.as_slices() {
         Some(InPlaceRow::Same(all)) => return rows::not_in_place(l, all),
         Some(InPlaceRow::Apart(src, dst)) => return rows::not(l, src, dst, nt),
