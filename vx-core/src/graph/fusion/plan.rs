@@ -26,6 +26,7 @@
 
 use std::ops::Range;
 
+use vx_plugin_abi::tile::{BorderFill, border_source};
 use vx_plugin_abi::{Neighborhood, Rect, TileBlockSize};
 
 use crate::graph::tiling::plan::{TileFunction, TileRegions, TileRequest, processed_in, regions};
@@ -42,25 +43,15 @@ pub(crate) enum RowFill {
     Constant,
 }
 
-/// Where row `y` of an image `height` rows high reads from under `fill` (`None`: the constant).
-/// The host's copy of `vx_plugin_abi::tile::border::source` (private to the SDK), which the
-/// module applies to the same rows; a unit test pins the two to OpenCV's tables.
+/// Where row `y` of an image `height` rows high reads from under `fill` (`None`: the constant):
+/// the SDK's own rule ([`border_source`]), which the module applies to the same rows.
 pub(crate) fn source_row(y: i64, height: i64, fill: RowFill) -> Option<i64> {
-    if (0..height).contains(&y) {
-        return Some(y);
-    }
-    match fill {
-        RowFill::Constant => None,
-        RowFill::Replicate => Some(y.clamp(0, height - 1)),
-        RowFill::Reflect101 if height == 1 => Some(0),
-        RowFill::Reflect101 if y < 0 && -y < height => Some(-y),
-        RowFill::Reflect101 if y >= height && y < 2 * height - 1 => Some(2 * height - 2 - y),
-        RowFill::Reflect101 => {
-            let period = 2 * (height - 1);
-            let m = y.rem_euclid(period);
-            Some(if m < height { m } else { period - m })
-        }
-    }
+    let fill = match fill {
+        RowFill::Reflect101 => BorderFill::Reflect101,
+        RowFill::Replicate => BorderFill::Replicate,
+        RowFill::Constant => BorderFill::Constant(0u8),
+    };
+    border_source(y, height, fill)
 }
 
 /// How the runner calls a member, which decides how its window rows resolve to image rows.
