@@ -224,7 +224,12 @@ impl Crew {
         self.state.posted_warm.store(self.state.spinning.load(Ordering::Relaxed) > 0, Ordering::Relaxed);
         self.state.posted.store(slot.epoch, Ordering::Release);
         drop(slot);
-        self.state.start.notify_all();
+        // Helpers spinning see `posted`; only parked ones need the futex wake-up (a system call
+        // even when nobody sleeps). One that stops spinning after this read takes the mutex
+        // after the publication above and finds the job there (see ARCHITECTURE, the crew).
+        if self.state.spinning.load(Ordering::SeqCst) < helpers {
+            self.state.start.notify_all();
+        }
         let _retire = Retire(&self.state, helpers);
         let _inside = InCrew::enter();
         work();
@@ -299,9 +304,9 @@ fn helper(state: &CrewState) {
     let allowed = CpuSet::of_this_thread();
     let mut seen = 0u64;
     loop {
-        state.spinning.fetch_add(1, Ordering::Relaxed);
+        state.spinning.fetch_add(1, Ordering::SeqCst);
         spin_for_next(state, seen);
-        state.spinning.fetch_sub(1, Ordering::Relaxed);
+        state.spinning.fetch_sub(1, Ordering::SeqCst);
         let mut slot = state.slot();
         while !slot.shutdown && (slot.epoch == seen || slot.job.is_none() || slot.wanted == 0) {
             if slot.job.is_none() {
@@ -387,6 +392,33 @@ mod tests {
             }
         });
         out.into_inner().unwrap().expect("a helper joined the job")
+    }
+
+    /// Jobs published while helpers spin, while they are about to park and while they are parked
+    /// (gaps around `SPIN`): every job is joined (a job published without the wake-up a parked
+    /// helper needed would wait out `on_a_helper`'s 10 s and fail).
+    #[test]
+    fn a_helper_joins_every_job_whether_it_spun_or_parked() {
+        let runs: usize = std::env::var("VX_CREW_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+        for helpers in [1, 3] {
+            let crew = Crew::new(helpers, |i| format!("crew-gap-{i}")).unwrap();
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            for run in 0..runs {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // 0, 100, 190-210 (the spin's end) or 400 µs between jobs.
+                let gap = [0, 100, 190 + x % 21, 400][(x >> 32) as usize % 4];
+                std::thread::sleep(std::time::Duration::from_micros(gap));
+                let t = std::time::Instant::now();
+                assert!(on_a_helper(&crew, || true), "run {run}");
+                assert!(
+                    t.elapsed() < std::time::Duration::from_secs(5),
+                    "run {run}: a helper joined only after {:?}",
+                    t.elapsed()
+                );
+            }
+        }
     }
 
     #[test]
