@@ -80,6 +80,12 @@ pub enum TileParamKind {
     OutputImage = 2,
     /// `ptr` points to the scalar's value; `type_code` is its `vx_type_e`.
     Scalar = 3,
+    /// Row entries only (ABI v8): `ptr` is a `*const RowSourceDesc` of an input image given as a
+    /// table of row pointers ([`crate::module_abi::RowSourceDesc`]).
+    InputRows = 4,
+    /// Row entries only (ABI v8): `ptr` is a `*const RowSinkDesc`, the output rows of the call
+    /// ([`crate::module_abi::RowSinkDesc`]).
+    OutputRows = 5,
 }
 
 /// One entry of the parameters array (the spec's `void *parameters[]`, with its type made explicit).
@@ -646,10 +652,12 @@ impl<T: TilePixel> InPlace<'_, T> {
 }
 
 mod border;
+mod row_args;
 mod rows;
 mod span;
 #[cfg(test)]
 mod tests;
 
 pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK, Rows, border_source};
+pub use row_args::RowArgs;
 pub use rows::{RowRegion, RowSink, RowTable, for_rows_from_table};
