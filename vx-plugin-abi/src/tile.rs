@@ -34,6 +34,10 @@ pub const MAX_TILING_PARAMS: usize = 16;
 /// [`TileDesc::flags`] bit: an input of this node may share memory with an output.
 pub const TILE_ALIASED: u32 = 1;
 
+/// [`TileDesc::flags`] bit (ABI v8): the image behind this descriptor is a fused group's small
+/// line buffer, read back at once — write it with ordinary stores, never non-temporal ones.
+pub const TILE_LINE_BUFFER: u32 = 2;
+
 /// The `vx_tile_t` content for one single-plane image.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, StableAbi)]
@@ -64,7 +68,7 @@ pub struct TileDesc {
     pub image_height: u32,
     /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
     pub readable: Rect,
-    /// [`TILE_ALIASED`] or 0.
+    /// [`TILE_ALIASED`], [`TILE_LINE_BUFFER`] or both, or 0.
     pub flags: u32,
 }
 
@@ -398,6 +402,10 @@ macro_rules! geometry {
         /// True when this view's image may share memory with another parameter of the node.
         pub fn is_aliased(&self) -> bool {
             self.d.flags & TILE_ALIASED != 0
+        }
+        /// True when this view's image is a fused group's line buffer ([`TILE_LINE_BUFFER`]).
+        pub fn is_line_buffer(&self) -> bool {
+            self.d.flags & TILE_LINE_BUFFER != 0
         }
         fn addr(&self, ix: i64, iy: i64) -> *mut T {
             // Callers checked (ix, iy) against `readable` (reads) or the tile (writes), both inside

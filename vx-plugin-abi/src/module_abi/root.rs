@@ -35,7 +35,8 @@ use super::host::Host;
 /// pointers ([`RowFnPtr`](super::RowFnPtr) with [`RowRegion`](crate::RowRegion),
 /// [`RowSourceDesc`](super::RowSourceDesc), [`RowSinkDesc`](super::RowSinkDesc) and the
 /// `TileParamKind` values `InputRows` / `OutputRows`), declared with the optional host function
-/// `declare_fusion` ([`FusionDesc`](super::FusionDesc)).
+/// `declare_fusion` ([`FusionDesc`](super::FusionDesc)); the tile descriptor flag
+/// [`TILE_LINE_BUFFER`](crate::TILE_LINE_BUFFER).
 pub const ABI_VERSION: u32 = 8;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
