@@ -62,6 +62,12 @@ fn rows_constant(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
     weighted_row(rows, scale, out)
 }
 
+/// The same with `fusion = false`: it declares nothing for fused execution.
+#[tiling_kernel(name = "macro.rows_unfused", nbhd = (-2, 1, -1, 0), border = Replicate, fusion = false)]
+fn rows_unfused(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
+    weighted_row(rows, scale, out)
+}
+
 static INITS: AtomicU32 = AtomicU32::new(0);
 static DROPS: AtomicU32 = AtomicU32::new(0);
 static FRAMES: AtomicU32 = AtomicU32::new(0);
@@ -210,6 +216,7 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
             "macro.gain",
             "macro.rows_constant",
             "macro.rows_replicate",
+            "macro.rows_unfused",
             "macro.scale",
             "macro.threshold",
             "spec.add",
@@ -489,4 +496,70 @@ fn a_target_kernel_from_the_macro_runs_on_its_target_and_takes_commands() {
     assert_eq!(out.to_vec::<u8>().unwrap(), [3, 6, 255]);
     // The host target has no implementation of it.
     assert_eq!(n.set_target(HOST_TARGET).unwrap_err().kind(), ErrorKind::NotSupported);
+}
+
+/// The row entries `#[tiling_kernel]` generates for in-process row kernels (a scalar parameter, a
+/// lopsided neighborhood, the replicate and constant rules), called with the whole image in a row
+/// table (rows in reverse order in memory), equal the nodes run unfused; `fusion = false` declares
+/// nothing, a tile kernel only bounded views.
+#[test]
+fn row_entries_of_in_process_row_kernels_equal_their_nodes() {
+    use std::ffi::c_void;
+    use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
+    use vx_plugin_abi::{RowArgs, RowRegion, TileParam, TileParamKind};
+
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let support = |name: &str| ctx.kernel_by_name(name).unwrap().fusion_support();
+    let rows = |fill| Some(FusionSupport { fill: Some(fill), rows_n: 2, bounded: true });
+    assert_eq!(support("macro.rows_replicate"), rows(RowFill::Replicate));
+    assert_eq!(support("macro.rows_constant"), rows(RowFill::Constant));
+    assert_eq!(support("macro.rows_unfused"), None);
+    assert_eq!(support("macro.threshold"), Some(FusionSupport { fill: None, rows_n: 0, bounded: true }));
+    for (w, h) in [(1u32, 1u32), (7, 1), (1, 6), (37, 5)] {
+        let px: Vec<u8> = (0..w * h).map(|i| (i.wrapping_mul(2654435761) >> 11) as u8).collect();
+        let reversed: Vec<u8> = px.chunks(w as usize).rev().flatten().copied().collect();
+        let table: Vec<*const u8> =
+            (0..h as usize).map(|y| reversed[(h as usize - 1 - y) * w as usize..].as_ptr()).collect();
+        for name in ["macro.rows_replicate", "macro.rows_constant"] {
+            let k = ctx.kernel_by_name(name).unwrap();
+            let out = Image::new(&ctx, w, h, ImageFormat::U16).unwrap();
+            let g = Graph::new(&ctx).unwrap();
+            let scale = Scalar::new(&ctx, ScalarValue::Uint8(3)).unwrap();
+            let input = u8_image(&ctx, w, h, &px);
+            g.add_node(&k, [Reference::from(&input), Reference::from(&scale), Reference::from(&out)]).unwrap();
+            g.process().unwrap();
+
+            let mut got = vec![0u16; (w * h) as usize];
+            let sink_rows: Vec<*mut u8> =
+                (0..h as usize).map(|y| got[y * w as usize..].as_mut_ptr().cast::<u8>()).collect();
+            let source = RowSourceDesc { first_row: 0, rows: table.as_ptr(), len: h, format: ImageFormat::U8.fourcc() };
+            let sink = RowSinkDesc { rows: sink_rows.as_ptr(), format: ImageFormat::U16.fourcc() };
+            let scale = 3u8;
+            let params = [
+                TileParam {
+                    kind: TileParamKind::InputRows,
+                    type_code: ImageFormat::U8.fourcc(),
+                    ptr: &source as *const RowSourceDesc as *mut c_void,
+                },
+                TileParam {
+                    kind: TileParamKind::Scalar,
+                    type_code: vx_plugin_abi::wire::scalar_type::UINT8,
+                    ptr: &scale as *const u8 as *mut c_void,
+                },
+                TileParam {
+                    kind: TileParamKind::OutputRows,
+                    type_code: ImageFormat::U16.fourcc(),
+                    ptr: &sink as *const RowSinkDesc as *mut c_void,
+                },
+            ];
+            let region = RowRegion { y0: 0, count: h, x0: 0, x1: w, image_width: w, image_height: h };
+            // SAFETY: the table holds every image row (`w` u8 pixels of `reversed`, not written);
+            // the sink `h` rows of `w` u16 pixels of `got`, nothing else's; the scalar is a u8; all
+            // outlive the call.
+            let args = unsafe { RowArgs::new(&params, region) };
+            k.__call_rows(&args).unwrap_or_else(|e| panic!("{name} {w}x{h}: {e}"));
+            assert_eq!(got, out.to_vec::<u16>().unwrap(), "{name} {w}x{h}: row entry vs unfused node");
+        }
+    }
 }

@@ -183,18 +183,19 @@ fn a_module_for_another_abi_version_is_refused_in_one_sentence() {
     assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
 }
 
-/// ABI 6 changed the processor vtable (one form per function, by path): a module built for 5 is
-/// refused before anything in it runs, naming both versions.
+/// ABI 8 added the row entry of fused execution (`TileParamKind::InputRows` / `OutputRows`,
+/// `declare_fusion`): a module built for 7 is refused before anything in it runs, naming both
+/// versions.
 #[test]
-fn a_module_built_for_abi_version_5_is_refused_naming_both_versions() {
-    assert_eq!(vx_plugin_abi::module_abi::ABI_VERSION, 7);
-    let lib = testmod("testmod_abi5", &["abi-v5"]);
-    let ctx = ctx_with("abi5", &[("testmod_abi5", &lib)]);
-    let e = ctx.load_module("testmod_abi5").unwrap_err();
+fn a_module_built_for_abi_version_7_is_refused_naming_both_versions() {
+    assert_eq!(vx_plugin_abi::module_abi::ABI_VERSION, 8);
+    let lib = testmod("testmod_abi7", &["abi-v7"]);
+    let ctx = ctx_with("abi7", &[("testmod_abi7", &lib)]);
+    let e = ctx.load_module("testmod_abi7").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidModule);
-    assert_eq!(e.message(), "module 'testmod_abi5' speaks vx-rs module ABI version 5, this host speaks version 7");
+    assert_eq!(e.message(), "module 'testmod_abi7' speaks vx-rs module ABI version 7, this host speaks version 8");
     assert_eq!((ctx.module_count(), ctx.kernel_count()), (0, 0));
-    assert!(!is_mapped("libtestmod_abi5."), "a refused library is closed");
+    assert!(!is_mapped("libtestmod_abi7."), "a refused library is closed");
 }
 
 #[test]

@@ -86,10 +86,11 @@ pub use graph::verify::pass_times::pass_times as __verify_pass_times;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
 pub use graph::{Graph, GraphState};
 pub use kernel::builder::KernelBuilder;
-pub use kernel::callbacks::{ControlFn, LifecycleFn, ProcessFn, TargetKernel, TilingFn, ValidateFn};
+pub use kernel::callbacks::{ControlFn, LifecycleFn, ProcessFn, RowFn, TargetKernel, TilingFn, ValidateFn};
 pub use kernel::contexts::{
     ControlContext, KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
 };
+pub use kernel::fusion::{FusionSupport, RowFill};
 pub use kernel::handle::Kernel;
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
 pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};

@@ -32,8 +32,8 @@ pub use module_abi::{AbiError, Validator};
 pub use object_meta::{ObjectMeta, ParamPath};
 pub use status::Status;
 pub use tile::{
-    BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, Rows, TILE_ALIASED, Tile, TileArgs, TileContext, TileDesc,
-    TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
+    BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, RowArgs, RowRegion, Rows, TILE_ALIASED, TILE_LINE_BUFFER, Tile,
+    TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
 };
 pub use unwind::{expect_panics, panic_message};
 pub use vx_macros::{target_kernel, tiling_kernel, user_kernel, vx_module};

@@ -6,6 +6,7 @@
 //! | trait | trampoline | ABI slot |
 //! |---|---|---|
 //! | [`TilingFunction`] | [`tiling_trampoline`] | `KernelDesc::fast` / `flexible` |
+//! | [`RowFunction`] | [`row_trampoline`] | `FusionDesc::rows` (`Host::declare_fusion`) |
 //! | [`ValidateFunction`] | [`validate_trampoline`] | `KernelDesc::validate` |
 //! | [`ProcessFunction`] | [`process_trampoline`] | `KernelDesc::process` |
 //! | [`StatefulProcess`] | [`stateful_process_trampoline`] | `KernelDesc::process` (with state) |
@@ -23,7 +24,7 @@ use abi_stable::std_types::{RResult, RSlice, RSliceMut, RString};
 use crate::geometry::Rect;
 use crate::module_abi::{AbiError, AbiResult, Controller, Lifecycle, LocalData, Processor, ValidRectFnPtr, Validator};
 use crate::status::Status;
-use crate::tile::{TileArgs, TileError, TileParam};
+use crate::tile::{RowArgs, RowRegion, TileArgs, TileError, TileParam};
 
 /// Where the last panic on this thread happened, as the module's panic hook recorded it: a plain
 /// `Copy` value in a const thread-local, so recording it registers no thread-local destructor (one
@@ -111,8 +112,45 @@ pub unsafe extern "C" fn tiling_trampoline<F: TilingFunction>(
         };
         // SAFETY: forwarded unchanged from the host, which upholds TileArgs::new's contract.
         let mut args = unsafe { TileArgs::new(params, tile_memory, size) };
-        F::call(&mut args)
-            .map_err(|e| AbiError { status: e.status.code(), message: RString::from(e.message.into_owned()) })
+        F::call(&mut args).map_err(tile_to_abi)
+    })
+}
+
+fn tile_to_abi(e: TileError) -> AbiError {
+    AbiError { status: e.status.code(), message: RString::from(e.message.into_owned()) }
+}
+
+/// A row kernel's row entry (fused execution): compute the output rows of `args.region()` from the
+/// inputs' row tables — what `#[tiling_kernel]` generates for a `Rows<T, N>` kernel, through
+/// [`RowTable::for_rows`](crate::tile::RowTable::for_rows), the code path of
+/// [`Tile::for_rows`](crate::Tile::for_rows).
+pub trait RowFunction: 'static {
+    /// Compute the call's output rows.
+    fn call(args: &RowArgs<'_>) -> Result<(), TileError>;
+}
+
+/// The row entry ([`RowFnPtr`](crate::module_abi::RowFnPtr)) for `F`: builds the row views, calls
+/// `F`, catches panics.
+///
+/// # Safety
+///
+/// Called by the host with `num` parameters at `params` and the region `call` upholding
+/// [`RowArgs::new`]'s contract.
+pub unsafe extern "C" fn row_trampoline<F: RowFunction>(
+    params: *const TileParam,
+    num: u32,
+    call: &RowRegion,
+) -> AbiResult<()> {
+    guard("a row entry", || {
+        let params = if num == 0 || params.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
+            unsafe { std::slice::from_raw_parts(params, num as usize) }
+        };
+        // SAFETY: forwarded unchanged from the host, which upholds RowArgs::new's contract.
+        let args = unsafe { RowArgs::new(params, *call) };
+        F::call(&args).map_err(tile_to_abi)
     })
 }
 

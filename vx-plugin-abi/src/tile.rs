@@ -34,6 +34,10 @@ pub const MAX_TILING_PARAMS: usize = 16;
 /// [`TileDesc::flags`] bit: an input of this node may share memory with an output.
 pub const TILE_ALIASED: u32 = 1;
 
+/// [`TileDesc::flags`] bit (ABI v8): the image behind this descriptor is a fused group's small
+/// line buffer, read back at once — write it with ordinary stores, never non-temporal ones.
+pub const TILE_LINE_BUFFER: u32 = 2;
+
 /// The `vx_tile_t` content for one single-plane image.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, StableAbi)]
@@ -64,7 +68,7 @@ pub struct TileDesc {
     pub image_height: u32,
     /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
     pub readable: Rect,
-    /// [`TILE_ALIASED`] or 0.
+    /// [`TILE_ALIASED`], [`TILE_LINE_BUFFER`] or both, or 0.
     pub flags: u32,
 }
 
@@ -80,6 +84,12 @@ pub enum TileParamKind {
     OutputImage = 2,
     /// `ptr` points to the scalar's value; `type_code` is its `vx_type_e`.
     Scalar = 3,
+    /// Row entries only (ABI v8): `ptr` is a `*const RowSourceDesc` of an input image given as a
+    /// table of row pointers ([`crate::module_abi::RowSourceDesc`]).
+    InputRows = 4,
+    /// Row entries only (ABI v8): `ptr` is a `*const RowSinkDesc`, the output rows of the call
+    /// ([`crate::module_abi::RowSinkDesc`]).
+    OutputRows = 5,
 }
 
 /// One entry of the parameters array (the spec's `void *parameters[]`, with its type made explicit).
@@ -393,6 +403,10 @@ macro_rules! geometry {
         pub fn is_aliased(&self) -> bool {
             self.d.flags & TILE_ALIASED != 0
         }
+        /// True when this view's image is a fused group's line buffer ([`TILE_LINE_BUFFER`]).
+        pub fn is_line_buffer(&self) -> bool {
+            self.d.flags & TILE_LINE_BUFFER != 0
+        }
         fn addr(&self, ix: i64, iy: i64) -> *mut T {
             // Callers checked (ix, iy) against `readable` (reads) or the tile (writes), both inside
             // the image, so the offset stays inside the image buffer.
@@ -646,10 +660,12 @@ impl<T: TilePixel> InPlace<'_, T> {
 }
 
 mod border;
+mod row_args;
 mod rows;
 mod span;
 #[cfg(test)]
 mod tests;
 
 pub use border::{BorderFill, MAX_NEIGHBORHOOD_WIDTH, ROW_CHUNK, Rows, border_source};
+pub use row_args::RowArgs;
 pub use rows::{RowRegion, RowSink, RowTable, for_rows_from_table};

@@ -156,3 +156,25 @@ pub mod threshold_type {
 }
 
 pub use crate::kinds::attribute;
+
+/// The border rule a row entry applies past the image edge ([`FusionDesc::fill`](crate::module_abi::FusionDesc)):
+/// the SDK's [`BorderFill`](crate::BorderFill) without its constant's value (the host needs only
+/// which rows a window resolves to; a constant row is the module's own).
+pub mod row_fill {
+    /// No row entry.
+    pub const NONE: u32 = 0;
+    /// `BorderFill::Reflect101`.
+    pub const REFLECT101: u32 = 1;
+    /// `BorderFill::Replicate`.
+    pub const REPLICATE: u32 = 2;
+    /// `BorderFill::Constant(_)`.
+    pub const CONSTANT: u32 = 3;
+}
+
+/// Flags of [`FusionDesc::flags`](crate::module_abi::FusionDesc).
+pub mod fusion {
+    /// The kernel's tile functions read and write only through SDK views, each bounded by its
+    /// descriptor's `readable` rectangle (never `base + y * stride` outside it): descriptors into a
+    /// line buffer are safe for it.
+    pub const VIEWS_BOUNDED: u32 = 1;
+}

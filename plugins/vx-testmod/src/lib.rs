@@ -392,12 +392,12 @@ extern "C" fn unpublish(host: &Host) -> AbiResult<()> {
     guard("unpublish", || KERNELS.iter().filter(|k| published(k)).try_for_each(|k| host.remove_kernel(k)))
 }
 
-/// The ABI version this build declares: the SDK's, one more (`abi-mismatch`), or 5 (`abi-v5`, like
-/// a module built for the ABI before the SDK's 6).
+/// The ABI version this build declares: the SDK's, one more (`abi-mismatch`), or 7 (`abi-v7`, like
+/// a module built for the ABI before the SDK's 8).
 const DECLARED_ABI_VERSION: u32 = if cfg!(feature = "abi-mismatch") {
     ABI_VERSION + 1
-} else if cfg!(feature = "abi-v5") {
-    5
+} else if cfg!(feature = "abi-v7") {
+    7
 } else {
     ABI_VERSION
 };

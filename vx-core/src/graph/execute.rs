@@ -214,7 +214,7 @@ fn run_node_from(
             };
             call_guarded("process", || process(&mut pc))
         }
-        KernelFunctions::Tiling { fast, flexible } => {
+        KernelFunctions::Tiling { fast, flexible, .. } => {
             let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
             crate::graph::tiling::run(shared, graph, s, params, fin, fast.as_deref(), flexible.as_deref())
         }

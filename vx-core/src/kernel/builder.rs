@@ -5,13 +5,14 @@ use std::any::Any;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use vx_plugin_abi::{MAX_TILING_PARAMS, TileArgs, TileError};
+use vx_plugin_abi::{MAX_TILING_PARAMS, RowArgs, TileArgs, TileError};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::callbacks::{
-    ControlFn, KernelFunctions, LifecycleFn, ProcessFn, TargetKernel, TilingFn, ValidateFn,
+    ControlFn, KernelFunctions, LifecycleFn, ProcessFn, RowFn, TargetKernel, TilingFn, ValidateFn,
 };
 use crate::kernel::contexts::{ControlContext, LifecycleContext, ProcessContext, ValidateContext};
+use crate::kernel::fusion::{FusionSupport, RowFill};
 use crate::kernel::handle::Kernel;
 use crate::kernel::meta_format::MetaFormats;
 use crate::kernel::record::{KernelBuild, KernelInner};
@@ -32,6 +33,8 @@ pub struct KernelBuilder<'c> {
     process: Option<Arc<ProcessFn>>,
     fast: Option<Arc<TilingFn>>,
     flexible: Option<Arc<TilingFn>>,
+    rows: Option<Arc<RowFn>>,
+    fusion: Option<FusionSupport>,
     validate: Option<Arc<ValidateFn>>,
     init: Option<Arc<LifecycleFn>>,
     deinit: Option<Arc<LifecycleFn>>,
@@ -61,6 +64,8 @@ impl<'c> KernelBuilder<'c> {
             process: None,
             fast: None,
             flexible: None,
+            rows: None,
+            fusion: None,
             validate: None,
             init: None,
             deinit: None,
@@ -122,6 +127,28 @@ impl<'c> KernelBuilder<'c> {
         f: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
     ) -> Self {
         self.flexible = Some(Arc::new(f));
+        self
+    }
+    /// Declare the tiling kernel fusable on descriptors (`docs/design/fusion.md` §6.2): its tile
+    /// functions read and write only through SDK views (`Tile`, `TileMut`, `InPlace`), never
+    /// [`TileArgs::as_raw`] addresses outside a view's `readable` rectangle.
+    pub fn fusable(mut self) -> Self {
+        let fusion = self.fusion.get_or_insert(FusionSupport { fill: None, rows_n: 0, bounded: true });
+        fusion.bounded = true;
+        self
+    }
+    /// The row kernel's row entry (fused execution): `f` computes the output rows of
+    /// `args.region()` from the inputs' row tables with rule `fill` over windows `n` rows high —
+    /// as its flexible function does from tiles, typically through `RowTable::for_rows` (the code
+    /// `Tile::for_rows` runs). Implies [`fusable`](Self::fusable).
+    pub fn rows(
+        mut self,
+        fill: RowFill,
+        n: u32,
+        f: impl Fn(&RowArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.rows = Some(Arc::new(f));
+        self.fusion = Some(FusionSupport { fill: Some(fill), rows_n: n, bounded: true });
         self
     }
     /// The validator (required, as in OpenVX 1.1+).
@@ -202,12 +229,20 @@ impl<'c> KernelBuilder<'c> {
                     "target implementations belong to user kernels (a tiling kernel runs on the host target)",
                 ));
             }
-            KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible }
+            if self.rows.is_some() && self.fusion.is_some_and(|f| f.rows_n == 0) {
+                return Err(fail(ErrorKind::InvalidParameters, "a row entry spans at least one row")
+                    .expected_found("n >= 1", 0));
+            }
+            let rows = std::sync::OnceLock::new();
+            if let Some(f) = self.rows {
+                let _ = rows.set(f);
+            }
+            KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible, rows }
         } else {
-            if self.fast.is_some() || self.flexible.is_some() {
+            if self.fast.is_some() || self.flexible.is_some() || self.fusion.is_some() {
                 return Err(fail(
                     ErrorKind::InvalidParameters,
-                    "fast/flexible functions belong to tiling kernels (use Context::tiling_kernel)",
+                    "fast/flexible functions and row entries belong to tiling kernels (use Context::tiling_kernel)",
                 ));
             }
             if self.process.is_none() && self.targets.is_empty() {
@@ -251,6 +286,7 @@ impl<'c> KernelBuilder<'c> {
                 attrs: KernelAttributes::default(),
                 alias_hints: Vec::new(),
                 docs: KernelDocs::default(),
+                fusion: self.fusion,
             }),
             finalized: OnceLock::new(),
             keep_alive: self.keep_alive,

@@ -2,9 +2,9 @@
 //! kernels) or fast/flexible tile functions (tiling kernels), control, and per-target
 //! implementations ([`TargetKernel`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use vx_plugin_abi::{TileArgs, TileError};
+use vx_plugin_abi::{RowArgs, TileArgs, TileError};
 
 use crate::error::Result;
 use crate::kernel::contexts::{ControlContext, LifecycleContext, ProcessContext, ValidateContext};
@@ -18,6 +18,10 @@ pub type ValidateFn = dyn Fn(&ValidateContext<'_>, &mut MetaFormats) -> Result<(
 pub type LifecycleFn = dyn Fn(&mut LifecycleContext<'_>) -> Result<()> + Send + Sync;
 /// `vx_tiling_kernel_f`: processes one tile (fast or flexible function).
 pub type TilingFn = dyn Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync;
+
+/// A row kernel's row entry (fused execution, `docs/design/fusion.md` §6.1): the output rows of
+/// `args.region()` from the inputs' row tables.
+pub type RowFn = dyn Fn(&RowArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync;
 
 /// A target kernel's control callback (`tivxNodeSendCommand`): a command sent to one node,
 /// serialized with its process calls.
@@ -63,12 +67,23 @@ pub(crate) enum KernelFunctions {
     /// A user kernel: one process function over the whole node, for any target (`None`: the
     /// kernel runs only where it has a target implementation).
     User { process: Option<Arc<ProcessFn>> },
-    /// A tiling kernel: a fast and/or a flexible function called per tile.
-    Tiling { fast: Option<Arc<TilingFn>>, flexible: Option<Arc<TilingFn>> },
+    /// A tiling kernel: a fast and/or a flexible function called per tile, and a row kernel's row
+    /// entry (set once, before finalize: a module declares it after adding the kernel).
+    Tiling { fast: Option<Arc<TilingFn>>, flexible: Option<Arc<TilingFn>>, rows: OnceLock<Arc<RowFn>> },
 }
 
 impl KernelFunctions {
     pub(crate) fn is_tiling(&self) -> bool {
         matches!(self, KernelFunctions::Tiling { .. })
+    }
+}
+
+impl KernelFunctions {
+    /// The row entry of a row kernel, if it declared one.
+    pub(crate) fn rows(&self) -> Option<&Arc<RowFn>> {
+        match self {
+            KernelFunctions::Tiling { rows, .. } => rows.get(),
+            KernelFunctions::User { .. } => None,
+        }
     }
 }

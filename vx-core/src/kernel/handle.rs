@@ -34,7 +34,7 @@ impl fmt::Debug for Kernel {
 }
 
 impl Kernel {
-    fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Error {
+    pub(super) fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Error {
         Error::new(kind, msg).in_kernel(&self.inner.name)
     }
 
@@ -50,7 +50,7 @@ impl Kernel {
         Ok(())
     }
 
-    fn check_mutable(&self) -> Result<()> {
+    pub(super) fn check_mutable(&self) -> Result<()> {
         if self.is_finalized() {
             return Err(self
                 .err(ErrorKind::NotSupported, "the kernel is finalized; its signature and attributes cannot change"));
@@ -235,7 +235,13 @@ impl Kernel {
             }
         }
         let docs = std::mem::take(&mut b.docs);
-        let mut fin = FinalKernel { params, attrs: b.attrs, alias_hints: b.alias_hints.clone(), docs: Arc::new(docs) };
+        let mut fin = FinalKernel {
+            params,
+            attrs: b.attrs,
+            alias_hints: b.alias_hints.clone(),
+            docs: Arc::new(docs),
+            fusion: b.fusion,
+        };
         drop(b);
         let registry = self.table.registry();
         // A reload's successor with the same description shares its predecessor's: module reloads

@@ -8,6 +8,7 @@
 pub(crate) mod builder;
 pub(crate) mod callbacks;
 pub(crate) mod contexts;
+pub(crate) mod fusion;
 pub(crate) mod handle;
 pub(crate) mod instance;
 pub(crate) mod local_data;

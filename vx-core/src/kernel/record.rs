@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use crate::kernel::callbacks::{ControlFn, KernelFunctions, LifecycleFn, TargetKernel, ValidateFn};
+use crate::kernel::fusion::FusionSupport;
 use crate::kernel::signature::{AliasHint, KernelAttributes, KernelDocs, ParamSpec};
 use crate::shared::ResourceSlot;
 use crate::support::sync::lock;
@@ -17,6 +18,8 @@ pub(super) struct KernelBuild {
     pub(super) attrs: KernelAttributes,
     pub(super) alias_hints: Vec<AliasHint>,
     pub(super) docs: KernelDocs,
+    /// What the kernel declared for fused execution (`declare_fusion`, `KernelBuilder::fusable`).
+    pub(super) fusion: Option<FusionSupport>,
 }
 
 /// What a finalized kernel is: immutable from then on.
@@ -25,6 +28,8 @@ pub(crate) struct FinalKernel {
     pub(crate) attrs: KernelAttributes,
     pub(crate) alias_hints: Vec<AliasHint>,
     pub(super) docs: Arc<KernelDocs>,
+    /// What the kernel declared for fused execution.
+    pub(crate) fusion: Option<FusionSupport>,
 }
 
 /// The versions of one module kernel across reloads share one lineage, which names the newest.
@@ -88,6 +93,11 @@ pub(crate) struct KernelShape {
     functions: [bool; 7],
     targets: Vec<String>,
     validator_key: u64,
+    /// Has a row entry (fused execution reads functions at run, but with or without one is
+    /// another group).
+    rows: bool,
+    /// The fusion declaration: another rule, row count or boundedness re-forms fused groups.
+    fusion: Option<FusionSupport>,
 }
 
 impl KernelInner {
@@ -96,7 +106,7 @@ impl KernelInner {
         let fin = self.final_()?;
         Some(self.shape.get_or_init(|| {
             let (tiling, fast, flexible, process) = match &self.functions {
-                KernelFunctions::Tiling { fast, flexible } => (true, fast.is_some(), flexible.is_some(), false),
+                KernelFunctions::Tiling { fast, flexible, .. } => (true, fast.is_some(), flexible.is_some(), false),
                 KernelFunctions::User { process } => (false, false, false, process.is_some()),
             };
             KernelShape {
@@ -114,6 +124,8 @@ impl KernelInner {
                 ],
                 targets: self.targets.iter().map(|(t, _)| t.to_ascii_lowercase()).collect(),
                 validator_key: self.validator_key,
+                rows: self.functions.rows().is_some(),
+                fusion: fin.fusion,
             }
         }))
     }

@@ -15,8 +15,9 @@ pub(crate) enum Border {
     Undefined,
     Self_,
     /// A rule the SDK applies for a row kernel (a vx-rs extension, like OpenCV G-API Fluid's
-    /// `getBorder`): the `BorderFill` expression, e.g. `__vx::BorderFill::Reflect101`.
-    Fill(TokenStream),
+    /// `getBorder`): the `BorderFill` expression, e.g. `__vx::BorderFill::Reflect101`, and the
+    /// rule's `wire::row_fill` constant (`REFLECT101`, …) the fusion declaration names.
+    Fill(TokenStream, &'static str),
 }
 
 pub(crate) struct Alias {
@@ -44,11 +45,13 @@ pub(crate) struct Attrs {
     pub tile_memory: Option<u64>,
     pub flexible: Option<Flexible>,
     pub any_size: bool,
+    /// `fusion = false`: declare nothing for fused execution (the kernel then runs unfused).
+    pub no_fusion: bool,
     /// Every key as written, for diagnostics that point at one.
     pub keys: Vec<Ident>,
 }
 
-const KEYS: &str = "name, enumeration, block, nbhd, border, alias, tile_memory, flexible, any_size";
+const KEYS: &str = "name, enumeration, block, nbhd, border, alias, tile_memory, flexible, any_size, fusion";
 
 const BORDERS: &str = "`Undefined` or `Self_`, or for a row kernel `Reflect101`, `Replicate` or `Constant(value)`";
 
@@ -57,8 +60,8 @@ fn parse_border(cx: &Ctxt, input: ParseStream<'_>) -> syn::Result<Option<(Border
     let border = match id.to_string().as_str() {
         "Undefined" => Border::Undefined,
         "Self_" => Border::Self_,
-        "Reflect101" => Border::Fill(quote::quote!(__vx::BorderFill::Reflect101)),
-        "Replicate" => Border::Fill(quote::quote!(__vx::BorderFill::Replicate)),
+        "Reflect101" => Border::Fill(quote::quote!(__vx::BorderFill::Reflect101), "REFLECT101"),
+        "Replicate" => Border::Fill(quote::quote!(__vx::BorderFill::Replicate), "REPLICATE"),
         "Constant" => {
             if !input.peek(syn::token::Paren) {
                 cx.error_spanned_by(&id, "`Constant` takes the value of the pixels past the edge: `Constant(0)`");
@@ -67,7 +70,7 @@ fn parse_border(cx: &Ctxt, input: ParseStream<'_>) -> syn::Result<Option<(Border
             let content;
             parenthesized!(content in input);
             let value: Expr = content.parse()?;
-            Border::Fill(quote::quote!(__vx::BorderFill::Constant(#value)))
+            Border::Fill(quote::quote!(__vx::BorderFill::Constant(#value)), "CONSTANT")
         }
         other => {
             cx.error_spanned_by(&id, format!("unknown border `{other}`; expected {BORDERS}"));
@@ -227,6 +230,17 @@ impl Attrs {
                     }
                 }
                 "any_size" => attrs.any_size = true,
+                "fusion" => {
+                    let value: Expr = meta.value()?.parse()?;
+                    match &value {
+                        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => attrs.no_fusion = !b.value,
+                        _ => cx.error_spanned_by(
+                            &value,
+                            "expected `fusion = false` (declare nothing for fused execution; the kernel runs \
+                             unfused) or `fusion = true` (the default)",
+                        ),
+                    }
+                }
                 _ => {
                     cx.error_spanned_by(
                         &meta.path,

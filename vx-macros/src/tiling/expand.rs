@@ -1,7 +1,8 @@
 //! Code generation for `#[tiling_kernel]`: the original function, a unit type per function
 //! implementing the SDK's `TilingFunction` (typed views built from the tile descriptors) — the SDK's
-//! generic `tiling_trampoline` is the `extern "C"` glue, panics caught inside —, the validator (a
-//! `ValidateFunction`), the registration function and its inventory record. No `extern "C"` and no
+//! generic `tiling_trampoline` is the `extern "C"` glue, panics caught inside —, a row kernel's row
+//! entry (a `RowFunction`, for fused execution), the validator (a `ValidateFunction`), the
+//! registration function (which declares what the kernel offers fusion) and its inventory record. No `extern "C"` and no
 //! `unsafe` in the output.
 
 use proc_macro2::TokenStream;
@@ -51,7 +52,7 @@ fn as_signature_of(f: &ItemFn, path: &Path) -> TokenStream {
 fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let (bind, _) = bindings(Flavor::Rows, args);
     let fill = match &attrs.border {
-        Some((Border::Fill(fill), _)) => fill.clone(),
+        Some((Border::Fill(fill, _), _)) => fill.clone(),
         _ => quote!(__vx::BorderFill::Reflect101),
     };
     let [_, _, t, b] = attrs.nbhd.unwrap_or([0; 4]);
@@ -99,6 +100,88 @@ fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     }
 }
 
+/// A row kernel's row entry (fused execution): a unit type implementing the SDK's `RowFunction`,
+/// whose `row_trampoline` the registration declares. The input's rows come from the host's row
+/// table through `RowTable::for_rows` — the very code `Tile::for_rows` runs in the flexible
+/// function above, so both fill the border alike — and every output's span from its row sink.
+fn row_entry(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
+    let fill = match &attrs.border {
+        Some((Border::Fill(fill, _), _)) => fill.clone(),
+        _ => quote!(__vx::BorderFill::Reflect101),
+    };
+    let [l, r, t, b] = attrs.nbhd.unwrap_or([0; 4]);
+    let (mut bind, mut outs, mut call, mut rows) = (Vec::new(), Vec::new(), Vec::new(), None);
+    for (i, p) in params(args).into_iter().enumerate() {
+        let v = format_ident!("__p{}", i);
+        match (&p.kind, &p.rows) {
+            (ParamKind::Input(ty), Some(n)) => {
+                bind.push(quote!(let #v = args.input::<#ty>(#i)?;));
+                rows = Some((v, n.clone()));
+                call.push(quote!(__rows));
+            }
+            (ParamKind::Output(ty), _) => {
+                bind.push(quote!(let mut #v = args.output::<#ty>(#i)?;));
+                let o = format_ident!("__o{}", i);
+                outs.push(quote! {
+                    let #o = match #v.span(__y, __region.x0 + __x, __n) {
+                        ::core::result::Result::Ok(o) => o,
+                        ::core::result::Result::Err(e) => { __res = ::core::result::Result::Err(e); return; }
+                    };
+                });
+                call.push(quote!(#o));
+            }
+            (ParamKind::ByValue(ty), _) => {
+                bind.push(quote!(let #v = args.scalar::<#ty>(#i)?;));
+                call.push(quote!(#v));
+            }
+            // Nothing else is a row kernel's parameter (the model refused it).
+            _ => return quote!(),
+        }
+    }
+    let Some((rows_of, n)) = rows else { return quote!() };
+    quote! {
+        struct __VxRows;
+        impl __vx::module_api::RowFunction for __VxRows {
+            fn call(args: &__vx::RowArgs<'_>) -> ::core::result::Result<(), __vx::TileError> {
+                let __region = args.region();
+                #(#bind)*
+                let mut __res: ::core::result::Result<(), __vx::TileError> = ::core::result::Result::Ok(());
+                #rows_of.for_rows::<{ #n }>(
+                    __region,
+                    __vx::Neighborhood::new(#l, #r, #t, #b),
+                    #fill,
+                    |__y, __x, __n, __rows| {
+                        if __res.is_err() {
+                            return;
+                        }
+                        #(#outs)*
+                        __res = __vx::macro_support::IntoTileResult::into_tile_result(#target(#(#call),*));
+                    },
+                )?;
+                __res
+            }
+        }
+    }
+}
+
+/// The registration's `declare_fusion` call: a row kernel's row entry with its rule and `N`; any
+/// other kernel only that its views are bounded (they are the SDK's); nothing for `fusion = false`.
+fn declare_fusion(attrs: &Attrs, args: &[Arg], row_form: bool) -> TokenStream {
+    if attrs.no_fusion {
+        return quote!();
+    }
+    let rows_n = params(args).iter().find_map(|p| p.rows.clone());
+    match (&attrs.border, rows_n) {
+        (Some((Border::Fill(_, code), _)), Some(n)) if row_form => {
+            let code = format_ident!("{}", code);
+            quote!(api.declare_fusion(k, &__vx::module_abi::FusionDesc::rows(
+                __vx::module_api::row_trampoline::<__VxRows>, __vx::wire::row_fill::#code, (#n) as u32,
+            ))?;)
+        }
+        _ => quote!(api.declare_fusion(k, &__vx::module_abi::FusionDesc::bounded())?;),
+    }
+}
+
 pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let ident = &f.sig.ident;
     let name = kernel_name(f, attrs.name.as_ref());
@@ -115,7 +198,11 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
     };
     let fast_tramp = fast_fn.as_ref().map(|t| trampoline(&format_ident!("__VxFast"), &quote!(#t), &bind, &call));
     let flex_tramp = match (&flex_fn, &attrs.flexible) {
-        (Some(t), _) if row_form => Some(row_trampoline(t, attrs, args)),
+        (Some(t), _) if row_form => {
+            let entry = if attrs.no_fusion { quote!() } else { row_entry(t, attrs, args) };
+            let flexible = row_trampoline(t, attrs, args);
+            Some(quote!(#flexible #entry))
+        }
         (Some(_), Some(Flexible::Path(p))) => {
             Some(trampoline(&format_ident!("__VxFlexible"), &as_signature_of(f, p), &bind, &call))
         }
@@ -133,6 +220,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
         quote!(::core::option::Option::None)
     };
 
+    let fusion = declare_fusion(attrs, args, row_form);
     let n = params(args).len() as u32;
     let sig = signature(args);
     let add_params = add_parameters(args);
@@ -192,6 +280,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
                 #summary
                 #(#add_params)*
                 #(#attributes)*
+                #fusion
                 api.finalize(k)
             }
             __vx::kernel_record::inventory::submit! {

@@ -90,7 +90,7 @@ pub(crate) fn check(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, args: &[Arg]) {
 /// and a row kernel only a rule.
 fn check_border(cx: &Ctxt, f: &ItemFn, attrs: &Attrs, row_form: bool) {
     match (&attrs.border, row_form) {
-        (Some((Border::Fill(_), id)), false) => cx.error_spanned_by(
+        (Some((Border::Fill(..), id)), false) => cx.error_spanned_by(
             id,
             format!(
                 "border `{id}` is a rule the SDK applies for a row kernel: take the input as `Rows<T, N>` and each \

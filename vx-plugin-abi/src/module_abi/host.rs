@@ -8,7 +8,7 @@ use abi_stable::std_types::RStr;
 
 use super::error::{AbiError, AbiResult};
 use super::handle::handle;
-use super::kernel::{KernelAttr, KernelDesc};
+use super::kernel::{FusionDesc, KernelAttr, KernelDesc};
 
 handle!(
     /// The host as a module sees it during `publish` / `unpublish`.
@@ -57,6 +57,11 @@ pub struct HostVtable {
     /// publish): modules keep it. Optional, as above.
     #[sabi(missing_field(option))]
     pub log: unsafe extern "C" fn(level: u32, target: RStr<'_>, message: RStr<'_>),
+    /// What the kernel offers fused execution (ABI v8): its row entry, rule and row count, and
+    /// whether its views are bounded. Called before `finalize`, at most once per kernel. Optional,
+    /// as above.
+    #[sabi(missing_field(option))]
+    pub declare_fusion: unsafe extern "C" fn(host: &Host, kernel: u64, desc: &FusionDesc) -> AbiResult<()>,
 }
 
 impl Host {
@@ -110,6 +115,15 @@ impl Host {
         match self.vtable.describe_parameter() {
             // SAFETY: as in `add_kernel`.
             Some(f) => unsafe { f(self, kernel, index, RStr::from_str(name), RStr::from_str(element)) }.into_result(),
+            None => Ok(()),
+        }
+    }
+    /// Declare what the kernel offers fused execution (before [`finalize`](Self::finalize), once);
+    /// nothing on hosts without the function.
+    pub fn declare_fusion(&self, kernel: u64, desc: &FusionDesc) -> Result<(), AbiError> {
+        match self.vtable.declare_fusion() {
+            // SAFETY: as in `add_kernel`.
+            Some(f) => unsafe { f(self, kernel, desc) }.into_result(),
             None => Ok(()),
         }
     }

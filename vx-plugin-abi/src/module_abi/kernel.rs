@@ -10,7 +10,8 @@ use super::error::AbiResult;
 use super::lifecycle::Lifecycle;
 use super::processor::Processor;
 use super::validator::Validator;
-use crate::tile::TileParam;
+use crate::tile::{RowRegion, TileParam};
+use crate::wire;
 
 /// `vx_tiling_kernel_f` across the boundary: the parameters array, its length, the tile memory and
 /// its size.
@@ -21,6 +22,78 @@ use crate::tile::TileParam;
 /// and 0), upholding [`crate::TileArgs::new`]'s contract.
 pub type TilingFnPtr =
     unsafe extern "C" fn(params: *const TileParam, num: u32, tile_memory: *mut u8, size: usize) -> AbiResult<()>;
+
+/// A row kernel's row entry (ABI v8; fused execution, `docs/design/fusion.md` §6.1): output rows
+/// `call.y0 .. call.y0 + call.count`, columns `call.x0 .. call.x1`. `params` as for a tiling
+/// function, except its images: an input is [`TileParamKind::InputRows`](crate::TileParamKind)
+/// (`ptr` → [`RowSourceDesc`]), an output [`TileParamKind::OutputRows`](crate::TileParamKind)
+/// (`ptr` → [`RowSinkDesc`], `call.count` rows). The module resolves every window row with its own
+/// border rule and looks it up in the table (a missing row is an error, never a read elsewhere).
+///
+/// # Safety
+///
+/// The caller upholds [`RowArgs::new`](crate::RowArgs::new)'s contract for `num` parameters at
+/// `params` and the region `call`.
+pub type RowFnPtr = unsafe extern "C" fn(params: *const TileParam, num: u32, call: &RowRegion) -> AbiResult<()>;
+
+/// An input image of a row entry as a table of row pointers (the design's `RowSource`): image row
+/// `sy` is at `rows[sy - first_row]`, full width (`RowRegion::image_width` pixels from column 0), a
+/// null entry a row the table does not hold.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct RowSourceDesc {
+    /// The image row `rows[0]` holds (may be negative: rows above the image are never held, but a
+    /// table may start anywhere).
+    pub first_row: i64,
+    /// `len` row pointers.
+    pub rows: *const *const u8,
+    /// Entries in `rows`.
+    pub len: u32,
+    /// The image format's FourCC (equal to the parameter's `type_code`).
+    pub format: u32,
+}
+
+/// The output rows of a row-entry call (the design's `RowSink`): `rows[i]` is output row
+/// `call.y0 + i`, pointing to column 0; `call.count` entries.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct RowSinkDesc {
+    /// `call.count` row pointers.
+    pub rows: *const *mut u8,
+    /// The image format's FourCC (equal to the parameter's `type_code`).
+    pub format: u32,
+}
+
+/// What a kernel declares for fused execution (ABI v8, [`Host::declare_fusion`](super::Host::declare_fusion)):
+/// its row entry, the border rule that entry applies and its row count `N` (a `Rows<T, N>` kernel),
+/// and [`wire::fusion`] flags.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct FusionDesc {
+    /// The row entry ([`RowFnPtr`]), or `None` for a kernel without one.
+    pub rows: Option<unsafe extern "C" fn(params: *const TileParam, num: u32, call: &RowRegion) -> AbiResult<()>>,
+    /// The rule the row entry applies past the image edge: a [`wire::row_fill`] code
+    /// ([`NONE`](wire::row_fill::NONE) without a row entry).
+    pub fill: u32,
+    /// The rows the row entry's window spans (`N` of `Rows<T, N>`; 0 without a row entry).
+    pub rows_n: u32,
+    /// [`wire::fusion`] flags.
+    pub flags: u32,
+}
+
+impl FusionDesc {
+    /// A row kernel: its row entry, rule (a [`wire::row_fill`] code) and `N`; its views are the
+    /// SDK's, so bounded.
+    pub fn rows(entry: RowFnPtr, fill: u32, rows_n: u32) -> FusionDesc {
+        FusionDesc { rows: Some(entry), fill, rows_n, flags: wire::fusion::VIEWS_BOUNDED }
+    }
+
+    /// A kernel without a row entry whose tile functions read only through SDK views, each bounded
+    /// by its descriptor's `readable` rectangle.
+    pub fn bounded() -> FusionDesc {
+        FusionDesc { rows: None, fill: wire::row_fill::NONE, rows_n: 0, flags: wire::fusion::VIEWS_BOUNDED }
+    }
+}
 
 /// A validator across the boundary.
 pub type ValidateFnPtr = extern "C" fn(v: &Validator) -> AbiResult<()>;

@@ -1,11 +1,12 @@
-//! The module ABI (version 7): what a kernel module exports and what the host passes it — the wire
+//! The module ABI (version 8): what a kernel module exports and what the host passes it — the wire
 //! contract only; the module-side glue is in [`crate::module_api`].
 //!
 //! A module exports one root descriptor ([`VxModule`], an abi_stable prefix type with an explicit
 //! [`ABI_VERSION`]) whose `publish` / `unpublish` entry points receive a [`Host`] handle through
 //! which the module adds kernels, parameters and attributes, finalizes and removes kernels. Kernel
 //! functions cross the boundary as `extern "C"` pointers: tiling functions with the
-//! `vx_tiling_kernel_f` shape ([`TilingFnPtr`]), validators through a [`Validator`] handle,
+//! `vx_tiling_kernel_f` shape ([`TilingFnPtr`]), row entries of row kernels over tables of row
+//! pointers ([`RowFnPtr`], declared with [`FusionDesc`]), validators through a [`Validator`] handle,
 //! user-kernel process functions through a [`Processor`] handle, init/deinit through a
 //! [`Lifecycle`] handle. Every call returns an [`AbiResult`]: a status plus a message the receiver
 //! copies. Codes cross as the integers of [`crate::wire`].
@@ -45,7 +46,8 @@ pub use error::{AbiError, AbiResult};
 pub use handle::{LocalData, MemBlockInfo};
 pub use host::{Host, HostVtable, HostVtableRef, LogFnPtr};
 pub use kernel::{
-    ControlFnPtr, KernelAttr, KernelDesc, LifecycleFnPtr, ProcessFnPtr, TargetDesc, TilingFnPtr, ValidateFnPtr,
+    ControlFnPtr, FusionDesc, KernelAttr, KernelDesc, LifecycleFnPtr, ProcessFnPtr, RowFnPtr, RowSinkDesc,
+    RowSourceDesc, TargetDesc, TilingFnPtr, ValidateFnPtr,
 };
 pub use lifecycle::{Lifecycle, LifecycleVtable, LifecycleVtableRef};
 pub use processor::{ArrayInfo, MappedImage, Processor, ProcessorVtable, ProcessorVtableRef};

@@ -31,7 +31,13 @@ use super::host::Host;
 /// forms `param_meta` (validator and lifecycle), `set_output_image` and `set_output_array` are gone
 /// from the vtables (the safe methods of the same names remain, over `object_meta` /
 /// `set_output_meta`).
-pub const ABI_VERSION: u32 = 7;
+/// Version 8: fused execution (issue 34). Row kernels export a row entry over tables of row
+/// pointers ([`RowFnPtr`](super::RowFnPtr) with [`RowRegion`](crate::RowRegion),
+/// [`RowSourceDesc`](super::RowSourceDesc), [`RowSinkDesc`](super::RowSinkDesc) and the
+/// `TileParamKind` values `InputRows` / `OutputRows`), declared with the optional host function
+/// `declare_fusion` ([`FusionDesc`](super::FusionDesc)); the tile descriptor flag
+/// [`TILE_LINE_BUFFER`](crate::TILE_LINE_BUFFER).
+pub const ABI_VERSION: u32 = 8;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with

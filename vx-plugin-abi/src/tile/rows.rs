@@ -13,6 +13,8 @@
 
 use std::marker::PhantomData;
 
+use abi_stable::StableAbi;
+
 use super::border::{RowSupply, ServedArea, check_neighborhood, serve};
 use super::{BorderFill, Rows, TileError, TilePixel};
 use crate::geometry::Neighborhood;
@@ -20,7 +22,9 @@ use crate::status::Status;
 
 /// The output rows and columns of one row-entry call, and the image they belong to (the design's
 /// `RowCall`): rows `y0 .. y0 + count`, columns `x0 .. x1` of an `image_width`×`image_height` image.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// It crosses the module ABI as is ([`RowFnPtr`](crate::module_abi::RowFnPtr)'s `call`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, StableAbi)]
 pub struct RowRegion {
     /// First output row (image coordinates).
     pub y0: u32,

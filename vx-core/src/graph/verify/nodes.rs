@@ -110,7 +110,7 @@ pub(super) fn local_data_before_validate(v: &Verification<'_>, s: &mut NodeSlot)
 /// arenas; other nodes nothing.
 pub(super) fn tiling(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVerification) -> Result<()> {
     let kernel = Arc::clone(&s.kernel);
-    let KernelFunctions::Tiling { fast, flexible } = &kernel.functions else { return Ok(()) };
+    let KernelFunctions::Tiling { fast, flexible, .. } = &kernel.functions else { return Ok(()) };
     let fin = kernel.final_().expect("nodes are created from finalized kernels");
     let ctx = &v.graph.ctx;
     let state = crate::graph::tiling::prepare(

@@ -7,20 +7,21 @@ use std::sync::{Arc, OnceLock};
 
 use vx_plugin_abi::abi_stable::prefix_type::PrefixTypeTrait;
 use vx_plugin_abi::abi_stable::std_types::{RResult, RStr};
-use vx_plugin_abi::module_abi::{AbiResult, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc};
+use vx_plugin_abi::module_abi::{AbiResult, FusionDesc, Host, HostVtable, HostVtableRef, KernelAttr, KernelDesc};
 use vx_plugin_abi::{BorderMode, Neighborhood, TileBlockSize, wire};
 
 use crate::data::types::{DataType, ParamState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::builder::KernelBuilder;
-use crate::kernel::callbacks::TargetKernel;
+use crate::kernel::callbacks::{RowFn, TargetKernel};
+use crate::kernel::fusion::{FusionSupport, RowFill};
 use crate::kernel::handle::Kernel;
 use crate::kernel::signature::{AliasKind, KernelAttribute, ParamDirection};
 use crate::kernel::table::KernelTable;
 use crate::module::host::control::call_control;
 use crate::module::host::lifecycle::call_lifecycle;
 use crate::module::host::processor::call_process;
-use crate::module::host::tiling::call_tiling;
+use crate::module::host::tiling::{call_rows, call_tiling};
 use crate::module::host::validator::{ValidatorOwner, call_validate};
 use crate::module::host::{abi, catch, catch_or, to_error};
 use crate::module::library::ModuleLibrary;
@@ -222,6 +223,33 @@ unsafe extern "C" fn host_describe_parameter(
     })
 }
 
+unsafe extern "C" fn host_declare_fusion(host: &Host, kernel: u64, desc: &FusionDesc) -> AbiResult<()> {
+    catch("declare fusion", || {
+        let p = publish_ctx(host);
+        abi((|| {
+            let k = kernel_of(p, kernel)?;
+            let fill = match desc.fill {
+                wire::row_fill::NONE => None,
+                code => Some(RowFill::from_code(code).ok_or_else(|| {
+                    Error::new(ErrorKind::NotSupported, "unknown row fill code").in_kernel(&k.inner.name).found(code)
+                })?),
+            };
+            let known = wire::fusion::VIEWS_BOUNDED;
+            if desc.flags & !known != 0 {
+                return Err(Error::new(ErrorKind::NotSupported, "unknown fusion flags")
+                    .in_kernel(&k.inner.name)
+                    .found(format!("{:#x}", desc.flags & !known)));
+            }
+            let support =
+                FusionSupport { fill, rows_n: desc.rows_n, bounded: desc.flags & wire::fusion::VIEWS_BOUNDED != 0 };
+            // The closure lives in the kernel, which keeps the module's library mapped.
+            let rows =
+                desc.rows.map(|f| -> std::sync::Arc<RowFn> { std::sync::Arc::new(move |args| call_rows(f, args)) });
+            k.declare_fusion(support, rows)
+        })())
+    })
+}
+
 /// Log lines and caught panics from module code, as `tracing` events of target `vx::module`
 /// (the module-side `source` path a field). Any thread, any time: it uses no publish state.
 unsafe extern "C" fn host_log(level: u32, source: RStr<'_>, message: RStr<'_>) {
@@ -250,6 +278,7 @@ pub(super) fn host_vtable() -> HostVtableRef {
             describe_kernel: host_describe_kernel,
             describe_parameter: host_describe_parameter,
             log: host_log,
+            declare_fusion: host_declare_fusion,
         }
         .leak_into_prefix()
     })
