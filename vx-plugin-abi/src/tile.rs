@@ -192,6 +192,26 @@ pub struct TileArgs<'a> {
     _lt: PhantomData<&'a mut [u8]>,
 }
 
+/// Input scalar parameter `i` of a tiling or row call, by value: what [`TileArgs::scalar`] and
+/// [`RowArgs::scalar`] both read.
+///
+/// # Safety
+///
+/// Every entry of `params` whose kind is the scalar kind points to a value of its type code (the
+/// contract of [`TileArgs::new`] and [`RowArgs::new`]).
+pub(crate) unsafe fn scalar_param<T: TileScalar>(params: &[TileParam], i: usize) -> Result<T, TileError> {
+    let p = params.get(i).ok_or_else(|| TileError::new(Status::InvalidParameters, format!("no parameter {i}")))?;
+    if p.kind != TileParamKind::Scalar {
+        return Err(TileError::new(Status::InvalidParameters, format!("parameter {i} is not a scalar")));
+    }
+    if p.type_code != T::TYPE_CODE || p.ptr.is_null() {
+        return Err(TileError::new(Status::InvalidType, format!("the scalar of parameter {i} has another type")));
+    }
+    // SAFETY: the entry points to a value of its type code (this function's contract), which is
+    // T's; read_unaligned makes no alignment assumption.
+    Ok(unsafe { (p.ptr as *const T).read_unaligned() })
+}
+
 fn bad(status: Status, msg: &'static str) -> TileError {
     TileError::new(status, msg)
 }
@@ -288,16 +308,8 @@ impl<'a> TileArgs<'a> {
 
     /// Input scalar parameter `i`, by value.
     pub fn scalar<T: TileScalar>(&self, i: usize) -> Result<T, TileError> {
-        let p = self.params.get(i).ok_or_else(|| bad(Status::InvalidParameters, "no such parameter index"))?;
-        if p.kind != TileParamKind::Scalar {
-            return Err(bad(Status::InvalidParameters, "the parameter is not a scalar"));
-        }
-        if p.type_code != T::TYPE_CODE {
-            return Err(bad(Status::InvalidType, "the scalar has another type"));
-        }
-        // SAFETY: scalar entries point to a value of their type code (contract of `new`), and the
-        // type code matches T's; read_unaligned makes no alignment assumption.
-        Ok(unsafe { (p.ptr as *const T).read_unaligned() })
+        // SAFETY: scalar entries point to a value of their type code (contract of `new`).
+        unsafe { scalar_param(self.params, i) }
     }
 
     /// True when optional parameter `i` is set.

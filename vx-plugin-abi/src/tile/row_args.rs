@@ -92,13 +92,8 @@ impl<'a> RowArgs<'a> {
 
     /// Input scalar parameter `i`, by value.
     pub fn scalar<T: TileScalar>(&self, i: usize) -> Result<T, TileError> {
-        let p = self.params.get(i).ok_or_else(|| bad(Status::InvalidParameters, format!("no parameter {i}")))?;
-        if p.kind != TileParamKind::Scalar || p.type_code != T::TYPE_CODE || p.ptr.is_null() {
-            return Err(bad(Status::InvalidType, format!("parameter {i} is not a scalar of this type")));
-        }
-        // SAFETY: scalar entries point to a value of their type code (contract of `new`), T's;
-        // read_unaligned makes no alignment assumption.
-        Ok(unsafe { (p.ptr as *const T).read_unaligned() })
+        // SAFETY: scalar entries point to a value of their type code (contract of `new`).
+        unsafe { super::scalar_param(self.params, i) }
     }
 
     /// True when optional parameter `i` is set.
