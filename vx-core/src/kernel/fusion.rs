@@ -3,15 +3,10 @@
 //! and whether its views are bounded ([`FusionSupport`], frozen at finalize). A module declares it
 //! through the host vtable's `declare_fusion`, an in-process kernel with
 //! [`KernelBuilder::rows`](crate::KernelBuilder::rows) / [`fusable`](crate::KernelBuilder::fusable).
-//! Nothing runs the row entry yet (step 4 of the design will).
+//! Nothing runs the row entry yet (step 4 of the design will). A leaf of `kernel/`: the
+//! declaring and calling methods are on the handle (`handle.rs`).
 
-use std::sync::Arc;
-
-use vx_plugin_abi::{RowArgs, TileError, wire};
-
-use crate::error::{ErrorKind, Result};
-use crate::kernel::callbacks::{KernelFunctions, RowFn};
-use crate::kernel::handle::Kernel;
+use vx_plugin_abi::wire;
 
 /// The rule a row entry applies past the image edge (the SDK's `BorderFill`, without a constant's
 /// value: which image row a window row resolves to is all the host needs).
@@ -48,60 +43,18 @@ pub struct FusionSupport {
     pub bounded: bool,
 }
 
-impl Kernel {
-    /// Record what the kernel offers fused execution (before finalize, once): `rows` is its row
-    /// entry, which `support` must describe (a rule and `N >= 1` exactly when there is one).
-    pub(crate) fn declare_fusion(&self, support: FusionSupport, rows: Option<Arc<RowFn>>) -> Result<()> {
-        self.check_mutable()?;
-        let KernelFunctions::Tiling { rows: slot, .. } = &self.inner.functions else {
-            return Err(self.err(ErrorKind::NotSupported, "only tiling kernels take part in fused execution"));
-        };
-        let described = support.fill.is_some() && support.rows_n >= 1;
-        if rows.is_some() != described {
-            return Err(self
-                .err(ErrorKind::InvalidParameters, "a row entry comes with its border rule and row count")
-                .expected_found(
-                    "a row entry, a rule and N >= 1, or none of them",
-                    format!("row entry: {}, {support:?}", rows.is_some()),
-                ));
-        }
-        let mut b = self.inner.build();
-        if b.fusion.is_some() {
-            return Err(self.err(ErrorKind::NotSupported, "the kernel's fusion support is declared already"));
-        }
-        if let Some(f) = rows
-            && slot.set(f).is_err()
-        {
-            return Err(self.err(ErrorKind::NotSupported, "the kernel's row entry is set already"));
-        }
-        b.fusion = Some(support);
-        Ok(())
-    }
-
-    /// What the kernel declared for fused execution (`None` before finalize or without a
-    /// declaration).
-    pub fn fusion_support(&self) -> Option<FusionSupport> {
-        self.inner.final_().and_then(|f| f.fusion)
-    }
-
-    /// Test hook: call the kernel's row entry as fused execution will (`Err` with
-    /// `NotSupported` for a kernel without one). `args` upholds its contract: it was made with the
-    /// unsafe [`RowArgs::new`].
-    #[doc(hidden)]
-    pub fn __call_rows(&self, args: &RowArgs<'_>) -> std::result::Result<(), TileError> {
-        match self.inner.functions.rows() {
-            Some(f) => f(args),
-            None => Err(TileError::new(vx_plugin_abi::Status::NotSupported, "the kernel has no row entry")),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use vx_plugin_abi::RowArgs;
+
     use super::*;
     use crate::data::types::{DataType, ParamState};
+    use crate::error::ErrorKind;
+    use crate::kernel::callbacks::{KernelFunctions, RowFn};
     use crate::kernel::signature::ParamDirection;
-    use crate::{Context, KernelBuilder};
+    use crate::{Context, Kernel, KernelBuilder};
 
     /// A finalized 1-in 1-out tiling kernel named `name`, its builder edited by `edit`.
     fn kernel(ctx: &Context, name: &str, edit: impl FnOnce(KernelBuilder<'_>) -> KernelBuilder<'_>) -> Kernel {

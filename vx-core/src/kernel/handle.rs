@@ -7,8 +7,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use vx_plugin_abi::{RowArgs, TileError};
+
 use crate::data::types::{DataType, Direction, ParamState};
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernel::callbacks::{KernelFunctions, RowFn};
+use crate::kernel::fusion::FusionSupport;
 use crate::kernel::record::{FinalKernel, KernelInner};
 use crate::kernel::signature::{
     AliasHint, AliasKind, KernelAttribute, KernelAttributes, KernelDocs, ParamDirection, ParamSpec, check_neighborhood,
@@ -372,5 +376,54 @@ impl Kernel {
             Error::new(ErrorKind::InvalidReference, format!("no finalized kernel with enumeration {enumeration:#x}"))
         })?;
         Ok(Kernel { inner, table: Arc::clone(table) })
+    }
+}
+
+// Fused execution (issue 34): what the kernel offers it (`kernel/fusion.rs`).
+impl Kernel {
+    /// Record what the kernel offers fused execution (before finalize, once): `rows` is its row
+    /// entry, which `support` must describe (a rule and `N >= 1` exactly when there is one).
+    pub(crate) fn declare_fusion(&self, support: FusionSupport, rows: Option<Arc<RowFn>>) -> Result<()> {
+        self.check_mutable()?;
+        let KernelFunctions::Tiling { rows: slot, .. } = &self.inner.functions else {
+            return Err(self.err(ErrorKind::NotSupported, "only tiling kernels take part in fused execution"));
+        };
+        let described = support.fill.is_some() && support.rows_n >= 1;
+        if rows.is_some() != described {
+            return Err(self
+                .err(ErrorKind::InvalidParameters, "a row entry comes with its border rule and row count")
+                .expected_found(
+                    "a row entry, a rule and N >= 1, or none of them",
+                    format!("row entry: {}, {support:?}", rows.is_some()),
+                ));
+        }
+        let mut b = self.inner.build();
+        if b.fusion.is_some() {
+            return Err(self.err(ErrorKind::NotSupported, "the kernel's fusion support is declared already"));
+        }
+        if let Some(f) = rows
+            && slot.set(f).is_err()
+        {
+            return Err(self.err(ErrorKind::NotSupported, "the kernel's row entry is set already"));
+        }
+        b.fusion = Some(support);
+        Ok(())
+    }
+
+    /// What the kernel declared for fused execution (`None` before finalize or without a
+    /// declaration).
+    pub fn fusion_support(&self) -> Option<FusionSupport> {
+        self.inner.final_().and_then(|f| f.fusion)
+    }
+
+    /// Test hook: call the kernel's row entry as fused execution will (`Err` with
+    /// `NotSupported` for a kernel without one). `args` upholds its contract: it was made with the
+    /// unsafe [`RowArgs::new`].
+    #[doc(hidden)]
+    pub fn __call_rows(&self, args: &RowArgs<'_>) -> std::result::Result<(), TileError> {
+        match self.inner.functions.rows() {
+            Some(f) => f(args),
+            None => Err(TileError::new(vx_plugin_abi::Status::NotSupported, "the kernel has no row entry")),
+        }
     }
 }
