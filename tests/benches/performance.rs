@@ -19,9 +19,12 @@
 //! `halide` package is not part of the default venv's promise, and JIT-compiling the pipeline takes
 //! a few seconds per size), a third long-lived process, `halide_bench.py --serve` (same line
 //! protocol, `HL_NUM_THREADS` = the most threads measured), times the edge pipeline written in
-//! Halide, interleaved in the same rounds as vx and OpenCV. Before timing each size, vx's pipeline
-//! output (1 and 2 threads) is written to `target/bench-inputs/` and the Halide process compares its
-//! own output with it (1 and 2 threads), and the bench stops unless they are bit-identical. The
+//! Halide, interleaved in the same rounds as vx and OpenCV. Bit-exactness first: vx's pipeline
+//! output (1 and 2 threads) on uniform noise (640×480 and 301×203, where about 70 % of the pixels
+//! are edges) goes to `halide_bench.py --check`, and before timing each size, vx's output on the
+//! bench picture to the serving process (`check`); each compares Halide's own output (1 and 2
+//! threads) and the bench stops unless they are bit-identical. (On the smooth bench pictures no
+//! gradient magnitude exceeds the level, 100: both outputs are all 0 there.) The
 //! `pipeline` rows then leave the per-size kernel table (whose format does not change) for a table
 //! of their own with a Halide column and `Halide / vx` (Halide median / vx median: above 1, vx is
 //! faster). `HALIDE_SCHEDULE` (`line`, the default; `strip`; `tile`) picks the Halide schedule (see
@@ -36,7 +39,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use filters::*;
-use vx::{Graph, Image, Rect};
+use vx::{Context, Graph, Image, Rect};
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 
 /// A long-lived Python process of the `--serve` line protocol: OpenCV's (`opencv_bench.py`) or
@@ -147,6 +150,49 @@ fn check_halide(hl: &mut Server, g: &Graph, out: &Image, s: &Inputs, threads: us
     eprintln!("Halide's pipeline output is bit-identical to vx's ({}×{}, vx {threads} threads)", s.w, s.h);
 }
 
+/// Halide's pipeline against vx's on uniform noise (the bench pictures are smooth: no gradient
+/// magnitude reaches the threshold there, so their outputs are all 0 and compare nothing but that):
+/// at 640×480 and at an odd 301×203, vx at 1 and 2 threads, through `halide_bench.py --check`
+/// (Halide at 1 and `HL_NUM_THREADS` threads). Panics unless bit-identical, or if the noise's
+/// output is not a mix of 0 and 255.
+fn check_halide_noise(ctxs: &[Context], dir: &std::path::Path) {
+    for (w, h) in [(640u32, 480u32), (301, 203)] {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(w);
+        let noise: Vec<u8> = (0..w * h)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        let (a_raw, out_raw) = (dir.join("noise.u8"), dir.join("vx_pipeline_noise.u8"));
+        std::fs::write(&a_raw, &noise).unwrap();
+        for (t, ctx) in ctxs.iter().enumerate() {
+            let s = inputs(ctx, w, h, &noise, &noise);
+            let (g, out) = pipeline_graph_out(ctx, &s);
+            g.process().unwrap();
+            let mut px = vec![0u8; (w * h) as usize];
+            out.copy_to(Rect::full(w, h), 0, &mut px).unwrap();
+            let edges = px.iter().filter(|&&p| p == 255).count();
+            assert!(edges > 0 && edges < px.len(), "the noise's edges are a mix ({edges} of {})", px.len());
+            std::fs::write(&out_raw, &px).unwrap();
+            let check = Command::new("python3")
+                .arg(workspace_root().join("tests/benches/halide_bench.py"))
+                .arg("--check")
+                .args([a_raw.display().to_string(), w.to_string(), h.to_string(), out_raw.display().to_string()])
+                .env("HL_NUM_THREADS", ctxs.len().to_string())
+                .env("OPENBLAS_NUM_THREADS", "1")
+                .output()
+                .expect("python3 halide_bench.py --check");
+            let said = String::from_utf8_lossy(&check.stdout);
+            assert!(check.status.success(), "Halide against vx on noise ({w}×{h}, vx {} threads): {said}", t + 1);
+            eprintln!(
+                "Halide's pipeline output is bit-identical to vx's on noise ({w}×{h}, vx {} threads, {edges} edge pixels)",
+                t + 1
+            );
+        }
+    }
+}
+
 fn main() {
     let rounds: usize = std::env::var("VX_PERF_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15).max(3);
     let only = std::env::var("VX_PERF_KERNELS").ok();
@@ -175,6 +221,9 @@ fn main() {
             std::process::exit(2);
         })
     });
+    if with_halide {
+        check_halide_noise(&ctxs, &input_dir());
+    }
     let cv_version = cv.ask("version").unwrap_or_default();
     let hl_version = halide.as_mut().and_then(|h| h.ask("version")).unwrap_or_default();
     let dir_in = input_dir();
@@ -213,11 +262,18 @@ fn main() {
         let ins: Vec<Inputs> = ctxs.iter().map(|c| inputs(c, w, h, &a_px, &b_px)).collect();
         let frames = (mpixels * 1_000_000 / (w * h)).max(1);
         let _ = writeln!(md, "### {w}×{h}\n");
-        let _ =
-            writeln!(md, "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |");
-        let _ = writeln!(md, "|---|---|---|---|---|");
+        let kernels: Vec<&str> =
+            KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))).collect();
+        // The kernel table, unless its only row would be the pipeline's and that has its own table.
+        if kernels.iter().any(|k| !(with_halide && *k == "pipeline")) {
+            let _ = writeln!(
+                md,
+                "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|");
+        }
         let mut pipeline_md = String::new();
-        for name in KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))) {
+        for name in kernels {
             let mut hl = if name == "pipeline" { halide.as_mut() } else { None };
             for (t, (ctx, s)) in ctxs.iter().zip(&ins).enumerate() {
                 let threads = t + 1;
@@ -271,9 +327,12 @@ fn main() {
             }
         }
         if !pipeline_md.is_empty() {
+            if !md.ends_with("\n\n") {
+                md.push('\n');
+            }
             let _ = writeln!(
                 md,
-                "\n| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | OpenCV / vx | \
+                "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | OpenCV / vx | \
                  Halide ms (min / median / max) | Halide / vx |"
             );
             let _ = writeln!(md, "|---|---|---|---|---|---|---|");

@@ -19,8 +19,8 @@ if ! python3 -c 'import cv2, numpy' 2>/dev/null; then
     export PATH="$venv/bin:$PATH"
 fi
 # VX_PERF_HALIDE=1 also times the edge pipeline in Halide (tests/benches/halide_bench.py): the
-# `halide` wheel from PyPI (x86-64 and arm64 Linux, macOS; about 170 MB installed, LLVM JIT included) goes into
-# the same venv, or the python3 on PATH must already import it.
+# `halide` wheel from PyPI (x86-64 and arm64 Linux, macOS; about 170 MB installed, LLVM JIT
+# included) goes into the same venv, unless the python3 on PATH already imports it.
 if [ "${VX_PERF_HALIDE:-}" = 1 ] && ! python3 -c 'import halide' 2>/dev/null; then
     venv="$repo/target/perf-venv"
     [ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
