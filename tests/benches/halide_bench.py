@@ -21,6 +21,12 @@ Schedules (env `HALIDE_SCHEDULE`, default `line`):
   strip  as `line`, but the blur of the whole strip (18 rows) computed at once per strip
          (`compute_at(out, yo)`), no sliding window.
   tile   output in 256×32 tiles (parallel over tile rows), the blur of a tile (258×34) per tile.
+In all three the mirrored input (`a`) is a row buffer of its own, 16 lanes wide (see EDGE_LANES).
+Measured 2026-11-26 in `cargo bench -p vx-tests --bench performance` (2-core AVX-512 Xeon, shared
+and noisy; medians, ms per frame, 1 / 2 threads): line 0.26 / 0.19 at 640×480, 1.40 / 0.78 at
+1920×1080, 5.30 / 2.83 at 3840×2160; strip 0.27 / 0.17, 1.38 / 0.78, 5.33 / 2.87 (the same within
+the noise); tile 0.87 / 0.46, 2.76 / 1.37, 8.11 / 4.08. `line` stays the default, as issue 34 asks.
+Needs a width of at least 256 (the tile width; 64, the vector width, for the others).
 
 Threads: Halide's thread pool reads `HL_NUM_THREADS` once, when the JIT runtime starts, so this
 process sets it (default 2, the most the Rust bench asks for) before the first realize, and compiles
