@@ -26,7 +26,7 @@ Measured 2026-11-26 in `cargo bench -p vx-tests --bench performance` (2-core AVX
 and noisy; medians, ms per frame, 1 / 2 threads): line 0.26 / 0.19 at 640×480, 1.40 / 0.78 at
 1920×1080, 5.30 / 2.83 at 3840×2160; strip 0.27 / 0.17, 1.38 / 0.78, 5.33 / 2.87 (the same within
 the noise); tile 0.87 / 0.46, 2.76 / 1.37, 8.11 / 4.08. `line` stays the default, as issue 34 asks.
-Needs a width of at least 256 (the tile width; 64, the vector width, for the others).
+Needs at least 256×32 pixels (tile) or 64×16 (the vector width, the strip height) for the others.
 
 Threads: Halide's thread pool reads `HL_NUM_THREADS` once, when the JIT runtime starts, so this
 process sets it (default 2, the most the Rust bench asks for) before the first realize, and compiles
