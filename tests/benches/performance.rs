@@ -12,7 +12,23 @@
 //! machine (CPU model, cores, caches, SIMD level). The output is Markdown.
 //!
 //! `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes; `VX_PERF_ROUNDS` (default 15) sets the
-//! rounds; `VX_PERF_OUT=path` also writes the report to `path`.
+//! rounds; `VX_PERF_KERNELS=pipeline,copy` limits the kernels; `VX_PERF_OUT=path` also writes the
+//! report to `path`.
+//!
+//! Halide (issue 34, `docs/design/fusion.md` §8): with `VX_PERF_HALIDE=1` (and only then: the
+//! `halide` package is not part of the default venv's promise, and JIT-compiling the pipeline takes
+//! a few seconds per size), a third long-lived process, `halide_bench.py --serve` (same line
+//! protocol, `HL_NUM_THREADS` = the most threads measured), times the edge pipeline written in
+//! Halide, interleaved in the same rounds as vx and OpenCV. Bit-exactness first: vx's pipeline
+//! output (1 and 2 threads) on uniform noise (640×480 and 301×203, where about 70 % of the pixels
+//! are edges) goes to `halide_bench.py --check`, and before timing each size, vx's output on the
+//! bench picture to the serving process (`check`); each compares Halide's own output (1 and 2
+//! threads) and the bench stops unless they are bit-identical. (On the smooth bench pictures no
+//! gradient magnitude exceeds the level, 100: both outputs are all 0 there.) The
+//! `pipeline` rows then leave the per-size kernel table (whose format does not change) for a table
+//! of their own with a Halide column and `Halide / vx` (Halide median / vx median: above 1, vx is
+//! faster). `HALIDE_SCHEDULE` (`line`, the default; `strip`; `tile`) picks the Halide schedule (see
+//! `halide_bench.py`).
 
 #[path = "common/filters.rs"]
 mod filters;
@@ -23,25 +39,31 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use filters::*;
+use vx::{Context, Graph, Image, Rect};
 use vx_tests::{build_module_profile, plugin_dir, workspace_root};
 
-/// The long-lived OpenCV process.
-struct OpenCv {
+/// A long-lived Python process of the `--serve` line protocol: OpenCV's (`opencv_bench.py`) or
+/// Halide's (`halide_bench.py`).
+struct Server {
     _child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
+    name: &'static str,
 }
 
-impl OpenCv {
-    fn start() -> Option<OpenCv> {
-        let script = workspace_root().join("tests/benches/opencv_bench.py");
+impl Server {
+    /// `tests/benches/{script} --serve` with `env` set, once it answers `version`.
+    fn start(name: &'static str, script: &str, env: &[(&str, String)]) -> Option<Server> {
+        let script = workspace_root().join("tests/benches").join(script);
         let mut child = Command::new("python3")
             .arg(script)
             .arg("--serve")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             // numpy's OpenBLAS starts a pool of threads that poll with `sched_yield` between BLAS
             // calls (none are made here); on a 2-core machine they took a core from vx's rounds
             // (`perf`: 18 % of samples in `blas_thread_server`, vx's 2-thread VGA cells 2-3× slower).
-            // OpenCV's own threads are set per round by `cv2.setNumThreads`, not by this.
+            // OpenCV's own threads are set per round by `cv2.setNumThreads`, Halide's by
+            // `HL_NUM_THREADS`, not by this.
             .env("OPENBLAS_NUM_THREADS", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -50,9 +72,9 @@ impl OpenCv {
             .ok()?;
         let input = child.stdin.take()?;
         let output = BufReader::new(child.stdout.take()?);
-        let mut cv = OpenCv { _child: child, input, output };
-        cv.ask("version").filter(|v| !v.starts_with("error"))?;
-        Some(cv)
+        let mut server = Server { _child: child, input, output, name };
+        server.ask("version").filter(|v| !v.starts_with("error"))?;
+        Some(server)
     }
 
     fn ask(&mut self, line: &str) -> Option<String> {
@@ -65,8 +87,9 @@ impl OpenCv {
 
     /// Seconds per call of `op` over `calls` calls.
     fn time(&mut self, op: &str, threads: usize, calls: u32) -> Duration {
-        let a = self.ask(&format!("time {op} {threads} {calls}")).expect("OpenCV answered");
-        Duration::from_secs_f64(a.parse().unwrap_or_else(|_| panic!("OpenCV: {a}")))
+        let name = self.name;
+        let a = self.ask(&format!("time {op} {threads} {calls}")).unwrap_or_else(|| panic!("{name} answered"));
+        Duration::from_secs_f64(a.parse().unwrap_or_else(|_| panic!("{name}: {a}")))
     }
 }
 
@@ -110,22 +133,99 @@ fn machine() -> String {
     format!("{model}; {cores} logical CPUs; caches (cpu0) {}; SIMD {simd}", caches.join(", "))
 }
 
+/// A cell: `min / **median** / max` in ms.
+fn cell(d: &[Duration; 3]) -> String {
+    format!("{:.3} / **{:.3}** / {:.3}", ms(d[0]), ms(d[1]), ms(d[2]))
+}
+
+/// Halide's pipeline output against vx's (`g`'s output `out`, processed once here): the Halide
+/// process compares its own (1 and N threads) with vx's, written to `path`; panics unless identical.
+fn check_halide(hl: &mut Server, g: &Graph, out: &Image, s: &Inputs, threads: usize, path: &std::path::Path) {
+    g.process().unwrap();
+    let mut px = vec![0u8; s.w as usize * s.h as usize];
+    out.copy_to(Rect::full(s.w, s.h), 0, &mut px).unwrap();
+    std::fs::write(path, &px).unwrap();
+    let answer = hl.ask(&format!("check {}", path.display())).unwrap_or_default();
+    assert_eq!(answer, "ok", "Halide's pipeline against vx's ({}×{}, vx {threads} threads)", s.w, s.h);
+    eprintln!("Halide's pipeline output is bit-identical to vx's ({}×{}, vx {threads} threads)", s.w, s.h);
+}
+
+/// Halide's pipeline against vx's on uniform noise (the bench pictures are smooth: no gradient
+/// magnitude reaches the threshold there, so their outputs are all 0 and compare nothing but that):
+/// at 640×480 and at an odd 301×203, vx at 1 and 2 threads, through `halide_bench.py --check`
+/// (Halide at 1 and `HL_NUM_THREADS` threads). Panics unless bit-identical, or if the noise's
+/// output is not a mix of 0 and 255.
+fn check_halide_noise(ctxs: &[Context], dir: &std::path::Path) {
+    for (w, h) in [(640u32, 480u32), (301, 203)] {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(w);
+        let noise: Vec<u8> = (0..w * h)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        let (a_raw, out_raw) = (dir.join("noise.u8"), dir.join("vx_pipeline_noise.u8"));
+        std::fs::write(&a_raw, &noise).unwrap();
+        for (t, ctx) in ctxs.iter().enumerate() {
+            let s = inputs(ctx, w, h, &noise, &noise);
+            let (g, out) = pipeline_graph_out(ctx, &s);
+            g.process().unwrap();
+            let mut px = vec![0u8; (w * h) as usize];
+            out.copy_to(Rect::full(w, h), 0, &mut px).unwrap();
+            let edges = px.iter().filter(|&&p| p == 255).count();
+            assert!(edges > 0 && edges < px.len(), "the noise's edges are a mix ({edges} of {})", px.len());
+            std::fs::write(&out_raw, &px).unwrap();
+            let check = Command::new("python3")
+                .arg(workspace_root().join("tests/benches/halide_bench.py"))
+                .arg("--check")
+                .args([a_raw.display().to_string(), w.to_string(), h.to_string(), out_raw.display().to_string()])
+                .env("HL_NUM_THREADS", ctxs.len().to_string())
+                .env("OPENBLAS_NUM_THREADS", "1")
+                .output()
+                .expect("python3 halide_bench.py --check");
+            let said = String::from_utf8_lossy(&check.stdout);
+            assert!(check.status.success(), "Halide against vx on noise ({w}×{h}, vx {} threads): {said}", t + 1);
+            eprintln!(
+                "Halide's pipeline output is bit-identical to vx's on noise ({w}×{h}, vx {} threads, {edges} edge pixels)",
+                t + 1
+            );
+        }
+    }
+}
+
 fn main() {
     let rounds: usize = std::env::var("VX_PERF_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15).max(3);
     let only = std::env::var("VX_PERF_KERNELS").ok();
     let mpixels: u32 = std::env::var("VX_PERF_MPIXELS").ok().and_then(|v| v.parse().ok()).unwrap_or(4).max(1);
+    let with_halide = std::env::var("VX_PERF_HALIDE").is_ok_and(|v| v == "1");
     eprintln!("building vx_filters (release)…");
     let filters_so = build_module_profile("vx-filters", &[], true);
     let dir = plugin_dir("performance-bench", &[("vx_filters", &filters_so)]);
     let ctxs = [context(1, &dir), context(2, &dir)];
-    let Some(mut cv) = OpenCv::start() else {
+    let Some(mut cv) = Server::start("OpenCV", "opencv_bench.py", &[]) else {
         eprintln!(
             "OpenCV is missing: run `bash tests/benches/performance.sh` (it makes a virtual environment with \
              opencv-python-headless), or put a python3 with cv2 and numpy first on PATH"
         );
         std::process::exit(2);
     };
+    let mut halide = with_halide.then(|| {
+        // Halide's thread pool reads HL_NUM_THREADS once: the most threads any round asks for (the
+        // 1-thread rounds run a serial build of the schedule).
+        let env = [("HL_NUM_THREADS", ctxs.len().to_string())];
+        Server::start("Halide", "halide_bench.py", &env).unwrap_or_else(|| {
+            eprintln!(
+                "VX_PERF_HALIDE=1 but halide_bench.py did not start: `pip install halide` into the python3 first on \
+                 PATH (`bash tests/benches/performance.sh` does, into target/perf-venv)"
+            );
+            std::process::exit(2);
+        })
+    });
+    if with_halide {
+        check_halide_noise(&ctxs, &input_dir());
+    }
     let cv_version = cv.ask("version").unwrap_or_default();
+    let hl_version = halide.as_mut().and_then(|h| h.ask("version")).unwrap_or_default();
     let dir_in = input_dir();
     let (a_raw, b_raw) = (dir_in.join("a.u8"), dir_in.join("b.u8"));
 
@@ -140,26 +240,57 @@ fn main() {
          against `np.copyto`). {rounds} interleaved rounds per cell, each about 4 Mpixel of frames per side; ms \
          per frame as min / median / max; ratio = OpenCV median / vx median (above 1: vx is faster).\n"
     );
+    if with_halide {
+        let _ = writeln!(
+            md,
+            "Halide {hl_version} (`halide` from PyPI, JIT; `tests/benches/halide_bench.py`), a third process timed in \
+             the same rounds, for the edge pipeline only, its output checked bit-identical to vx's; Halide / vx = \
+             Halide median / vx median (above 1: vx is faster).\n"
+        );
+    }
     let mut below = Vec::new();
+    let mut below_halide = Vec::new();
     for (w, h) in sizes() {
         let (a_px, b_px) = (pixels(1, w, h), pixels(2, w, h));
         std::fs::write(&a_raw, &a_px).unwrap();
         std::fs::write(&b_raw, &b_px).unwrap();
-        assert_eq!(cv.ask(&format!("load {w} {h} {} {}", a_raw.display(), b_raw.display())).as_deref(), Some("ok"));
+        let load = format!("load {w} {h} {} {}", a_raw.display(), b_raw.display());
+        assert_eq!(cv.ask(&load).as_deref(), Some("ok"));
+        if let Some(hl) = halide.as_mut() {
+            assert_eq!(hl.ask(&load).as_deref(), Some("ok"), "Halide: {load}");
+        }
         let ins: Vec<Inputs> = ctxs.iter().map(|c| inputs(c, w, h, &a_px, &b_px)).collect();
         let frames = (mpixels * 1_000_000 / (w * h)).max(1);
         let _ = writeln!(md, "### {w}×{h}\n");
-        let _ =
-            writeln!(md, "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |");
-        let _ = writeln!(md, "|---|---|---|---|---|");
-        for name in KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))) {
+        let kernels: Vec<&str> =
+            KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))).collect();
+        // The kernel table, unless its only row would be the pipeline's and that has its own table.
+        if kernels.iter().any(|k| !(with_halide && *k == "pipeline")) {
+            let _ = writeln!(
+                md,
+                "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|");
+        }
+        let mut pipeline_md = String::new();
+        for name in kernels {
+            let mut hl = if name == "pipeline" { halide.as_mut() } else { None };
             for (t, (ctx, s)) in ctxs.iter().zip(&ins).enumerate() {
                 let threads = t + 1;
-                let g = if name == "pipeline" { pipeline_graph(ctx, s) } else { filter_graph(ctx, s, name) };
+                let g = if name != "pipeline" {
+                    filter_graph(ctx, s, name)
+                } else if let Some(hl) = hl.as_deref_mut() {
+                    let (g, out) = pipeline_graph_out(ctx, s);
+                    check_halide(hl, &g, &out, s, threads, &dir_in.join("vx_pipeline.u8"));
+                    g
+                } else {
+                    pipeline_graph(ctx, s)
+                };
                 for _ in 0..3 {
                     g.process().unwrap();
                 }
-                let (mut vx, mut ocv) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+                let (mut vx, mut ocv, mut hlt) =
+                    (Vec::with_capacity(rounds), Vec::with_capacity(rounds), Vec::with_capacity(rounds));
                 for _ in 0..rounds {
                     g.process().unwrap();
                     let t0 = Instant::now();
@@ -168,23 +299,44 @@ fn main() {
                     }
                     vx.push(t0.elapsed() / frames);
                     ocv.push(cv.time(name, threads, frames));
+                    if let Some(hl) = hl.as_deref_mut() {
+                        hlt.push(hl.time(name, threads, frames));
+                    }
                 }
                 let (v, c) = (spread(vx), spread(ocv));
                 let ratio = c[1].as_secs_f64() / v[1].as_secs_f64();
                 if ratio < 1.0 {
                     below.push(format!("{name} {w}×{h} {threads}t ({ratio:.2}×)"));
                 }
-                let _ = writeln!(
-                    md,
-                    "| {name} | {threads} | {:.3} / **{:.3}** / {:.3} | {:.3} / **{:.3}** / {:.3} | **{ratio:.2}×** |",
-                    ms(v[0]),
-                    ms(v[1]),
-                    ms(v[2]),
-                    ms(c[0]),
-                    ms(c[1]),
-                    ms(c[2])
-                );
+                if hlt.is_empty() {
+                    let _ = writeln!(md, "| {name} | {threads} | {} | {} | **{ratio:.2}×** |", cell(&v), cell(&c));
+                } else {
+                    let hs = spread(hlt);
+                    let hratio = hs[1].as_secs_f64() / v[1].as_secs_f64();
+                    if hratio < 1.0 {
+                        below_halide.push(format!("{w}×{h} {threads}t ({hratio:.2}×)"));
+                    }
+                    let _ = writeln!(
+                        pipeline_md,
+                        "| {name} | {threads} | {} | {} | **{ratio:.2}×** | {} | **{hratio:.2}×** |",
+                        cell(&v),
+                        cell(&c),
+                        cell(&hs)
+                    );
+                }
             }
+        }
+        if !pipeline_md.is_empty() {
+            if !md.ends_with("\n\n") {
+                md.push('\n');
+            }
+            let _ = writeln!(
+                md,
+                "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | OpenCV / vx | \
+                 Halide ms (min / median / max) | Halide / vx |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+            md.push_str(&pipeline_md);
         }
         md.push('\n');
     }
@@ -193,6 +345,13 @@ fn main() {
         "Cells where vx's median is slower than OpenCV's: {}.",
         if below.is_empty() { "none".to_owned() } else { below.join(", ") }
     );
+    if with_halide {
+        let _ = writeln!(
+            md,
+            "\nPipeline cells where vx's median is slower than Halide's: {}.",
+            if below_halide.is_empty() { "none".to_owned() } else { below_halide.join(", ") }
+        );
+    }
     print!("{md}");
     if let Ok(path) = std::env::var("VX_PERF_OUT") {
         std::fs::write(&path, &md).unwrap_or_else(|e| panic!("writing {path}: {e}"));

@@ -5,6 +5,7 @@
 # then runs the bench in release and writes the report with the date and the machine.
 #   bash tests/benches/performance.sh            # every size (640x480, 1920x1080, 3840x2160)
 #   VX_BENCH_SIZES=640x480 VX_PERF_ROUNDS=7 bash tests/benches/performance.sh
+#   VX_PERF_HALIDE=1 bash tests/benches/performance.sh   # the edge pipeline against Halide too
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
@@ -15,6 +16,16 @@ if ! python3 -c 'import cv2, numpy' 2>/dev/null; then
         python3 -m venv "$venv"
         "$venv/bin/pip" install --quiet opencv-python-headless numpy
     fi
+    export PATH="$venv/bin:$PATH"
+fi
+# VX_PERF_HALIDE=1 also times the edge pipeline in Halide (tests/benches/halide_bench.py): the
+# `halide` wheel from PyPI (x86-64 and arm64 Linux, macOS; about 170 MB installed, LLVM JIT
+# included) goes into the same venv, unless the python3 on PATH already imports it.
+if [ "${VX_PERF_HALIDE:-}" = 1 ] && ! python3 -c 'import halide' 2>/dev/null; then
+    venv="$repo/target/perf-venv"
+    [ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
+    echo "installing halide into $venv…" >&2
+    "$venv/bin/pip" install --quiet halide opencv-python-headless numpy
     export PATH="$venv/bin:$PATH"
 fi
 out="$repo/target/performance.md"

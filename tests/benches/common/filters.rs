@@ -123,6 +123,12 @@ pub(crate) fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
 
 /// The 4-node edge pipeline (gaussian → sobel → magnitude → threshold) over virtual intermediates.
 pub(crate) fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
+    pipeline_graph_out(ctx, s).0
+}
+
+/// [`pipeline_graph`] and its output image (U8, `s.w`×`s.h`: 255 where the gradient magnitude of
+/// the blurred input is above 100, else 0).
+pub(crate) fn pipeline_graph_out(ctx: &Context, s: &Inputs) -> (Graph, Image) {
     let g = Graph::new(ctx).unwrap();
     let v = |f| Image::new_virtual(&g, 0, 0, f).unwrap();
     let (blur, gx, gy, mag) =
@@ -135,7 +141,7 @@ pub(crate) fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
     let level = Scalar::new(ctx, ScalarValue::Uint8(100)).unwrap();
     g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&out)]).unwrap();
     g.verify().unwrap();
-    g
+    (g, out)
 }
 
 /// `VX_BENCH_SIZES=640x480,1920x1080`, or [`SIZES`].
