@@ -161,3 +161,40 @@ fn sweep_dead_plugin_dirs() {
         }
     }
 }
+
+/// Run `tests` (exact names in the calling test binary) again in a child process at every SIMD level
+/// this CPU runs, forced with `VX_FILTERS_SIMD` (vx_filters reads it once per process), and assert
+/// each child passed them all. Returns at once in a child (the variable is set): the parent runs the
+/// levels.
+pub fn at_every_forced_simd_level(tests: &[&str]) {
+    if std::env::var_os("VX_FILTERS_SIMD").is_some() {
+        return;
+    }
+    let mut levels = vec!["scalar"];
+    #[cfg(target_arch = "x86_64")]
+    {
+        levels.push("sse2");
+        if std::is_x86_feature_detected!("avx2") {
+            levels.push("avx2");
+        }
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+            levels.push("avx512");
+        }
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    for level in levels {
+        let out = std::process::Command::new(&exe)
+            .arg("--exact")
+            .args(tests)
+            .args(["--test-threads", "1"])
+            .env("VX_FILTERS_SIMD", level)
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(&format!("{} passed", tests.len())),
+            "VX_FILTERS_SIMD={level}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

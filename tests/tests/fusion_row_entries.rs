@@ -245,32 +245,5 @@ fn kernels_without_rows_declare_bounded_views() {
 /// module reads it once per process: each level in a child process running this binary).
 #[test]
 fn row_entries_hold_at_every_forced_simd_level() {
-    if std::env::var_os("VX_FILTERS_SIMD").is_some() {
-        return; // A child: the parent runs the levels.
-    }
-    let mut levels = vec!["scalar"];
-    #[cfg(target_arch = "x86_64")]
-    {
-        levels.push("sse2");
-        if std::is_x86_feature_detected!("avx2") {
-            levels.push("avx2");
-        }
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
-            levels.push("avx512");
-        }
-    }
-    let exe = std::env::current_exe().unwrap();
-    for level in levels {
-        let out = std::process::Command::new(&exe)
-            .args(["--exact", "row_entries_equal_the_unfused_nodes", "--test-threads", "1"])
-            .env("VX_FILTERS_SIMD", level)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "VX_FILTERS_SIMD={level}:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    vx_tests::at_every_forced_simd_level(&["row_entries_equal_the_unfused_nodes"]);
 }

@@ -104,16 +104,26 @@ pub unsafe extern "C" fn tiling_trampoline<F: TilingFunction>(
     size: usize,
 ) -> AbiResult<()> {
     guard("a tiling function", || {
-        let params = if num == 0 {
-            &[][..]
-        } else {
-            // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
-            unsafe { std::slice::from_raw_parts(params, num as usize) }
-        };
+        // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
+        let params = unsafe { host_params(params, num) };
         // SAFETY: forwarded unchanged from the host, which upholds TileArgs::new's contract.
         let mut args = unsafe { TileArgs::new(params, tile_memory, size) };
         F::call(&mut args).map_err(tile_to_abi)
     })
+}
+
+/// The parameters array a host passes a tiling function or a row entry (empty for none).
+///
+/// # Safety
+///
+/// Unless `num` is 0 or `params` null, `params` points to `num` initialized entries valid for `'a`.
+unsafe fn host_params<'a>(params: *const TileParam, num: u32) -> &'a [TileParam] {
+    if num == 0 || params.is_null() {
+        &[]
+    } else {
+        // SAFETY: `num` valid entries at `params` (this function's contract).
+        unsafe { std::slice::from_raw_parts(params, num as usize) }
+    }
 }
 
 fn tile_to_abi(e: TileError) -> AbiError {
@@ -142,12 +152,8 @@ pub unsafe extern "C" fn row_trampoline<F: RowFunction>(
     call: &RowRegion,
 ) -> AbiResult<()> {
     guard("a row entry", || {
-        let params = if num == 0 || params.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
-            unsafe { std::slice::from_raw_parts(params, num as usize) }
-        };
+        // SAFETY: the host passes `num` parameters valid for this call (caller's contract).
+        let params = unsafe { host_params(params, num) };
         // SAFETY: forwarded unchanged from the host, which upholds RowArgs::new's contract.
         let args = unsafe { RowArgs::new(params, *call) };
         F::call(&args).map_err(tile_to_abi)

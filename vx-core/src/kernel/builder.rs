@@ -233,10 +233,7 @@ impl<'c> KernelBuilder<'c> {
                 return Err(fail(ErrorKind::InvalidParameters, "a row entry spans at least one row")
                     .expected_found("n >= 1", 0));
             }
-            let rows = std::sync::OnceLock::new();
-            if let Some(f) = self.rows {
-                let _ = rows.set(f);
-            }
+            let rows = self.rows.map(OnceLock::from).unwrap_or_default();
             KernelFunctions::Tiling { fast: self.fast, flexible: self.flexible, rows }
         } else {
             if self.fast.is_some() || self.flexible.is_some() || self.fusion.is_some() {

@@ -46,15 +46,21 @@ fn as_signature_of(f: &ItemFn, path: &Path) -> TokenStream {
     quote::quote_spanned! {span=> { let __flexible: fn(#(#tys),*) -> _ = #path; __flexible } }
 }
 
+/// A row kernel's SDK fill rule (`BorderFill::Reflect101` unless `border` names another), the same
+/// for its flexible function and its row entry.
+fn row_fill(attrs: &Attrs) -> TokenStream {
+    match &attrs.border {
+        Some((Border::Fill(fill, _), _)) => fill.clone(),
+        _ => quote!(__vx::BorderFill::Reflect101),
+    }
+}
+
 /// A row kernel's flexible function (it serves every tile): the SDK's `Tile::for_rows` hands the
 /// input's neighborhood rows, border-extended by the rule, to the row function, with the matching
 /// span of every output row.
 fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
     let (bind, _) = bindings(Flavor::Rows, args);
-    let fill = match &attrs.border {
-        Some((Border::Fill(fill, _), _)) => fill.clone(),
-        _ => quote!(__vx::BorderFill::Reflect101),
-    };
+    let fill = row_fill(attrs);
     let [_, _, t, b] = attrs.nbhd.unwrap_or([0; 4]);
     let height = (b - t + 1) as usize;
     let (mut rows_of, mut n, mut outs, mut call) = (None, None, Vec::new(), Vec::new());
@@ -105,10 +111,7 @@ fn row_trampoline(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
 /// table through `RowTable::for_rows` — the very code `Tile::for_rows` runs in the flexible
 /// function above, so both fill the border alike — and every output's span from its row sink.
 fn row_entry(target: &Path, attrs: &Attrs, args: &[Arg]) -> TokenStream {
-    let fill = match &attrs.border {
-        Some((Border::Fill(fill, _), _)) => fill.clone(),
-        _ => quote!(__vx::BorderFill::Reflect101),
-    };
+    let fill = row_fill(attrs);
     let [l, r, t, b] = attrs.nbhd.unwrap_or([0; 4]);
     let (mut bind, mut outs, mut call, mut rows) = (Vec::new(), Vec::new(), Vec::new(), None);
     for (i, p) in params(args).into_iter().enumerate() {

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use vx_plugin_abi::{BorderMode, Neighborhood, Rect, TileBlockSize};
+use vx_plugin_abi::{BorderMode, Rect};
 
 use super::plan::{
     BandLayout, GroupGeometry, GroupImage, MemberCalls, MemberGeometry, RowFill, member_rows, plan_band,
@@ -19,20 +19,9 @@ fn req(
     block: (u32, u32),
     nb: (i32, i32, i32, i32),
     border: BorderMode,
-    fns: (bool, bool),
+    (fast, flexible): (bool, bool),
 ) -> TileRequest {
-    TileRequest {
-        width: w,
-        height: h,
-        block: TileBlockSize { width: block.0, height: block.1 },
-        neighborhood: Neighborhood::new(nb.0, nb.1, nb.2, nb.3),
-        border,
-        has_fast: fns.0,
-        has_flexible: fns.1,
-        input_bytes_per_pixel: 1,
-        output_bytes_per_pixel: 1,
-        threads: 2,
-    }
+    crate::graph::tiling::plan::tests::req(w, h, block, nb, border, fast, flexible)
 }
 
 fn ring(producer: usize, readers: &[usize]) -> GroupImage {

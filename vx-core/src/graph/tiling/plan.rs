@@ -256,10 +256,11 @@ pub fn plan(req: &TileRequest, policy: &TilingPolicy) -> TilePlan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn req(
+    /// A request of `w`×`h` over U8 images on 2 threads (also the fusion planner's tests' fixture).
+    pub(crate) fn req(
         w: u32,
         h: u32,
         block: (u32, u32),

@@ -78,9 +78,9 @@ pub(super) struct Split {
     by_cost: bool,
     /// Threads that can share the tiles (the calling thread and the helpers).
     threads: u32,
-    /// Moving average of the node's busy time, ns (0: not measured yet).
+    /// Settling estimate of the node's busy time, ns (0: not measured yet).
     work_ns: AtomicU64,
-    /// Moving averages of its wall time run alone, and run together with helpers that were warm
+    /// Settling estimates of its wall time run alone, and run together with helpers that were warm
     /// (spinning) or cold (parked) when the job was published, ns (0: not measured yet). A cold
     /// run pays a wake-up a warm one does not; which one a run will be is known when it is decided
     /// ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)).
