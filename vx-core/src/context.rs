@@ -109,6 +109,16 @@ impl ContextBuilder {
         self
     }
 
+    /// Whether graphs fuse chains of tiling nodes joined by virtual images (default false for
+    /// now): a group runs step by step down the image, its intermediate images in small line
+    /// buffers instead of image buffers ([`Graph::fusion_report`](crate::Graph::fusion_report)
+    /// says what was fused, and why a node was not). [`Graph::set_fusion`](crate::Graph::set_fusion)
+    /// overrides it per graph.
+    pub fn fusion(mut self, on: bool) -> Self {
+        self.config.fusion = on;
+        self
+    }
+
     /// The largest module file `load_module` / `reload_module` / the watcher accept, in bytes
     /// (default [`DEFAULT_MAX_MODULE_BYTES`](crate::DEFAULT_MAX_MODULE_BYTES)): a larger file is
     /// refused (`InvalidModule`) before any copy, whatever it holds (a sparse file included).

@@ -76,6 +76,7 @@ pub use data::kinds::exports::*;
 pub use data::kinds::{DataObject, MetaAttribute, ObjectMeta, Reference};
 pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
+pub use graph::fusion::{FusedGroupReport, FusionRefusal, FusionReport, UnfusedNode};
 pub use graph::node::{Node, Perf};
 pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
 pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};

@@ -76,6 +76,10 @@ pub(crate) struct GraphBody {
     /// An error found when no run was there to report it (check mode's comparison after nodes
     /// moved in place right after a reload): the next run returns it.
     pub(crate) deferred: Option<Error>,
+    /// The fused groups of the last verification (pass `fusion`).
+    pub(crate) fusion: crate::graph::fusion::FusionState,
+    /// This graph's fusion setting (`Graph::set_fusion`; `None`: the context's).
+    pub(crate) fusion_override: Option<bool>,
 }
 
 /// `GraphBody::checked_reloads` of a graph whose nodes must be looked at.

@@ -81,8 +81,12 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
         let (result, end) = run_node_from(shared, graph, &body.scratch, node(*n), &node(*n).params, t0);
         return result.map(|()| Some(end));
     }
+    // A fused group's members after its first run with the first (`graph/fusion`).
+    let follows = |n: usize| body.fusion.follows(n);
+    let fused = body.fusion.any();
     for level in &body.schedule {
         let on_targets = level.iter().filter(|&&n| remote(n)).count();
+        let followers = if fused { level.iter().filter(|&&n| follows(n)).count() } else { 0 };
         let level_run = LevelRun { shared, graph, body, first_error: Mutex::new(None), done: Latch::new(on_targets) };
         if on_targets > 0 {
             for &n in level.iter().filter(|&&n| remote(n)) {
@@ -96,11 +100,15 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
                 }
             }
         }
-        match level.len() - on_targets {
+        match level.len() - on_targets - followers {
             0 => {}
             1 => {
-                let n = if on_targets == 0 { level[0] } else { *level.iter().find(|&&n| !remote(n)).expect("counted") };
-                if let Err(e) = run_node(shared, graph, &body.scratch, node(n), &node(n).params) {
+                let n = if on_targets + followers == 0 {
+                    level[0]
+                } else {
+                    *level.iter().find(|&&n| !remote(n) && !follows(n)).expect("counted")
+                };
+                if let Err(e) = run_unit(shared, graph, body, n) {
                     level_run.fail(n, e);
                 }
             }
@@ -110,10 +118,10 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
                 let next = AtomicUsize::new(0);
                 shared.crew.run(many - 1, &|| {
                     while let Some(&n) = level.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if on_targets > 0 && remote(n) {
+                        if (on_targets > 0 && remote(n)) || (followers > 0 && follows(n)) {
                             continue;
                         }
-                        if let Err(e) = run_node(shared, graph, &body.scratch, node(n), &node(n).params) {
+                        if let Err(e) = run_unit(shared, graph, body, n) {
                             level_run.fail(n, e);
                         }
                     }
@@ -128,6 +136,17 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
         }
     }
     Ok(None)
+}
+
+/// Run node `n`, or the fused group it leads, on this thread.
+fn run_unit(shared: &ContextShared, graph: u64, body: &GraphBody, n: usize) -> Result<()> {
+    match body.fusion.led_by(n) {
+        Some(group) => crate::graph::fusion::run_group(graph, body, group),
+        None => {
+            let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
+            run_node(shared, graph, &body.scratch, s, &s.params)
+        }
+    }
 }
 
 /// One level of one frame, shared by the threads running its nodes.

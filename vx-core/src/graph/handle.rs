@@ -102,6 +102,8 @@ impl Graph {
                     rebound: Vec::new(),
                     checked_reloads: std::sync::atomic::AtomicU64::new(crate::graph::body::NOT_CHECKED),
                     deferred: None,
+                    fusion: Default::default(),
+                    fusion_override: None,
                 }),
                 ports: Mutex::new(Vec::new()),
                 observed: Observed::default(),

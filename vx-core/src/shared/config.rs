@@ -40,6 +40,10 @@ pub struct ContextConfig {
     /// Place virtual images by lifetime in one arena per graph, sharing memory between images never
     /// live at once (default true). `false`: a buffer of its own for each.
     pub memory_plan: bool,
+    /// Fuse chains of tiling nodes joined by virtual images into groups that run step by step
+    /// with line buffers instead of image buffers (issue 34; default false while the fused runner
+    /// is single-threaded).
+    pub fusion: bool,
     /// Named targets (executors) besides the default host target.
     pub targets: Vec<super::TargetConfig>,
 }
@@ -66,6 +70,7 @@ impl Default for ContextConfig {
             module_trust: super::ModuleTrust::owner(),
             aliasing: true,
             memory_plan: true,
+            fusion: false,
             targets: Vec::new(),
         }
     }

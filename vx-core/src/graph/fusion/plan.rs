@@ -258,7 +258,7 @@ fn gcd(a: u32, b: u32) -> u32 {
 
 /// The hull of the rows window rows `a ..= b` read through `calls` (`None`: none). Only the rows
 /// outside the image are resolved one by one: O(rows outside).
-fn source_hull(calls: MemberCalls, a: i64, b: i64, height: i64) -> Option<(i64, i64)> {
+pub(super) fn source_hull(calls: MemberCalls, a: i64, b: i64, height: i64) -> Option<(i64, i64)> {
     if a > b || height <= 0 {
         return None;
     }

@@ -47,7 +47,7 @@ pub(crate) struct TilingState {
     /// One tile-memory arena per pool thread plus one for the calling thread, each as large as the
     /// largest tile needs.
     arenas: Vec<Mutex<RawBuf>>,
-    tile_memory_size: usize,
+    pub(super) tile_memory_size: usize,
     block: TileBlockSize,
     neighborhood: Neighborhood,
     /// Bit `i`: parameter `i` shares its buffer with another (buffer aliasing; its tile

@@ -1,5 +1,5 @@
 //! Pass `buffers`: every buffer the graph's nodes touch is allocated (virtual objects were completed
-//! by `meta`), so processing never allocates a data buffer.
+//! by `meta`; fused images live in their group's line buffers instead), so processing never allocates a data buffer.
 //! Cost: O(parameters) (+ the allocations).
 
 use crate::error::Result;
@@ -11,6 +11,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
         for (p, r) in s.params.iter().enumerate() {
             if let Some(r) = r {
+                if body.fusion.is_fused(r) {
+                    continue; // it lives in its group's line buffers
+                }
                 r.ensure_allocated().map_err(|e| v.at(s, e.at_parameter(p as u32)))?;
             }
         }

@@ -141,12 +141,21 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     let mut app_storages: HashSet<usize> = HashSet::new();
     // (group, object id) pairs seen: each object once in its group.
     let mut in_group: HashSet<(usize, u64)> = HashSet::new();
+    // Fused images (pass `fusion`) take no buffer: listed as excluded.
+    let mut fused_seen: HashSet<u64> = HashSet::new();
+    let mut fused_images: Vec<String> = Vec::new();
     for (level, nodes) in v.schedule.iter().enumerate() {
         for &n in nodes {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             for (p, r) in s.params.iter().enumerate() {
                 let Some(r) = r else { continue };
                 let Some((key, _)) = r.any().plan_bytes() else { continue };
+                if body.fusion.is_fused(r) {
+                    if fused_seen.insert(r.id()) {
+                        fused_images.push(r.name());
+                    }
+                    continue;
+                }
                 // Real objects and the parts of pyramids and object arrays keep their own memory.
                 if !r.is_standalone_virtual() {
                     app_storages.insert(key);
@@ -306,6 +315,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             .iter()
             .filter_map(|g| g.excluded.map(|why| g.objects.iter().map(move |r| (r.name(), why))))
             .flatten()
+            .chain(fused_images.into_iter().map(|name| (name, "fused: it lives in its group's line buffers")))
             .collect(),
     };
     tracing::debug!(

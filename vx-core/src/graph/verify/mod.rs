@@ -11,6 +11,7 @@
 //! | `nodes` | `nodes.rs` | the node passes below, for each node that needs it |
 //! | `scratch arenas` | `scratch.rs` | one scratch arena per executor, as large as any node's requests |
 //! | `alias binding` | `aliasing.rs` | each aliased chain's virtual images bound to one storage |
+//! | `fusion` | `fusion.rs` | tiling nodes joined by virtual images grouped to run with line buffers; the schedule re-levelled by group |
 //! | `memory plan` | `memory_plan.rs` (+ `run_order.rs`) | virtual images placed in one arena; two share bytes only when the executor orders all their uses |
 //! | `buffers` | `buffers.rs` | every buffer the graph touches allocated |
 //! | `frame slots` | `frames.rs` | pipelined graphs: per frame in flight, its virtual objects and parameter table |
@@ -35,6 +36,7 @@ mod aliasing;
 mod buffers;
 mod dataflow;
 mod frames;
+mod fusion;
 mod memory_plan;
 mod meta;
 mod nodes;
@@ -83,6 +85,7 @@ pub(super) const GRAPH_PASSES: &[GraphPass] = &[
     GraphPass { name: "nodes", run: nodes::run },
     GraphPass { name: "scratch arenas", run: scratch::run },
     GraphPass { name: "alias binding", run: aliasing::bind },
+    GraphPass { name: "fusion", run: fusion::run },
     GraphPass { name: "memory plan", run: memory_plan::run },
     GraphPass { name: "buffers", run: buffers::run },
     GraphPass { name: "frame slots", run: frames::run },

@@ -1,0 +1,198 @@
+//! Fusion (issue 34) with the real `vx_filters` module: graphs of its kernels joined by virtual
+//! images, run fused and unfused on the same random inputs, give the same pixels at every size
+//! (1×1 up, widths around the SIMD widths, heights around the rows per step); the fused images take
+//! no buffer; the report names the groups and why a node was left out; a graph fused once keeps
+//! its result across runs and a change of its scalar.
+
+use vx::*;
+use vx_tests::{build_module, plugin_dir};
+
+const SIZES: [(u32, u32); 14] = [
+    (1, 1),
+    (2, 1),
+    (1, 3),
+    (3, 2),
+    (5, 7),
+    (17, 5),
+    (16, 16),
+    (31, 33),
+    (33, 17),
+    (64, 3),
+    (100, 61),
+    (129, 70),
+    (640, 48),
+    (320, 240),
+];
+
+fn ctx(fusion: bool) -> Context {
+    let ctx = Context::builder().threads(1).fusion(fusion).build().unwrap();
+    ctx.add_module_dir(plugin_dir("fusion", &[("vx_filters", &build_module("vx-filters", &[]))]));
+    ctx.load_module("vx_filters").unwrap();
+    ctx
+}
+
+/// xorshift64*: the test's own random numbers.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+fn random_image(ctx: &Context, w: u32, h: u32, seed: u64) -> Image {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let px: Vec<u8> = (0..w * h).map(|_| rng.next() as u8).collect();
+    let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
+    img.copy_from(Rect::full(w, h), 0, &px).unwrap();
+    img
+}
+
+/// The graphs: which one, built in `ctx` on input `a`; returns the graph and its real outputs.
+fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image>, Scalar) {
+    let (w, h) = (a.width(), a.height());
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let virt = |f| Image::new_virtual(&g, w, h, f).unwrap();
+    let real = |f| Image::new(ctx, w, h, f).unwrap();
+    let lv = Scalar::new(ctx, ScalarValue::Uint8(level)).unwrap();
+    let outs = match which {
+        // The edge pipeline: gaussian → sobel → magnitude → threshold.
+        0 => {
+            let (blur, gx, gy, mag) = (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
+            let out = real(ImageFormat::U8);
+            g.add_node(&k("gaussian3x3"), [a, &blur]).unwrap();
+            g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
+            g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
+            g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&lv), Reference::from(&out)]).unwrap();
+            vec![out]
+        }
+        // Three 3×3 filters in a row, then a point op reading two of them (fan-out and fan-in).
+        1 => {
+            let (b1, b2, b3) = (virt(ImageFormat::U8), virt(ImageFormat::U8), virt(ImageFormat::U8));
+            let (sum, post) = (real(ImageFormat::S16), real(ImageFormat::U8));
+            g.add_node(&k("box3x3"), [a, &b1]).unwrap();
+            g.add_node(&k("gaussian3x3"), [&b1, &b2]).unwrap();
+            g.add_node(&k("box3x3"), [&b2, &b3]).unwrap();
+            g.add_node(&k("add"), [&b1, &b3, &sum]).unwrap();
+            g.add_node(&k("posterize"), [&b3, &post]).unwrap();
+            vec![post]
+                .into_iter()
+                .chain(std::iter::once(sum))
+                .collect()
+        }
+        // A point op first, then a 3×3 filter reading it (its rows ahead of the filter's), and an
+        // intermediate also read by the application (real): materialized, not fused.
+        _ => {
+            let (t, s) = (virt(ImageFormat::U8), real(ImageFormat::U8));
+            let (out, gx, gy) = (real(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16));
+            g.add_node(&k("threshold"), [Reference::from(a), Reference::from(&lv), Reference::from(&t)]).unwrap();
+            g.add_node(&k("gaussian3x3"), [&t, &s]).unwrap();
+            g.add_node(&k("sobel3x3"), [&s, &gx, &gy]).unwrap();
+            g.add_node(&k("magnitude"), [&gx, &gy, &out]).unwrap();
+            vec![s, out]
+        }
+    };
+    (g, outs, lv)
+}
+
+fn pixels(img: &Image) -> Vec<u8> {
+    let (w, h) = (img.width(), img.height());
+    let bpp = if img.format() == ImageFormat::S16 { 2 } else { 1 };
+    let mut out = vec![0u8; (w * h) as usize * bpp];
+    if bpp == 2 {
+        out = img.to_vec::<i16>().unwrap().iter().flat_map(|v| v.to_ne_bytes()).collect();
+    } else {
+        img.copy_to(Rect::full(w, h), 0, &mut out).unwrap();
+    }
+    out
+}
+
+#[test]
+fn fusion_gives_the_unfused_pixels_at_every_size() {
+    let (fused_ctx, plain_ctx) = (ctx(true), ctx(false));
+    for which in 0..3 {
+        for (i, &(w, h)) in SIZES.iter().enumerate() {
+            let seed = (which * 100 + i) as u64;
+            let (fa, pa) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
+            let (fg, fouts, flv) = build(&fused_ctx, which, &fa, 90);
+            let (pg, pouts, plv) = build(&plain_ctx, which, &pa, 90);
+            for round in 0..2 {
+                if round == 1 {
+                    flv.set_value(ScalarValue::Uint8(160)).unwrap();
+                    plv.set_value(ScalarValue::Uint8(160)).unwrap();
+                }
+                fg.process().unwrap_or_else(|e| panic!("graph {which} {w}x{h} fused: {e}"));
+                pg.process().unwrap_or_else(|e| panic!("graph {which} {w}x{h} unfused: {e}"));
+                for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
+                    assert!(pixels(f) == pixels(p), "graph {which} {w}x{h} round {round}: output {o} differs");
+                }
+            }
+            let report = fg.fusion_report().unwrap();
+            assert!(report.enabled);
+            // Graph 2's real intermediate splits it in two groups.
+            let groups = if which == 2 { 2 } else { 1 };
+            assert_eq!(report.groups.len(), groups, "graph {which} {w}x{h}: {report}");
+            assert!(report.unfused.is_empty(), "graph {which} {w}x{h}: {report}");
+            assert!(!pg.fusion_report().unwrap().enabled);
+        }
+    }
+}
+
+#[test]
+fn the_edge_pipelines_fused_images_take_no_buffer_and_the_report_says_so() {
+    let ctx = ctx(true);
+    let (w, h) = (640, 480);
+    let a = random_image(&ctx, w, h, 7);
+    let before = ctx.buffer_bytes().current;
+    let (g, _, _) = build(&ctx, 0, &a, 100);
+    g.verify().unwrap();
+    let report = g.fusion_report().unwrap();
+    let group = &report.groups[0];
+    assert_eq!(group.nodes.len(), 4, "{report}");
+    assert_eq!(group.fused_images.len(), 4, "{report}");
+    assert!(report.unfused.is_empty(), "{report}");
+    // The output image (640×480 U8) and the line buffers; no 640×480 intermediate.
+    let grown = ctx.buffer_bytes().current - before;
+    assert!(grown < (w * h) as usize + 256 * 1024, "{grown} bytes for the graph: {report}");
+    assert_eq!(grown, (w * h) as usize + group.line_buffer_bytes_per_thread, "{report}");
+    let plan = g.memory_plan().unwrap();
+    assert_eq!(plan.excluded.len(), 4, "{plan:?}");
+    // Off for this graph: every node unfused, with the reason; on again: one group.
+    g.set_fusion(Some(false)).unwrap();
+    g.process().unwrap();
+    let report = g.fusion_report().unwrap();
+    assert!(report.groups.is_empty() && report.unfused.len() == 4, "{report}");
+    assert!(report.unfused.iter().all(|u| u.reason == FusionRefusal::FusionOff), "{report}");
+    g.set_fusion(None).unwrap();
+    g.process().unwrap();
+    assert_eq!(g.fusion_report().unwrap().groups.len(), 1);
+}
+
+#[test]
+fn a_node_that_cannot_fuse_ends_the_group_with_its_reason() {
+    let ctx = ctx(true);
+    let (w, h) = (64, 32);
+    let a = random_image(&ctx, w, h, 3);
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let virt = || Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap();
+    let (b1, b2, b3) = (virt(), virt(), virt());
+    let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+    g.add_node(&k("gaussian3x3"), [&a, &b1]).unwrap();
+    let boxed = g.add_node(&k("box3x3"), [&b1, &b2]).unwrap();
+    // A callback on the third: it stays out, with its reason.
+    let cb = g.add_node(&k("box3x3"), [&b2, &b3]).unwrap();
+    cb.set_callback(Some(|_: &NodeCompletion<'_>| NodeAction::Continue)).unwrap();
+    g.add_node(&k("gaussian3x3"), [&b3, &out]).unwrap();
+    g.process().unwrap();
+    let report = g.fusion_report().unwrap();
+    assert_eq!(report.groups.len(), 1, "{report}");
+    assert_eq!(report.groups[0].nodes.len(), 2, "{report}");
+    let reasons: Vec<FusionRefusal> = report.unfused.iter().map(|u| u.reason).collect();
+    assert_eq!(reasons, [FusionRefusal::HasCallback, FusionRefusal::NothingToFuseWith], "{report}");
+    let _ = boxed;
+}

@@ -1,0 +1,253 @@
+//! A fused group as verify builds it ([`FusedGroup::build`]): from its members' specs (node, tile
+//! request, row entry rule, the role of each parameter) and its fused images, the planner's step
+//! table for one band of the whole image, `k` by size, the ring of each fused image and the
+//! pointer pools the runner fills per call. Everything the runner touches is allocated here, none
+//! of it per frame.
+
+use std::sync::{Arc, Mutex};
+
+use vx_plugin_abi::{MAX_TILING_PARAMS, Neighborhood, TileBlockSize};
+
+use super::plan::{
+    BandLayout, BandPlan, GroupGeometry, GroupImage, MemberCalls, MemberGeometry, RowFill, plan_band, ring_capacities,
+};
+use crate::data::buffer::RawBuf;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::tiling::plan::{TileRegions, TileRequest, regions};
+use crate::kernel::fusion::RowFill as KernelRowFill;
+use crate::shared::Resources;
+
+/// Outside images (real, or virtual and read outside) one group run maps at most.
+pub(crate) const MAX_OUTSIDE_IMAGES: usize = 64;
+
+/// The line buffers' bytes one step aims at: `k` is the most rows of every fused image that fit.
+const STEP_BYTES: usize = 32 * 1024;
+
+/// The most rows a step takes (`k`), whatever the size.
+const MAX_K: u32 = 16;
+
+/// What one parameter of a member is to the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParamRole {
+    /// Not set.
+    Absent,
+    /// A scalar, read once per run.
+    Scalar,
+    /// An image outside the group's rings, mapped once per run into slot `slot`.
+    Outside { slot: usize, output: bool },
+    /// A fused image (index into the group's images).
+    Fused { image: usize, output: bool },
+}
+
+impl ParamRole {
+    fn is_output(self) -> bool {
+        matches!(self, ParamRole::Outside { output: true, .. } | ParamRole::Fused { output: true, .. })
+    }
+}
+
+/// A member as the pass found it.
+pub(crate) struct MemberSpec {
+    /// The node's index.
+    pub(crate) node: usize,
+    /// The tile request of its tiling state (size, block, neighbourhood, border, functions).
+    pub(crate) request: TileRequest,
+    /// Its row entry's rule (`None`: called through tile descriptors).
+    pub(crate) fill: Option<KernelRowFill>,
+    /// Per parameter, its role.
+    pub(crate) params: Vec<ParamRole>,
+}
+
+/// A fused image as the pass found it.
+pub(crate) struct ImageSpec {
+    /// The image's id and name.
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    /// Bytes per pixel and FourCC of its (single-plane) format.
+    pub(crate) bytes_per_pixel: usize,
+    pub(crate) fourcc: u32,
+    /// The member writing it and those reading it (indices into the members).
+    pub(crate) producer: usize,
+    pub(crate) readers: Vec<usize>,
+}
+
+/// What the runner needs of one member.
+pub(super) struct Member {
+    pub(super) node: usize,
+    pub(super) calls: MemberCalls,
+    pub(super) neighborhood: Neighborhood,
+    pub(super) block: TileBlockSize,
+    pub(super) regions: TileRegions,
+    pub(super) has_fast: bool,
+    pub(super) has_flexible: bool,
+    pub(super) params: Vec<ParamRole>,
+}
+
+/// A fused image's ring.
+pub(super) struct Ring {
+    pub(super) id: u64,
+    pub(super) name: String,
+    pub(super) bytes_per_pixel: usize,
+    pub(super) fourcc: u32,
+    /// Rows it holds; row `r` lives in slot `r mod capacity`.
+    pub(super) capacity: u32,
+    /// Bytes from one slot to the next (a multiple of 64).
+    pub(super) pitch: usize,
+}
+
+/// What one run of the group writes: the rings and the pointer pools (one set: the group runs on
+/// one thread at a time).
+pub(super) struct GroupScratch {
+    pub(super) rings: Vec<RawBuf>,
+    /// Row pointers of the input tables of one call.
+    pub(super) tables: Vec<*const u8>,
+    /// Row pointers of the output rows of one call.
+    pub(super) sinks: Vec<*mut u8>,
+    /// Per member and parameter (`member * MAX_TILING_PARAMS + i`), a scalar's bytes and type code.
+    pub(super) scalars: Vec<([u8; 8], u32)>,
+    /// Per fused image, the end of the rows written so far in this run.
+    pub(super) produced: Vec<u32>,
+}
+
+// SAFETY: the pointer pools hold addresses into the rings (owned here) and into images mapped for
+// one run; they are written and read only by the thread holding the group's scratch lock, and
+// never dereferenced outside a run.
+unsafe impl Send for GroupScratch {}
+
+/// A verified fused group.
+pub(crate) struct FusedGroup {
+    nodes: Vec<usize>,
+    pub(super) members: Vec<Member>,
+    pub(super) rings: Vec<Ring>,
+    pub(super) width: u32,
+    pub(super) height: u32,
+    /// The step table of the one band `[0, height)`.
+    pub(super) plan: BandPlan,
+    pub(super) scratch: Mutex<GroupScratch>,
+}
+
+impl FusedGroup {
+    /// Build a group of `members` (topological order) joined by `images`, all of one size; the
+    /// rings are allocated (zeroed) and accounted in `resources`.
+    pub(crate) fn build(members: Vec<MemberSpec>, images: Vec<ImageSpec>, resources: &Arc<Resources>) -> Result<Self> {
+        let (width, height) = (members[0].request.width, members[0].request.height);
+        let geometry = GroupGeometry::new(
+            height,
+            members
+                .iter()
+                .map(|m| {
+                    let calls = match m.fill {
+                        Some(KernelRowFill::Reflect101) => MemberCalls::RowEntry(RowFill::Reflect101),
+                        Some(KernelRowFill::Replicate) => MemberCalls::RowEntry(RowFill::Replicate),
+                        Some(KernelRowFill::Constant) => MemberCalls::RowEntry(RowFill::Constant),
+                        None => MemberCalls::Descriptors,
+                    };
+                    let complete = m.params.iter().any(|p| matches!(p, ParamRole::Outside { output: true, .. }));
+                    MemberGeometry::from_request(&m.request, calls, complete)
+                })
+                .collect(),
+            images.iter().map(|i| GroupImage { producer: i.producer, readers: i.readers.clone(), fused: true }).collect(),
+        )
+        .map_err(|e| Error::new(ErrorKind::InvalidGraph, format!("fused group: {e}")))?;
+        let l = geometry.block_lcm();
+        let row_bytes: usize = images.iter().map(|i| width as usize * i.bytes_per_pixel).sum();
+        let k = ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K);
+        let k = (k / l).max(1) * l;
+        let layout = BandLayout::new(height, height, l);
+        let plan = plan_band(&geometry, 0..height, k);
+        let caps = ring_capacities(&geometry, &layout, k);
+        let mut rings = Vec::with_capacity(images.len());
+        let mut buffers = Vec::with_capacity(images.len());
+        for (img, &cap) in images.iter().zip(&caps) {
+            let pitch = (width as usize * img.bytes_per_pixel).div_ceil(64) * 64;
+            let bytes = pitch.checked_mul(cap as usize).ok_or_else(|| {
+                Error::new(ErrorKind::NoMemory, "a fused group's line buffer overflows the address space")
+            })?;
+            buffers.push(RawBuf::new(bytes, resources)?);
+            rings.push(Ring {
+                id: img.id,
+                name: img.name.clone(),
+                bytes_per_pixel: img.bytes_per_pixel,
+                fourcc: img.fourcc,
+                capacity: cap,
+                pitch,
+            });
+        }
+        // The longest call of each member, and the pools one call needs at most.
+        let mut longest = vec![0u32; members.len()];
+        for j in 0..plan.step_count() {
+            for (l, r) in longest.iter_mut().zip(plan.step(j)) {
+                *l = (*l).max(r.len() as u32);
+            }
+        }
+        let (mut tables, mut sinks) = (0usize, 0usize);
+        for (m, spec) in members.iter().enumerate() {
+            let nb = spec.request.neighborhood;
+            let window = longest[m] as usize + (nb.bottom as i64 - nb.top as i64) as usize;
+            let images = spec.params.iter().filter(|p| matches!(p, ParamRole::Outside { .. } | ParamRole::Fused { .. }));
+            let outs = images.clone().filter(|p| p.is_output()).count();
+            let ins = images.count() - outs;
+            tables = tables.max(ins * window);
+            sinks = sinks.max(outs * longest[m] as usize);
+        }
+        let scratch = GroupScratch {
+            rings: buffers,
+            tables: vec![std::ptr::null(); tables],
+            sinks: vec![std::ptr::null_mut(); sinks],
+            scalars: vec![([0; 8], 0); members.len() * MAX_TILING_PARAMS],
+            produced: vec![0; images.len()],
+        };
+        let members: Vec<Member> = members
+            .into_iter()
+            .zip(geometry.members())
+            .map(|(m, g)| Member {
+                node: m.node,
+                calls: g.calls,
+                neighborhood: m.request.neighborhood,
+                block: m.request.block,
+                regions: regions(&m.request),
+                has_fast: m.request.has_fast,
+                has_flexible: m.request.has_flexible,
+                params: m.params,
+            })
+            .collect();
+        Ok(FusedGroup {
+            nodes: members.iter().map(|m| m.node).collect(),
+            members,
+            rings,
+            width,
+            height,
+            plan,
+            scratch: Mutex::new(scratch),
+        })
+    }
+
+    /// The members' node indices, in the order each step runs them.
+    pub(crate) fn nodes(&self) -> &[usize] {
+        &self.nodes
+    }
+
+    /// The ids of the fused images.
+    pub(crate) fn fused_image_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.rings.iter().map(|r| r.id)
+    }
+
+    /// The fused images' names.
+    pub(crate) fn fused_image_names(&self) -> Vec<String> {
+        self.rings.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// The sinks' rows per step.
+    pub(crate) fn rows_per_step(&self) -> u32 {
+        self.plan.k
+    }
+
+    /// The bytes of the group's rings.
+    pub(crate) fn line_buffer_bytes(&self) -> usize {
+        self.rings.iter().map(|r| r.pitch * r.capacity as usize).sum()
+    }
+
+    /// The image height (one band).
+    pub(crate) fn height(&self) -> u32 {
+        self.height
+    }
+}

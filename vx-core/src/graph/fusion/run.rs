@@ -1,0 +1,422 @@
+//! Running a fused group on the calling thread ([`run_group`]): its outside images mapped once,
+//! then the step table, each step calling every member on its rows — a row kernel through its row
+//! entry with tables of row pointers (into rings or images), any other member through tile
+//! descriptors whose base addresses the ring slots of its rows (calls split where a ring wraps).
+//! Pointer tables and descriptors are built in preallocated pools and on the stack: no allocation.
+
+use std::time::Instant;
+
+use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
+use vx_plugin_abi::{
+    MAX_TILING_PARAMS, Neighborhood, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc,
+    TileError, TileParam, TileParamKind,
+};
+
+use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
+use super::plan::{MemberCalls, row_pieces, source_hull};
+use crate::data::image::PlaneLease;
+use crate::data::reference::Reference;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::tiling::plan::TileFunction;
+use crate::graph::{ActiveGuard, GraphBody, NodeSlot};
+use crate::kernel::callbacks::KernelFunctions;
+use crate::support::sync::lock;
+use crate::support::unwind::{catch_panic, panic_message};
+
+use super::MAX_OUTSIDE_IMAGES;
+
+/// An outside image mapped for the run.
+#[derive(Clone, Copy)]
+struct Mapped {
+    base: *mut u8,
+    stride_y: usize,
+    stride_x: usize,
+    fourcc: u32,
+}
+
+/// Run group `g` of `body` once on this thread; every member's statistics record the group's time.
+pub(crate) fn run_group(graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
+    let _active = ActiveGuard::enter(graph);
+    let t0 = Instant::now();
+    let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
+    let result = run(body, g);
+    let took = t0.elapsed();
+    let status = match &result {
+        Ok(()) => Status::Success,
+        Err(e) => e.status(),
+    };
+    for m in &g.members {
+        node(m.node).stats.record(status, took);
+    }
+    result
+}
+
+fn run(body: &GraphBody, g: &FusedGroup) -> Result<()> {
+    let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
+    let mut guard = lock(&g.scratch);
+    let scratch = &mut *guard;
+    let mut leases: [Option<PlaneLease<'_>>; MAX_OUTSIDE_IMAGES] = std::array::from_fn(|_| None);
+    let mut mapped: [Option<Mapped>; MAX_OUTSIDE_IMAGES] = [None; MAX_OUTSIDE_IMAGES];
+    // Outputs first, then inputs (an image is written by one member; read leases share).
+    for outputs in [true, false] {
+        for m in &g.members {
+            let s = node(m.node);
+            for (i, role) in m.params.iter().enumerate() {
+                let ParamRole::Outside { slot, output } = *role else { continue };
+                if output != outputs || leases[slot].is_some() {
+                    continue;
+                }
+                let Some(Reference::Image(img)) = &s.params[i] else {
+                    return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its image"))
+                        .at_parameter(i as u32));
+                };
+                let lease = img.lease_plane0(output).map_err(|e| member_error(s, e.at_parameter(i as u32)))?;
+                mapped[slot] = Some(Mapped {
+                    base: lease.base,
+                    stride_y: lease.stride_y,
+                    stride_x: lease.stride_x,
+                    fourcc: lease.format.fourcc(),
+                });
+                leases[slot] = Some(lease);
+            }
+        }
+    }
+    for (mi, m) in g.members.iter().enumerate() {
+        let s = node(m.node);
+        for (i, role) in m.params.iter().enumerate() {
+            if *role == ParamRole::Scalar {
+                let Some(Reference::Scalar(sc)) = &s.params[i] else {
+                    return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its scalar")));
+                };
+                let v = sc.read();
+                scratch.scalars[mi * MAX_TILING_PARAMS + i] = (v.to_ne_bytes(), v.scalar_type().code() as u32);
+            }
+        }
+    }
+    scratch.produced.fill(0);
+    let run = GroupRun { g, mapped: &mapped };
+    for j in 0..g.plan.step_count() {
+        for (mi, rows) in g.plan.step(j).iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            let m = &g.members[mi];
+            let s = node(m.node);
+            let (y0, y1) = (rows.start, rows.end);
+            let called = match m.calls {
+                MemberCalls::RowEntry(_) => run.rows(scratch, mi, s, y0, y1),
+                MemberCalls::Descriptors => run.descriptors(scratch, mi, s, y0, y1),
+            };
+            called.map_err(|e| member_error(s, e))?;
+            for role in &m.params {
+                if let ParamRole::Fused { image, output: true } = *role {
+                    scratch.produced[image] = y1;
+                }
+            }
+        }
+    }
+    drop(leases);
+    Ok(())
+}
+
+fn member_error(s: &NodeSlot, e: Error) -> Error {
+    e.in_kernel(&s.kernel.name).in_node(&s.name)
+}
+
+fn tile_error(e: TileError, what: &str, y0: u32, y1: u32) -> Error {
+    Error::new(ErrorKind::from_status(e.status), format!("{} (rows {y0}..{y1}, {what}, fused group)", e.message))
+}
+
+fn panicked(payload: &(dyn std::any::Any + Send), what: &str, y0: u32, y1: u32) -> Error {
+    Error::new(
+        ErrorKind::Failure,
+        format!("the {what} panicked on rows {y0}..{y1} (fused group): {}", panic_message(payload)),
+    )
+}
+
+struct GroupRun<'a> {
+    g: &'a FusedGroup,
+    mapped: &'a [Option<Mapped>; MAX_OUTSIDE_IMAGES],
+}
+
+impl GroupRun<'_> {
+    fn outside(&self, slot: usize) -> Result<Mapped> {
+        self.mapped[slot].ok_or_else(|| Error::new(ErrorKind::InvalidNode, "a fused member's image is not mapped"))
+    }
+
+    /// Row `r` of a fused image's ring when it holds it now, else null.
+    fn ring_row(&self, scratch: &GroupScratch, image: usize, r: i64) -> *mut u8 {
+        let ring = &self.g.rings[image];
+        let end = scratch.produced[image] as i64;
+        if r < 0 || r >= end || r < end - ring.capacity as i64 {
+            return std::ptr::null_mut();
+        }
+        let slot = (r as u64 % ring.capacity as u64) as usize;
+        // Within the ring: slot < capacity, and the ring holds capacity · pitch bytes.
+        scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch)
+    }
+
+    /// Where row `r` of parameter `role` is.
+    fn row(&self, scratch: &GroupScratch, role: ParamRole, r: i64) -> Result<*mut u8> {
+        Ok(match role {
+            ParamRole::Fused { image, .. } => self.ring_row(scratch, image, r),
+            ParamRole::Outside { slot, .. } => {
+                let m = self.outside(slot)?;
+                if (0..self.g.height as i64).contains(&r) {
+                    m.base.wrapping_add(r as usize * m.stride_y)
+                } else {
+                    std::ptr::null_mut()
+                }
+            }
+            _ => std::ptr::null_mut(),
+        })
+    }
+
+    /// Where output row `r` of parameter `role` goes: its ring slot, or the image's row.
+    fn out_row(&self, scratch: &GroupScratch, role: ParamRole, r: u32) -> Result<*mut u8> {
+        match role {
+            ParamRole::Fused { image, .. } => {
+                let ring = &self.g.rings[image];
+                let slot = (r % ring.capacity) as usize;
+                Ok(scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch))
+            }
+            _ => self.row(scratch, role, r as i64),
+        }
+    }
+
+    fn fourcc(&self, role: ParamRole) -> Result<u32> {
+        Ok(match role {
+            ParamRole::Fused { image, .. } => self.g.rings[image].fourcc,
+            ParamRole::Outside { slot, .. } => self.outside(slot)?.fourcc,
+            _ => 0,
+        })
+    }
+
+    /// Member `mi` (a row kernel) computes rows `y0..y1` through its row entry.
+    fn rows(&self, scratch: &mut GroupScratch, mi: usize, s: &NodeSlot, y0: u32, y1: u32) -> Result<()> {
+        let m: &Member = &self.g.members[mi];
+        let f = s
+            .kernel
+            .functions
+            .rows()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidNode, "a fused row kernel has no row entry"))?;
+        let h = self.g.height as i64;
+        let nb = m.neighborhood;
+        // Fill the pools first, then take their addresses (no write after a pointer is taken).
+        let mut spans = [(0usize, 0u32, 0i64); MAX_TILING_PARAMS];
+        let (mut t, mut o) = (0usize, 0usize);
+        for (i, &role) in m.params.iter().enumerate() {
+            match role {
+                ParamRole::Absent | ParamRole::Scalar => {}
+                _ if role_is_output(role) => {
+                    spans[i] = (o, y1 - y0, 0);
+                    for r in y0..y1 {
+                        scratch.sinks[o] = self.out_row(scratch, role, r)?;
+                        o += 1;
+                    }
+                }
+                _ => {
+                    let (a, b) = (y0 as i64 + nb.top as i64, y1 as i64 - 1 + nb.bottom as i64);
+                    let Some((s0, s1)) = source_hull(m.calls, a, b, h) else {
+                        spans[i] = (t, 0, 0);
+                        continue;
+                    };
+                    spans[i] = (t, (s1 - s0 + 1) as u32, s0);
+                    for r in s0..=s1 {
+                        scratch.tables[t] = self.row(scratch, role, r)?;
+                        t += 1;
+                    }
+                }
+            }
+        }
+        let mut sources = [RowSourceDesc { first_row: 0, rows: std::ptr::null(), len: 0, format: 0 }; MAX_TILING_PARAMS];
+        let mut sinks = [RowSinkDesc { rows: std::ptr::null(), format: 0 }; MAX_TILING_PARAMS];
+        let tables = scratch.tables.as_ptr();
+        let outs = scratch.sinks.as_ptr();
+        for (i, &role) in m.params.iter().enumerate() {
+            let (at, len, first) = spans[i];
+            match role {
+                ParamRole::Absent | ParamRole::Scalar => {}
+                _ if role_is_output(role) => {
+                    sinks[i] = RowSinkDesc { rows: outs.wrapping_add(at), format: self.fourcc(role)? };
+                }
+                _ => {
+                    sources[i] = RowSourceDesc { first_row: first, rows: tables.wrapping_add(at), len, format: self.fourcc(role)? };
+                }
+            }
+        }
+        let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];
+        for (i, &role) in m.params.iter().enumerate() {
+            params[i] = match role {
+                ParamRole::Absent => TileParam::ABSENT,
+                ParamRole::Scalar => {
+                    let (bytes, code) = &scratch.scalars[mi * MAX_TILING_PARAMS + i];
+                    TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
+                }
+                _ if role_is_output(role) => TileParam {
+                    kind: TileParamKind::OutputRows,
+                    type_code: sinks[i].format,
+                    ptr: &sinks[i] as *const RowSinkDesc as *mut _,
+                },
+                _ => TileParam {
+                    kind: TileParamKind::InputRows,
+                    type_code: sources[i].format,
+                    ptr: &sources[i] as *const RowSourceDesc as *mut _,
+                },
+            };
+        }
+        let region = RowRegion {
+            y0,
+            count: y1 - y0,
+            x0: 0,
+            x1: self.g.width,
+            image_width: self.g.width,
+            image_height: self.g.height,
+        };
+        // SAFETY: every input table's non-null rows point to `width` pixels of its format in a ring
+        // slot holding a row this run wrote (`ring_row` checks it is still held) or in an image
+        // mapped for the run, none written during the call; every output row is a ring slot or an
+        // image row of another buffer than every input (outputs are this member's own images:
+        // no member aliases); scalar entries point to their bytes; everything outlives the call.
+        let args = unsafe { RowArgs::new(&params[..m.params.len()], region) };
+        match catch_panic(|| f(&args)) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(tile_error(e, "row entry", y0, y1)),
+            Err(p) => Err(panicked(&*p, "row entry", y0, y1)),
+        }
+    }
+
+    /// Member `mi` (no vertical neighbourhood) computes rows `y0..y1` through tile descriptors:
+    /// the pieces the tile plan would give, split where one of its rings wraps.
+    fn descriptors(&self, scratch: &mut GroupScratch, mi: usize, s: &NodeSlot, y0: u32, y1: u32) -> Result<()> {
+        let m = &self.g.members[mi];
+        let KernelFunctions::Tiling { fast, flexible, .. } = &s.kernel.functions else {
+            return Err(Error::new(ErrorKind::InvalidNode, "a fused member is not a tiling kernel"));
+        };
+        let mut y = y0;
+        while y < y1 {
+            let mut end = y1;
+            for role in &m.params {
+                if let ParamRole::Fused { image, .. } = *role {
+                    let cap = self.g.rings[image].capacity;
+                    end = end.min((y / cap + 1) * cap);
+                }
+            }
+            let pieces = row_pieces(&m.regions, m.block, m.has_fast, m.has_flexible, y..end);
+            for &(rect, function) in pieces.as_slice() {
+                let (f, which) = match function {
+                    TileFunction::Fast => (fast.as_deref(), "fast function"),
+                    TileFunction::Flexible => (flexible.as_deref(), "flexible function"),
+                };
+                let f = f.ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the plan names a function the kernel lacks"))?;
+                self.tile(scratch, mi, rect, f, which)?;
+            }
+            y = end;
+        }
+        Ok(())
+    }
+
+    fn tile(
+        &self,
+        scratch: &GroupScratch,
+        mi: usize,
+        rect: Rect,
+        f: &crate::kernel::callbacks::TilingFn,
+        which: &str,
+    ) -> Result<()> {
+        let m = &self.g.members[mi];
+        let (w, h) = (self.g.width, self.g.height);
+        let mut descs = [EMPTY_DESC; MAX_TILING_PARAMS];
+        for (i, &role) in m.params.iter().enumerate() {
+            let (base, stride_x, stride_y, fourcc, flags) = match role {
+                ParamRole::Absent | ParamRole::Scalar => continue,
+                ParamRole::Fused { image, .. } => {
+                    let ring = &self.g.rings[image];
+                    let slot = (rect.start_y % ring.capacity) as usize;
+                    // Row y of the piece at slot(start) + (y - start): the piece does not wrap.
+                    let first = scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch);
+                    let base = first.wrapping_sub(rect.start_y as usize * ring.pitch);
+                    (base, ring.bytes_per_pixel, ring.pitch, ring.fourcc, TILE_LINE_BUFFER)
+                }
+                ParamRole::Outside { slot, .. } => {
+                    let mp = self.outside(slot)?;
+                    (mp.base, mp.stride_x, mp.stride_y, mp.fourcc, 0)
+                }
+            };
+            let input = !role_is_output(role);
+            descs[i] = TileDesc {
+                base,
+                format: fourcc,
+                tile_x: rect.start_x,
+                tile_y: rect.start_y,
+                width: rect.width(),
+                height: rect.height(),
+                stride_x: stride_x as i32,
+                stride_y: stride_y as i32,
+                block: m.block,
+                neighborhood: m.neighborhood,
+                image_width: w,
+                image_height: h,
+                readable: if input { grow(rect, m.neighborhood, w, h) } else { rect },
+                flags,
+            };
+        }
+        let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];
+        for (i, &role) in m.params.iter().enumerate() {
+            params[i] = match role {
+                ParamRole::Absent => TileParam::ABSENT,
+                ParamRole::Scalar => {
+                    let (bytes, code) = &scratch.scalars[mi * MAX_TILING_PARAMS + i];
+                    TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
+                }
+                _ => TileParam {
+                    kind: if role_is_output(role) { TileParamKind::OutputImage } else { TileParamKind::InputImage },
+                    type_code: descs[i].format,
+                    ptr: &descs[i] as *const TileDesc as *mut _,
+                },
+            };
+        }
+        // SAFETY: each descriptor addresses, for the piece's rows (and its readable rectangle, the
+        // piece grown sideways only: no vertical neighbourhood), either an image mapped for the run
+        // or ring slots that the piece's rows occupy without wrapping (the caller split the rows
+        // at every wrap); output pieces are this member's own images, disjoint from its inputs;
+        // scalar pointers point to their bytes; no tile memory is asked for (refused at verify).
+        let mut args = unsafe { TileArgs::new(&params[..m.params.len()], std::ptr::null_mut(), 0) };
+        match catch_panic(|| f(&mut args)) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(tile_error(e, which, rect.start_y, rect.end_y)),
+            Err(p) => Err(panicked(&*p, which, rect.start_y, rect.end_y)),
+        }
+    }
+}
+
+fn role_is_output(role: ParamRole) -> bool {
+    matches!(role, ParamRole::Outside { output: true, .. } | ParamRole::Fused { output: true, .. })
+}
+
+const EMPTY_DESC: TileDesc = TileDesc {
+    base: std::ptr::null_mut(),
+    format: 0,
+    tile_x: 0,
+    tile_y: 0,
+    width: 0,
+    height: 0,
+    stride_x: 0,
+    stride_y: 0,
+    block: vx_plugin_abi::TileBlockSize { width: 1, height: 1 },
+    neighborhood: Neighborhood { left: 0, right: 0, top: 0, bottom: 0 },
+    image_width: 0,
+    image_height: 0,
+    readable: Rect { start_x: 0, start_y: 0, end_x: 0, end_y: 0 },
+    flags: 0,
+};
+
+fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
+    let c = |v: i64, max: u32| v.clamp(0, max as i64) as u32;
+    Rect::new(
+        c(tile.start_x as i64 + nb.left as i64, w),
+        c(tile.start_y as i64 + nb.top as i64, h),
+        c(tile.end_x as i64 + nb.right as i64, w),
+        c(tile.end_y as i64 + nb.bottom as i64, h),
+    )
+}

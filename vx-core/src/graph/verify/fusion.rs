@@ -1,0 +1,438 @@
+//! Pass `fusion` (issue 34, `docs/design/fusion.md` §2): tiling nodes joined by virtual images
+//! form fused groups that run as one unit with line buffers; the schedule is re-levelled so a
+//! group's members share one level (the executor runs the group when it reaches it, and the memory
+//! plan, which reads the same levels, sees every image a member touches live for the group's whole
+//! run). The fused images take no buffer (`buffers`, `memory plan` skip them).
+//!
+//! A node is a *candidate* when it is a tiling node whose kernel declared bounded views (or a row
+//! entry), with no completion callback, no named target, no aliased pair, every output pixel
+//! processed, no tile memory, and either a row entry (its node neighbourhood the declared one) or
+//! no vertical neighbourhood. An image is *fused* when a candidate writes it, it is a standalone
+//! virtual image, not a graph parameter, and every node reading it (any overlap) is a candidate
+//! reading exactly it. Groups are the connected components of the fused images' producers and
+//! readers; a group is kept when it is convex (no path leaves and re-enters it: a forward walk
+//! from its outside successors, capped), no image between two members is materialized, and it maps
+//! at most [`MAX_OUTSIDE_IMAGES`] outside images. Every tiling node left unfused is reported with
+//! its reason.
+//!
+//! Cost: O(parameters · overlap lookups + edges) for the candidates, edges and components, plus the
+//! capped walks (O(group size) each), plus the planner per group (O(H / k · members)).
+
+use std::collections::{HashMap, HashSet};
+
+use vx_plugin_abi::Rect;
+
+use crate::data::reference::Reference;
+use crate::data::types::Direction;
+use crate::error::Result;
+use crate::graph::fusion::{
+    FusedGroup, FusedGroupReport, FusionRefusal, FusionReport, FusionState, ImageSpec, MAX_OUTSIDE_IMAGES, MemberSpec,
+    ParamRole, UnfusedNode,
+};
+use crate::graph::tiling::plan::TileRequest;
+use crate::graph::{GraphBody, NodeSlot};
+use crate::kernel::callbacks::KernelFunctions;
+use crate::kernel::fusion::RowFill;
+
+use super::Verification;
+
+/// Why node `s` cannot be in a group (`Ok(fill)`: it can, with its row entry's rule if any;
+/// `Err(None)`: it is not a tiling node, nothing to report).
+fn candidate(s: &NodeSlot) -> std::result::Result<Option<RowFill>, Option<FusionRefusal>> {
+    let KernelFunctions::Tiling { .. } = &s.kernel.functions else { return Err(None) };
+    let Some(state) = s.tiling.as_ref() else { return Err(None) };
+    let fin = s.kernel.final_().ok_or(None)?;
+    let support = fin.fusion.ok_or(Some(FusionRefusal::NoFusionSupport))?;
+    let row_entry = support.fill.filter(|_| s.kernel.functions.rows().is_some());
+    if row_entry.is_none() && !support.bounded {
+        return Err(Some(FusionRefusal::NoFusionSupport));
+    }
+    if s.callback.is_some() {
+        return Err(Some(FusionRefusal::HasCallback));
+    }
+    if s.executor().is_some() {
+        return Err(Some(FusionRefusal::OnTarget));
+    }
+    if !s.aliased.is_empty() {
+        return Err(Some(FusionRefusal::Aliased));
+    }
+    if row_entry.is_some() && s.neighborhood != fin.attrs.neighborhood {
+        return Err(Some(FusionRefusal::NeighbourhoodOverridden));
+    }
+    if row_entry.is_none() && (s.neighborhood.top != 0 || s.neighborhood.bottom != 0) {
+        return Err(Some(FusionRefusal::VerticalNeighbourhoodWithoutRowEntry));
+    }
+    let (w, h) = state.size;
+    if state.processed != Rect::new(0, 0, w, h) {
+        return Err(Some(FusionRefusal::UnprocessedPixels));
+    }
+    if state.tile_memory_size > 0 {
+        return Err(Some(FusionRefusal::TileMemory));
+    }
+    Ok(row_entry)
+}
+
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> {
+    let on = body.fusion_override.unwrap_or(v.graph.ctx.inner.shared.config.fusion);
+    let order = v.order();
+    let node = |n: usize| body.nodes[n].as_ref().expect("scheduled nodes are live");
+    let off = |reason: FusionRefusal| {
+        let unfused = order
+            .iter()
+            .filter(|&&n| node(n).tiling.is_some())
+            .map(|&n| UnfusedNode { node: node(n).name.clone(), kernel: node(n).kernel.name.clone(), reason })
+            .collect();
+        FusionReport { enabled: on && reason != FusionRefusal::FusionOff, groups: Vec::new(), unfused }
+    };
+    if !on || body.pipeline.is_some() {
+        let reason = if on { FusionRefusal::Pipelined } else { FusionRefusal::FusionOff };
+        body.fusion = FusionState::new(Vec::new(), body.nodes.len(), off(reason));
+        return Ok(());
+    }
+    let n_nodes = body.nodes.len();
+    let mut pos = vec![usize::MAX; n_nodes];
+    for (i, &n) in order.iter().enumerate() {
+        pos[n] = i;
+    }
+    // Candidates.
+    let mut verdict: Vec<std::result::Result<Option<RowFill>, Option<FusionRefusal>>> = vec![Err(None); n_nodes];
+    for &n in &order {
+        verdict[n] = candidate(node(n));
+    }
+    let is_cand = |n: usize| verdict[n].is_ok();
+    // Images written by candidates, their readers, and those spoiled by any other reader.
+    let graph_params: HashSet<u64> = body
+        .graph_params
+        .iter()
+        .filter_map(|&(n, p)| body.nodes.get(n)?.as_ref()?.params.get(p as usize)?.as_ref().map(Reference::id))
+        .collect();
+    let mut readers: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut spoiled: HashSet<u64> = HashSet::new();
+    let mut hits = Vec::new();
+    for &n in &order {
+        let s = node(n);
+        for (p, r) in s.params.iter().enumerate() {
+            let (Direction::Input, Some(r)) = (s.spec(p).direction, r) else { continue };
+            hits.clear();
+            v.writer_index.overlapping_into(r, &mut hits);
+            for &hit in &hits {
+                let (w, _, written) = &v.writers[hit];
+                if *w == n {
+                    continue;
+                }
+                let id = written.id();
+                if is_cand(*w) && is_cand(n) && r.id() == id {
+                    let list = readers.entry(id).or_default();
+                    if !list.contains(&n) {
+                        list.push(n);
+                    }
+                } else {
+                    spoiled.insert(id);
+                }
+            }
+        }
+    }
+    // Fused images: (id, producer, the image).
+    let mut fused: HashMap<u64, (usize, Reference)> = HashMap::new();
+    for (w, _, written) in &v.writers {
+        let id = written.id();
+        if is_cand(*w)
+            && written.as_image().is_some()
+            && written.is_standalone_virtual()
+            && !graph_params.contains(&id)
+            && !spoiled.contains(&id)
+            && readers.contains_key(&id)
+        {
+            fused.insert(id, (*w, written.clone()));
+        }
+    }
+    // Components.
+    let mut parent: Vec<usize> = (0..n_nodes).collect();
+    for (id, (w, _)) in &fused {
+        for &r in &readers[id] {
+            let (a, b) = (find(&mut parent, *w), find(&mut parent, r));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut components: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &n in &order {
+        if is_cand(n) {
+            components.entry(find(&mut parent, n)).or_default().push(n);
+        }
+    }
+    let mut successors = vec![Vec::new(); n_nodes];
+    for &n in &order {
+        for &p in &v.producers[n] {
+            successors[p].push(n);
+        }
+    }
+    let mut refused: Vec<Option<FusionRefusal>> = vec![None; n_nodes];
+    let mut groups = Vec::new();
+    let mut roots: Vec<usize> = components.keys().copied().collect();
+    roots.sort_unstable_by_key(|&r| pos[components[&r][0]]);
+    for root in roots {
+        let mut members = components.remove(&root).expect("a component");
+        if members.len() < 2 {
+            refused[members[0]] = Some(FusionRefusal::NothingToFuseWith);
+            continue;
+        }
+        members.sort_unstable_by_key(|&n| pos[n]);
+        let in_group = |n: usize| find_in(&members, n, &pos);
+        let verdict_of = match check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, &body)
+        {
+            Ok(()) => None,
+            Err(reason) => Some(reason),
+        };
+        if let Some(reason) = verdict_of {
+            for &n in &members {
+                refused[n] = Some(reason);
+            }
+            continue;
+        }
+        match build_group(&members, &verdict, &fused, &body, &v.graph.ctx.inner.shared.resources)? {
+            Ok(g) => groups.push(g),
+            Err(reason) => {
+                for &n in &members {
+                    refused[n] = Some(reason);
+                }
+            }
+        }
+    }
+    // The report.
+    let mut report = FusionReport { enabled: true, groups: Vec::new(), unfused: Vec::new() };
+    let mut grouped = vec![false; n_nodes];
+    for g in &groups {
+        let g: &FusedGroup = g;
+        for &n in g.nodes() {
+            grouped[n] = true;
+        }
+        report.groups.push(FusedGroupReport {
+            nodes: g.nodes().iter().map(|&n| node(n).name.clone()).collect(),
+            fused_images: g.fused_image_names(),
+            band_rows: g.height(),
+            rows_per_step: g.rows_per_step(),
+            line_buffer_bytes_per_thread: g.line_buffer_bytes(),
+            threads: 1,
+        });
+    }
+    for &n in &order {
+        if grouped[n] {
+            continue;
+        }
+        let reason = match verdict[n] {
+            Err(None) => continue,
+            Err(Some(r)) => r,
+            Ok(_) => refused[n].unwrap_or(FusionRefusal::NothingToFuseWith),
+        };
+        report.unfused.push(UnfusedNode { node: node(n).name.clone(), kernel: node(n).kernel.name.clone(), reason });
+    }
+    if !groups.is_empty() {
+        relevel(v, &groups, &pos);
+    }
+    tracing::debug!(graph = %v.gname, groups = groups.len(), "fusion");
+    body.fusion = FusionState::new(groups, n_nodes, report);
+    Ok(())
+}
+
+/// `n` is one of `members` (sorted by `pos`).
+fn find_in(members: &[usize], n: usize, pos: &[usize]) -> bool {
+    members.binary_search_by_key(&pos[n], |&m| pos[m]).is_ok()
+}
+
+/// Why the component `members` cannot run as one group, if it cannot.
+fn check_group(
+    members: &[usize],
+    in_group: &dyn Fn(usize) -> bool,
+    successors: &[Vec<usize>],
+    fused: &HashMap<u64, (usize, Reference)>,
+    writers: &[(usize, usize, Reference)],
+    writer_index: &super::overlap::OverlapIndex<usize>,
+    body: &GraphBody,
+) -> std::result::Result<(), FusionRefusal> {
+    // No image between two members outside the rings.
+    let mut hits = Vec::new();
+    let mut outside: HashSet<u64> = HashSet::new();
+    for &n in members {
+        let s = body.nodes[n].as_ref().expect("live");
+        for (p, r) in s.params.iter().enumerate() {
+            let Some(r) = r else { continue };
+            if r.as_image().is_none() || fused.contains_key(&r.id()) {
+                continue;
+            }
+            outside.insert(r.id());
+            if s.spec(p).direction != Direction::Input {
+                continue;
+            }
+            hits.clear();
+            writer_index.overlapping_into(r, &mut hits);
+            if hits.iter().any(|&h| writers[h].0 != n && in_group(writers[h].0)) {
+                return Err(FusionRefusal::MaterializedInsideGroup);
+            }
+        }
+    }
+    if outside.len() > MAX_OUTSIDE_IMAGES {
+        return Err(FusionRefusal::TooManyImages);
+    }
+    // Convex: no walk from an outside successor reaches a member (capped).
+    let budget = 64 * members.len() + 4096;
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<usize> =
+        members.iter().flat_map(|&m| successors[m].iter().copied()).filter(|&x| !in_group(x)).collect();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        if seen.len() > budget {
+            return Err(FusionRefusal::WouldNotBeConvex);
+        }
+        for &y in &successors[x] {
+            if in_group(y) {
+                return Err(FusionRefusal::WouldNotBeConvex);
+            }
+            stack.push(y);
+        }
+    }
+    Ok(())
+}
+
+/// The group of `members` (topological order), or why it cannot be built.
+fn build_group(
+    members: &[usize],
+    verdict: &[std::result::Result<Option<RowFill>, Option<FusionRefusal>>],
+    fused: &HashMap<u64, (usize, Reference)>,
+    body: &GraphBody,
+    resources: &std::sync::Arc<crate::shared::Resources>,
+) -> Result<std::result::Result<FusedGroup, FusionRefusal>> {
+    let member_of = |n: usize| members.iter().position(|&m| m == n);
+    let mut images: Vec<ImageSpec> = Vec::new();
+    let mut image_index: HashMap<u64, usize> = HashMap::new();
+    let mut slots: HashMap<u64, usize> = HashMap::new();
+    let mut specs = Vec::with_capacity(members.len());
+    for (mi, &n) in members.iter().enumerate() {
+        let s = body.nodes[n].as_ref().expect("live");
+        let state = s.tiling.as_ref().expect("candidates are tiling nodes");
+        let KernelFunctions::Tiling { fast, flexible, .. } = &s.kernel.functions else {
+            unreachable!("candidates are tiling nodes")
+        };
+        let fin = s.kernel.final_().expect("nodes are created from finalized kernels");
+        let mut params = Vec::with_capacity(s.params.len());
+        for (p, r) in s.params.iter().enumerate() {
+            let output = s.spec(p).direction == Direction::Output;
+            let role = match r {
+                None => ParamRole::Absent,
+                Some(Reference::Scalar(_)) => ParamRole::Scalar,
+                Some(r @ Reference::Image(img)) => match fused.get(&r.id()) {
+                    Some(&(producer, _)) if member_of(producer).is_some() => {
+                        let next = images.len();
+                        let image = *image_index.entry(r.id()).or_insert(next);
+                        if image == next {
+                            let f = img.format();
+                            images.push(ImageSpec {
+                                id: r.id(),
+                                name: r.name(),
+                                bytes_per_pixel: f.planes()[0].bytes_per_element as usize,
+                                fourcc: f.fourcc(),
+                                producer: member_of(producer).expect("a member"),
+                                readers: Vec::new(),
+                            });
+                        }
+                        if !output {
+                            images[image].readers.push(mi);
+                        }
+                        ParamRole::Fused { image, output }
+                    }
+                    _ => {
+                        let next = slots.len();
+                        ParamRole::Outside { slot: *slots.entry(r.id()).or_insert(next), output }
+                    }
+                },
+                Some(_) => return Ok(Err(FusionRefusal::NoFusionSupport)),
+            };
+            params.push(role);
+        }
+        let Ok(fill) = verdict[n] else { unreachable!("members are candidates") };
+        specs.push(MemberSpec {
+            node: n,
+            request: TileRequest {
+                width: state.size.0,
+                height: state.size.1,
+                block: fin.attrs.block_size,
+                neighborhood: s.neighborhood,
+                border: s.border,
+                has_fast: fast.is_some(),
+                has_flexible: flexible.is_some(),
+                input_bytes_per_pixel: 0,
+                output_bytes_per_pixel: 0,
+                threads: 1,
+            },
+            fill,
+            params,
+        });
+    }
+    if slots.len() > MAX_OUTSIDE_IMAGES {
+        return Ok(Err(FusionRefusal::TooManyImages));
+    }
+    let size = (specs[0].request.width, specs[0].request.height);
+    if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
+        return Ok(Err(FusionRefusal::MaterializedInsideGroup));
+    }
+    Ok(Ok(FusedGroup::build(specs, images, resources)?))
+}
+
+/// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
+/// acyclic because groups are convex); a group's members share its level, in topological order.
+fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) {
+    let n_nodes = pos.len();
+    let mut unit: Vec<usize> = (0..n_nodes).collect();
+    for g in groups {
+        let leader = g.nodes()[0];
+        for &n in g.nodes() {
+            unit[n] = leader;
+        }
+    }
+    let order = v.order();
+    let mut indegree = vec![0usize; n_nodes];
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
+    for &n in &order {
+        for &p in &v.producers[n] {
+            if unit[p] != unit[n] {
+                succ[unit[p]].push(unit[n]);
+                indegree[unit[n]] += 1;
+            }
+        }
+    }
+    let members_of: HashMap<usize, &[usize]> = groups.iter().map(|g| (g.nodes()[0], g.nodes())).collect();
+    let mut current: Vec<usize> = order.iter().copied().filter(|&n| unit[n] == n && indegree[n] == 0).collect();
+    let mut schedule = Vec::new();
+    while !current.is_empty() {
+        current.sort_unstable_by_key(|&u| pos[u]);
+        let mut next = Vec::new();
+        let mut level = Vec::new();
+        for &u in &current {
+            match members_of.get(&u) {
+                Some(ms) => level.extend_from_slice(ms),
+                None => level.push(u),
+            }
+            for &s in &succ[u] {
+                indegree[s] -= 1;
+                if indegree[s] == 0 {
+                    next.push(s);
+                }
+            }
+        }
+        schedule.push(level);
+        current = next;
+    }
+    debug_assert_eq!(schedule.iter().map(Vec::len).sum::<usize>(), order.len(), "every node re-levelled");
+    v.schedule = schedule;
+}
