@@ -262,10 +262,12 @@ fn main() {
         let ins: Vec<Inputs> = ctxs.iter().map(|c| inputs(c, w, h, &a_px, &b_px)).collect();
         let frames = (mpixels * 1_000_000 / (w * h)).max(1);
         let _ = writeln!(md, "### {w}×{h}\n");
+        // `fused`: the edge pipeline with fusion on (issue 34), timed against the same OpenCV chain
+        // and Halide pipeline as `pipeline`.
         let kernels: Vec<&str> =
-            KERNELS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))).collect();
+            KERNELS.into_iter().chain(["fused"]).filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))).collect();
         // The kernel table, unless its only row would be the pipeline's and that has its own table.
-        if kernels.iter().any(|k| !(with_halide && *k == "pipeline")) {
+        if kernels.iter().any(|k| !(with_halide && (*k == "pipeline" || *k == "fused"))) {
             let _ = writeln!(
                 md,
                 "| kernel | threads | vx ms (min / median / max) | OpenCV ms (min / median / max) | ratio |"
@@ -274,17 +276,25 @@ fn main() {
         }
         let mut pipeline_md = String::new();
         for name in kernels {
-            let mut hl = if name == "pipeline" { halide.as_mut() } else { None };
+            let edges = name == "pipeline" || name == "fused";
+            let op = if edges { "pipeline" } else { name };
+            let mut hl = if edges { halide.as_mut() } else { None };
             for (t, (ctx, s)) in ctxs.iter().zip(&ins).enumerate() {
                 let threads = t + 1;
-                let g = if name != "pipeline" {
+                let g = if !edges {
                     filter_graph(ctx, s, name)
-                } else if let Some(hl) = hl.as_deref_mut() {
-                    let (g, out) = pipeline_graph_out(ctx, s);
-                    check_halide(hl, &g, &out, s, threads, &dir_in.join("vx_pipeline.u8"));
-                    g
                 } else {
-                    pipeline_graph(ctx, s)
+                    let (g, out) = pipeline_graph_out(ctx, s);
+                    if name == "fused" {
+                        g.set_fusion(Some(true)).unwrap();
+                        g.verify().unwrap();
+                        let report = g.fusion_report().unwrap();
+                        assert_eq!(report.groups.first().map(|g| g.nodes.len()), Some(4), "{report}");
+                    }
+                    if let Some(hl) = hl.as_deref_mut() {
+                        check_halide(hl, &g, &out, s, threads, &dir_in.join("vx_pipeline.u8"));
+                    }
+                    g
                 };
                 for _ in 0..3 {
                     g.process().unwrap();
@@ -298,9 +308,9 @@ fn main() {
                         g.process().unwrap();
                     }
                     vx.push(t0.elapsed() / frames);
-                    ocv.push(cv.time(name, threads, frames));
+                    ocv.push(cv.time(op, threads, frames));
                     if let Some(hl) = hl.as_deref_mut() {
-                        hlt.push(hl.time(name, threads, frames));
+                        hlt.push(hl.time(op, threads, frames));
                     }
                 }
                 let (v, c) = (spread(vx), spread(ocv));

@@ -25,7 +25,14 @@ const SIZES: [(u32, u32); 14] = [
 ];
 
 fn ctx(fusion: bool) -> Context {
-    let ctx = Context::builder().threads(1).fusion(fusion).build().unwrap();
+    ctx_threads(fusion, 1)
+}
+
+/// A context of `threads` threads; with 2, every group that can split does (no cost model), so the
+/// bands, their overlap rows and the per-thread rings are exercised.
+fn ctx_threads(fusion: bool, threads: usize) -> Context {
+    let policy = TilingPolicy { split_by_cost: false, ..TilingPolicy::default() };
+    let ctx = Context::builder().threads(threads).tiling_policy(policy).fusion(fusion).build().unwrap();
     ctx.add_module_dir(plugin_dir("fusion", &[("vx_filters", &build_module("vx-filters", &[]))]));
     ctx.load_module("vx_filters").unwrap();
     ctx
@@ -113,7 +120,16 @@ fn pixels(img: &Image) -> Vec<u8> {
 
 #[test]
 fn fusion_gives_the_unfused_pixels_at_every_size() {
-    let (fused_ctx, plain_ctx) = (ctx(true), ctx(false));
+    same_pixels(1);
+}
+
+#[test]
+fn fusion_on_two_threads_gives_the_unfused_pixels_at_every_size() {
+    same_pixels(2);
+}
+
+fn same_pixels(threads: usize) {
+    let (fused_ctx, plain_ctx) = (ctx_threads(true, threads), ctx(false));
     for which in 0..3 {
         for (i, &(w, h)) in SIZES.iter().enumerate() {
             let seed = (which * 100 + i) as u64;
@@ -137,6 +153,9 @@ fn fusion_gives_the_unfused_pixels_at_every_size() {
             let groups = if which == 2 { 2 } else { 1 };
             assert_eq!(report.groups.len(), groups, "graph {which} {w}x{h}: {report}");
             assert!(report.unfused.is_empty(), "graph {which} {w}x{h}: {report}");
+            if threads > 1 && h >= 64 {
+                assert!(report.groups.iter().all(|g| g.threads == threads), "graph {which} {w}x{h}: {report:?}");
+            }
             assert!(!pg.fusion_report().unwrap().enabled);
         }
     }

@@ -49,9 +49,10 @@ fn binary<A: TilePixel, B: TilePixel, O: TilePixel>(
 }
 
 /// Whether a node whose images take `bytes_per_pixel` bytes per pixel over `out`'s image writes
-/// `out` with non-temporal stores (see [`stream_stores`]).
+/// `out` with non-temporal stores (see [`stream_stores`]). Never into a fused group's line buffer:
+/// its rows are read back at once, from the cache.
 fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
-    stream_stores(out.image_width() as usize * out.image_height() as usize * bytes_per_pixel)
+    !out.is_line_buffer() && stream_stores(out.image_width() as usize * out.image_height() as usize * bytes_per_pixel)
 }
 
 /// Gradient magnitude `sqrt(gx² + gy²)`, rounded and saturated to U8 (OpenCV: `magnitude` on

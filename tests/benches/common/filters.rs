@@ -122,6 +122,7 @@ pub(crate) fn filter_graph(ctx: &Context, s: &Inputs, name: &str) -> Graph {
 }
 
 /// The 4-node edge pipeline (gaussian → sobel → magnitude → threshold) over virtual intermediates.
+#[allow(dead_code)] // the performance bench builds it with its output (`pipeline_graph_out`)
 pub(crate) fn pipeline_graph(ctx: &Context, s: &Inputs) -> Graph {
     pipeline_graph_out(ctx, s).0
 }

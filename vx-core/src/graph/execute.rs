@@ -141,7 +141,7 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
 /// Run node `n`, or the fused group it leads, on this thread.
 fn run_unit(shared: &ContextShared, graph: u64, body: &GraphBody, n: usize) -> Result<()> {
     match body.fusion.led_by(n) {
-        Some(group) => crate::graph::fusion::run_group(graph, body, group),
+        Some(group) => crate::graph::fusion::run_group(shared, graph, body, group),
         None => {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             run_node(shared, graph, &body.scratch, s, &s.params)

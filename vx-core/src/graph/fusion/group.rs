@@ -14,6 +14,7 @@ use super::plan::{
 use crate::data::buffer::RawBuf;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::plan::{TileRegions, TileRequest, regions};
+use crate::graph::tiling::split::Split;
 use crate::kernel::fusion::RowFill as KernelRowFill;
 use crate::shared::Resources;
 
@@ -94,18 +95,16 @@ pub(super) struct Ring {
     pub(super) pitch: usize,
 }
 
-/// What one run of the group writes: the rings and the pointer pools (one set: the group runs on
-/// one thread at a time).
+/// What one thread running the group writes: the rings and the pointer pools (one set per
+/// executing thread: the calling thread's and each crew helper's).
 pub(super) struct GroupScratch {
     pub(super) rings: Vec<RawBuf>,
     /// Row pointers of the input tables of one call.
     pub(super) tables: Vec<*const u8>,
     /// Row pointers of the output rows of one call.
     pub(super) sinks: Vec<*mut u8>,
-    /// Per member and parameter (`member * MAX_TILING_PARAMS + i`), a scalar's bytes and type code.
-    pub(super) scalars: Vec<([u8; 8], u32)>,
-    /// Per fused image, the end of the rows written so far in this run.
-    pub(super) produced: Vec<u32>,
+    /// Per fused image, the rows written so far in this band, `from..end` (`0..0`: none).
+    pub(super) produced: Vec<(u32, u32)>,
 }
 
 // SAFETY: the pointer pools hold addresses into the rings (owned here) and into images mapped for
@@ -120,15 +119,30 @@ pub(crate) struct FusedGroup {
     pub(super) rings: Vec<Ring>,
     pub(super) width: u32,
     pub(super) height: u32,
-    /// The step table of the one band `[0, height)`.
-    pub(super) plan: BandPlan,
-    pub(super) scratch: Mutex<GroupScratch>,
+    /// The step table of the one band `[0, height)` (a run alone).
+    pub(super) whole: BandPlan,
+    /// The step tables of the bands threads share (empty: the group never splits).
+    pub(super) bands: Vec<BandPlan>,
+    /// One set per executing thread: crew helper `i` uses `sets[i]`, any other thread the last.
+    pub(super) sets: Vec<Mutex<GroupScratch>>,
+    /// Per member and parameter (`member * MAX_TILING_PARAMS + i`), a scalar's bytes and type
+    /// code, read once per run.
+    pub(super) scalars: Mutex<Vec<([u8; 8], u32)>>,
+    /// Whether a run shares its bands with the crew (the tiling nodes' cost model).
+    pub(super) split: Split,
 }
 
 impl FusedGroup {
     /// Build a group of `members` (topological order) joined by `images`, all of one size; the
     /// rings are allocated (zeroed) and accounted in `resources`.
-    pub(crate) fn build(members: Vec<MemberSpec>, images: Vec<ImageSpec>, resources: &Arc<Resources>) -> Result<Self> {
+    /// `threads`: the context's; `by_cost`: `TilingPolicy::split_by_cost`.
+    pub(crate) fn build(
+        members: Vec<MemberSpec>,
+        images: Vec<ImageSpec>,
+        resources: &Arc<Resources>,
+        threads: usize,
+        by_cost: bool,
+    ) -> Result<Self> {
         let (width, height) = (members[0].request.width, members[0].request.height);
         let geometry = GroupGeometry::new(
             height,
@@ -152,17 +166,39 @@ impl FusedGroup {
         let row_bytes: usize = images.iter().map(|i| width as usize * i.bytes_per_pixel).sum();
         let k = ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K);
         let k = (k / l).max(1) * l;
-        let layout = BandLayout::new(height, height, l);
-        let plan = plan_band(&geometry, 0..height, k);
-        let caps = ring_capacities(&geometry, &layout, k);
+        let whole = plan_band(&geometry, 0..height, k);
+        let mut caps = ring_capacities(&geometry, &BandLayout::new(height, height, l), k);
+        // Bands for several threads: about four per thread, at least 16 rows, each a multiple of L.
+        // A band whose members would write rows of an outside image beyond the band (a member
+        // both written out and read inside, recomputing overlap rows) would race with its
+        // neighbour: such a group never splits.
+        let mut bands = Vec::new();
+        if threads > 1 {
+            let layout = BandLayout::new(height, (height / (threads as u32 * 4)).max(16), l);
+            if layout.count() > 1 {
+                bands = layout.bands().map(|b| plan_band(&geometry, b, k)).collect();
+                let races = bands.iter().any(|p| {
+                    members.iter().enumerate().any(|(n, m)| {
+                        let writes_out = m.params.iter().any(|r| matches!(r, ParamRole::Outside { output: true, .. }));
+                        let r = &p.rows[n];
+                        writes_out && !r.is_empty() && (r.start < p.band.start || r.end > p.band.end)
+                    })
+                });
+                if races {
+                    bands.clear();
+                } else {
+                    for (cap, banded) in caps.iter_mut().zip(ring_capacities(&geometry, &layout, k)) {
+                        *cap = (*cap).max(banded);
+                    }
+                }
+            }
+        }
         let mut rings = Vec::with_capacity(images.len());
-        let mut buffers = Vec::with_capacity(images.len());
         for (img, &cap) in images.iter().zip(&caps) {
             let pitch = (width as usize * img.bytes_per_pixel).div_ceil(64) * 64;
-            let bytes = pitch.checked_mul(cap as usize).ok_or_else(|| {
+            pitch.checked_mul(cap as usize).ok_or_else(|| {
                 Error::new(ErrorKind::NoMemory, "a fused group's line buffer overflows the address space")
             })?;
-            buffers.push(RawBuf::new(bytes, resources)?);
             rings.push(Ring {
                 id: img.id,
                 name: img.name.clone(),
@@ -174,9 +210,11 @@ impl FusedGroup {
         }
         // The longest call of each member, and the pools one call needs at most.
         let mut longest = vec![0u32; members.len()];
-        for j in 0..plan.step_count() {
-            for (l, r) in longest.iter_mut().zip(plan.step(j)) {
-                *l = (*l).max(r.len() as u32);
+        for plan in std::iter::once(&whole).chain(&bands) {
+            for j in 0..plan.step_count() {
+                for (l, r) in longest.iter_mut().zip(plan.step(j)) {
+                    *l = (*l).max(r.len() as u32);
+                }
             }
         }
         let (mut tables, mut sinks) = (0usize, 0usize);
@@ -189,13 +227,19 @@ impl FusedGroup {
             tables = tables.max(ins * window);
             sinks = sinks.max(outs * longest[m] as usize);
         }
-        let scratch = GroupScratch {
-            rings: buffers,
-            tables: vec![std::ptr::null(); tables],
-            sinks: vec![std::ptr::null_mut(); sinks],
-            scalars: vec![([0; 8], 0); members.len() * MAX_TILING_PARAMS],
-            produced: vec![0; images.len()],
-        };
+        let set_count = if bands.is_empty() { 1 } else { threads + 1 };
+        let mut sets = Vec::with_capacity(set_count);
+        for _ in 0..set_count {
+            let rings = rings.iter().map(|r| RawBuf::new(r.pitch * r.capacity as usize, resources)).collect::<Result<_>>()?;
+            sets.push(Mutex::new(GroupScratch {
+                rings,
+                tables: vec![std::ptr::null(); tables],
+                sinks: vec![std::ptr::null_mut(); sinks],
+                produced: vec![(0, 0); images.len()],
+            }));
+        }
+        let scalars = Mutex::new(vec![([0; 8], 0); members.len() * MAX_TILING_PARAMS]);
+        let split = Split::new(!bands.is_empty(), by_cost, threads);
         let members: Vec<Member> = members
             .into_iter()
             .zip(geometry.members())
@@ -216,8 +260,11 @@ impl FusedGroup {
             rings,
             width,
             height,
-            plan,
-            scratch: Mutex::new(scratch),
+            whole,
+            bands,
+            sets,
+            scalars,
+            split,
         })
     }
 
@@ -238,7 +285,17 @@ impl FusedGroup {
 
     /// The sinks' rows per step.
     pub(crate) fn rows_per_step(&self) -> u32 {
-        self.plan.k
+        self.whole.k
+    }
+
+    /// Rows per band when threads share the group (the height when it never splits).
+    pub(crate) fn band_rows(&self) -> u32 {
+        self.bands.first().map_or(self.height, |b| b.band.len() as u32)
+    }
+
+    /// Threads that may share a run.
+    pub(crate) fn threads(&self) -> usize {
+        if self.bands.is_empty() { 1 } else { self.sets.len() - 1 }
     }
 
     /// The bytes of the group's rings.
@@ -246,8 +303,4 @@ impl FusedGroup {
         self.rings.iter().map(|r| r.pitch * r.capacity as usize).sum()
     }
 
-    /// The image height (one band).
-    pub(crate) fn height(&self) -> u32 {
-        self.height
-    }
 }

@@ -1,10 +1,14 @@
-//! Running a fused group on the calling thread ([`run_group`]): its outside images mapped once,
-//! then the step table, each step calling every member on its rows — a row kernel through its row
+//! Running a fused group ([`run_group`]): its outside images mapped once by the calling thread,
+//! then the step table — of the whole image on the calling thread, or of bands shared with the
+//! crew's helpers when the cost model says it pays (each thread with its own rings, recomputing
+//! the few rows where bands meet) —, each step calling every member on its rows — a row kernel through its row
 //! entry with tables of row pointers (into rings or images), any other member through tile
 //! descriptors whose base addresses the ring slots of its rows (calls split where a ring wraps).
 //! Pointer tables and descriptors are built in preallocated pools and on the stack: no allocation.
 
-use std::time::Instant;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
 use vx_plugin_abi::{
@@ -13,11 +17,16 @@ use vx_plugin_abi::{
 };
 
 use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
-use super::plan::{MemberCalls, row_pieces, source_hull};
+use super::plan::{BandPlan, MemberCalls, row_pieces, source_hull};
 use crate::data::image::PlaneLease;
 use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
+use crate::graph::tiling::claims::TileClaims;
 use crate::graph::tiling::plan::TileFunction;
+use crate::graph::tiling::split;
+use crate::shared::ContextShared;
+use crate::shared::crew::Crew;
+use crate::support::time::now_ns;
 use crate::graph::{ActiveGuard, GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::support::sync::lock;
@@ -34,12 +43,12 @@ struct Mapped {
     fourcc: u32,
 }
 
-/// Run group `g` of `body` once on this thread; every member's statistics record the group's time.
-pub(crate) fn run_group(graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
+/// Run group `g` of `body` once; every member's statistics record the group's time.
+pub(crate) fn run_group(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
     let _active = ActiveGuard::enter(graph);
     let t0 = Instant::now();
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
-    let result = run(body, g);
+    let result = run(shared, graph, body, g);
     let took = t0.elapsed();
     let status = match &result {
         Ok(()) => Status::Success,
@@ -51,10 +60,8 @@ pub(crate) fn run_group(graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<
     result
 }
 
-fn run(body: &GraphBody, g: &FusedGroup) -> Result<()> {
+fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
-    let mut guard = lock(&g.scratch);
-    let scratch = &mut *guard;
     let mut leases: [Option<PlaneLease<'_>>; MAX_OUTSIDE_IMAGES] = std::array::from_fn(|_| None);
     let mut mapped: [Option<Mapped>; MAX_OUTSIDE_IMAGES] = [None; MAX_OUTSIDE_IMAGES];
     // Outputs first, then inputs (an image is written by one member; read leases share).
@@ -81,6 +88,7 @@ fn run(body: &GraphBody, g: &FusedGroup) -> Result<()> {
             }
         }
     }
+    let mut scalars = lock(&g.scalars);
     for (mi, m) in g.members.iter().enumerate() {
         let s = node(m.node);
         for (i, role) in m.params.iter().enumerate() {
@@ -89,34 +97,59 @@ fn run(body: &GraphBody, g: &FusedGroup) -> Result<()> {
                     return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its scalar")));
                 };
                 let v = sc.read();
-                scratch.scalars[mi * MAX_TILING_PARAMS + i] = (v.to_ne_bytes(), v.scalar_type().code() as u32);
+                scalars[mi * MAX_TILING_PARAMS + i] = (v.to_ne_bytes(), v.scalar_type().code() as u32);
             }
         }
     }
-    scratch.produced.fill(0);
-    let run = GroupRun { g, mapped: &mapped };
-    for j in 0..g.plan.step_count() {
-        for (mi, rows) in g.plan.step(j).iter().enumerate() {
-            if rows.is_empty() {
-                continue;
+    let run = GroupRun { g, body, mapped: &mapped, scalars: &scalars };
+    // The calling thread's set is the last; crew helper `i`'s is `sets[i]` (one set: everyone's).
+    let set_of = |index: Option<usize>| index.filter(|&i| i + 1 < g.sets.len()).unwrap_or(g.sets.len() - 1);
+    let decision = if g.bands.is_empty() {
+        split::Decision::Alone { measure: false }
+    } else {
+        let (warm, cold, helpers_warm) = shared.crew.join_estimate();
+        g.split.decide(split::Joining { warm, cold, helpers_warm }, now_ns())
+    };
+    let result = match decision {
+        split::Decision::Alone { measure } => {
+            let t0 = Instant::now();
+            let mut set = lock(&g.sets[set_of(Crew::current_index())]);
+            let r = run.band(&mut set, &g.whole);
+            if measure {
+                g.split.note_alone(t0.elapsed(), now_ns());
             }
-            let m = &g.members[mi];
-            let s = node(m.node);
-            let (y0, y1) = (rows.start, rows.end);
-            let called = match m.calls {
-                MemberCalls::RowEntry(_) => run.rows(scratch, mi, s, y0, y1),
-                MemberCalls::Descriptors => run.descriptors(scratch, mi, s, y0, y1),
-            };
-            called.map_err(|e| member_error(s, e))?;
-            for role in &m.params {
-                if let ParamRole::Fused { image, output: true } = *role {
-                    scratch.produced[image] = y1;
+            r
+        }
+        split::Decision::Together => {
+            let (_, _, warm) = shared.crew.join_estimate();
+            let claims = TileClaims::new(g.bands.len(), shared.threads);
+            let busy_ns = AtomicU64::new(0);
+            let failure: Mutex<Option<Error>> = Mutex::new(None);
+            let wall = Instant::now();
+            shared.crew.run(shared.threads - 1, &|| {
+                let _active = ActiveGuard::enter(graph);
+                let t0 = Instant::now();
+                let index = Crew::current_index();
+                let home = index.map_or(0, |i| i + 1);
+                let mut set = lock(&g.sets[set_of(index)]);
+                while let Some(b) = claims.next(home) {
+                    if let Err(e) = run.band(&mut set, &g.bands[b]) {
+                        claims.stop();
+                        lock(&failure).get_or_insert(e);
+                    }
                 }
+                busy_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            });
+            g.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed(), warm, now_ns());
+            match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                Some(e) => Err(e),
+                None => Ok(()),
             }
         }
-    }
+    };
+    drop(scalars);
     drop(leases);
-    Ok(())
+    result
 }
 
 fn member_error(s: &NodeSlot, e: Error) -> Error {
@@ -136,10 +169,46 @@ fn panicked(payload: &(dyn std::any::Any + Send), what: &str, y0: u32, y1: u32) 
 
 struct GroupRun<'a> {
     g: &'a FusedGroup,
+    body: &'a GraphBody,
     mapped: &'a [Option<Mapped>; MAX_OUTSIDE_IMAGES],
+    scalars: &'a [([u8; 8], u32)],
 }
 
+// SAFETY: the mapped images' addresses are shared by the threads running the group's bands; each
+// band writes only its own rows of the outside outputs (verify keeps a group whose bands would
+// write outside their rows from splitting) and the rings are per thread; the leases keep the
+// images mapped until every band has returned.
+unsafe impl Sync for GroupRun<'_> {}
+
 impl GroupRun<'_> {
+    /// Every step of band `plan` with the rings of `scratch`.
+    fn band(&self, scratch: &mut GroupScratch, plan: &BandPlan) -> Result<()> {
+        let node = |n: usize| self.body.nodes[n].as_ref().expect("group members are live");
+        scratch.produced.fill((0, 0));
+        for j in 0..plan.step_count() {
+            for (mi, rows) in plan.step(j).iter().enumerate() {
+                if rows.is_empty() {
+                    continue;
+                }
+                let m = &self.g.members[mi];
+                let s = node(m.node);
+                let (y0, y1) = (rows.start, rows.end);
+                let called = match m.calls {
+                    MemberCalls::RowEntry(_) => self.rows(scratch, mi, s, y0, y1),
+                    MemberCalls::Descriptors => self.descriptors(scratch, mi, s, y0, y1),
+                };
+                called.map_err(|e| member_error(s, e))?;
+                for role in &m.params {
+                    if let ParamRole::Fused { image, output: true } = *role {
+                        let p = &mut scratch.produced[image];
+                        *p = if p.0 == p.1 { (y0, y1) } else { (p.0, y1) };
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn outside(&self, slot: usize) -> Result<Mapped> {
         self.mapped[slot].ok_or_else(|| Error::new(ErrorKind::InvalidNode, "a fused member's image is not mapped"))
     }
@@ -147,8 +216,8 @@ impl GroupRun<'_> {
     /// Row `r` of a fused image's ring when it holds it now, else null.
     fn ring_row(&self, scratch: &GroupScratch, image: usize, r: i64) -> *mut u8 {
         let ring = &self.g.rings[image];
-        let end = scratch.produced[image] as i64;
-        if r < 0 || r >= end || r < end - ring.capacity as i64 {
+        let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
+        if r < from || r >= end || r < end - ring.capacity as i64 {
             return std::ptr::null_mut();
         }
         let slot = (r as u64 % ring.capacity as u64) as usize;
@@ -250,7 +319,7 @@ impl GroupRun<'_> {
             params[i] = match role {
                 ParamRole::Absent => TileParam::ABSENT,
                 ParamRole::Scalar => {
-                    let (bytes, code) = &scratch.scalars[mi * MAX_TILING_PARAMS + i];
+                    let (bytes, code) = &self.scalars[mi * MAX_TILING_PARAMS + i];
                     TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
                 }
                 _ if role_is_output(role) => TileParam {
@@ -366,7 +435,7 @@ impl GroupRun<'_> {
             params[i] = match role {
                 ParamRole::Absent => TileParam::ABSENT,
                 ParamRole::Scalar => {
-                    let (bytes, code) = &scratch.scalars[mi * MAX_TILING_PARAMS + i];
+                    let (bytes, code) = &self.scalars[mi * MAX_TILING_PARAMS + i];
                     TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
                 }
                 _ => TileParam {

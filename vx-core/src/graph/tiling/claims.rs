@@ -28,14 +28,14 @@ const fn unpack(v: u64) -> (u32, u32) {
 }
 
 /// The tiles of one shared run, by home range.
-pub(super) struct TileClaims {
+pub(in crate::graph) struct TileClaims {
     ranges: [Range; MAX_HOMES],
     homes: usize,
 }
 
 impl TileClaims {
     /// `tiles` tiles over `threads` threads (at most [`MAX_HOMES`] ranges; at least one).
-    pub(super) fn new(tiles: usize, threads: usize) -> TileClaims {
+    pub(in crate::graph) fn new(tiles: usize, threads: usize) -> TileClaims {
         let tiles = u32::try_from(tiles).expect("fewer than 2^32 tiles");
         let homes = threads.clamp(1, MAX_HOMES);
         let bound = |k: usize| (tiles as u64 * k as u64 / homes as u64) as u32;
@@ -49,7 +49,7 @@ impl TileClaims {
 
     /// The next tile for the thread whose home is `home` (the caller 0, helper `i` `i + 1`): the
     /// front of its own range, else the back of another's; `None` when every range is empty.
-    pub(super) fn next(&self, home: usize) -> Option<usize> {
+    pub(in crate::graph) fn next(&self, home: usize) -> Option<usize> {
         let home = home % self.homes;
         if let Some(i) = self.take(home, true) {
             return Some(i);
@@ -58,7 +58,7 @@ impl TileClaims {
     }
 
     /// Empty every range (after a failure: the threads stop taking tiles).
-    pub(super) fn stop(&self) {
+    pub(in crate::graph) fn stop(&self) {
         for r in &self.ranges[..self.homes] {
             r.0.store(pack(0, 0), Ordering::Relaxed);
         }

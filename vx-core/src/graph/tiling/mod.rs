@@ -24,9 +24,9 @@ use crate::kernel::record::FinalKernel;
 use crate::shared::ContextShared;
 use crate::shared::Resources;
 use crate::shared::crew::Crew;
-mod claims;
+pub(super) mod claims;
 pub mod plan;
-mod split;
+pub(super) mod split;
 
 use crate::support::sync::lock;
 use crate::support::time::now_ns;

@@ -51,18 +51,18 @@ const LEAST_WORK_PER_THREAD: Duration = Duration::from_micros(2);
 
 /// How helpers join a job, as the crew sees them now ([`Crew::join_estimate`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Joining {
+pub(in crate::graph) struct Joining {
     /// Lately, for a job published while a helper spun.
-    pub(super) warm: Duration,
+    pub(in crate::graph) warm: Duration,
     /// Lately, for a job published while every helper was parked.
-    pub(super) cold: Duration,
+    pub(in crate::graph) cold: Duration,
     /// A helper spins now: a job published now is warm.
-    pub(super) helpers_warm: bool,
+    pub(in crate::graph) helpers_warm: bool,
 }
 
 /// How one run of a node shares its tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Decision {
+pub(in crate::graph) enum Decision {
     /// On the calling thread, in order; `measure`: time it for the model.
     Alone { measure: bool },
     /// With the crew's helpers (the busy time is always measured).
@@ -71,7 +71,7 @@ pub(super) enum Decision {
 
 /// One node's sharing state (inside its `TilingState`).
 #[derive(Debug)]
-pub(super) struct Split {
+pub(in crate::graph) struct Split {
     /// Several threads and several tiles, and at least the policy's floor of pixels.
     possible: bool,
     /// `TilingPolicy::split_by_cost`: false splits every possible run.
@@ -99,7 +99,7 @@ pub(super) struct Split {
 }
 
 impl Split {
-    pub(super) fn new(possible: bool, by_cost: bool, threads: usize) -> Split {
+    pub(in crate::graph) fn new(possible: bool, by_cost: bool, threads: usize) -> Split {
         Split {
             possible,
             by_cost,
@@ -117,7 +117,7 @@ impl Split {
 
     /// Share this run's tiles or not, given how helpers have lately joined and whether they are
     /// warm now; `now`: the [`now_ns`] clock.
-    pub(super) fn decide(&self, join: Joining, now: u64) -> Decision {
+    pub(in crate::graph) fn decide(&self, join: Joining, now: u64) -> Decision {
         if !self.possible {
             return Decision::Alone { measure: false };
         }
@@ -174,7 +174,7 @@ impl Split {
     }
 
     /// Record one run alone, ended at `now`: its time is its busy time and its wall time.
-    pub(super) fn note_alone(&self, took: Duration, now: u64) {
+    pub(in crate::graph) fn note_alone(&self, took: Duration, now: u64) {
         self.last_end_ns.store(now.max(1), Ordering::Relaxed);
         let ns = took.as_nanos().min(u64::MAX as u128) as u64;
         settling_average(&self.work_ns, ns);
@@ -183,7 +183,7 @@ impl Split {
 
     /// Record one run together: the threads' busy time and the run's wall time, decided with warm
     /// or cold helpers.
-    pub(super) fn note_together(&self, busy: Duration, wall: Duration, warm: bool, now: u64) {
+    pub(in crate::graph) fn note_together(&self, busy: Duration, wall: Duration, warm: bool, now: u64) {
         self.last_end_ns.store(now.max(1), Ordering::Relaxed);
         settling_average(&self.work_ns, busy.as_nanos().min(u64::MAX as u128) as u64);
         settling_average(self.together(warm), wall.as_nanos().min(u64::MAX as u128) as u64);

@@ -188,7 +188,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
         members.sort_unstable_by_key(|&n| pos[n]);
         let in_group = |n: usize| find_in(&members, n, &pos);
-        let verdict_of = match check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, &body)
+        let verdict_of = match check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, body)
         {
             Ok(()) => None,
             Err(reason) => Some(reason),
@@ -199,7 +199,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             }
             continue;
         }
-        match build_group(&members, &verdict, &fused, &body, &v.graph.ctx.inner.shared.resources)? {
+        let ctx = &v.graph.ctx;
+        let threads = (ctx.threads(), ctx.config().tiling.split_by_cost);
+        match build_group(&members, &verdict, &fused, body, &ctx.inner.shared.resources, threads)? {
             Ok(g) => groups.push(g),
             Err(reason) => {
                 for &n in &members {
@@ -219,10 +221,10 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         report.groups.push(FusedGroupReport {
             nodes: g.nodes().iter().map(|&n| node(n).name.clone()).collect(),
             fused_images: g.fused_image_names(),
-            band_rows: g.height(),
+            band_rows: g.band_rows(),
             rows_per_step: g.rows_per_step(),
             line_buffer_bytes_per_thread: g.line_buffer_bytes(),
-            threads: 1,
+            threads: g.threads(),
         });
     }
     for &n in &order {
@@ -312,6 +314,7 @@ fn build_group(
     fused: &HashMap<u64, (usize, Reference)>,
     body: &GraphBody,
     resources: &std::sync::Arc<crate::shared::Resources>,
+    (threads, by_cost): (usize, bool),
 ) -> Result<std::result::Result<FusedGroup, FusionRefusal>> {
     let member_of = |n: usize| members.iter().position(|&m| m == n);
     let mut images: Vec<ImageSpec> = Vec::new();
@@ -386,7 +389,7 @@ fn build_group(
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
     }
-    Ok(Ok(FusedGroup::build(specs, images, resources)?))
+    Ok(Ok(FusedGroup::build(specs, images, resources, threads, by_cost)?))
 }
 
 /// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
