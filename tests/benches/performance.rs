@@ -264,8 +264,11 @@ fn main() {
         let _ = writeln!(md, "### {w}×{h}\n");
         // `fused`: the edge pipeline with fusion on (issue 34), timed against the same OpenCV chain
         // and Halide pipeline as `pipeline`.
-        let kernels: Vec<&str> =
-            KERNELS.into_iter().chain(["fused"]).filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k))).collect();
+        let kernels: Vec<&str> = KERNELS
+            .into_iter()
+            .chain(["fused"])
+            .filter(|k| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == *k)))
+            .collect();
         // The kernel table, unless its only row would be the pipeline's and that has its own table.
         if kernels.iter().any(|k| !(with_halide && (*k == "pipeline" || *k == "fused"))) {
             let _ = writeln!(

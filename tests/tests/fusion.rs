@@ -69,7 +69,8 @@ fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image
     let outs = match which {
         // The edge pipeline: gaussian → sobel → magnitude → threshold.
         0 => {
-            let (blur, gx, gy, mag) = (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
+            let (blur, gx, gy, mag) =
+                (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
             let out = real(ImageFormat::U8);
             g.add_node(&k("gaussian3x3"), [a, &blur]).unwrap();
             g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
@@ -86,10 +87,7 @@ fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image
             g.add_node(&k("box3x3"), [&b2, &b3]).unwrap();
             g.add_node(&k("add"), [&b1, &b3, &sum]).unwrap();
             g.add_node(&k("posterize"), [&b3, &post]).unwrap();
-            vec![post]
-                .into_iter()
-                .chain(std::iter::once(sum))
-                .collect()
+            vec![post].into_iter().chain(std::iter::once(sum)).collect()
         }
         // A point op first, then a 3×3 filter reading it (its rows ahead of the filter's), and an
         // intermediate also read by the application (real): materialized, not fused.

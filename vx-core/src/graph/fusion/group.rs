@@ -159,7 +159,10 @@ impl FusedGroup {
                     MemberGeometry::from_request(&m.request, calls, complete)
                 })
                 .collect(),
-            images.iter().map(|i| GroupImage { producer: i.producer, readers: i.readers.clone(), fused: true }).collect(),
+            images
+                .iter()
+                .map(|i| GroupImage { producer: i.producer, readers: i.readers.clone(), fused: true })
+                .collect(),
         )
         .map_err(|e| Error::new(ErrorKind::InvalidGraph, format!("fused group: {e}")))?;
         let l = geometry.block_lcm();
@@ -221,7 +224,8 @@ impl FusedGroup {
         for (m, spec) in members.iter().enumerate() {
             let nb = spec.request.neighborhood;
             let window = longest[m] as usize + (nb.bottom as i64 - nb.top as i64) as usize;
-            let images = spec.params.iter().filter(|p| matches!(p, ParamRole::Outside { .. } | ParamRole::Fused { .. }));
+            let images =
+                spec.params.iter().filter(|p| matches!(p, ParamRole::Outside { .. } | ParamRole::Fused { .. }));
             let outs = images.clone().filter(|p| p.is_output()).count();
             let ins = images.count() - outs;
             tables = tables.max(ins * window);
@@ -230,7 +234,8 @@ impl FusedGroup {
         let set_count = if bands.is_empty() { 1 } else { threads + 1 };
         let mut sets = Vec::with_capacity(set_count);
         for _ in 0..set_count {
-            let rings = rings.iter().map(|r| RawBuf::new(r.pitch * r.capacity as usize, resources)).collect::<Result<_>>()?;
+            let rings =
+                rings.iter().map(|r| RawBuf::new(r.pitch * r.capacity as usize, resources)).collect::<Result<_>>()?;
             sets.push(Mutex::new(GroupScratch {
                 rings,
                 tables: vec![std::ptr::null(); tables],
@@ -302,5 +307,4 @@ impl FusedGroup {
     pub(crate) fn line_buffer_bytes(&self) -> usize {
         self.rings.iter().map(|r| r.pitch * r.capacity as usize).sum()
     }
-
 }

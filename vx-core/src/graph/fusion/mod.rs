@@ -70,10 +70,7 @@ impl FusionState {
 
     /// Node `n` runs as part of a group another node leads (the executor skips it).
     pub(crate) fn follows(&self, n: usize) -> bool {
-        self.group_of
-            .get(n)
-            .and_then(|&g| self.groups.get(g as usize))
-            .is_some_and(|g| g.nodes()[0] != n)
+        self.group_of.get(n).and_then(|&g| self.groups.get(g as usize)).is_some_and(|g| g.nodes()[0] != n)
     }
 
     /// There are groups.

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
 use vx_plugin_abi::{
-    MAX_TILING_PARAMS, Neighborhood, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc,
-    TileError, TileParam, TileParamKind,
+    MAX_TILING_PARAMS, Neighborhood, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc, TileError,
+    TileParam, TileParamKind,
 };
 
 use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
@@ -24,12 +24,12 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::claims::TileClaims;
 use crate::graph::tiling::plan::TileFunction;
 use crate::graph::tiling::split;
-use crate::shared::ContextShared;
-use crate::shared::crew::Crew;
-use crate::support::time::now_ns;
 use crate::graph::{ActiveGuard, GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
+use crate::shared::ContextShared;
+use crate::shared::crew::Crew;
 use crate::support::sync::lock;
+use crate::support::time::now_ns;
 use crate::support::unwind::{catch_panic, panic_message};
 
 use super::MAX_OUTSIDE_IMAGES;
@@ -298,7 +298,8 @@ impl GroupRun<'_> {
                 }
             }
         }
-        let mut sources = [RowSourceDesc { first_row: 0, rows: std::ptr::null(), len: 0, format: 0 }; MAX_TILING_PARAMS];
+        let mut sources =
+            [RowSourceDesc { first_row: 0, rows: std::ptr::null(), len: 0, format: 0 }; MAX_TILING_PARAMS];
         let mut sinks = [RowSinkDesc { rows: std::ptr::null(), format: 0 }; MAX_TILING_PARAMS];
         let tables = scratch.tables.as_ptr();
         let outs = scratch.sinks.as_ptr();
@@ -310,7 +311,12 @@ impl GroupRun<'_> {
                     sinks[i] = RowSinkDesc { rows: outs.wrapping_add(at), format: self.fourcc(role)? };
                 }
                 _ => {
-                    sources[i] = RowSourceDesc { first_row: first, rows: tables.wrapping_add(at), len, format: self.fourcc(role)? };
+                    sources[i] = RowSourceDesc {
+                        first_row: first,
+                        rows: tables.wrapping_add(at),
+                        len,
+                        format: self.fourcc(role)?,
+                    };
                 }
             }
         }
@@ -377,7 +383,8 @@ impl GroupRun<'_> {
                     TileFunction::Fast => (fast.as_deref(), "fast function"),
                     TileFunction::Flexible => (flexible.as_deref(), "flexible function"),
                 };
-                let f = f.ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the plan names a function the kernel lacks"))?;
+                let f =
+                    f.ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the plan names a function the kernel lacks"))?;
                 self.tile(scratch, mi, rect, f, which)?;
             }
             y = end;

@@ -188,12 +188,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
         members.sort_unstable_by_key(|&n| pos[n]);
         let in_group = |n: usize| find_in(&members, n, &pos);
-        let verdict_of = match check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, body)
-        {
-            Ok(()) => None,
-            Err(reason) => Some(reason),
-        };
-        if let Some(reason) = verdict_of {
+        let checked = check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, body);
+        if let Err(reason) = checked {
             for &n in &members {
                 refused[n] = Some(reason);
             }
