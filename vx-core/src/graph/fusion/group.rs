@@ -22,10 +22,13 @@ use crate::shared::Resources;
 pub(crate) const MAX_OUTSIDE_IMAGES: usize = 64;
 
 /// The line buffers' bytes one step aims at: `k` is the most rows of every fused image that fit.
-const STEP_BYTES: usize = 32 * 1024;
+/// Measured on the edge pipeline (`VX_FUSION_ROWS` sweeps, `docs/fusion.md`): each call costs a
+/// few hundred ns of fixed overhead on both sides of the module ABI, so fewer, longer calls win
+/// while the rings stay in the core's L2 (192 KiB: 4K → 8 rows, 1080p → 16, VGA → 32).
+const STEP_BYTES: usize = 192 * 1024;
 
 /// The most rows a step takes (`k`), whatever the size.
-const MAX_K: u32 = 16;
+const MAX_K: u32 = 32;
 
 /// What one parameter of a member is to the group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +170,11 @@ impl FusedGroup {
         .map_err(|e| Error::new(ErrorKind::InvalidGraph, format!("fused group: {e}")))?;
         let l = geometry.block_lcm();
         let row_bytes: usize = images.iter().map(|i| width as usize * i.bytes_per_pixel).sum();
-        let k = ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K);
+        // `VX_FUSION_ROWS=k` overrides the rule (for the benchmark's sweeps).
+        let k = match std::env::var("VX_FUSION_ROWS").ok().and_then(|v| v.parse::<u32>().ok()) {
+            Some(k) => k.clamp(1, 256),
+            None => ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K),
+        };
         let k = (k / l).max(1) * l;
         let whole = plan_band(&geometry, 0..height, k);
         let mut caps = ring_capacities(&geometry, &BandLayout::new(height, height, l), k);
