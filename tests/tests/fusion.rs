@@ -31,7 +31,13 @@ fn ctx(fusion: bool) -> Context {
 /// A context of `threads` threads; with 2, every group that can split does (no cost model), so the
 /// bands, their overlap rows and the per-thread rings are exercised.
 fn ctx_threads(fusion: bool, threads: usize) -> Context {
-    let policy = TilingPolicy { split_by_cost: false, ..TilingPolicy::default() };
+    ctx_rows(fusion, threads, 0, 0)
+}
+
+/// [`ctx_threads`] with `rows` rows per step and `band` rows per band (0: the rules).
+fn ctx_rows(fusion: bool, threads: usize, rows: u32, band: u32) -> Context {
+    let policy =
+        TilingPolicy { split_by_cost: false, fusion_rows: rows, fusion_band_rows: band, ..TilingPolicy::default() };
     let ctx = Context::builder().threads(threads).tiling_policy(policy).fusion(fusion).build().unwrap();
     ctx.add_module_dir(plugin_dir("fusion", &[("vx_filters", &build_module("vx-filters", &[]))]));
     ctx.load_module("vx_filters").unwrap();
@@ -118,16 +124,25 @@ fn pixels(img: &Image) -> Vec<u8> {
 
 #[test]
 fn fusion_gives_the_unfused_pixels_at_every_size() {
-    same_pixels(1);
+    same_pixels(1, 0, 0);
 }
 
 #[test]
 fn fusion_on_two_threads_gives_the_unfused_pixels_at_every_size() {
-    same_pixels(2);
+    same_pixels(2, 0, 0);
 }
 
-fn same_pixels(threads: usize) {
-    let (fused_ctx, plain_ctx) = (ctx_threads(true, threads), ctx(false));
+/// Rows per step and per band other than the rules': 1 (a call per row), 2, 3 and 5 (steps that
+/// do not divide the bands), bands of 7 and 16 rows (overlap rows a large share of each band).
+#[test]
+fn fusion_gives_the_unfused_pixels_at_every_step_and_band_height() {
+    for (threads, rows, band) in [(1, 1, 0), (1, 3, 0), (2, 2, 7), (2, 5, 16), (2, 1, 16), (2, 3, 7)] {
+        same_pixels(threads, rows, band);
+    }
+}
+
+fn same_pixels(threads: usize, rows: u32, band: u32) {
+    let (fused_ctx, plain_ctx) = (ctx_rows(true, threads, rows, band), ctx(false));
     for which in 0..3 {
         for (i, &(w, h)) in SIZES.iter().enumerate() {
             let seed = (which * 100 + i) as u64;
@@ -139,10 +154,15 @@ fn same_pixels(threads: usize) {
                     flv.set_value(ScalarValue::Uint8(160)).unwrap();
                     plv.set_value(ScalarValue::Uint8(160)).unwrap();
                 }
-                fg.process().unwrap_or_else(|e| panic!("graph {which} {w}x{h} fused: {e}"));
+                fg.process().unwrap_or_else(|e| {
+                    panic!("graph {which} {w}x{h} fused ({threads}t, {rows} rows, bands {band}): {e}")
+                });
                 pg.process().unwrap_or_else(|e| panic!("graph {which} {w}x{h} unfused: {e}"));
                 for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
-                    assert!(pixels(f) == pixels(p), "graph {which} {w}x{h} round {round}: output {o} differs");
+                    assert!(
+                        pixels(f) == pixels(p),
+                        "graph {which} {w}x{h} ({threads}t, {rows} rows/step, bands {band}) round {round}: output {o} differs"
+                    );
                 }
             }
             let report = fg.fusion_report().unwrap();
@@ -151,6 +171,9 @@ fn same_pixels(threads: usize) {
             let groups = if which == 2 { 2 } else { 1 };
             assert_eq!(report.groups.len(), groups, "graph {which} {w}x{h}: {report}");
             assert!(report.unfused.is_empty(), "graph {which} {w}x{h}: {report}");
+            if rows > 0 {
+                assert!(report.groups.iter().all(|g| g.rows_per_step == rows.min(h)), "{report:?}");
+            }
             if threads > 1 && h >= 64 {
                 assert!(report.groups.iter().all(|g| g.threads == threads), "graph {which} {w}x{h}: {report:?}");
             }

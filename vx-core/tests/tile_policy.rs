@@ -32,6 +32,7 @@ fn policy(budget: usize, per_thread: usize, min_px: usize) -> TilingPolicy {
         min_tile_pixels: min_px,
         min_parallel_pixels: 0,
         split_by_cost: false,
+        ..TilingPolicy::default()
     }
 }
 

@@ -202,6 +202,7 @@ impl Runner {
                 min_tile_pixels: 1,
                 min_parallel_pixels: 0,
                 split_by_cost: false,
+                ..TilingPolicy::default()
             });
         }
         let ctx = b.build().at("build", "Context::build")?;

@@ -92,6 +92,13 @@ pub struct TilingPolicy {
     /// measured delay of a helper joining (true, the default); false splits every node of at least
     /// `min_parallel_pixels` that has several tiles (for tests that want parallel runs).
     pub split_by_cost: bool,
+    /// Fused groups (issue 34): rows of the group's last nodes per step, `k` (0: by the rule, a
+    /// 192 KiB step budget over the group's line buffers, at most 32 rows). Rounded to the
+    /// members' block heights.
+    pub fusion_rows: u32,
+    /// Fused groups: rows per band when threads share a group (0: by the rule, about four bands
+    /// per thread and at least 16 rows).
+    pub fusion_band_rows: u32,
 }
 
 impl Default for TilingPolicy {
@@ -102,6 +109,8 @@ impl Default for TilingPolicy {
             min_tile_pixels: 16 * 1024,
             min_parallel_pixels: 16 * 1024,
             split_by_cost: true,
+            fusion_rows: 0,
+            fusion_band_rows: 0,
         }
     }
 }

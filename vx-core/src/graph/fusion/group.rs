@@ -16,13 +16,13 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::plan::{TileRegions, TileRequest, regions};
 use crate::graph::tiling::split::Split;
 use crate::kernel::fusion::RowFill as KernelRowFill;
-use crate::shared::Resources;
+use crate::shared::{Resources, TilingPolicy};
 
 /// Outside images (real, or virtual and read outside) one group run maps at most.
 pub(crate) const MAX_OUTSIDE_IMAGES: usize = 64;
 
 /// The line buffers' bytes one step aims at: `k` is the most rows of every fused image that fit.
-/// Measured on the edge pipeline (`VX_FUSION_ROWS` sweeps, `docs/fusion.md`): each call costs a
+/// Measured on the edge pipeline (`TilingPolicy::fusion_rows` sweeps, `docs/fusion.md`): each call costs a
 /// few hundred ns of fixed overhead on both sides of the module ABI, so fewer, longer calls win
 /// while the rings stay in the core's L2 (192 KiB: 4K → 8 rows, 1080p → 16, VGA → 32).
 const STEP_BYTES: usize = 192 * 1024;
@@ -138,13 +138,14 @@ pub(crate) struct FusedGroup {
 impl FusedGroup {
     /// Build a group of `members` (topological order) joined by `images`, all of one size; the
     /// rings are allocated (zeroed) and accounted in `resources`.
-    /// `threads`: the context's; `by_cost`: `TilingPolicy::split_by_cost`.
+    /// `threads`: the context's; `policy`: its tiling policy (`split_by_cost`, `fusion_rows`,
+    /// `fusion_band_rows`).
     pub(crate) fn build(
         members: Vec<MemberSpec>,
         images: Vec<ImageSpec>,
         resources: &Arc<Resources>,
         threads: usize,
-        by_cost: bool,
+        policy: &TilingPolicy,
     ) -> Result<Self> {
         let (width, height) = (members[0].request.width, members[0].request.height);
         let geometry = GroupGeometry::new(
@@ -170,10 +171,9 @@ impl FusedGroup {
         .map_err(|e| Error::new(ErrorKind::InvalidGraph, format!("fused group: {e}")))?;
         let l = geometry.block_lcm();
         let row_bytes: usize = images.iter().map(|i| width as usize * i.bytes_per_pixel).sum();
-        // `VX_FUSION_ROWS=k` overrides the rule (for the benchmark's sweeps).
-        let k = match std::env::var("VX_FUSION_ROWS").ok().and_then(|v| v.parse::<u32>().ok()) {
-            Some(k) => k.clamp(1, 256),
-            None => ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K),
+        let k = match policy.fusion_rows {
+            0 => ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K),
+            k => k.min(height.max(1)),
         };
         let k = (k / l).max(1) * l;
         let whole = plan_band(&geometry, 0..height, k);
@@ -184,7 +184,11 @@ impl FusedGroup {
         // neighbour: such a group never splits.
         let mut bands = Vec::new();
         if threads > 1 {
-            let layout = BandLayout::new(height, (height / (threads as u32 * 4)).max(16), l);
+            let rows = match policy.fusion_band_rows {
+                0 => (height / (threads as u32 * 4)).max(16),
+                b => b,
+            };
+            let layout = BandLayout::new(height, rows, l);
             if layout.count() > 1 {
                 bands = layout.bands().map(|b| plan_band(&geometry, b, k)).collect();
                 let races = bands.iter().any(|p| {
@@ -251,7 +255,7 @@ impl FusedGroup {
             }));
         }
         let scalars = Mutex::new(vec![([0; 8], 0); members.len() * MAX_TILING_PARAMS]);
-        let split = Split::new(!bands.is_empty(), by_cost, threads);
+        let split = Split::new(!bands.is_empty(), policy.split_by_cost, threads);
         let members: Vec<Member> = members
             .into_iter()
             .zip(geometry.members())

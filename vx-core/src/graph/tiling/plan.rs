@@ -322,6 +322,7 @@ pub(crate) mod tests {
             min_tile_pixels: min_px,
             min_parallel_pixels: 0,
             split_by_cost: false,
+            ..TilingPolicy::default()
         }
     }
 

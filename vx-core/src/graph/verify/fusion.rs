@@ -196,7 +196,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             continue;
         }
         let ctx = &v.graph.ctx;
-        let threads = (ctx.threads(), ctx.config().tiling.split_by_cost);
+        let threads = (ctx.threads(), &ctx.config().tiling);
         match build_group(&members, &verdict, &fused, body, &ctx.inner.shared.resources, threads)? {
             Ok(g) => groups.push(g),
             Err(reason) => {
@@ -310,7 +310,7 @@ fn build_group(
     fused: &HashMap<u64, (usize, Reference)>,
     body: &GraphBody,
     resources: &std::sync::Arc<crate::shared::Resources>,
-    (threads, by_cost): (usize, bool),
+    (threads, policy): (usize, &crate::shared::TilingPolicy),
 ) -> Result<std::result::Result<FusedGroup, FusionRefusal>> {
     let member_of = |n: usize| members.iter().position(|&m| m == n);
     let mut images: Vec<ImageSpec> = Vec::new();
@@ -385,7 +385,7 @@ fn build_group(
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
     }
-    Ok(Ok(FusedGroup::build(specs, images, resources, threads, by_cost)?))
+    Ok(Ok(FusedGroup::build(specs, images, resources, threads, policy)?))
 }
 
 /// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
