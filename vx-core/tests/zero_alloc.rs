@@ -8,6 +8,7 @@
 //! single test so no other test allocates concurrently.
 
 use vx::*;
+use vx_plugin_abi::BorderFill;
 
 #[path = "common/counting.rs"]
 mod counting;
@@ -245,6 +246,115 @@ fn steady_state_process_allocates_nothing() {
         let first = o.to_vec::<u8>().unwrap()[0];
         assert!([6, 16, 26].contains(&first), "output {first}");
     }
+
+    // A fused group (issue 34): a row kernel, a point kernel and the row kernel again over virtual
+    // images, run step by step with line buffers and shared in bands with the crew; the rings, the
+    // pointer pools and the step tables are made at verify.
+    let fctx = Context::builder()
+        .threads(2)
+        .tiling_policy(TilingPolicy { split_by_cost: false, ..TilingPolicy::default() })
+        .fusion(true)
+        .build()
+        .unwrap();
+    let nb = Neighborhood::new(0, 0, -1, 1);
+    let vsum = fctx
+        .tiling_kernel("alloc.vsum", 997, 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .flexible(|args| {
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            input.for_rows::<3>(BorderFill::Reflect101, |y, x, n, [a, b, c]| {
+                if let Some(row) = out.row_mut(y) {
+                    for i in 0..n as usize {
+                        row[x as usize + i] = a[i] / 4 + b[i] / 2 + c[i] / 4;
+                    }
+                }
+            })
+        })
+        .rows(RowFill::Reflect101, 3, move |args| {
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            vx_plugin_abi::tile::for_rows_from_table::<u8, u8, 3>(
+                &input,
+                &mut out,
+                args.region(),
+                nb,
+                BorderFill::Reflect101,
+                |[a, b, c], o| {
+                    for (i, v) in o.iter_mut().enumerate() {
+                        *v = a[i] / 4 + b[i] / 2 + c[i] / 4;
+                    }
+                },
+            )
+        })
+        .add()
+        .unwrap();
+    vsum.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    vsum.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    vsum.set_attribute(KernelAttribute::InputNeighborhood(nb)).unwrap();
+    vsum.set_attribute(KernelAttribute::Border(BorderMode::Self_)).unwrap();
+    vsum.finalize().unwrap();
+    let inc = fctx
+        .tiling_kernel("alloc.inc", 996, 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .flexible(|args| {
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            for y in 0..out.height() {
+                let src = input.row(y as i32).unwrap();
+                for (o, &i) in out.row_mut(y).unwrap().iter_mut().zip(src) {
+                    *o = i.wrapping_add(1);
+                }
+            }
+            Ok(())
+        })
+        .fusable()
+        .add()
+        .unwrap();
+    inc.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    inc.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    inc.finalize().unwrap();
+    let (fw, fh) = (640u32, 480u32);
+    let fsrc = Image::new(&fctx, fw, fh, ImageFormat::U8).unwrap();
+    let pattern: Vec<u8> = (0..fw * fh).map(|i| (i * 7 + i / fw) as u8).collect();
+    fsrc.copy_from(Rect::full(fw, fh), 0, &pattern).unwrap();
+    let fused_graph = |fusion: bool| {
+        let g = Graph::new(&fctx).unwrap();
+        g.set_fusion(Some(fusion)).unwrap();
+        let (v1, v2) = (
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+            Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap(),
+        );
+        let out = Image::new(&fctx, fw, fh, ImageFormat::U8).unwrap();
+        g.add_node(&vsum, [&fsrc, &v1]).unwrap();
+        g.add_node(&inc, [&v1, &v2]).unwrap();
+        g.add_node(&vsum, [&v2, &out]).unwrap();
+        (g, out)
+    };
+    let (g6, fout) = fused_graph(true);
+    let (g7, plain_out) = fused_graph(false);
+    g7.process().unwrap();
+    for _ in 0..3 {
+        g6.process().unwrap();
+    }
+    let report = g6.fusion_report().unwrap();
+    assert_eq!(report.groups.len(), 1, "{report}");
+    assert_eq!(report.groups[0].threads, 2, "{report}");
+    let fused = allocations(|| {
+        for _ in 0..200 {
+            g6.process().unwrap();
+        }
+    });
+    assert_eq!(fused, 0, "a fused group allocated {fused} times in 200 runs; first:\n{}", sites());
+    assert_eq!(fout.to_vec::<u8>().unwrap(), plain_out.to_vec::<u8>().unwrap(), "fused = unfused");
 
     // The counter does see allocations (the test can fail).
     assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 10]))) > 0);
