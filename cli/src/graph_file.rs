@@ -25,7 +25,7 @@ use crate::Failure;
 
 /// The keys of the file's top level.
 pub(crate) const TOP_KEYS: &[&str] =
-    &["name", "modules", "frames", "threads", "vars", "targets", "images", "scalars", "nodes"];
+    &["name", "modules", "frames", "threads", "fusion", "vars", "targets", "images", "scalars", "nodes"];
 /// The keys of a `[targets.NAME]` table.
 pub(crate) const TARGET_KEYS: &[&str] = &["threads", "cores", "queue_depth"];
 /// The keys of an `[images.NAME]` table.
@@ -61,6 +61,8 @@ pub(crate) struct GraphFile {
     pub(crate) frames: Option<u64>,
     /// Worker threads of the context (`--threads` overrides).
     pub(crate) threads: Option<usize>,
+    /// Fuse the graph's tiling nodes (`fusion = true`; absent: the context's default).
+    pub(crate) fusion: Option<bool>,
     /// Targets the context is made with.
     pub(crate) targets: Vec<TargetConfig>,
     /// Images in build order (an image `like` another after it).
@@ -484,6 +486,7 @@ impl GraphFile {
         }
         let frames = r.number(top, "frames", TOP, 1, u64::MAX)?;
         let threads = r.number(top, "threads", TOP, 1, MAX_THREADS as u64)?.map(|n| n as usize);
+        let fusion = r.boolean(top, "fusion", TOP)?;
 
         // Targets: the file's, then the command line's (which replace one of the same name).
         let mut targets: Vec<TargetConfig> = Vec::new();
@@ -711,7 +714,7 @@ impl GraphFile {
             check_node_target(target, &what)?;
             nodes[n].target = Some(target.clone());
         }
-        Ok(GraphFile { name, modules, frames, threads, targets, images, scalars, nodes })
+        Ok(GraphFile { name, modules, frames, threads, fusion, targets, images, scalars, nodes })
     }
 
     /// The image files the graph reads.
@@ -864,6 +867,9 @@ impl GraphFile {
     /// [`build`](Self::build), reading images with `read`.
     pub(crate) fn build_with(&self, ctx: &Context, read: &ReadImage<'_>) -> Result<BuiltGraph, Failure> {
         let graph = Graph::with_name(ctx, &self.name).map_err(|e| Failure::graph(e.to_string()))?;
+        if let Some(on) = self.fusion {
+            graph.set_fusion(Some(on)).map_err(|e| Failure::graph(e.to_string()))?;
+        }
         let mut objects: HashMap<&str, Reference> = HashMap::new();
         let mut images: HashMap<&str, Image> = HashMap::new();
         let mut outputs = Vec::new();

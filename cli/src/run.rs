@@ -211,6 +211,11 @@ fn time_table(b: &BuiltGraph) -> Result<String, Failure> {
     }
     let g = b.graph.perf().map_err(fail)?;
     let _ = writeln!(s, "{:<nw$}  {:<kw$}  {:<tw$}  {} {} {}", "graph", "", "", us(g.avg()), us(g.min), us(g.max));
+    // Fused groups: each member's times are its group's.
+    let fusion = b.graph.fusion_report().map_err(fail)?;
+    if fusion.enabled {
+        let _ = write!(s, "\n{fusion}");
+    }
     Ok(s)
 }
 

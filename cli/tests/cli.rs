@@ -102,6 +102,8 @@ fn run_of_the_sample_graph_matches_the_library() {
     for line in ["gaussian   filters.gaussian3x3", "threshold  filters.threshold", "graph"] {
         assert!(s.contains(line), "{line} missing in:\n{s}");
     }
+    // The file asks for fusion: the four nodes run as one group, whose report follows the table.
+    assert!(s.contains("fusion: 1 group(s)") && s.contains("gaussian -> sobel"), "no fused group in:\n{s}");
     let written = image::open(&out_png).unwrap().to_luma8();
     std::fs::remove_file(&out_png).ok();
     let photo = image::open(workspace_root().join("examples/data/astronaut.jpg")).unwrap().to_luma8();
