@@ -236,3 +236,25 @@ fn a_node_that_cannot_fuse_ends_the_group_with_its_reason() {
     assert_eq!(reasons, [FusionRefusal::HasCallback, FusionRefusal::NothingToFuseWith], "{report}");
     let _ = boxed;
 }
+
+/// A module reload while a fused graph exists: the nodes are rebound to the new versions (same
+/// shape: moved in place), the group stays, and the next runs call the new code — the same pixels.
+#[test]
+fn a_reload_keeps_the_group_and_its_pixels() {
+    let (fused_ctx, plain_ctx) = (ctx(true), ctx(false));
+    let (w, h) = (200, 150);
+    let (fa, pa) = (random_image(&fused_ctx, w, h, 11), random_image(&plain_ctx, w, h, 11));
+    let (fg, fouts, _) = build(&fused_ctx, 0, &fa, 70);
+    let (pg, pouts, _) = build(&plain_ctx, 0, &pa, 70);
+    pg.process().unwrap();
+    for round in 0..3 {
+        if round > 0 {
+            fused_ctx.reload_module("vx_filters").unwrap();
+        }
+        fg.process().unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(pixels(&fouts[0]) == pixels(&pouts[0]), "round {round}: the fused output differs");
+        let report = fg.fusion_report().unwrap();
+        assert_eq!(report.groups.len(), 1, "round {round}: {report}");
+        assert_eq!(report.groups[0].nodes.len(), 4, "round {round}: {report}");
+    }
+}
