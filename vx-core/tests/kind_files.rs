@@ -4,17 +4,25 @@
 //! when its code (comments, string literals and test code from the first `#[cfg(test)]` removed)
 //! has the kind's type name as a whole word.
 //!
-//! Every kind is held to 6 files, except the two the specs themselves single out: an image is what a
-//! tiling kernel tiles, what a pyramid holds, what the aliasing extension aliases and what a
-//! validator's shortcuts describe; a scalar is the tiling kernels' other parameter kind and the
-//! host's scalar read/write functions. Their ceilings are pinned at today's counts so they only go
-//! down. The kinds come from the list itself (`for_each_kind!`), so a new kind is checked the day it
-//! is declared.
+//! Every kind is held to 6 files, except the two the specs themselves single out. An image is what a
+//! tiling kernel tiles (`graph/tiling/mod.rs`), what a pyramid holds (`data/pyramid.rs`,
+//! `views/pyramid.rs`, and the module ABI's paths to a level, `module/host/objects.rs`), what the
+//! aliasing extension aliases (`graph/verify/aliasing.rs`) and what the kernel contexts' shortcuts
+//! return (`kernel/contexts.rs`); its own files are four on the host (`data/image/`: handle,
+//! `ObjectKind`, handles over application memory, `image` crate interop) and one in the SDK
+//! (`views/image.rs`), plus the list. A scalar is the tiling kernels' other parameter kind (the
+//! tiling runtime, and `TileParamKind::Scalar` in the ABI's `tile.rs`), the host's scalar
+//! read/write functions (`module/host/processor.rs`), the kernel contexts' `scalar` shortcut, and
+//! the homonym `ArrayItemType::Scalar` (`data/items.rs`); its own files are `data/scalar.rs`,
+//! `views/scalar.rs` and the list. Per-kind rules (which kinds a tiling kernel takes, a
+//! validator's flat `ParamMeta`) are in the kinds' files. Their ceilings are pinned at today's
+//! counts so they only go down. The kinds come from the list itself (`for_each_kind!`),
+//! so a new kind is checked the day it is declared.
 
 use std::path::{Path, PathBuf};
 
 /// Each kind's ceiling where it is not 6 (see the module doc).
-const CEILINGS: &[(&str, usize)] = &[("Image", 15), ("Scalar", 10)];
+const CEILINGS: &[(&str, usize)] = &[("Image", 12), ("Scalar", 8)];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).expect("read a source folder") {

@@ -26,7 +26,6 @@ pub use abi_stable;
 pub use geometry::{BorderMode, Neighborhood, Rect, TileBlockSize};
 pub use image_format::ImageFormat;
 pub use kernel_record::KernelRecord;
-pub use macro_support::{ImageIn, ImageOut};
 pub use memory::{MemBlock, MemRegion, Plain};
 pub use module_abi::{AbiError, Validator};
 pub use object_meta::{ObjectMeta, ParamPath};
@@ -36,4 +35,5 @@ pub use tile::{
     TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
 };
 pub use unwind::{expect_panics, panic_message};
+pub use views::{ImageIn, ImageOut};
 pub use vx_macros::{target_kernel, tiling_kernel, user_kernel, vx_module};

@@ -1,6 +1,7 @@
 //! Runtime support for the code `#[tiling_kernel]` and `#[user_kernel]` generate (not a public API;
 //! the macros' output calls these so that it stays small and readable): the generated validator over
-//! a parameter signature, the typed image views of user kernels, scalar reads.
+//! a parameter signature, scalar reads. (The typed image views of user kernels, `ImageIn` and
+//! `ImageOut`, are the image view's, in `views/image.rs`.)
 
 use crate::image_format::ImageFormat;
 use crate::module_abi::{AbiError, Validator};
@@ -196,47 +197,9 @@ impl IntoTileResult for Result<(), TileError> {
 // ------------------------------------------------------------------ user kernels
 
 use crate::module_abi::Processor;
-use crate::tile::{TilePixel, TileScalar};
+use crate::tile::TileScalar;
 
-/// An input image of a `#[user_kernel]`, mapped whole for reading; unmapped when dropped. (The
-/// macro's original image argument; a read-only [`views::Image`](crate::views::Image).)
-pub struct ImageIn<'a, T: TilePixel>(crate::views::Image<'a, T>);
-
-/// An output image of a `#[user_kernel]`, mapped whole for writing; unmapped when dropped.
-pub struct ImageOut<'a, T: TilePixel>(crate::views::Image<'a, T>);
-
-macro_rules! image_view {
-    ($ty:ident, $write:literal) => {
-        impl<'a, T: TilePixel> $ty<'a, T> {
-            #[doc(hidden)]
-            pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
-                // The generated validator checked the format: no meta check here.
-                crate::views::Image::map_unchecked(p, ParamPath::param(index), $write).map($ty)
-            }
-            /// Width in pixels.
-            pub fn width(&self) -> u32 {
-                self.0.width()
-            }
-            /// Height in pixels.
-            pub fn height(&self) -> u32 {
-                self.0.height()
-            }
-            /// Row `y`. Panics past the last row.
-            pub fn row(&self, y: u32) -> &[T] {
-                self.0.row(y)
-            }
-        }
-    };
-}
-image_view!(ImageIn, false);
-image_view!(ImageOut, true);
-
-impl<T: TilePixel> ImageOut<'_, T> {
-    /// Row `y` for writing. Panics past the last row.
-    pub fn row_mut(&mut self, y: u32) -> &mut [T] {
-        self.0.row_mut(y)
-    }
-}
+pub use crate::views::{ImageIn, ImageOut};
 
 /// Read input scalar `index` of a user kernel.
 pub fn read_scalar<T: TileScalar>(p: &Processor, index: u32) -> Result<T, AbiError> {

@@ -14,6 +14,7 @@ use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_eleme
 pub(crate) use crate::data::buffer::PlanStorage;
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
+use crate::data::types::Direction;
 use crate::data::wire::{AttrValue, WireMeta};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -26,6 +27,9 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// True when a validator may give the object valid rectangles (images, pyramids, object
     /// arrays of them): it has [`valid_rect_parts`](Self::valid_rect_parts).
     const VALID_RECTS: bool = false;
+    /// The directions in which a tiling kernel may take an object of this type as a parameter
+    /// (the tiling extension: images either way, scalars as inputs). Default: none.
+    const TILING_DIRECTIONS: &'static [Direction] = &[];
     /// Its meta data (`MatrixMeta`): what verify compares; `Display` in messages.
     /// Its wire meta (`vx_plugin_abi::kinds::<kind>::Wire`), a variant of the wire `ObjectMeta`.
     type Wire: Into<WireMeta>;

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, Refusal, kind_names, meta_attributes};
 use crate::data::object::{Access, ObjectHeader};
-use crate::data::types::{ScalarPrimitive, ScalarType, ScalarValue};
+use crate::data::types::{Direction, ScalarPrimitive, ScalarType, ScalarValue};
 use crate::data::wire::{AttrValue, code, scalar_bits, scalar_type};
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::{AsContext, VirtualScope};
@@ -59,6 +59,7 @@ meta_attributes! {
 impl ObjectKind for ScalarKind {
     type Wire = Wire;
     const NAME: &'static str = "Scalar";
+    const TILING_DIRECTIONS: &'static [Direction] = &[Direction::Input];
     type Meta = ScalarMeta;
     type Attr = ScalarAttr;
     type Partial = ScalarPartial;

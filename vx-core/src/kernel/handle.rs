@@ -84,9 +84,7 @@ impl Kernel {
                     .expected_found("Input or Output", "Bidirectional"));
             }
         };
-        if self.inner.functions.is_tiling()
-            && !matches!((direction, data_type), (_, DataType::Image) | (Direction::Input, DataType::Scalar))
-        {
+        if self.inner.functions.is_tiling() && !data_type.tiling_takes(direction) {
             return Err(self
                 .err(ErrorKind::InvalidParameters, "tiling kernels take images (input or output) and input scalars")
                 .at_parameter(index)

@@ -38,20 +38,17 @@ pub struct ParamMeta {
 }
 
 impl ParamMeta {
-    /// `meta` in the flat form (type code; an image's format and size, a scalar's type).
+    /// `meta` in the flat form (type code; an image's format and size, a scalar's type: each
+    /// kind's part is read in its view's file).
     pub fn of(meta: &ObjectMeta) -> ParamMeta {
-        let (format, width, height, scalar_type) = match meta {
-            ObjectMeta::Image(i) => (i.format, i.width, i.height, 0),
-            ObjectMeta::Scalar(s) => (0, 0, 0, s.scalar_type),
-            _ => (0, 0, 0, 0),
-        };
+        let (format, width, height) = ParamMeta::image_part(meta).unwrap_or_default();
         ParamMeta {
             present: *meta != ObjectMeta::Absent,
             data_type: meta.data_type(),
             format,
             width,
             height,
-            scalar_type,
+            scalar_type: ParamMeta::scalar_part(meta).unwrap_or_default(),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The Image view: what a `#[user_kernel]` takes for the kind (its wire side: `kinds/image.rs`).
+//! The Image view: what a `#[user_kernel]` takes for the kind (its wire side: `kinds/image.rs`),
+//! and the macro's original image arguments over it, [`ImageIn`] and [`ImageOut`].
 
 use std::marker::PhantomData;
 use crate::kinds::ObjectMeta;
@@ -6,7 +7,7 @@ use crate::kinds::ViewKind;
 use super::{ParamView, assert_writable, err, fourcc, meta_for};
 use crate::geometry::Rect;
 use crate::image_format::ImageFormat;
-use crate::module_abi::{AbiError, MappedImage, Processor, Validator};
+use crate::module_abi::{AbiError, MappedImage, ParamMeta, Processor, Validator};
 use crate::object_meta::{ParamPath};
 use crate::status::Status;
 use crate::tile::TilePixel;
@@ -101,10 +102,60 @@ impl<T: TilePixel> Drop for Image<'_, T> {
     }
 }
 
+impl ParamMeta {
+    /// An image's format and size, for [`ParamMeta::of`] (`None`: the meta is not an image's).
+    pub(crate) fn image_part(meta: &ObjectMeta) -> Option<(u32, u32, u32)> {
+        match meta {
+            ObjectMeta::Image(i) => Some((i.format, i.width, i.height)),
+            _ => None,
+        }
+    }
+}
+
 impl Validator {
     /// Set output image `index` to `format`, `width × height` (through [`Self::set_output_meta`]).
     pub fn set_output_image(&self, index: u32, format: ImageFormat, width: u32, height: u32) -> Result<(), AbiError> {
         let wire = Wire { format: format.fourcc(), width, height };
         self.set_output_meta(index, &ObjectMeta::Image(wire))
+    }
+}
+
+/// An input image of a `#[user_kernel]`, mapped whole for reading; unmapped when dropped. (The
+/// macro's original image argument; a read-only [`views::Image`](Image).)
+pub struct ImageIn<'a, T: TilePixel>(Image<'a, T>);
+
+/// An output image of a `#[user_kernel]`, mapped whole for writing; unmapped when dropped.
+pub struct ImageOut<'a, T: TilePixel>(Image<'a, T>);
+
+macro_rules! image_view {
+    ($ty:ident, $write:literal) => {
+        impl<'a, T: TilePixel> $ty<'a, T> {
+            #[doc(hidden)]
+            pub fn map(p: &'a Processor, index: u32) -> Result<Self, AbiError> {
+                // The generated validator checked the format: no meta check here.
+                Image::map_unchecked(p, ParamPath::param(index), $write).map($ty)
+            }
+            /// Width in pixels.
+            pub fn width(&self) -> u32 {
+                self.0.width()
+            }
+            /// Height in pixels.
+            pub fn height(&self) -> u32 {
+                self.0.height()
+            }
+            /// Row `y`. Panics past the last row.
+            pub fn row(&self, y: u32) -> &[T] {
+                self.0.row(y)
+            }
+        }
+    };
+}
+image_view!(ImageIn, false);
+image_view!(ImageOut, true);
+
+impl<T: TilePixel> ImageOut<'_, T> {
+    /// Row `y` for writing. Panics past the last row.
+    pub fn row_mut(&mut self, y: u32) -> &mut [T] {
+        self.0.row_mut(y)
     }
 }

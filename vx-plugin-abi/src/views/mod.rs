@@ -22,6 +22,8 @@ macro_rules! views {
     };
 }
 crate::for_each_kind!(views);
+// The macro's original image arguments (`&ImageIn<T>`, `&mut ImageOut<T>`), image views too.
+pub use self::image::{ImageIn, ImageOut};
 
 use crate::image_format::ImageFormat;
 use crate::kinds::ObjectMeta;

@@ -3,7 +3,7 @@
 use crate::kinds::ObjectMeta;
 use crate::kinds::ViewKind;
 use super::{ParamView, assert_writable, element_check, meta_for};
-use crate::module_abi::{AbiError, Processor};
+use crate::module_abi::{AbiError, ParamMeta, Processor};
 use crate::object_meta::{ParamPath};
 use crate::tile::TileScalar;
 use crate::kinds::scalar::{CODE, ScalarBits, Wire};
@@ -45,6 +45,16 @@ impl<T: TileScalar> ViewKind for Scalar<'_, T> {
             scalar_type: T::TYPE_CODE,
             value: ScalarBits { type_code: T::TYPE_CODE, bytes: [0; 8] },
         }))
+    }
+}
+
+impl ParamMeta {
+    /// A scalar's type code, for [`ParamMeta::of`] (`None`: the meta is not a scalar's).
+    pub(crate) fn scalar_part(meta: &ObjectMeta) -> Option<u32> {
+        match meta {
+            ObjectMeta::Scalar(s) => Some(s.scalar_type),
+            _ => None,
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use vx_plugin_abi::ImageFormat;
 use super::{Image, ImageBody, ImageKind};
 use crate::data::kind::{Applied, ObjectKind, Recorded, Refusal, meta_attributes, positive};
 use crate::data::object::ObjectHeader;
+use crate::data::types::Direction;
 use crate::data::wire::{AttrValue, format};
 use crate::error::{Error, ErrorKind, Result};
 use vx_plugin_abi::kinds::image::Wire;
@@ -54,6 +55,7 @@ impl ObjectKind for ImageKind {
     type Wire = Wire;
     const NAME: &'static str = "Image";
     const VALID_RECTS: bool = true;
+    const TILING_DIRECTIONS: &'static [Direction] = &[Direction::Input, Direction::Output];
     type Meta = ImageMeta;
     type Attr = ImageAttr;
     type Partial = ImagePartial;

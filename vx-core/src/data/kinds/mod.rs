@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::data::buffer::RawBuf;
 use crate::data::kind::{Applied, Handle, ObjectKind, PlanStorage, RawMap, Refusal};
 use crate::data::object::ObjectHeader;
-use crate::data::types::DataType;
+use crate::data::types::{DataType, Direction};
 use crate::data::wire::{AttrValue, WireMeta};
 use crate::error::{Error, ErrorKind, Result};
 // Every kind's file (`data/<module>.rs`, reached as `$m::` below), without naming them again here:
@@ -153,6 +153,10 @@ macro_rules! host_kinds {
             /// True when a validator may give objects of this type valid rectangles.
             pub(crate) fn has_valid_rects(self) -> bool {
                 match self { $(DataType::$T => <$m::Kind as ObjectKind>::VALID_RECTS,)* }
+            }
+            /// True when a tiling kernel may take a parameter of this type in `direction`.
+            pub(crate) fn tiling_takes(self, direction: Direction) -> bool {
+                match self { $(DataType::$T => <$m::Kind as ObjectKind>::TILING_DIRECTIONS.contains(&direction),)* }
             }
         }
 
