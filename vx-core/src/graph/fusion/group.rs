@@ -35,8 +35,8 @@ const MAX_K: u32 = 32;
 pub(crate) enum ParamRole {
     /// Not set.
     Absent,
-    /// A scalar, read once per run.
-    Scalar,
+    /// A value (a scalar), read once per run.
+    Value,
     /// An image outside the group's rings, mapped once per run into slot `slot`.
     Outside { slot: usize, output: bool },
     /// A fused image (index into the group's images).

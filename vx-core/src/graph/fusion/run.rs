@@ -23,7 +23,7 @@ use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::claims::TileClaims;
 use crate::graph::tiling::plan::TileFunction;
-use crate::graph::tiling::split;
+use crate::graph::tiling::{split, value_of, value_param};
 use crate::graph::{ActiveGuard, GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::shared::ContextShared;
@@ -73,7 +73,7 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> 
                 if output != outputs || leases[slot].is_some() {
                     continue;
                 }
-                let Some(Reference::Image(img)) = &s.params[i] else {
+                let Some(img) = s.params[i].as_ref().and_then(Reference::as_image) else {
                     return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its image"))
                         .at_parameter(i as u32));
                 };
@@ -92,12 +92,11 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> 
     for (mi, m) in g.members.iter().enumerate() {
         let s = node(m.node);
         for (i, role) in m.params.iter().enumerate() {
-            if *role == ParamRole::Scalar {
-                let Some(Reference::Scalar(sc)) = &s.params[i] else {
-                    return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its scalar")));
+            if *role == ParamRole::Value {
+                let Some(v) = s.params[i].as_ref().and_then(value_of) else {
+                    return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its value")));
                 };
-                let v = sc.read();
-                scalars[mi * MAX_TILING_PARAMS + i] = (v.to_ne_bytes(), v.scalar_type().code() as u32);
+                scalars[mi * MAX_TILING_PARAMS + i] = v;
             }
         }
     }
@@ -276,7 +275,7 @@ impl GroupRun<'_> {
         let (mut t, mut o) = (0usize, 0usize);
         for (i, &role) in m.params.iter().enumerate() {
             match role {
-                ParamRole::Absent | ParamRole::Scalar => {}
+                ParamRole::Absent | ParamRole::Value => {}
                 _ if role_is_output(role) => {
                     spans[i] = (o, y1 - y0, 0);
                     for r in y0..y1 {
@@ -306,7 +305,7 @@ impl GroupRun<'_> {
         for (i, &role) in m.params.iter().enumerate() {
             let (at, len, first) = spans[i];
             match role {
-                ParamRole::Absent | ParamRole::Scalar => {}
+                ParamRole::Absent | ParamRole::Value => {}
                 _ if role_is_output(role) => {
                     sinks[i] = RowSinkDesc { rows: outs.wrapping_add(at), format: self.fourcc(role)? };
                 }
@@ -324,10 +323,7 @@ impl GroupRun<'_> {
         for (i, &role) in m.params.iter().enumerate() {
             params[i] = match role {
                 ParamRole::Absent => TileParam::ABSENT,
-                ParamRole::Scalar => {
-                    let (bytes, code) = &self.scalars[mi * MAX_TILING_PARAMS + i];
-                    TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
-                }
+                ParamRole::Value => value_param(&self.scalars[mi * MAX_TILING_PARAMS + i]),
                 _ if role_is_output(role) => TileParam {
                     kind: TileParamKind::OutputRows,
                     type_code: sinks[i].format,
@@ -405,7 +401,7 @@ impl GroupRun<'_> {
         let mut descs = [EMPTY_DESC; MAX_TILING_PARAMS];
         for (i, &role) in m.params.iter().enumerate() {
             let (base, stride_x, stride_y, fourcc, flags) = match role {
-                ParamRole::Absent | ParamRole::Scalar => continue,
+                ParamRole::Absent | ParamRole::Value => continue,
                 ParamRole::Fused { image, .. } => {
                     let ring = &self.g.rings[image];
                     let slot = (rect.start_y % ring.capacity) as usize;
@@ -441,10 +437,7 @@ impl GroupRun<'_> {
         for (i, &role) in m.params.iter().enumerate() {
             params[i] = match role {
                 ParamRole::Absent => TileParam::ABSENT,
-                ParamRole::Scalar => {
-                    let (bytes, code) = &self.scalars[mi * MAX_TILING_PARAMS + i];
-                    TileParam { kind: TileParamKind::Scalar, type_code: *code, ptr: bytes.as_ptr() as *mut _ }
-                }
+                ParamRole::Value => value_param(&self.scalars[mi * MAX_TILING_PARAMS + i]),
                 _ => TileParam {
                     kind: if role_is_output(role) { TileParamKind::OutputImage } else { TileParamKind::InputImage },
                     type_code: descs[i].format,

@@ -162,6 +162,18 @@ pub(super) fn prepare(
     })
 }
 
+/// A value parameter (a scalar) as tile functions and row entries receive it: its bytes and type
+/// code, read now (`None`: `r` is not one).
+pub(super) fn value_of(r: &Reference) -> Option<([u8; 8], u32)> {
+    let v = r.as_scalar()?.read();
+    Some((v.to_ne_bytes(), v.scalar_type().code() as u32))
+}
+
+/// The tile parameter of a value read by [`value_of`] (pointing at its bytes).
+pub(super) fn value_param(value: &([u8; 8], u32)) -> TileParam {
+    TileParam { kind: TileParamKind::Scalar, type_code: value.1, ptr: value.0.as_ptr() as *mut _ }
+}
+
 /// Plain geometry of one image parameter for the duration of a node execution.
 #[derive(Clone, Copy)]
 struct ImageGeom {

@@ -329,33 +329,35 @@ fn build_group(
             let output = s.spec(p).direction == Direction::Output;
             let role = match r {
                 None => ParamRole::Absent,
-                Some(Reference::Scalar(_)) => ParamRole::Scalar,
-                Some(r @ Reference::Image(img)) => match fused.get(&r.id()) {
-                    Some(&(producer, _)) if member_of(producer).is_some() => {
-                        let next = images.len();
-                        let image = *image_index.entry(r.id()).or_insert(next);
-                        if image == next {
-                            let f = img.format();
-                            images.push(ImageSpec {
-                                id: r.id(),
-                                name: r.name(),
-                                bytes_per_pixel: f.planes()[0].bytes_per_element as usize,
-                                fourcc: f.fourcc(),
-                                producer: member_of(producer).expect("a member"),
-                                readers: Vec::new(),
-                            });
+                Some(r) if r.as_scalar().is_some() => ParamRole::Value,
+                Some(r) => {
+                    let Some(img) = r.as_image() else { return Ok(Err(FusionRefusal::NoFusionSupport)) };
+                    match fused.get(&r.id()) {
+                        Some(&(producer, _)) if member_of(producer).is_some() => {
+                            let next = images.len();
+                            let image = *image_index.entry(r.id()).or_insert(next);
+                            if image == next {
+                                let f = img.format();
+                                images.push(ImageSpec {
+                                    id: r.id(),
+                                    name: r.name(),
+                                    bytes_per_pixel: f.planes()[0].bytes_per_element as usize,
+                                    fourcc: f.fourcc(),
+                                    producer: member_of(producer).expect("a member"),
+                                    readers: Vec::new(),
+                                });
+                            }
+                            if !output {
+                                images[image].readers.push(mi);
+                            }
+                            ParamRole::Fused { image, output }
                         }
-                        if !output {
-                            images[image].readers.push(mi);
+                        _ => {
+                            let next = slots.len();
+                            ParamRole::Outside { slot: *slots.entry(r.id()).or_insert(next), output }
                         }
-                        ParamRole::Fused { image, output }
                     }
-                    _ => {
-                        let next = slots.len();
-                        ParamRole::Outside { slot: *slots.entry(r.id()).or_insert(next), output }
-                    }
-                },
-                Some(_) => return Ok(Err(FusionRefusal::NoFusionSupport)),
+                }
             };
             params.push(role);
         }
