@@ -132,7 +132,7 @@ proptest! {
             neighborhood: c.nb, border: border(&c), has_fast: c.fast, has_flexible: c.flexible,
             input_bytes_per_pixel: 1, output_bytes_per_pixel: 2, threads,
         };
-        let policy = TilingPolicy { cache_budget_bytes: budget, min_tiles_per_thread: per_thread, min_tile_pixels: min_px, min_parallel_pixels: 0, split_by_cost: false };
+        let policy = TilingPolicy { cache_budget_bytes: budget, min_tiles_per_thread: per_thread, min_tile_pixels: min_px, min_parallel_pixels: 0, split_by_cost: false, ..TilingPolicy::default() };
         let p = plan(&req, &policy);
         let tiles: Vec<(Rect, Expect, u64)> = p.tiles.iter().map(|t| (t.rect, match t.function {
             TileFunction::Fast => Expect::Fast,
@@ -209,7 +209,7 @@ proptest! {
     fn graph_runs_match_the_spec_tables(c in case(), tile_memory in prop_oneof![Just(0usize), 1usize..40], budget in 64usize..2048) {
         let ctx = Context::builder()
             .threads(2)
-            .tiling_policy(TilingPolicy { cache_budget_bytes: budget, min_tiles_per_thread: 3, min_tile_pixels: 8, min_parallel_pixels: 0, split_by_cost: false })
+            .tiling_policy(TilingPolicy { cache_budget_bytes: budget, min_tiles_per_thread: 3, min_tile_pixels: 8, min_parallel_pixels: 0, split_by_cost: false, ..TilingPolicy::default() })
             .build()
             .unwrap();
         let k = tagging_kernel(&ctx, &c, tile_memory);

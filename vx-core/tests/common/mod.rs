@@ -35,6 +35,7 @@ pub(crate) fn parallel_tiling_ctx() -> Context {
             min_tile_pixels: 1,
             min_parallel_pixels: 0,
             split_by_cost: false,
+            ..TilingPolicy::default()
         })
         .build()
         .unwrap()
