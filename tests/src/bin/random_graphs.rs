@@ -84,12 +84,14 @@ fn main() {
                     if d % 100 == 0 || d == count {
                         let t = total.lock().unwrap();
                         println!(
-                            "{d}/{count} seeds in {:.1} s: {} failed; {} graphs, {} frames ({} pipelined)",
+                            "{d}/{count} seeds in {:.1} s: {} failed; {} graphs, {} frames ({} pipelined), {} with \
+                             fused groups",
                             start.elapsed().as_secs_f64(),
                             failures.lock().unwrap().len(),
                             t.graphs,
                             t.frames,
-                            t.pipelined_frames
+                            t.pipelined_frames,
+                            t.fused_graphs
                         );
                     }
                 }
@@ -103,6 +105,10 @@ fn main() {
     let mut failures = std::mem::take(&mut *failures.lock().unwrap());
     failures.sort_by_key(|f| f.seed);
     println!("totals after {:.1} s: {total}", start.elapsed().as_secs_f64());
+    println!(
+        "fusion: on in {} of {} graphs; graphs with fused groups: {}, nodes fused: {} (in {} groups)",
+        total.fusion_graphs, total.graphs, total.fused_graphs, total.fused_nodes, total.fused_groups
+    );
     if let Some(first) = failures.first() {
         let seeds: Vec<String> = failures.iter().map(|f| f.seed.to_string()).collect();
         println!("{} seed(s) failed: {}", failures.len(), seeds.join(", "));

@@ -183,6 +183,11 @@ pub fn build_version(
                 let kk = k.clone();
                 b = b.flexible(move |args| kk.tile(args, false));
             }
+            // Fusable on descriptors (issue 34): `K::tile` reads and writes only through SDK views
+            // (`TileArgs::input` / `output` / `in_place`, `Tile::get`, `TileMut::set`, rows of an
+            // `InPlace`), never raw addresses; the fused runner calls it on row chunks of the tiles
+            // the plan would give, and its checks hold there too (see `K::tile`).
+            b = b.fusable();
         }
         None => {
             let kk = k.clone();
@@ -372,7 +377,11 @@ impl K {
         Ok(())
     }
 
-    /// A tiling function (`fast` or flexible).
+    /// A tiling function (`fast` or flexible). Run fused (issue 34), it is called on row chunks of
+    /// the planned tiles (the same functions on the same pixels, each once per frame): every check
+    /// here is per call and holds for a chunk as for a tile (inside the processed rectangle, fast
+    /// chunks block-aligned, reads inside the image and the view's readable rectangle); the
+    /// runner's per-frame count of pixels computed is unchanged.
     fn tile(&self, args: &mut TileArgs<'_>, fast: bool) -> std::result::Result<(), TileError> {
         let t = self.tiling.as_ref().expect("tiling node");
         let border = self.counters.border();

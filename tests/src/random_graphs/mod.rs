@@ -59,6 +59,16 @@ pub struct Stats {
     pub payload_kinds: u64,
     /// Payload digests compared with the reference's.
     pub payload_digests: u64,
+    /// Graphs run with fusion on (issue 34).
+    pub fusion_graphs: u64,
+    /// Fusion reports checked (one per run of a graph).
+    pub fusion_reports_checked: u64,
+    /// Graphs that had at least one fused group in some run.
+    pub fused_graphs: u64,
+    /// Over those graphs, the nodes in fused groups (in each graph's run with the most).
+    pub fused_nodes: u64,
+    /// The groups they formed.
+    pub fused_groups: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -75,6 +85,11 @@ impl std::ops::AddAssign for Stats {
         self.payload_chains += o.payload_chains;
         self.payload_kinds |= o.payload_kinds;
         self.payload_digests += o.payload_digests;
+        self.fusion_graphs += o.fusion_graphs;
+        self.fusion_reports_checked += o.fusion_reports_checked;
+        self.fused_graphs += o.fused_graphs;
+        self.fused_nodes += o.fused_nodes;
+        self.fused_groups += o.fused_groups;
     }
 }
 
@@ -84,7 +99,8 @@ impl fmt::Display for Stats {
             f,
             "{} graphs, {} frames ({} pipelined), {} alias decisions checked, {} memory plans checked, \
              {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared, \
-             {} payload chains ({} of {} kinds), {} payload digests compared",
+             {} payload chains ({} of {} kinds), {} payload digests compared; fusion on in {} graphs, \
+             {} fusion reports checked, graphs with fused groups: {}, nodes fused: {} (in {} groups)",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -97,7 +113,12 @@ impl fmt::Display for Stats {
             self.payload_chains,
             self.payload_kinds.count_ones(),
             vx::DataType::ALL.len(),
-            self.payload_digests
+            self.payload_digests,
+            self.fusion_graphs,
+            self.fusion_reports_checked,
+            self.fused_graphs,
+            self.fused_nodes,
+            self.fused_groups
         )
     }
 }

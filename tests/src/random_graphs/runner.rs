@@ -92,6 +92,8 @@ pub struct Runner {
     /// The next pipelined frame number expected from `dequeue`.
     frame_no: u64,
     progress: Arc<Mutex<Progress>>,
+    /// The most nodes fused in one run of the graph so far, and the groups they formed then.
+    fused: (u64, u64),
     /// Statistics.
     pub stats: Stats,
 }
@@ -191,7 +193,11 @@ impl Runner {
 
     /// Context, images, scalars, kernels, nodes.
     pub fn new(spec: GraphSpec, options: Options, progress: Arc<Mutex<Progress>>) -> R<Runner> {
-        let mut b = Context::builder().threads(spec.threads).memory_plan(spec.memory_plan).aliasing(spec.aliasing);
+        let mut b = Context::builder()
+            .threads(spec.threads)
+            .memory_plan(spec.memory_plan)
+            .aliasing(spec.aliasing)
+            .fusion(spec.fusion);
         for (name, threads) in &spec.targets {
             b = b.target(TargetConfig::new(name).threads(*threads));
         }
@@ -228,6 +234,7 @@ impl Runner {
             key: 0,
             frame_no: 0,
             progress,
+            fused: (0, 0),
             stats: Stats::default(),
         };
         for i in 0..n_images {
@@ -369,6 +376,14 @@ impl Runner {
             self.run_frames(&label)?;
         }
         self.stats.graphs += 1;
+        if self.spec.fusion {
+            self.stats.fusion_graphs += 1;
+        }
+        if self.fused.0 > 0 {
+            self.stats.fused_graphs += 1;
+            self.stats.fused_nodes += self.fused.0;
+            self.stats.fused_groups += self.fused.1;
+        }
         Ok(self.stats)
     }
 
@@ -540,13 +555,19 @@ impl Runner {
             }
         }
         let decisions = self.graph.alias_decisions().at(label, "Graph::alias_decisions")?;
+        let plan = self.graph.memory_plan().at(label, "Graph::memory_plan")?;
+        let report = self.graph.fusion_report().at(label, "Graph::fusion_report")?;
+        let groups = checks::fusion_report(&self.spec, &report, &decisions, &plan)
+            .map_err(|e| Fail { step: label.to_string(), what: format!("fusion report: {e}\n  report: {report}") })?;
+        self.stats.fusion_reports_checked += 1;
+        let fused_nodes = groups.iter().map(Vec::len).sum::<usize>() as u64;
+        self.fused = self.fused.max((fused_nodes, groups.len() as u64));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict) {
+        match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
             Ok(n) => self.stats.alias_decisions_checked += n as u64,
             Err(e) => return fail(label, e),
         }
-        let plan = self.graph.memory_plan().at(label, "Graph::memory_plan")?;
-        checks::memory_plan(&self.spec, &plan, &decisions, self.strict, &self.payload_names())
+        checks::memory_plan(&self.spec, &plan, &decisions, self.strict, &self.payload_names(), &groups)
             .map_err(|e| Fail { step: label.to_string(), what: format!("memory plan: {e}\n  plan: {plan:?}") })?;
         self.stats.plans_checked += 1;
         Ok(())
