@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use vx_tests::random_graphs::{Failure, Options, Stats, run_seed_with};
+use vx_tests::random_graphs::{Failure, Options, Stats, run_seed_with, runner};
 
 fn usage(msg: &str) -> ! {
     eprintln!(
@@ -106,9 +106,25 @@ fn main() {
     failures.sort_by_key(|f| f.seed);
     println!("totals after {:.1} s: {total}", start.elapsed().as_secs_f64());
     println!(
-        "fusion: on in {} of {} graphs; graphs with fused groups: {}, nodes fused: {} (in {} groups)",
-        total.fusion_graphs, total.graphs, total.fused_graphs, total.fused_nodes, total.fused_groups
+        "fusion: on in {} of {} graphs; graphs with fused groups: {}, nodes fused: {} (in {} groups; {} row kernels, \
+         {} row-entry calls)",
+        total.fusion_graphs,
+        total.graphs,
+        total.fused_graphs,
+        total.fused_nodes,
+        total.fused_groups,
+        total.fused_row_nodes,
+        total.row_entry_calls
     );
+    if options.plant {
+        let fused = failures.iter().filter(|f| f.detail.what.contains("; fusion: ")).count();
+        let writer = failures.iter().filter(|f| f.detail.what.contains(runner::FUSED_WRITER)).count();
+        println!(
+            "planted error: caught by {} of {count} seeds; {fused} of them with fused groups, {writer} in an image a \
+             fused node wrote",
+            failures.len()
+        );
+    }
     if let Some(first) = failures.first() {
         let seeds: Vec<String> = failures.iter().map(|f| f.seed.to_string()).collect();
         println!("{} seed(s) failed: {}", failures.len(), seeds.join(", "));

@@ -113,7 +113,7 @@ impl Gen {
         let kernel_border = border(self);
         let node_border = if self.rng.chance(1, 4) { Some(border(self)) } else { None };
         let tile_memory = if self.rng.chance(1, 4) { *self.rng.pick(&[1, 16, 100]) } else { 0 };
-        Some(Tiling { fast, flexible, block, kernel_border, node_border, tile_memory })
+        Some(Tiling { fast, flexible, block, kernel_border, node_border, tile_memory, rows: None })
     }
 
     fn hints(&mut self, op: Op, tiling: bool) -> Vec<Hint> {
@@ -246,10 +246,18 @@ impl Gen {
         if node.op == Op::Transpose || !f.chance(3, 4) {
             return;
         }
-        if node.op == Op::Stencil && (node.nb.t != 0 || node.nb.b != 0) {
-            let (l, r) = *f.pick(&[(-1, 1), (-1, 0), (-2, 2), (0, 2), (-3, 1), (0, 0)]);
-            node.nb = Nb { l, r, t: 0, b: 0 };
-        }
+        // A stencil with a vertical neighborhood: half a row kernel (a row entry), half flattened.
+        let vertical = node.op == Op::Stencil && (node.nb.t != 0 || node.nb.b != 0);
+        let rows = if vertical && f.chance(1, 2) {
+            let c = f.byte();
+            Some(*f.pick(&[Fill::Reflect101, Fill::Replicate, Fill::Constant(c)]))
+        } else {
+            if vertical {
+                let (l, r) = *f.pick(&[(-1, 1), (-1, 0), (-2, 2), (0, 2), (-3, 1), (0, 0)]);
+                node.nb = Nb { l, r, t: 0, b: 0 };
+            }
+            None
+        };
         let blocks = [(1, 1), (2, 1), (4, 1), (4, 2), (3, 3), (16, 1), (8, 4), (1, 5)];
         node.tiling = Some(if node.nb.is_zero() && f.chance(1, 6) {
             // Fast only, 1x1 blocks: every pixel processed with border Undefined.
@@ -260,6 +268,7 @@ impl Gen {
                 kernel_border: Border::Undefined,
                 node_border: None,
                 tile_memory: 0,
+                rows: None,
             }
         } else {
             let fast = f.chance(1, 2);
@@ -271,7 +280,7 @@ impl Gen {
             } else {
                 (border, None)
             };
-            Tiling { fast, flexible: true, block, kernel_border, node_border, tile_memory: 0 }
+            Tiling { fast, flexible: true, block, kernel_border, node_border, tile_memory: 0, rows }
         });
         if node.target.as_deref() != Some(vx::HOST_TARGET) {
             node.target = None;

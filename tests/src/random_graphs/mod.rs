@@ -69,6 +69,10 @@ pub struct Stats {
     pub fused_nodes: u64,
     /// The groups they formed.
     pub fused_groups: u64,
+    /// Of the nodes fused, row kernels (run through their row entries).
+    pub fused_row_nodes: u64,
+    /// Row-entry calls.
+    pub row_entry_calls: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -90,6 +94,8 @@ impl std::ops::AddAssign for Stats {
         self.fused_graphs += o.fused_graphs;
         self.fused_nodes += o.fused_nodes;
         self.fused_groups += o.fused_groups;
+        self.fused_row_nodes += o.fused_row_nodes;
+        self.row_entry_calls += o.row_entry_calls;
     }
 }
 
@@ -100,7 +106,8 @@ impl fmt::Display for Stats {
             "{} graphs, {} frames ({} pipelined), {} alias decisions checked, {} memory plans checked, \
              {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared, \
              {} payload chains ({} of {} kinds), {} payload digests compared; fusion on in {} graphs, \
-             {} fusion reports checked, graphs with fused groups: {}, nodes fused: {} (in {} groups)",
+             {} fusion reports checked, graphs with fused groups: {}, nodes fused: {} (in {} groups, {} of them row kernels; \
+             {} row-entry calls)",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -118,7 +125,9 @@ impl fmt::Display for Stats {
             self.fusion_reports_checked,
             self.fused_graphs,
             self.fused_nodes,
-            self.fused_groups
+            self.fused_groups,
+            self.fused_row_nodes,
+            self.row_entry_calls
         )
     }
 }

@@ -93,10 +93,13 @@ pub struct Runner {
     frame_no: u64,
     progress: Arc<Mutex<Progress>>,
     /// The most nodes fused in one run of the graph so far, and the groups they formed then.
-    fused: (u64, u64),
+    fused: (u64, u64, u64),
     /// Statistics.
     pub stats: Stats,
 }
+
+/// How a pixel mismatch names a writer that ran in a fused group (the binary counts them).
+pub const FUSED_WRITER: &str = "ran fused, in group";
 
 const OUTPUT_PARENT_KEY: u64 = 0xFFFF_FFFF;
 /// The key of real images' initial pixels.
@@ -234,7 +237,7 @@ impl Runner {
             key: 0,
             frame_no: 0,
             progress,
-            fused: (0, 0),
+            fused: (0, 0, 0),
             stats: Stats::default(),
         };
         for i in 0..n_images {
@@ -383,7 +386,9 @@ impl Runner {
             self.stats.fused_graphs += 1;
             self.stats.fused_nodes += self.fused.0;
             self.stats.fused_groups += self.fused.1;
+            self.stats.fused_row_nodes += self.fused.2;
         }
+        self.stats.row_entry_calls += self.shared.row_calls.load(std::sync::atomic::Ordering::SeqCst);
         Ok(self.stats)
     }
 
@@ -488,12 +493,37 @@ impl Runner {
                 label,
                 format!(
                     "pixel mismatch in {} ({}x{}, {:?}, written by {writer}): first at ({x}, {y}): got {g}, want {w}; \
-                     {bad} of {defined} defined pixels differ",
-                    im.name, im.w, im.h, im.kind
+                     {bad} of {defined} defined pixels differ{}",
+                    im.name,
+                    im.w,
+                    im.h,
+                    im.kind,
+                    self.fusion_note(&writer)
                 ),
             );
         }
         Ok(())
+    }
+
+    /// For a failure message: the graph's fused groups, if any, and whether `writer` is in one.
+    fn fusion_note(&self, writer: &str) -> String {
+        let Ok(report) = self.graph.fusion_report() else { return String::new() };
+        if report.groups.is_empty() {
+            return String::new();
+        }
+        let groups: Vec<String> = report
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("g{i}: {} (fused images {})", g.nodes.join(" -> "), g.fused_images.join(", ")))
+            .collect();
+        let at = report.groups.iter().position(|g| g.nodes.iter().any(|n| n == writer));
+        format!(
+            "; fusion: {} group(s) [{}], the writer {}",
+            groups.len(),
+            groups.join("; "),
+            at.map_or("not fused".to_string(), |i| format!("{FUSED_WRITER} g{i}"))
+        )
     }
 
     /// Images written through an honoured alias hint (their bytes are also an input's).
@@ -561,7 +591,8 @@ impl Runner {
             .map_err(|e| Fail { step: label.to_string(), what: format!("fusion report: {e}\n  report: {report}") })?;
         self.stats.fusion_reports_checked += 1;
         let fused_nodes = groups.iter().map(Vec::len).sum::<usize>() as u64;
-        self.fused = self.fused.max((fused_nodes, groups.len() as u64));
+        let row_nodes = groups.iter().flatten().filter(|&&n| self.spec.nodes[n].tiling.as_ref().is_some_and(|t| t.rows.is_some())).count() as u64;
+        self.fused = self.fused.max((fused_nodes, groups.len() as u64, row_nodes));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
             Ok(n) => self.stats.alias_decisions_checked += n as u64,
@@ -889,6 +920,7 @@ impl Runner {
             kernel_border: Border::Undefined,
             node_border: None,
             tile_memory: 0,
+            rows: None,
         });
         let target = if !self.spec.targets.is_empty() && self.rng.chance(1, 2) {
             Some(self.rng.pick(&self.spec.targets).0.clone())
@@ -1222,6 +1254,7 @@ impl Runner {
                     kernel_border: Border::Undefined,
                     node_border: None,
                     tile_memory: 0,
+                    rows: None,
                 };
                 let (n, _) = copy(self, Some(t.clone()))?;
                 // This one stays in the graph once its border is legal again.

@@ -21,8 +21,9 @@ pub enum Op {
     Avg,
     /// `out = Σ in(x+dx, y+dy) · w(dx, dy)` (wrapping) over the node's neighborhood: (in, out).
     /// Weights `w = 2·(dx − left) + 3·(dy − top) + 1`. Plain user kernels and tiling nodes with
-    /// border `Self_` replicate the edge (clamp); border `Undefined` leaves pixels whose
-    /// neighborhood leaves the image unprocessed (undefined).
+    /// border `Self_` replicate the edge (clamp), row kernels with `Self_` apply their
+    /// [`Fill`]; border `Undefined` leaves pixels whose neighborhood leaves the image unprocessed
+    /// (undefined).
     Stencil,
     /// `out(x, y) = in(y, x)`, output `h × w`: (in, out). Plain user kernels only.
     Transpose,
@@ -87,6 +88,18 @@ impl Border {
     }
 }
 
+/// How a row kernel makes up rows and columns past the image edge under border `Self_` (the
+/// SDK's `BorderFill`; the reference states the rules itself, `reference::fill_source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// `dcb|abcd|cba`.
+    Reflect101,
+    /// `aaa|abcd|ddd`.
+    Replicate,
+    /// A constant pixel value.
+    Constant(u8),
+}
+
 /// A tiling kernel's functions and attributes.
 #[derive(Clone, Debug)]
 pub struct Tiling {
@@ -102,6 +115,11 @@ pub struct Tiling {
     pub node_border: Option<Border>,
     /// Tile memory bytes per tile block.
     pub tile_memory: usize,
+    /// A row kernel (stencils with a vertical neighborhood, issue 34): its flexible function reads
+    /// its neighborhood through `Tile::for_rows` with this fill (border `Self_` then means the
+    /// fill, not the edge replicated), and it has a row entry (`KernelBuilder::rows`) doing the
+    /// same from row tables, so it fuses.
+    pub rows: Option<Fill>,
 }
 
 impl Tiling {
@@ -626,14 +644,15 @@ impl fmt::Display for GraphSpec {
             }
             match &n.tiling {
                 Some(t) => extra.push(format!(
-                    "tiling fast={} flexible={} block {}x{} border {:?}{} tile memory {}",
+                    "tiling fast={} flexible={} block {}x{} border {:?}{} tile memory {}{}",
                     t.fast,
                     t.flexible,
                     t.block.0,
                     t.block.1,
                     t.kernel_border,
                     t.node_border.map(|b| format!(" (node: {b:?})")).unwrap_or_default(),
-                    t.tile_memory
+                    t.tile_memory,
+                    t.rows.map(|f| format!(" row entry, fill {f:?}")).unwrap_or_default()
                 )),
                 None => extra.push("user kernel".into()),
             }
