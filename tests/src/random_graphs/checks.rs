@@ -400,7 +400,8 @@ pub fn fusion_report(
     if !report.enabled {
         return Err(format!("fusion on, yet the report says off: {report:?}"));
     }
-    let img_by_name: HashMap<&str, ImgId> = spec.used_images().into_iter().map(|i| (spec.images[i].name.as_str(), i)).collect();
+    let img_by_name: HashMap<&str, ImgId> =
+        spec.used_images().into_iter().map(|i| (spec.images[i].name.as_str(), i)).collect();
     let mut group_of: HashMap<usize, usize> = HashMap::new();
     let mut groups = Vec::new();
     let mut fused_all: HashSet<ImgId> = HashSet::new();

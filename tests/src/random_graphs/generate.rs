@@ -246,9 +246,9 @@ impl Gen {
         if node.op == Op::Transpose || !f.chance(3, 4) {
             return;
         }
-        // A stencil with a vertical neighborhood: half a row kernel (a row entry), half flattened.
+        // A stencil with a vertical neighborhood: two in three a row kernel (a row entry), else flattened.
         let vertical = node.op == Op::Stencil && (node.nb.t != 0 || node.nb.b != 0);
-        let rows = if vertical && f.chance(1, 2) {
+        let rows = if vertical && f.chance(2, 3) {
             let c = f.byte();
             Some(*f.pick(&[Fill::Reflect101, Fill::Replicate, Fill::Constant(c)]))
         } else {

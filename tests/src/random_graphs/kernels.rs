@@ -561,27 +561,29 @@ impl K {
                     })
                     .map_err(|e| self.shared.violation(format!("{}: Tile::for_rows failed: {e}", self.name)))?;
                 } else {
-                for y in 0..o.height() {
-                    for x in 0..o.width() {
-                        let v = match self.op {
-                            Op::AddC => read(&ins[0], x, y, 0, 0)?.wrapping_add(c),
-                            Op::Copy => read(&ins[0], x, y, 0, 0)?,
-                            Op::Xor | Op::Avg => u8_op(self.op)(read(&ins[0], x, y, 0, 0)?, read(&ins[1], x, y, 0, 0)?),
-                            Op::Stencil => {
-                                let mut sum = 0u8;
-                                for dy in nb.t..=nb.b {
-                                    for dx in nb.l..=nb.r {
-                                        let p = read(&ins[0], x, y, dx, dy)?;
-                                        sum = sum.wrapping_add(p.wrapping_mul(weight(nb, dx, dy)));
-                                    }
+                    for y in 0..o.height() {
+                        for x in 0..o.width() {
+                            let v = match self.op {
+                                Op::AddC => read(&ins[0], x, y, 0, 0)?.wrapping_add(c),
+                                Op::Copy => read(&ins[0], x, y, 0, 0)?,
+                                Op::Xor | Op::Avg => {
+                                    u8_op(self.op)(read(&ins[0], x, y, 0, 0)?, read(&ins[1], x, y, 0, 0)?)
                                 }
-                                sum
-                            }
-                            Op::Transpose => unreachable!("transpose is a user kernel"),
-                        };
-                        o.set(x, y, v);
+                                Op::Stencil => {
+                                    let mut sum = 0u8;
+                                    for dy in nb.t..=nb.b {
+                                        for dx in nb.l..=nb.r {
+                                            let p = read(&ins[0], x, y, dx, dy)?;
+                                            sum = sum.wrapping_add(p.wrapping_mul(weight(nb, dx, dy)));
+                                        }
+                                    }
+                                    sum
+                                }
+                                Op::Transpose => unreachable!("transpose is a user kernel"),
+                            };
+                            o.set(x, y, v);
+                        }
                     }
-                }
                 }
             }
         }

@@ -591,7 +591,11 @@ impl Runner {
             .map_err(|e| Fail { step: label.to_string(), what: format!("fusion report: {e}\n  report: {report}") })?;
         self.stats.fusion_reports_checked += 1;
         let fused_nodes = groups.iter().map(Vec::len).sum::<usize>() as u64;
-        let row_nodes = groups.iter().flatten().filter(|&&n| self.spec.nodes[n].tiling.as_ref().is_some_and(|t| t.rows.is_some())).count() as u64;
+        let row_nodes = groups
+            .iter()
+            .flatten()
+            .filter(|&&n| self.spec.nodes[n].tiling.as_ref().is_some_and(|t| t.rows.is_some()))
+            .count() as u64;
         self.fused = self.fused.max((fused_nodes, groups.len() as u64, row_nodes));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
