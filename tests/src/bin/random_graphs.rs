@@ -7,7 +7,9 @@
 //! `--threads-per-run N` gives every graph's context N threads (instead of the seed's 1–4);
 //! `--jobs J` runs J seeds at once (default 1); `--keep-going` runs every seed even after a failure;
 //! `--strict-plan` orders memory-plan buffers by dataflow paths only, also outside queue modes. Prints progress and totals, and the first failing
-//! seed with its graph; exit code 1 when a seed failed, 2 on a bad command line.
+//! seed with its graph; exit code 1 when a seed failed, 2 on a bad command line. The totals say how
+//! often fusion happened ("graphs with fused groups: N, nodes fused: M"); with `--plant`, how many
+//! of the seeds that caught the planted error had fused groups.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,14 @@
 //! with an independent reference interpreter written from the specs. Half the graphs also carry
 //! payload chains (issue 28 step 8): an object of any kind of `DataType::ALL`, or an object array
 //! of one, copied through 1–4 generic copy nodes over real and virtual intermediates, queued or
-//! shared in pipelined runs, compared by content digest frame by frame.
+//! shared in pipelined runs, compared by content digest frame by frame. Half the graphs run with
+//! cross-node fusion on (issue 34, `ContextBuilder::fusion`): the generator then biases most nodes
+//! toward fusion candidates (tiling, every pixel processed, no vertical neighborhood unless a row
+//! kernel with a row entry, no tile memory, no named target, seldom an alias hint, outputs
+//! virtual), so chains over virtual images form fused groups in about one graph in four; every
+//! run checks `Graph::fusion_report` against the candidate rules restated from the spec
+//! (`checks::fusion_report`), and orders the memory plan's and aliasing's checks by the schedule
+//! with each group contracted to one unit.
 //!
 //! [`run_seed`] runs one seed on a thread of its own under `catch_unwind` and a watchdog: a panic
 //! or a hang is a failure like a wrong pixel. Module reloads between frames are simulated in
