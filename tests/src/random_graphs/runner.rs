@@ -98,7 +98,8 @@ pub struct Runner {
     pub stats: Stats,
 }
 
-/// How a pixel mismatch names a writer that ran in a fused group (the binary counts them).
+/// How a pixel mismatch names a writer of the image that ran in a fused group (the binary counts
+/// them).
 pub const FUSED_WRITER: &str = "ran fused, in group";
 
 const OUTPUT_PARENT_KEY: u64 = 0xFFFF_FFFF;
@@ -487,8 +488,14 @@ impl Runner {
         }
         if let Some((x, y, g, w)) = first {
             let defined = want.def.iter().filter(|&&d| d).count();
-            let writer =
-                self.spec.writer(img).map(|n| self.spec.nodes[n].name.clone()).unwrap_or_else(|| "no node".into());
+            // The writers of the image's pixels: its own, or (a parent) those of its ROIs.
+            let writers: Vec<String> = self
+                .spec
+                .live()
+                .filter(|&n| self.spec.root_of(self.spec.nodes[n].output).0 == img)
+                .map(|n| self.spec.nodes[n].name.clone())
+                .collect();
+            let writer = if writers.is_empty() { "no node".to_string() } else { writers.join(", ") };
             return fail(
                 label,
                 format!(
@@ -498,15 +505,16 @@ impl Runner {
                     im.w,
                     im.h,
                     im.kind,
-                    self.fusion_note(&writer)
+                    self.fusion_note(&writers)
                 ),
             );
         }
         Ok(())
     }
 
-    /// For a failure message: the graph's fused groups, if any, and whether `writer` is in one.
-    fn fusion_note(&self, writer: &str) -> String {
+    /// For a failure message: the graph's fused groups, if any, and whether one of `writers` is in
+    /// one.
+    fn fusion_note(&self, writers: &[String]) -> String {
         let Ok(report) = self.graph.fusion_report() else { return String::new() };
         if report.groups.is_empty() {
             return String::new();
@@ -517,9 +525,9 @@ impl Runner {
             .enumerate()
             .map(|(i, g)| format!("g{i}: {} (fused images {})", g.nodes.join(" -> "), g.fused_images.join(", ")))
             .collect();
-        let at = report.groups.iter().position(|g| g.nodes.iter().any(|n| n == writer));
+        let at = report.groups.iter().position(|g| g.nodes.iter().any(|n| writers.contains(n)));
         format!(
-            "; fusion: {} group(s) [{}], the writer {}",
+            "; fusion: {} group(s) [{}], a writer {}",
             groups.len(),
             groups.join("; "),
             at.map_or("not fused".to_string(), |i| format!("{FUSED_WRITER} g{i}"))
