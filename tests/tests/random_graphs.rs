@@ -33,7 +33,11 @@ fn random_graphs_match_the_reference() {
     assert!(total.payload_chains > 0 && total.payload_digests > 0, "{total}");
     if seeds >= SEEDS {
         assert_eq!(total.payload_kinds.count_ones() as usize, vx::DataType::ALL.len(), "{total}");
+        // Fusion (issue 34): half the graphs fuse, and the generator's bias makes groups form
+        // (about one graph in five), row kernels among them.
+        assert!(total.fused_graphs * 10 > seeds && total.fused_row_nodes > 0 && total.row_entry_calls > 0, "{total}");
     }
+    assert!(total.fusion_graphs > 0 && total.fusion_reports_checked > 0, "{total}");
 }
 
 #[test]

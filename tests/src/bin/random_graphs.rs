@@ -7,13 +7,15 @@
 //! `--threads-per-run N` gives every graph's context N threads (instead of the seed's 1–4);
 //! `--jobs J` runs J seeds at once (default 1); `--keep-going` runs every seed even after a failure;
 //! `--strict-plan` orders memory-plan buffers by dataflow paths only, also outside queue modes. Prints progress and totals, and the first failing
-//! seed with its graph; exit code 1 when a seed failed, 2 on a bad command line.
+//! seed with its graph; exit code 1 when a seed failed, 2 on a bad command line. The totals say how
+//! often fusion happened ("graphs with fused groups: N, nodes fused: M"); with `--plant`, how many
+//! of the seeds that caught the planted error had fused groups.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use vx_tests::random_graphs::{Failure, Options, Stats, run_seed_with};
+use vx_tests::random_graphs::{Failure, Options, Stats, run_seed_with, runner};
 
 fn usage(msg: &str) -> ! {
     eprintln!(
@@ -84,12 +86,14 @@ fn main() {
                     if d % 100 == 0 || d == count {
                         let t = total.lock().unwrap();
                         println!(
-                            "{d}/{count} seeds in {:.1} s: {} failed; {} graphs, {} frames ({} pipelined)",
+                            "{d}/{count} seeds in {:.1} s: {} failed; {} graphs, {} frames ({} pipelined), {} with \
+                             fused groups",
                             start.elapsed().as_secs_f64(),
                             failures.lock().unwrap().len(),
                             t.graphs,
                             t.frames,
-                            t.pipelined_frames
+                            t.pipelined_frames,
+                            t.fused_graphs
                         );
                     }
                 }
@@ -103,6 +107,26 @@ fn main() {
     let mut failures = std::mem::take(&mut *failures.lock().unwrap());
     failures.sort_by_key(|f| f.seed);
     println!("totals after {:.1} s: {total}", start.elapsed().as_secs_f64());
+    println!(
+        "fusion: on in {} of {} graphs; graphs with fused groups: {}, nodes fused: {} (in {} groups; {} row kernels, \
+         {} row-entry calls)",
+        total.fusion_graphs,
+        total.graphs,
+        total.fused_graphs,
+        total.fused_nodes,
+        total.fused_groups,
+        total.fused_row_nodes,
+        total.row_entry_calls
+    );
+    if options.plant {
+        let fused = failures.iter().filter(|f| f.detail.what.contains("; fusion: ")).count();
+        let writer = failures.iter().filter(|f| f.detail.what.contains(runner::FUSED_WRITER)).count();
+        println!(
+            "planted error: caught by {} of {count} seeds; {fused} of them with fused groups, {writer} in an image a \
+             fused node wrote",
+            failures.len()
+        );
+    }
     if let Some(first) = failures.first() {
         let seeds: Vec<String> = failures.iter().map(|f| f.seed.to_string()).collect();
         println!("{} seed(s) failed: {}", failures.len(), seeds.join(", "));

@@ -1,10 +1,13 @@
 //! Checks of what the runtime reports: alias decisions against the aliasing rules (an aliased
 //! pair must be safe under dataflow ordering), memory plans against overlap of buffers whose
-//! accesses are not ordered by a dataflow path.
+//! accesses are not ordered by a dataflow path, fusion reports against the candidate rules of
+//! `vx-core/src/graph/verify/fusion.rs` restated from the spec. With fused groups, orders and
+//! levels are those of the graph with each group contracted to one unit (its members interleave
+//! row by row).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use vx::{AliasDecision, MemoryPlan};
+use vx::{AliasDecision, FusionRefusal, FusionReport, MemoryPlan};
 
 use super::spec::*;
 
@@ -21,11 +24,12 @@ pub fn alias_decisions(
     decisions: &[AliasDecision],
     seen: &super::kernels::Seen,
     strict: bool,
+    groups: &[Vec<usize>],
 ) -> Result<usize, String> {
     let by_name = node_by_name(spec);
     let mut expected: Vec<(usize, u32, u32)> =
         spec.live().flat_map(|n| spec.nodes[n].hints.iter().map(move |h| (n, h.a, h.b))).collect();
-    let before = spec.happens_before(strict);
+    let before = spec.happens_before_grouped(strict, groups);
     let mut aliased_out: HashMap<ImgId, usize> = HashMap::new();
     let mut aliased_in: HashMap<ImgId, usize> = HashMap::new();
     for d in decisions {
@@ -138,6 +142,7 @@ pub fn memory_plan(
     decisions: &[AliasDecision],
     strict: bool,
     payloads: &[Vec<String>],
+    groups: &[Vec<usize>],
 ) -> Result<(), String> {
     if !spec.memory_plan {
         return if plan.buffers.is_empty() { Ok(()) } else { Err(format!("memory plan off, yet a plan: {plan:?}")) };
@@ -247,8 +252,8 @@ pub fn memory_plan(
         return Err(format!("lower bound {} above the arena {}", plan.lower_bound_bytes, plan.arena_bytes));
     }
     // Overlapping buffers must be ordered (payload nodes included).
-    let mut order = spec.happens_before(strict);
-    let mut level = spec.levels();
+    let mut order = spec.happens_before_grouped(strict, groups);
+    let mut level = spec.levels_grouped(groups);
     order.resize(total, 0);
     level.resize(total, 0);
     for (p, chain) in spec.payloads.iter().enumerate() {
@@ -331,4 +336,200 @@ pub fn memory_plan(
         }
     }
     Ok(())
+}
+
+/// Why node `n` cannot be a fusion candidate by the rules of `vx-core/src/graph/verify/fusion.rs`
+/// (restated: a tiling node — every kernel here declares `fusable` —, no named target, no aliased
+/// pair, no vertical neighborhood unless a row entry (row kernels), every output pixel processed,
+/// no tile memory); `None` for a candidate or a node that is no tiling node. The reason is the first in the
+/// runtime's order.
+fn not_candidate(spec: &GraphSpec, n: usize, decisions: &[AliasDecision]) -> Option<FusionRefusal> {
+    let node = &spec.nodes[n];
+    let t = node.tiling.as_ref()?;
+    let out = &spec.images[node.output];
+    if node.target.as_deref().is_some_and(|t| t != vx::HOST_TARGET) {
+        Some(FusionRefusal::OnTarget)
+    } else if decisions.iter().any(|d| d.aliased && d.node == node.name) {
+        Some(FusionRefusal::Aliased)
+    } else if (node.nb.t != 0 || node.nb.b != 0) && t.rows.is_none() {
+        Some(FusionRefusal::VerticalNeighbourhoodWithoutRowEntry)
+    } else if super::reference::processed(Some(t), node.nb, out.w, out.h) != (0, 0, out.w, out.h) {
+        Some(FusionRefusal::UnprocessedPixels)
+    } else if t.tile_memory > 0 {
+        Some(FusionRefusal::TileMemory)
+    } else {
+        None
+    }
+}
+
+/// The fusion report of the last verification, checked: fusion off → disabled, no group, every
+/// tiling node "fusion off"; a pipelined graph → no group, every tiling node "pipelined"; on →
+/// every live tiling node either in exactly one group or reported once with a reason; a group's
+/// nodes (two or more) fusion candidates by the rules restated in [`not_candidate`], of one size,
+/// joined by its fused images; a fused image a virtual image a member writes and only members of
+/// the group read, excluded from the memory plan (when on); an image between two members fused;
+/// an unfused node refused for a candidate's reason exactly when it is not a candidate, and
+/// "nothing to fuse with" only when no virtual image joins it to another candidate (every reader
+/// of a virtual image a candidate writes a candidate). Returns the groups as node indices.
+pub fn fusion_report(
+    spec: &GraphSpec,
+    report: &FusionReport,
+    decisions: &[AliasDecision],
+    plan: &MemoryPlan,
+) -> Result<Vec<Vec<usize>>, String> {
+    let by_name = node_by_name(spec);
+    let tiling: Vec<usize> = spec.live().filter(|&n| spec.nodes[n].tiling.is_some()).collect();
+    if !spec.fusion || spec.pipelined() {
+        let (enabled, why) =
+            if spec.fusion { (true, FusionRefusal::Pipelined) } else { (false, FusionRefusal::FusionOff) };
+        if report.enabled != enabled || !report.groups.is_empty() {
+            return Err(format!("fusion {}, yet the report is {report:?}", spec.mode()));
+        }
+        if let Some(u) = report.unfused.iter().find(|u| u.reason != why) {
+            return Err(format!("fusion {}: unfused node with reason {:?}, want {why:?}: {u}", spec.mode(), u.reason));
+        }
+        if report.unfused.len() != tiling.len() {
+            return Err(format!(
+                "{} unfused nodes reported, the graph has {} tiling nodes: {report:?}",
+                report.unfused.len(),
+                tiling.len()
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    if !report.enabled {
+        return Err(format!("fusion on, yet the report says off: {report:?}"));
+    }
+    let img_by_name: HashMap<&str, ImgId> =
+        spec.used_images().into_iter().map(|i| (spec.images[i].name.as_str(), i)).collect();
+    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    let mut groups = Vec::new();
+    let mut fused_all: HashSet<ImgId> = HashSet::new();
+    for (gi, g) in report.groups.iter().enumerate() {
+        if g.nodes.len() < 2 {
+            return Err(format!("group g{gi} of fewer than two nodes: {g:?}"));
+        }
+        let mut members = Vec::new();
+        for name in &g.nodes {
+            let Some(&n) = by_name.get(name.as_str()) else {
+                return Err(format!("group g{gi} names '{name}', no live node of the graph: {g:?}"));
+            };
+            if spec.nodes[n].tiling.is_none() {
+                return Err(format!("group g{gi} holds {name}, not a tiling node: {g:?}"));
+            }
+            if let Some(prev) = group_of.insert(n, gi) {
+                return Err(format!("node {name} in groups g{prev} and g{gi}: {report:?}"));
+            }
+            if let Some(why) = not_candidate(spec, n, decisions) {
+                return Err(format!("group g{gi} holds {name}, which cannot fuse ({why:?}): {g:?}"));
+            }
+            members.push(n);
+        }
+        let size = |n: usize| (spec.images[spec.nodes[n].output].w, spec.images[spec.nodes[n].output].h);
+        if members.iter().any(|&n| size(n) != size(members[0])) {
+            return Err(format!("group g{gi} holds nodes of different sizes: {g:?}"));
+        }
+        // Fused images, and the members they join.
+        let mut parent: HashMap<usize, usize> = members.iter().map(|&n| (n, n)).collect();
+        fn root(p: &mut HashMap<usize, usize>, mut x: usize) -> usize {
+            while p[&x] != x {
+                x = p[&x];
+            }
+            x
+        }
+        if g.fused_images.is_empty() {
+            return Err(format!("group g{gi} without a fused image: {g:?}"));
+        }
+        for name in &g.fused_images {
+            let Some(&img) = img_by_name.get(name.as_str()) else {
+                return Err(format!("group g{gi} fuses '{name}', no image of the graph: {g:?}"));
+            };
+            if !spec.is_virtual(img) || !fused_all.insert(img) {
+                return Err(format!("group g{gi} fuses {name}, not virtual or fused twice: {report:?}"));
+            }
+            let w = spec.writer(img).filter(|w| members.contains(w));
+            let readers = spec.readers(img);
+            let (Some(w), false) = (w, readers.is_empty()) else {
+                return Err(format!("group g{gi} fuses {name}, which no member writes or nothing reads: {g:?}"));
+            };
+            for r in readers {
+                if !members.contains(&r) {
+                    return Err(format!(
+                        "group g{gi} fuses {name}, also read by {} outside the group: {g:?}",
+                        spec.nodes[r].name
+                    ));
+                }
+                let (a, b) = (root(&mut parent, w), root(&mut parent, r));
+                parent.insert(a, b);
+            }
+            if spec.memory_plan && !plan.excluded.iter().any(|(n, _)| n == name) {
+                return Err(format!("fused image {name} not excluded from the memory plan: {:?}", plan.excluded));
+            }
+        }
+        let r0 = root(&mut parent, members[0]);
+        if members.iter().any(|&m| root(&mut parent, m) != r0) {
+            return Err(format!("group g{gi}'s fused images do not join all its nodes: {g:?}"));
+        }
+        for &m in &members {
+            let o = spec.nodes[m].output;
+            if spec.readers(o).iter().any(|r| members.contains(r)) && !g.fused_images.contains(&spec.images[o].name) {
+                return Err(format!(
+                    "{} joins two members of group g{gi} but is not fused: {g:?}",
+                    spec.images[o].name
+                ));
+            }
+        }
+        groups.push(members);
+    }
+    // Unfused nodes: each live tiling node once, grouped or reported.
+    let mut reported: HashSet<usize> = HashSet::new();
+    let candidate = |n: usize| spec.nodes[n].tiling.is_some() && not_candidate(spec, n, decisions).is_none();
+    for u in &report.unfused {
+        let Some(&n) = by_name.get(u.node.as_str()) else {
+            return Err(format!("unfused node '{}' is no live node of the graph", u.node));
+        };
+        if spec.nodes[n].tiling.is_none() || group_of.contains_key(&n) || !reported.insert(n) {
+            return Err(format!("unfused {u}: not a tiling node, grouped, or reported twice: {report:?}"));
+        }
+        let mine = not_candidate(spec, n, decisions);
+        let group_level = matches!(
+            u.reason,
+            FusionRefusal::NothingToFuseWith
+                | FusionRefusal::WouldNotBeConvex
+                | FusionRefusal::MaterializedInsideGroup
+                | FusionRefusal::TooManyImages
+        );
+        match mine {
+            Some(want) if want != u.reason => {
+                return Err(format!("unfused {u}: the spec says it cannot fuse because {want:?}"));
+            }
+            None if !group_level => {
+                return Err(format!("unfused {u}: by the spec a fusion candidate ({:?})", u.reason));
+            }
+            _ => {}
+        }
+        if u.reason == FusionRefusal::NothingToFuseWith {
+            // A virtual image joining it to another candidate, every reader a candidate?
+            let joins = |img: ImgId| {
+                let readers = spec.readers(img);
+                spec.is_virtual(img)
+                    && !readers.is_empty()
+                    && spec.writer(img).is_some_and(candidate)
+                    && readers.iter().all(|&r| candidate(r))
+            };
+            let node = &spec.nodes[n];
+            if let Some(&img) = node.inputs.iter().chain([&node.output]).find(|&&i| joins(i)) {
+                return Err(format!(
+                    "unfused {u}, yet the virtual image {} joins it to other candidates (writer {}, readers {:?})",
+                    spec.images[img].name,
+                    spec.nodes[spec.writer(img).expect("writer")].name,
+                    spec.readers(img).iter().map(|&r| spec.nodes[r].name.as_str()).collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    if let Some(&n) = tiling.iter().find(|&&n| !group_of.contains_key(&n) && !reported.contains(&n)) {
+        return Err(format!("tiling node {} neither grouped nor reported unfused: {report:?}", spec.nodes[n].name));
+    }
+    Ok(groups)
 }

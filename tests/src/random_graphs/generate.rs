@@ -24,6 +24,9 @@ struct Gen {
     readable: Vec<ImgId>,
     /// Free ROI slots of output parents: (parent, x, y, w, h).
     slots: Vec<(ImgId, u32, u32, u32, u32)>,
+    /// With fusion on, the stream of the bias toward fusable nodes (stream 4, so the graph of a
+    /// seed with fusion off is the one it had without fusion).
+    fusion: Option<Rng>,
 }
 
 impl Gen {
@@ -110,7 +113,7 @@ impl Gen {
         let kernel_border = border(self);
         let node_border = if self.rng.chance(1, 4) { Some(border(self)) } else { None };
         let tile_memory = if self.rng.chance(1, 4) { *self.rng.pick(&[1, 16, 100]) } else { 0 };
-        Some(Tiling { fast, flexible, block, kernel_border, node_border, tile_memory })
+        Some(Tiling { fast, flexible, block, kernel_border, node_border, tile_memory, rows: None })
     }
 
     fn hints(&mut self, op: Op, tiling: bool) -> Vec<Hint> {
@@ -214,7 +217,7 @@ impl Gen {
         } else {
             None
         };
-        self.spec.nodes.push(NodeSpec {
+        let mut node = NodeSpec {
             name: format!("n{index}_{}", op.short()),
             op,
             tiling,
@@ -227,8 +230,67 @@ impl Gen {
             output,
             target,
             removed: false,
-        });
+        };
+        self.fusable(&mut node);
+        self.spec.nodes.push(node);
         self.readable.push(output);
+    }
+
+    /// With fusion on, make most nodes (three in four, not transposes) fusion candidates
+    /// (`vx-core/src/graph/verify/fusion.rs`): tiling, no vertical neighborhood, every pixel
+    /// processed (a flexible function, border `Self_` for a neighborhood), no tile memory, no
+    /// named target, seldom an alias hint, their output virtual: chains of them over virtual
+    /// images of one size then form fused groups. The rest keep what the main stream drew.
+    fn fusable(&mut self, node: &mut NodeSpec) {
+        let Some(f) = self.fusion.as_mut() else { return };
+        if node.op == Op::Transpose || !f.chance(3, 4) {
+            return;
+        }
+        // A stencil with a vertical neighborhood: two in three a row kernel (a row entry), else flattened.
+        let vertical = node.op == Op::Stencil && (node.nb.t != 0 || node.nb.b != 0);
+        let rows = if vertical && f.chance(2, 3) {
+            let c = f.byte();
+            Some(*f.pick(&[Fill::Reflect101, Fill::Replicate, Fill::Constant(c)]))
+        } else {
+            if vertical {
+                let (l, r) = *f.pick(&[(-1, 1), (-1, 0), (-2, 2), (0, 2), (-3, 1), (0, 0)]);
+                node.nb = Nb { l, r, t: 0, b: 0 };
+            }
+            None
+        };
+        let blocks = [(1, 1), (2, 1), (4, 1), (4, 2), (3, 3), (16, 1), (8, 4), (1, 5)];
+        node.tiling = Some(if node.nb.is_zero() && f.chance(1, 6) {
+            // Fast only, 1x1 blocks: every pixel processed with border Undefined.
+            Tiling {
+                fast: true,
+                flexible: false,
+                block: (1, 1),
+                kernel_border: Border::Undefined,
+                node_border: None,
+                tile_memory: 0,
+                rows: None,
+            }
+        } else {
+            let fast = f.chance(1, 2);
+            let block = *f.pick(&blocks);
+            let self_border = !node.nb.is_zero() || f.chance(1, 3);
+            let border = if self_border { Border::SelfMode } else { Border::Undefined };
+            let (kernel_border, node_border) = if f.chance(1, 4) {
+                (if self_border { Border::Undefined } else { Border::SelfMode }, Some(border))
+            } else {
+                (border, None)
+            };
+            Tiling { fast, flexible: true, block, kernel_border, node_border, tile_memory: 0, rows }
+        });
+        if node.target.as_deref() != Some(vx::HOST_TARGET) {
+            node.target = None;
+        }
+        if !f.chance(1, 4) {
+            node.hints.clear();
+        }
+        if self.spec.images[node.output].kind == ImgKind::Real && f.chance(4, 5) {
+            self.spec.images[node.output].kind = ImgKind::Virtual(Declared::Nothing);
+        }
     }
 }
 
@@ -251,6 +313,7 @@ pub fn generate(seed: u64) -> GraphSpec {
         targets,
         memory_plan: rng.chance(2, 3),
         aliasing: rng.chance(4, 5),
+        fusion: false,
         small_tiles: rng.chance(1, 2),
         images: Vec::new(),
         scalars: Vec::new(),
@@ -263,7 +326,10 @@ pub fn generate(seed: u64) -> GraphSpec {
         illegal: None,
         payloads: Vec::new(),
     };
-    let mut g = Gen { rng, spec, readable: Vec::new(), slots: Vec::new() };
+    let mut frng = Rng::new(seed, 4);
+    let fusion = frng.chance(1, 2);
+    let mut g = Gen { rng, spec, readable: Vec::new(), slots: Vec::new(), fusion: fusion.then_some(frng) };
+    g.spec.fusion = fusion;
     let (w, h) = base_size(&mut g.rng);
     // The first input is plain (a pipelined graph queues it); more inputs, maybe ROIs.
     let first = g.image(w, h, ImgKind::Input);

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use vx::*;
-use vx_plugin_abi::InPlaceRow;
+use vx_plugin_abi::tile::{RowSink, RowTable, for_rows_from_table};
+use vx_plugin_abi::{BorderFill, InPlaceRow, RowArgs, RowRegion};
 
 use super::reference::{processed, weight};
 use super::spec::*;
@@ -24,6 +25,8 @@ pub struct Shared {
     pub seen: Mutex<Seen>,
     /// Broken promises seen inside kernels.
     pub violations: Mutex<Vec<String>>,
+    /// Calls of row kernels' row entries (fused execution).
+    pub row_calls: AtomicU64,
 }
 
 impl Shared {
@@ -182,6 +185,23 @@ pub fn build_version(
             if t.flexible {
                 let kk = k.clone();
                 b = b.flexible(move |args| kk.tile(args, false));
+            }
+            // Fusable on descriptors (issue 34): `K::tile` reads and writes only through SDK views
+            // (`TileArgs::input` / `output` / `in_place`, `Tile::get`, `Tile::for_rows`,
+            // `TileMut::set`, rows of an `InPlace`), never raw addresses; the fused runner calls it
+            // on row chunks of the tiles the plan would give, and its checks hold there too (see
+            // `K::tile`). A row kernel gets a row entry instead (which implies fusable).
+            match t.rows {
+                Some(fill) => {
+                    let kk = k.clone();
+                    let rule = match fill {
+                        Fill::Reflect101 => RowFill::Reflect101,
+                        Fill::Replicate => RowFill::Replicate,
+                        Fill::Constant(_) => RowFill::Constant,
+                    };
+                    b = b.rows(rule, (node.nb.b - node.nb.t + 1) as u32, move |args| kk.row_entry(args));
+                }
+                None => b = b.fusable(),
             }
         }
         None => {
@@ -372,7 +392,11 @@ impl K {
         Ok(())
     }
 
-    /// A tiling function (`fast` or flexible).
+    /// A tiling function (`fast` or flexible). Run fused (issue 34), it is called on row chunks of
+    /// the planned tiles (the same functions on the same pixels, each once per frame): every check
+    /// here is per call and holds for a chunk as for a tile (inside the processed rectangle, fast
+    /// chunks block-aligned, reads inside the image and the view's readable rectangle); the
+    /// runner's per-frame count of pixels computed is unchanged.
     fn tile(&self, args: &mut TileArgs<'_>, fast: bool) -> std::result::Result<(), TileError> {
         let t = self.tiling.as_ref().expect("tiling node");
         let border = self.counters.border();
@@ -520,25 +544,45 @@ impl K {
                         ))
                     })
                 };
-                for y in 0..o.height() {
-                    for x in 0..o.width() {
-                        let v = match self.op {
-                            Op::AddC => read(&ins[0], x, y, 0, 0)?.wrapping_add(c),
-                            Op::Copy => read(&ins[0], x, y, 0, 0)?,
-                            Op::Xor | Op::Avg => u8_op(self.op)(read(&ins[0], x, y, 0, 0)?, read(&ins[1], x, y, 0, 0)?),
-                            Op::Stencil => {
-                                let mut sum = 0u8;
-                                for dy in nb.t..=nb.b {
-                                    for dx in nb.l..=nb.r {
-                                        let p = read(&ins[0], x, y, dx, dy)?;
-                                        sum = sum.wrapping_add(p.wrapping_mul(weight(nb, dx, dy)));
-                                    }
+                if let (Op::Stencil, Some(fill), false) = (self.op, t.rows, fast) {
+                    // A row kernel's flexible function: the neighborhood through `Tile::for_rows`.
+                    let input = &ins[0];
+                    let mut put = |y: u32, x: u32, vals: &[u8]| {
+                        for (i, &v) in vals.iter().enumerate() {
+                            o.set(x + i as u32, y, v);
+                        }
+                    };
+                    dispatch_rows(nb, |h| match h {
+                        1 => tile_rows::<1>(input, nb, fill, &mut put),
+                        2 => tile_rows::<2>(input, nb, fill, &mut put),
+                        3 => tile_rows::<3>(input, nb, fill, &mut put),
+                        4 => tile_rows::<4>(input, nb, fill, &mut put),
+                        _ => tile_rows::<5>(input, nb, fill, &mut put),
+                    })
+                    .map_err(|e| self.shared.violation(format!("{}: Tile::for_rows failed: {e}", self.name)))?;
+                } else {
+                    for y in 0..o.height() {
+                        for x in 0..o.width() {
+                            let v = match self.op {
+                                Op::AddC => read(&ins[0], x, y, 0, 0)?.wrapping_add(c),
+                                Op::Copy => read(&ins[0], x, y, 0, 0)?,
+                                Op::Xor | Op::Avg => {
+                                    u8_op(self.op)(read(&ins[0], x, y, 0, 0)?, read(&ins[1], x, y, 0, 0)?)
                                 }
-                                sum
-                            }
-                            Op::Transpose => unreachable!("transpose is a user kernel"),
-                        };
-                        o.set(x, y, v);
+                                Op::Stencil => {
+                                    let mut sum = 0u8;
+                                    for dy in nb.t..=nb.b {
+                                        for dx in nb.l..=nb.r {
+                                            let p = read(&ins[0], x, y, dx, dy)?;
+                                            sum = sum.wrapping_add(p.wrapping_mul(weight(nb, dx, dy)));
+                                        }
+                                    }
+                                    sum
+                                }
+                                Op::Transpose => unreachable!("transpose is a user kernel"),
+                            };
+                            o.set(x, y, v);
+                        }
                     }
                 }
             }
@@ -552,6 +596,115 @@ impl K {
                 self.name
             )));
         }
+        Ok(())
+    }
+}
+
+/// The SDK's fill of a spec fill.
+fn border_fill(fill: Fill) -> BorderFill<u8> {
+    match fill {
+        Fill::Reflect101 => BorderFill::Reflect101,
+        Fill::Replicate => BorderFill::Replicate,
+        Fill::Constant(c) => BorderFill::Constant(c),
+    }
+}
+
+/// The stencil of one piece of output row from the `N` rows of its neighborhood (each starting at
+/// the piece's column plus `nb.l`, `out.len() + nb.r - nb.l` pixels).
+fn stencil_piece<const N: usize>(nb: Nb, rows: [&[u8]; N], out: &mut [u8]) {
+    for (i, v) in out.iter_mut().enumerate() {
+        let mut sum = 0u8;
+        for (k, row) in rows.iter().enumerate() {
+            for j in 0..=(nb.r - nb.l) as usize {
+                let w = weight(nb, nb.l + j as i32, nb.t + k as i32);
+                sum = sum.wrapping_add(row[i + j].wrapping_mul(w));
+            }
+        }
+        *v = sum;
+    }
+}
+
+/// Call `f` with the neighborhood's height (1 to 5 rows: the generator's neighborhoods).
+fn dispatch_rows(nb: Nb, f: impl FnOnce(i32) -> Result<(), TileError>) -> Result<(), TileError> {
+    let h = nb.b - nb.t + 1;
+    if !(1..=5).contains(&h) {
+        return Err(TileError::new(Status::Failure, format!("a neighborhood {h} rows high")));
+    }
+    f(h)
+}
+
+/// A row kernel's flexible function over tile `input`: `put(y, x, values)` for each piece.
+fn tile_rows<const N: usize>(
+    input: &Tile<'_, u8>,
+    nb: Nb,
+    fill: Fill,
+    put: &mut impl FnMut(u32, u32, &[u8]),
+) -> Result<(), TileError> {
+    let mut buf = Vec::new();
+    input.for_rows::<N>(border_fill(fill), |y, x, n, rows| {
+        buf.clear();
+        buf.resize(n as usize, 0);
+        stencil_piece::<N>(nb, rows, &mut buf);
+        put(y, x, &buf);
+    })
+}
+
+/// A row kernel's row entry over `region` (`vx_plugin_abi::tile::for_rows_from_table`).
+fn table_rows<const N: usize>(
+    input: &RowTable<'_, u8>,
+    output: &mut RowSink<'_, u8>,
+    region: RowRegion,
+    nb: Nb,
+    fill: Fill,
+) -> Result<(), TileError> {
+    let nbh = Neighborhood::new(nb.l, nb.r, nb.t, nb.b);
+    for_rows_from_table::<u8, u8, N>(input, output, region, nbh, border_fill(fill), |rows, out| {
+        stencil_piece::<N>(nb, rows, out)
+    })
+}
+
+impl K {
+    /// A row kernel's row entry (fused execution): the output rows of `args.region()`, checked
+    /// inside the rectangle the tiling tables let the node compute and inside its image, counted
+    /// like tiles' pixels.
+    fn row_entry(&self, args: &RowArgs<'_>) -> std::result::Result<(), TileError> {
+        let t = self.tiling.as_ref().expect("tiling node");
+        let fill = t.rows.expect("a row kernel");
+        let border = self.counters.border();
+        let mut tiling = t.clone();
+        tiling.node_border = Some(border);
+        let (px0, py0, px1, py1) = processed(Some(&tiling), self.nb, self.out_w, self.out_h);
+        let r = args.region();
+        let (y1, x1) = (r.y0 + r.count, r.x1);
+        if (r.image_width, r.image_height) != (self.out_w, self.out_h) {
+            return Err(self.shared.violation(format!(
+                "{}: row entry for a {}x{} image, the node's is {}x{}",
+                self.name, r.image_width, r.image_height, self.out_w, self.out_h
+            )));
+        }
+        if r.count == 0 || r.x0 >= x1 || r.x0 < px0 || r.y0 < py0 || x1 > px1 || y1 > py1 {
+            return Err(self.shared.violation(format!(
+                "{}: row entry called on rows [{}, {y1}) x columns [{}, {x1}), outside the pixels the tiling \
+                 tables let it compute [{px0}, {px1}) x [{py0}, {py1}) (border {border:?}), or empty",
+                self.name, r.y0, r.x0
+            )));
+        }
+        if r.x0 <= px0 && px0 < x1 && r.y0 <= py0 && py0 < y1 {
+            pause(self.sleep_us, self.spin);
+        }
+        let input = args.input::<u8>(0)?;
+        let mut output = args.output::<u8>(1)?;
+        let nb = self.nb;
+        dispatch_rows(nb, |h| match h {
+            1 => table_rows::<1>(&input, &mut output, r, nb, fill),
+            2 => table_rows::<2>(&input, &mut output, r, nb, fill),
+            3 => table_rows::<3>(&input, &mut output, r, nb, fill),
+            4 => table_rows::<4>(&input, &mut output, r, nb, fill),
+            _ => table_rows::<5>(&input, &mut output, r, nb, fill),
+        })
+        .map_err(|e| self.shared.violation(format!("{}: row entry over {r:?} failed: {e}", self.name)))?;
+        self.counters.area.fetch_add(r.count as u64 * (x1 - r.x0) as u64, SeqCst);
+        self.shared.row_calls.fetch_add(1, SeqCst);
         Ok(())
     }
 }

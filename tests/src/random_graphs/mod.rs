@@ -6,7 +6,14 @@
 //! with an independent reference interpreter written from the specs. Half the graphs also carry
 //! payload chains (issue 28 step 8): an object of any kind of `DataType::ALL`, or an object array
 //! of one, copied through 1–4 generic copy nodes over real and virtual intermediates, queued or
-//! shared in pipelined runs, compared by content digest frame by frame.
+//! shared in pipelined runs, compared by content digest frame by frame. Half the graphs run with
+//! cross-node fusion on (issue 34, `ContextBuilder::fusion`): the generator then biases most nodes
+//! toward fusion candidates (tiling, every pixel processed, no vertical neighborhood unless a row
+//! kernel with a row entry, no tile memory, no named target, seldom an alias hint, outputs
+//! virtual), so chains over virtual images form fused groups in about one graph in four; every
+//! run checks `Graph::fusion_report` against the candidate rules restated from the spec
+//! (`checks::fusion_report`), and orders the memory plan's and aliasing's checks by the schedule
+//! with each group contracted to one unit.
 //!
 //! [`run_seed`] runs one seed on a thread of its own under `catch_unwind` and a watchdog: a panic
 //! or a hang is a failure like a wrong pixel. Module reloads between frames are simulated in
@@ -59,6 +66,20 @@ pub struct Stats {
     pub payload_kinds: u64,
     /// Payload digests compared with the reference's.
     pub payload_digests: u64,
+    /// Graphs run with fusion on (issue 34).
+    pub fusion_graphs: u64,
+    /// Fusion reports checked (one per run of a graph).
+    pub fusion_reports_checked: u64,
+    /// Graphs that had at least one fused group in some run.
+    pub fused_graphs: u64,
+    /// Over those graphs, the nodes in fused groups (in each graph's run with the most).
+    pub fused_nodes: u64,
+    /// The groups they formed.
+    pub fused_groups: u64,
+    /// Of the nodes fused, row kernels (run through their row entries).
+    pub fused_row_nodes: u64,
+    /// Row-entry calls.
+    pub row_entry_calls: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -75,6 +96,13 @@ impl std::ops::AddAssign for Stats {
         self.payload_chains += o.payload_chains;
         self.payload_kinds |= o.payload_kinds;
         self.payload_digests += o.payload_digests;
+        self.fusion_graphs += o.fusion_graphs;
+        self.fusion_reports_checked += o.fusion_reports_checked;
+        self.fused_graphs += o.fused_graphs;
+        self.fused_nodes += o.fused_nodes;
+        self.fused_groups += o.fused_groups;
+        self.fused_row_nodes += o.fused_row_nodes;
+        self.row_entry_calls += o.row_entry_calls;
     }
 }
 
@@ -84,7 +112,9 @@ impl fmt::Display for Stats {
             f,
             "{} graphs, {} frames ({} pipelined), {} alias decisions checked, {} memory plans checked, \
              {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared, \
-             {} payload chains ({} of {} kinds), {} payload digests compared",
+             {} payload chains ({} of {} kinds), {} payload digests compared; fusion on in {} graphs, \
+             {} fusion reports checked, graphs with fused groups: {}, nodes fused: {} (in {} groups, {} of them row kernels; \
+             {} row-entry calls)",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -97,7 +127,14 @@ impl fmt::Display for Stats {
             self.payload_chains,
             self.payload_kinds.count_ones(),
             vx::DataType::ALL.len(),
-            self.payload_digests
+            self.payload_digests,
+            self.fusion_graphs,
+            self.fusion_reports_checked,
+            self.fused_graphs,
+            self.fused_nodes,
+            self.fused_groups,
+            self.fused_row_nodes,
+            self.row_entry_calls
         )
     }
 }

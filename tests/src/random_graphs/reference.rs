@@ -70,6 +70,28 @@ pub fn processed(tiling: Option<&Tiling>, nb: Nb, w: u32, h: u32) -> (u32, u32, 
     if x0 >= x1 || y0 >= y1 { (0, 0, 0, 0) } else { (x0, y0, x1, y1) }
 }
 
+/// Where coordinate `i` of a line of `n` pixels reads from under `fill` (`None`: the constant),
+/// written from the rules' pictures: replicate `aaa|abcd|ddd`, reflect-101 `dcb|abcd|cba` (folded
+/// at the first and last pixel, again and again for a line shorter than the reach; a one-pixel line
+/// is its only pixel).
+pub fn fill_source(i: i64, n: i64, fill: Fill) -> Option<i64> {
+    if (0..n).contains(&i) {
+        return Some(i);
+    }
+    match fill {
+        Fill::Constant(_) => None,
+        Fill::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+        Fill::Reflect101 if n == 1 => Some(0),
+        Fill::Reflect101 => {
+            let mut j = i;
+            while !(0..n).contains(&j) {
+                j = if j < 0 { -j } else { 2 * (n - 1) - j };
+            }
+            Some(j)
+        }
+    }
+}
+
 /// The stencil weight of offset `(dx, dy)`.
 pub fn weight(nb: Nb, dx: i32, dy: i32) -> u8 {
     (2 * (dx - nb.l) + 3 * (dy - nb.t) + 1) as u8
@@ -143,10 +165,18 @@ pub fn run_node(spec: &GraphSpec, n: usize, state: &mut State, plant: bool, keep
                     for dy in node.nb.t..=node.nb.b {
                         for dx in node.nb.l..=node.nb.r {
                             // Inside the processed rectangle of an Undefined border every read is
-                            // inside; elsewhere (user kernels, Self_) the edge is replicated.
-                            let sx = (x as i64 + dx as i64).clamp(0, i.w as i64 - 1) as u32;
-                            let sy = (y as i64 + dy as i64).clamp(0, i.h as i64 - 1) as u32;
-                            let (p, d) = i.at(sx, sy);
+                            // inside; elsewhere (user kernels, Self_) the edge is replicated, or
+                            // made up by a row kernel's fill.
+                            let fill = node.tiling.as_ref().and_then(|t| t.rows).unwrap_or(Fill::Replicate);
+                            let sx = fill_source(x as i64 + dx as i64, i.w as i64, fill);
+                            let sy = fill_source(y as i64 + dy as i64, i.h as i64, fill);
+                            let (p, d) = match (sx, sy) {
+                                (Some(sx), Some(sy)) => i.at(sx as u32, sy as u32),
+                                _ => {
+                                    let Fill::Constant(c) = fill else { unreachable!("only a constant has no source") };
+                                    (c, true)
+                                }
+                            };
                             sum = sum.wrapping_add(p.wrapping_mul(weight(node.nb, dx, dy)));
                             def &= d;
                         }

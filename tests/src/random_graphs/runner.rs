@@ -92,9 +92,15 @@ pub struct Runner {
     /// The next pipelined frame number expected from `dequeue`.
     frame_no: u64,
     progress: Arc<Mutex<Progress>>,
+    /// The most nodes fused in one run of the graph so far, and the groups they formed then.
+    fused: (u64, u64, u64),
     /// Statistics.
     pub stats: Stats,
 }
+
+/// How a pixel mismatch names a writer of the image that ran in a fused group (the binary counts
+/// them).
+pub const FUSED_WRITER: &str = "ran fused, in group";
 
 const OUTPUT_PARENT_KEY: u64 = 0xFFFF_FFFF;
 /// The key of real images' initial pixels.
@@ -191,7 +197,11 @@ impl Runner {
 
     /// Context, images, scalars, kernels, nodes.
     pub fn new(spec: GraphSpec, options: Options, progress: Arc<Mutex<Progress>>) -> R<Runner> {
-        let mut b = Context::builder().threads(spec.threads).memory_plan(spec.memory_plan).aliasing(spec.aliasing);
+        let mut b = Context::builder()
+            .threads(spec.threads)
+            .memory_plan(spec.memory_plan)
+            .aliasing(spec.aliasing)
+            .fusion(spec.fusion);
         for (name, threads) in &spec.targets {
             b = b.target(TargetConfig::new(name).threads(*threads));
         }
@@ -229,6 +239,7 @@ impl Runner {
             key: 0,
             frame_no: 0,
             progress,
+            fused: (0, 0, 0),
             stats: Stats::default(),
         };
         for i in 0..n_images {
@@ -370,6 +381,16 @@ impl Runner {
             self.run_frames(&label)?;
         }
         self.stats.graphs += 1;
+        if self.spec.fusion {
+            self.stats.fusion_graphs += 1;
+        }
+        if self.fused.0 > 0 {
+            self.stats.fused_graphs += 1;
+            self.stats.fused_nodes += self.fused.0;
+            self.stats.fused_groups += self.fused.1;
+            self.stats.fused_row_nodes += self.fused.2;
+        }
+        self.stats.row_entry_calls += self.shared.row_calls.load(std::sync::atomic::Ordering::SeqCst);
         Ok(self.stats)
     }
 
@@ -468,18 +489,50 @@ impl Runner {
         }
         if let Some((x, y, g, w)) = first {
             let defined = want.def.iter().filter(|&&d| d).count();
-            let writer =
-                self.spec.writer(img).map(|n| self.spec.nodes[n].name.clone()).unwrap_or_else(|| "no node".into());
+            // The writers of the image's pixels: its own, or (a parent) those of its ROIs.
+            let writers: Vec<String> = self
+                .spec
+                .live()
+                .filter(|&n| self.spec.root_of(self.spec.nodes[n].output).0 == img)
+                .map(|n| self.spec.nodes[n].name.clone())
+                .collect();
+            let writer = if writers.is_empty() { "no node".to_string() } else { writers.join(", ") };
             return fail(
                 label,
                 format!(
                     "pixel mismatch in {} ({}x{}, {:?}, written by {writer}): first at ({x}, {y}): got {g}, want {w}; \
-                     {bad} of {defined} defined pixels differ",
-                    im.name, im.w, im.h, im.kind
+                     {bad} of {defined} defined pixels differ{}",
+                    im.name,
+                    im.w,
+                    im.h,
+                    im.kind,
+                    self.fusion_note(&writers)
                 ),
             );
         }
         Ok(())
+    }
+
+    /// For a failure message: the graph's fused groups, if any, and whether one of `writers` is in
+    /// one.
+    fn fusion_note(&self, writers: &[String]) -> String {
+        let Ok(report) = self.graph.fusion_report() else { return String::new() };
+        if report.groups.is_empty() {
+            return String::new();
+        }
+        let groups: Vec<String> = report
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("g{i}: {} (fused images {})", g.nodes.join(" -> "), g.fused_images.join(", ")))
+            .collect();
+        let at = report.groups.iter().position(|g| g.nodes.iter().any(|n| writers.contains(n)));
+        format!(
+            "; fusion: {} group(s) [{}], a writer {}",
+            groups.len(),
+            groups.join("; "),
+            at.map_or("not fused".to_string(), |i| format!("{FUSED_WRITER} g{i}"))
+        )
     }
 
     /// Images written through an honoured alias hint (their bytes are also an input's).
@@ -541,13 +594,24 @@ impl Runner {
             }
         }
         let decisions = self.graph.alias_decisions().at(label, "Graph::alias_decisions")?;
+        let plan = self.graph.memory_plan().at(label, "Graph::memory_plan")?;
+        let report = self.graph.fusion_report().at(label, "Graph::fusion_report")?;
+        let groups = checks::fusion_report(&self.spec, &report, &decisions, &plan)
+            .map_err(|e| Fail { step: label.to_string(), what: format!("fusion report: {e}\n  report: {report}") })?;
+        self.stats.fusion_reports_checked += 1;
+        let fused_nodes = groups.iter().map(Vec::len).sum::<usize>() as u64;
+        let row_nodes = groups
+            .iter()
+            .flatten()
+            .filter(|&&n| self.spec.nodes[n].tiling.as_ref().is_some_and(|t| t.rows.is_some()))
+            .count() as u64;
+        self.fused = self.fused.max((fused_nodes, groups.len() as u64, row_nodes));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict) {
+        match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
             Ok(n) => self.stats.alias_decisions_checked += n as u64,
             Err(e) => return fail(label, e),
         }
-        let plan = self.graph.memory_plan().at(label, "Graph::memory_plan")?;
-        checks::memory_plan(&self.spec, &plan, &decisions, self.strict, &self.payload_names())
+        checks::memory_plan(&self.spec, &plan, &decisions, self.strict, &self.payload_names(), &groups)
             .map_err(|e| Fail { step: label.to_string(), what: format!("memory plan: {e}\n  plan: {plan:?}") })?;
         self.stats.plans_checked += 1;
         Ok(())
@@ -869,6 +933,7 @@ impl Runner {
             kernel_border: Border::Undefined,
             node_border: None,
             tile_memory: 0,
+            rows: None,
         });
         let target = if !self.spec.targets.is_empty() && self.rng.chance(1, 2) {
             Some(self.rng.pick(&self.spec.targets).0.clone())
@@ -1202,6 +1267,7 @@ impl Runner {
                     kernel_border: Border::Undefined,
                     node_border: None,
                     tile_memory: 0,
+                    rows: None,
                 };
                 let (n, _) = copy(self, Some(t.clone()))?;
                 // This one stays in the graph once its border is legal again.

@@ -21,8 +21,9 @@ pub enum Op {
     Avg,
     /// `out = Σ in(x+dx, y+dy) · w(dx, dy)` (wrapping) over the node's neighborhood: (in, out).
     /// Weights `w = 2·(dx − left) + 3·(dy − top) + 1`. Plain user kernels and tiling nodes with
-    /// border `Self_` replicate the edge (clamp); border `Undefined` leaves pixels whose
-    /// neighborhood leaves the image unprocessed (undefined).
+    /// border `Self_` replicate the edge (clamp), row kernels with `Self_` apply their
+    /// [`Fill`]; border `Undefined` leaves pixels whose neighborhood leaves the image unprocessed
+    /// (undefined).
     Stencil,
     /// `out(x, y) = in(y, x)`, output `h × w`: (in, out). Plain user kernels only.
     Transpose,
@@ -87,6 +88,18 @@ impl Border {
     }
 }
 
+/// How a row kernel makes up rows and columns past the image edge under border `Self_` (the
+/// SDK's `BorderFill`; the reference states the rules itself, `reference::fill_source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// `dcb|abcd|cba`.
+    Reflect101,
+    /// `aaa|abcd|ddd`.
+    Replicate,
+    /// A constant pixel value.
+    Constant(u8),
+}
+
 /// A tiling kernel's functions and attributes.
 #[derive(Clone, Debug)]
 pub struct Tiling {
@@ -102,6 +115,11 @@ pub struct Tiling {
     pub node_border: Option<Border>,
     /// Tile memory bytes per tile block.
     pub tile_memory: usize,
+    /// A row kernel (stencils with a vertical neighborhood, issue 34): its flexible function reads
+    /// its neighborhood through `Tile::for_rows` with this fill (border `Self_` then means the
+    /// fill, not the edge replicated), and it has a row entry (`KernelBuilder::rows`) doing the
+    /// same from row tables, so it fuses.
+    pub rows: Option<Fill>,
 }
 
 impl Tiling {
@@ -345,6 +363,10 @@ pub struct GraphSpec {
     pub memory_plan: bool,
     /// Aliasing on.
     pub aliasing: bool,
+    /// Cross-node fusion on (`ContextBuilder::fusion`, issue 34); drawn from a stream of its own
+    /// (4), like the generator's bias toward fusable chains when it is on, so a seed's graph with
+    /// fusion off is the graph it had before fusion existed.
+    pub fusion: bool,
     /// Small tiles, parallel whatever the size.
     pub small_tiles: bool,
     /// Images.
@@ -457,24 +479,97 @@ impl GraphSpec {
         reach
     }
 
+    /// The unit of each node when the fused `groups` (node indices) each run as one unit: a bit
+    /// mask of the group's nodes, or of the node alone.
+    fn units(&self, groups: &[Vec<usize>]) -> Vec<u64> {
+        let mut unit: Vec<u64> = (0..self.nodes.len()).map(|n| 1u64 << n).collect();
+        for g in groups {
+            let mask = g.iter().fold(0u64, |m, &n| m | 1 << n);
+            for &n in g {
+                unit[n] = mask;
+            }
+        }
+        unit
+    }
+
+    /// [`reach`](Self::reach) with each fused group of `groups` contracted to one unit (its
+    /// members interleave row by row, so none finishes before another starts): bit `m` of
+    /// `reach[n]` when a path of units leads from `n`'s unit to `m`'s, another unit.
+    pub fn reach_grouped(&self, groups: &[Vec<usize>]) -> Vec<u64> {
+        let unit = self.units(groups);
+        let mut reach = vec![0u64; self.nodes.len()];
+        // The quotient graph is acyclic (groups are convex): a fixed point in at most N rounds.
+        loop {
+            let mut changed = false;
+            for n in self.live() {
+                let mut r = reach[n];
+                for m in self.live().filter(|&m| unit[m] & 1 << n != 0) {
+                    for k in self.readers(self.nodes[m].output) {
+                        if unit[k] != unit[n] {
+                            r |= unit[k] | reach[k];
+                        }
+                    }
+                }
+                if r != reach[n] {
+                    reach[n] = r;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return reach;
+            }
+        }
+    }
+
     /// Schedule levels (as soon as possible): 0 for nodes whose inputs no node writes, else one
     /// more than the highest level of their inputs' writers.
     pub fn levels(&self) -> Vec<usize> {
+        self.levels_grouped(&[])
+    }
+
+    /// [`levels`](Self::levels) with each fused group contracted to one unit (the runtime
+    /// re-levels its schedule so: the members of a group share the level of the unit, as soon as
+    /// possible in the quotient graph).
+    pub fn levels_grouped(&self, groups: &[Vec<usize>]) -> Vec<usize> {
+        let unit = self.units(groups);
         let mut level = vec![0usize; self.nodes.len()];
-        for n in self.topo().unwrap_or_default() {
-            level[n] =
-                self.nodes[n].inputs.iter().filter_map(|&i| self.writer(i)).map(|w| level[w] + 1).max().unwrap_or(0);
+        let order = self.topo().unwrap_or_default();
+        // Longest paths in the quotient graph: relax until stable (acyclic, at most N rounds).
+        loop {
+            let mut changed = false;
+            for &n in &order {
+                let mut l = 0;
+                for m in order.iter().copied().filter(|&m| unit[m] == unit[n]) {
+                    for w in self.nodes[m].inputs.iter().filter_map(|&i| self.writer(i)) {
+                        if unit[w] != unit[n] {
+                            l = l.max(level[w] + 1);
+                        }
+                    }
+                }
+                if l != level[n] {
+                    level[n] = l;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return level;
+            }
         }
-        level
     }
 
     /// `before[n]` has bit `m` when node `n` finishes before node `m` starts in every run: a
     /// dataflow path from `n` to `m`; outside queue modes (where the runtime runs the schedule one
     /// level after the other) also `n` in an earlier level than `m`. `strict`: dataflow only.
     pub fn happens_before(&self, strict: bool) -> Vec<u64> {
-        let mut before = self.reach();
+        self.happens_before_grouped(strict, &[])
+    }
+
+    /// [`happens_before`](Self::happens_before) when the fused `groups` each run as one unit
+    /// (paths and levels of units; two members of one group are never ordered).
+    pub fn happens_before_grouped(&self, strict: bool, groups: &[Vec<usize>]) -> Vec<u64> {
+        let mut before = self.reach_grouped(groups);
         if !strict && !self.pipelined() {
-            let level = self.levels();
+            let level = self.levels_grouped(groups);
             for n in self.live() {
                 for m in self.live() {
                     if level[n] < level[m] {
@@ -496,9 +591,10 @@ impl GraphSpec {
             }
         };
         format!(
-            "{exec}, memory plan {}, aliasing {}, {} thread(s), {} target(s){}",
+            "{exec}, memory plan {}, aliasing {}, fusion {}, {} thread(s), {} target(s){}",
             if self.memory_plan { "on" } else { "off" },
             if self.aliasing { "on" } else { "off" },
+            if self.fusion { "on" } else { "off" },
             self.threads,
             self.targets.len(),
             if self.small_tiles { ", small tiles" } else { "" }
@@ -548,14 +644,15 @@ impl fmt::Display for GraphSpec {
             }
             match &n.tiling {
                 Some(t) => extra.push(format!(
-                    "tiling fast={} flexible={} block {}x{} border {:?}{} tile memory {}",
+                    "tiling fast={} flexible={} block {}x{} border {:?}{} tile memory {}{}",
                     t.fast,
                     t.flexible,
                     t.block.0,
                     t.block.1,
                     t.kernel_border,
                     t.node_border.map(|b| format!(" (node: {b:?})")).unwrap_or_default(),
-                    t.tile_memory
+                    t.tile_memory,
+                    t.rows.map(|f| format!(" row entry, fill {f:?}")).unwrap_or_default()
                 )),
                 None => extra.push("user kernel".into()),
             }
