@@ -109,8 +109,8 @@ impl ContextBuilder {
         self
     }
 
-    /// Whether graphs fuse chains of tiling nodes joined by virtual images (default false for
-    /// now): a group runs step by step down the image, its intermediate images in small line
+    /// Whether graphs fuse chains of tiling nodes joined by virtual images (default true): a group
+    /// runs step by step down the image, its intermediate images in small line
     /// buffers instead of image buffers ([`Graph::fusion_report`](crate::Graph::fusion_report)
     /// says what was fused, and why a node was not). [`Graph::set_fusion`](crate::Graph::set_fusion)
     /// overrides it per graph.

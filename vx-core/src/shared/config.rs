@@ -41,8 +41,7 @@ pub struct ContextConfig {
     /// live at once (default true). `false`: a buffer of its own for each.
     pub memory_plan: bool,
     /// Fuse chains of tiling nodes joined by virtual images into groups that run step by step
-    /// with line buffers instead of image buffers (issue 34; default false while the fused runner
-    /// is single-threaded).
+    /// with line buffers instead of image buffers (issue 34; default true).
     pub fusion: bool,
     /// Named targets (executors) besides the default host target.
     pub targets: Vec<super::TargetConfig>,
@@ -70,7 +69,7 @@ impl Default for ContextConfig {
             module_trust: super::ModuleTrust::owner(),
             aliasing: true,
             memory_plan: true,
-            fusion: false,
+            fusion: true,
             targets: Vec::new(),
         }
     }
