@@ -288,9 +288,11 @@ fn main() {
                     filter_graph(ctx, s, name)
                 } else {
                     let (g, out) = pipeline_graph_out(ctx, s);
+                    // `pipeline` is the unfused graph (each node writes its whole image), `fused` the
+                    // same graph fused (the default).
+                    g.set_fusion(Some(name == "fused")).unwrap();
+                    g.verify().unwrap();
                     if name == "fused" {
-                        g.set_fusion(Some(true)).unwrap();
-                        g.verify().unwrap();
                         let report = g.fusion_report().unwrap();
                         assert_eq!(report.groups.first().map(|g| g.nodes.len()), Some(4), "{report}");
                     }
