@@ -228,20 +228,36 @@ impl Executor {
     /// `job.data` must stay valid, and usable from another thread, until `job.run` has returned
     /// (the caller waits on a latch the job releases, or the data is owned by the job).
     pub(crate) unsafe fn submit(&self, job: Job, wait_for_space: bool) -> Result<()> {
+        // SAFETY: the caller's promise is passed on unchanged.
+        match unsafe { self.try_submit(job, wait_for_space) }? {
+            true => Ok(()),
+            false => {
+                let queued = self.queued();
+                Err(Error::new(ErrorKind::NoResources, format!("the queue of target '{}' is full", self.config.name))
+                    .expected_found(
+                        format!("at most {} queued jobs (TargetConfig::queue_depth)", self.config.queue_depth),
+                        queued + 1,
+                    ))
+            }
+        }
+    }
+
+    /// [`submit`](Self::submit) without building an error for a full queue: `Ok(false)` when the
+    /// queue is full and `wait_for_space` is false (the job was not queued and never runs). The
+    /// pipeline's job threads submit this way: a target thread must not wait for space in a queue
+    /// that only it (or a target waiting on it) drains.
+    ///
+    /// # Safety
+    ///
+    /// As for [`submit`](Self::submit), when the job is queued (`Ok(true)`).
+    pub(crate) unsafe fn try_submit(&self, job: Job, wait_for_space: bool) -> Result<bool> {
         let mut q = lock(&self.queue);
         while q.jobs.len() >= self.config.queue_depth {
             if q.shutdown {
                 break;
             }
             if !wait_for_space {
-                return Err(Error::new(
-                    ErrorKind::NoResources,
-                    format!("the queue of target '{}' is full", self.config.name),
-                )
-                .expected_found(
-                    format!("at most {} queued jobs (TargetConfig::queue_depth)", self.config.queue_depth),
-                    q.jobs.len() + 1,
-                ));
+                return Ok(false);
             }
             q = self.space.wait(q).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
@@ -251,7 +267,7 @@ impl Executor {
         q.jobs.push_back(job);
         drop(q);
         self.work.notify_one();
-        Ok(())
+        Ok(true)
     }
 
     /// Run `f` on this target and return its result (inline when called from one of the target's

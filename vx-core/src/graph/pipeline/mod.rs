@@ -138,8 +138,9 @@ pub(super) struct QueueState {
     /// Frames `schedule` allowed to start (manual mode).
     permits: usize,
     in_flight: usize,
-    /// Node jobs done: (slot, node, error).
-    completions: VecDeque<(usize, usize, Option<Error>)>,
+    /// The scheduling state (the coordinator's module): settled by whichever thread holds this
+    /// mutex after a change.
+    run: coordinator::Run,
     /// The next frame's number.
     next_frame: u64,
     /// The first error since the last `wait`.
@@ -175,7 +176,7 @@ impl Queues {
                 enqueued: Vec::new(),
                 permits: 0,
                 in_flight: 0,
-                completions: VecDeque::new(),
+                run: coordinator::Run::default(),
                 next_frame: 0,
                 first_error: None,
                 bursting: false,
@@ -222,13 +223,18 @@ impl Queues {
         }
     }
 
-    /// A job's report: node `node` of slot `slot` ran. Notifies under the lock, so the queues are
-    /// not touched after the coordinator can see the report.
-    fn complete(&self, slot: usize, node: usize, error: Option<Error>) {
-        let mut st = self.lock();
-        st.completions.push_back((slot, node, error));
-        self.wake.notify_one();
-        drop(st);
+    /// Ready references or permits changed (`st` is held): a frame may be admissible. With a burst
+    /// live, this thread settles and dispatches itself; otherwise the coordinator is woken (it
+    /// settles when it registers a burst, so a change made before that is not missed).
+    fn offer(&self, st: MutexGuard<'_, QueueState>) {
+        if !st.admissible() {
+            return;
+        }
+        if st.run.live() {
+            coordinator::settle_and_dispatch(self, st, false);
+        } else {
+            self.wake.notify_one();
+        }
     }
 }
 
@@ -299,10 +305,6 @@ impl Graph {
         st.done = config.queues.iter().map(|q| VecDeque::with_capacity(q.refs.len())).collect();
         st.enqueued = config.queues.iter().map(|q| vec![false; q.refs.len()]).collect();
         st.permits = 0;
-        // Room for every node of every slot to report at once (no allocation while streaming).
-        let reports = body.nodes.len() * config.depth;
-        let queued_reports = st.completions.len();
-        st.completions.reserve(reports.saturating_sub(queued_reports));
         st.config = queued.then_some(config);
         if queued && st.coordinator.is_none() {
             let (graph, queues): (Weak<GraphInner>, Arc<Queues>) =
@@ -343,7 +345,7 @@ impl Graph {
         }
         st.enqueued[q][i] = true;
         st.ready[q].push_back(i);
-        self.inner.queues.wake.notify_one();
+        self.inner.queues.offer(st);
         Ok(())
     }
 
@@ -461,7 +463,7 @@ impl Graph {
                     .in_graph(&self.name()));
                 }
                 st.permits = sets;
-                queues.wake.notify_one();
+                queues.offer(st);
                 Ok(())
             }
             _ => Err(Error::new(
