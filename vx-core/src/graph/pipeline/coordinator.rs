@@ -240,7 +240,7 @@ struct NodeProgress {
 }
 
 /// Jobs one settle collects before its thread submits them (more: it settles again).
-const BATCH: usize = 8;
+const BATCH: usize = 2;
 
 /// Runnable jobs (slot, node), on the settling thread's stack.
 struct Batch {
