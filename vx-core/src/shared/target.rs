@@ -121,6 +121,11 @@ unsafe impl Send for Job {}
 struct Queue {
     jobs: VecDeque<Job>,
     shutdown: bool,
+    /// Workers waiting on `work` (a submit wakes one only if there is one: a futex wake-up is a
+    /// system call even with no one to wake, and the pipeline submits to busy targets often).
+    idle: usize,
+    /// Submitters waiting on `space`.
+    full_waiters: usize,
 }
 
 /// A target's executor: its threads and FIFO.
@@ -145,7 +150,12 @@ impl Executor {
         config.check()?;
         let ex = Arc::new(Executor {
             id: next_id(),
-            queue: Mutex::new(Queue { jobs: VecDeque::with_capacity(config.queue_depth), shutdown: false }),
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::with_capacity(config.queue_depth),
+                shutdown: false,
+                idle: 0,
+                full_waiters: 0,
+            }),
             work: Condvar::new(),
             space: Condvar::new(),
             jobs_run: AtomicU64::new(0),
@@ -191,19 +201,25 @@ impl Executor {
 
     fn work_loop(&self) {
         loop {
-            let job = {
+            let (job, space_waited) = {
                 let mut q = lock(&self.queue);
                 loop {
                     if let Some(j) = q.jobs.pop_front() {
-                        break j;
+                        break (j, q.full_waiters > 0);
                     }
                     if q.shutdown {
                         return;
                     }
+                    // Counted under the lock before waiting: a submitter that pushes after this
+                    // sees the count and wakes us (the push and the count share the mutex).
+                    q.idle += 1;
                     q = self.work.wait(q).unwrap_or_else(std::sync::PoisonError::into_inner);
+                    q.idle -= 1;
                 }
             };
-            self.space.notify_one();
+            if space_waited {
+                self.space.notify_one();
+            }
             // Counted before the job runs: the job releases its submitter, who may read the count
             // at once (counting after raced with that read).
             self.jobs_run.fetch_add(1, Ordering::Relaxed);
@@ -259,14 +275,19 @@ impl Executor {
             if !wait_for_space {
                 return Ok(false);
             }
+            q.full_waiters += 1;
             q = self.space.wait(q).unwrap_or_else(std::sync::PoisonError::into_inner);
+            q.full_waiters -= 1;
         }
         if q.shutdown {
             return Err(Error::new(ErrorKind::InvalidReference, format!("target '{}' is stopped", self.config.name)));
         }
         q.jobs.push_back(job);
+        let wake = q.idle > 0;
         drop(q);
-        self.work.notify_one();
+        if wake {
+            self.work.notify_one();
+        }
         Ok(true)
     }
 
