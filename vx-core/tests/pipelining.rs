@@ -689,7 +689,7 @@ fn the_hand_off_protocol_holds_under_stress() {
                             g.enqueue(p2, &out2[r]).unwrap();
                             next += 1;
                             lcg = lcg.wrapping_mul(6364136223846793005).wrapping_add(1);
-                            if dry && (lcg >> 40) % 3 == 0 {
+                            if dry && (lcg >> 40).is_multiple_of(3) {
                                 break;
                             }
                         }

@@ -11,12 +11,14 @@
 //!   pipeline depth and, per queued graph parameter, the references that may be enqueued.
 //! - The verify pass `frame slots` (`graph/verify/frames.rs`) gives each of the *depth* slots its
 //!   own virtual objects and parameter table.
-//! - The **coordinator** (`coordinator.rs`), one thread per pipelined graph, admits frames, runs
-//!   each node of each frame as a job on the node's target (host nodes on the context's host
-//!   pipeline executor) once its producers in that frame are done, its previous frame is done (a
-//!   node sees frames in order, so stateful kernels behave as in sequential processing) and the
-//!   readers of shared objects it writes are done with the previous frame. A frame whose node
-//!   fails skips its remaining nodes; its references are dequeued with the error.
+//! - The **coordinator** (`coordinator.rs`), one thread per pipelined graph, holds the graph for a
+//!   burst of frames. Each node of each frame runs as a job on the node's target (host nodes on
+//!   the context's host pipeline executor) once its producers in that frame are done, its previous
+//!   frame is done (a node sees frames in order, so stateful kernels behave as in sequential
+//!   processing) and the readers of shared objects it writes are done with the previous frame. The
+//!   thread that finished a node (or enqueued a frame) admits, delivers and submits the next jobs
+//!   itself, under the queues' mutex: one wake-up per hand-off. A frame whose node fails skips its
+//!   remaining nodes; its references are dequeued with the error.
 //! - While frames are in flight the coordinator holds the graph's lock: graph and node calls are
 //!   refused with `GraphScheduled` (a monitoring thread must not hang on a stream that never
 //!   drains); `Node::send_command` still reaches nodes (control ports live outside the lock).
@@ -118,7 +120,8 @@ pub struct Dequeued {
 /// A graph's queues and the coordinator's inbox.
 pub(crate) struct Queues {
     state: Mutex<QueueState>,
-    /// The coordinator waits here for ready references and node completions.
+    /// The coordinator waits here: idle, for an admissible frame; in a burst, for a deferred job
+    /// or the burst's end (nothing counted, no busy slot).
     wake: Condvar,
     /// The application waits here for done references and a drained pipeline.
     changed: Condvar,
