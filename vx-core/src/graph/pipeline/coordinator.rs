@@ -318,15 +318,28 @@ pub(super) fn settle_and_dispatch<'q>(queues: &'q Queues, mut st: MutexGuard<'q,
         let mut run = std::mem::take(&mut st.run);
         // SAFETY: the burst is registered and the mutex is held: the coordinator deregisters it
         // (under this mutex) before its stack frame goes.
-        let more = settle(&mut st, &mut run, unsafe { &*(ptr.0 as *const Burst<'_>) }, &mut batch);
+        let b = unsafe { &*(ptr.0 as *const Burst<'_>) };
+        let settled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settle(&mut st, &mut run, b, &mut batch)));
+        // The state goes back even if a settle panicked (a bug): left taken, the empty bookkeeping
+        // would look quiet and let the coordinator end a burst that counted jobs still reach. The
+        // panicking thread's collected jobs stay counted: the burst hangs rather than being freed
+        // under them.
+        st.run = run;
+        let more = match settled {
+            Ok(more) => more,
+            Err(panic) => {
+                drop(st);
+                std::panic::resume_unwind(panic);
+            }
+        };
         if more {
             // A hold: the burst stays open until this thread has settled again.
-            run.outstanding += 1;
+            st.run.outstanding += 1;
         }
-        if run.quiet() || !run.deferred.is_empty() {
+        if st.run.quiet() || !st.run.deferred.is_empty() {
             queues.wake.notify_one();
         }
-        st.run = run;
         drop(st);
         for &(s, n) in &batch.jobs[..batch.len] {
             // Each collected job was counted in `outstanding` before the mutex was released.
