@@ -340,7 +340,12 @@ pub(super) fn settle_and_dispatch<'q>(queues: &'q Queues, mut st: MutexGuard<'q,
         if st.run.quiet() || !st.run.deferred.is_empty() {
             queues.wake.notify_one();
         }
+        let delivered = std::mem::take(&mut st.run_delivered);
         drop(st);
+        if delivered {
+            // After the unlock: `queues` outlives the burst (the caller's own handle, see `run_job`).
+            queues.changed.notify_all();
+        }
         for &(s, n) in &batch.jobs[..batch.len] {
             // Each collected job was counted in `outstanding` before the mutex was released.
             dispatch_one(queues, ptr, s, n, wait_for_space);
@@ -400,7 +405,7 @@ fn settle(st: &mut QueueState, run: &mut Run, b: &Burst<'_>, batch: &mut Batch) 
     loop {
         let mut progressed = false;
         for (s, slot) in slots.iter_mut().enumerate().filter(|(_, s)| s.busy && s.done == order.len()) {
-            run.last_failed = deliver(st, slot, s, body, b.queues);
+            run.last_failed = deliver(st, slot, s, body);
             progressed = true;
         }
         run.draining = run.draining || body.kernel_replaced(b.kernels);
@@ -488,7 +493,7 @@ fn node_done(
 }
 
 /// A finished frame's references to the done queues; true when the frame failed.
-fn deliver(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody, queues: &Queues) -> bool {
+fn deliver(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody) -> bool {
     let config = Arc::clone(st.config.as_ref().expect("queued"));
     let result = slot.error.take().map_or(Ok(()), Err);
     for (q, &i) in slot.refs.iter().enumerate() {
@@ -504,7 +509,9 @@ fn deliver(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody, 
     drop(table);
     slot.busy = false;
     st.in_flight -= 1;
-    queues.changed.notify_all();
+    // `changed` is notified by the settling thread once it released the mutex: woken under it, the
+    // application would only block on the mutex again (a second wake-up per frame).
+    st.run_delivered = true;
     match result {
         Ok(()) => false,
         Err(e) => {

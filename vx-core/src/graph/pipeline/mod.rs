@@ -144,6 +144,8 @@ pub(super) struct QueueState {
     /// The scheduling state (the coordinator's module): settled by whichever thread holds this
     /// mutex after a change.
     run: coordinator::Run,
+    /// A settle delivered a frame: its thread notifies `changed` after releasing the mutex.
+    run_delivered: bool,
     /// The next frame's number.
     next_frame: u64,
     /// The first error since the last `wait`.
@@ -180,6 +182,7 @@ impl Queues {
                 permits: 0,
                 in_flight: 0,
                 run: coordinator::Run::default(),
+                run_delivered: false,
                 next_frame: 0,
                 first_error: None,
                 bursting: false,
