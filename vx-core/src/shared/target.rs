@@ -121,11 +121,6 @@ unsafe impl Send for Job {}
 struct Queue {
     jobs: VecDeque<Job>,
     shutdown: bool,
-    /// Workers waiting on `work` (a submit wakes one only if there is one: a futex wake-up is a
-    /// system call even with no one to wake, and the pipeline submits to busy targets often).
-    idle: usize,
-    /// Submitters waiting on `space`.
-    full_waiters: usize,
 }
 
 /// A target's executor: its threads and FIFO.
@@ -150,12 +145,7 @@ impl Executor {
         config.check()?;
         let ex = Arc::new(Executor {
             id: next_id(),
-            queue: Mutex::new(Queue {
-                jobs: VecDeque::with_capacity(config.queue_depth),
-                shutdown: false,
-                idle: 0,
-                full_waiters: 0,
-            }),
+            queue: Mutex::new(Queue { jobs: VecDeque::with_capacity(config.queue_depth), shutdown: false }),
             work: Condvar::new(),
             space: Condvar::new(),
             jobs_run: AtomicU64::new(0),
@@ -201,25 +191,19 @@ impl Executor {
 
     fn work_loop(&self) {
         loop {
-            let (job, space_waited) = {
+            let job = {
                 let mut q = lock(&self.queue);
                 loop {
                     if let Some(j) = q.jobs.pop_front() {
-                        break (j, q.full_waiters > 0);
+                        break j;
                     }
                     if q.shutdown {
                         return;
                     }
-                    // Counted under the lock before waiting: a submitter that pushes after this
-                    // sees the count and wakes us (the push and the count share the mutex).
-                    q.idle += 1;
                     q = self.work.wait(q).unwrap_or_else(std::sync::PoisonError::into_inner);
-                    q.idle -= 1;
                 }
             };
-            if space_waited {
-                self.space.notify_one();
-            }
+            self.space.notify_one();
             // Counted before the job runs: the job releases its submitter, who may read the count
             // at once (counting after raced with that read).
             self.jobs_run.fetch_add(1, Ordering::Relaxed);
@@ -244,51 +228,30 @@ impl Executor {
     /// `job.data` must stay valid, and usable from another thread, until `job.run` has returned
     /// (the caller waits on a latch the job releases, or the data is owned by the job).
     pub(crate) unsafe fn submit(&self, job: Job, wait_for_space: bool) -> Result<()> {
-        // SAFETY: the caller's promise is passed on unchanged.
-        match unsafe { self.try_submit(job, wait_for_space) }? {
-            true => Ok(()),
-            false => {
-                let queued = self.queued();
-                Err(Error::new(ErrorKind::NoResources, format!("the queue of target '{}' is full", self.config.name))
-                    .expected_found(
-                        format!("at most {} queued jobs (TargetConfig::queue_depth)", self.config.queue_depth),
-                        queued + 1,
-                    ))
-            }
-        }
-    }
-
-    /// [`submit`](Self::submit) without building an error for a full queue: `Ok(false)` when the
-    /// queue is full and `wait_for_space` is false (the job was not queued and never runs). The
-    /// pipeline's job threads submit this way: a target thread must not wait for space in a queue
-    /// that only it (or a target waiting on it) drains.
-    ///
-    /// # Safety
-    ///
-    /// As for [`submit`](Self::submit), when the job is queued (`Ok(true)`).
-    pub(crate) unsafe fn try_submit(&self, job: Job, wait_for_space: bool) -> Result<bool> {
         let mut q = lock(&self.queue);
         while q.jobs.len() >= self.config.queue_depth {
             if q.shutdown {
                 break;
             }
             if !wait_for_space {
-                return Ok(false);
+                return Err(Error::new(
+                    ErrorKind::NoResources,
+                    format!("the queue of target '{}' is full", self.config.name),
+                )
+                .expected_found(
+                    format!("at most {} queued jobs (TargetConfig::queue_depth)", self.config.queue_depth),
+                    q.jobs.len() + 1,
+                ));
             }
-            q.full_waiters += 1;
             q = self.space.wait(q).unwrap_or_else(std::sync::PoisonError::into_inner);
-            q.full_waiters -= 1;
         }
         if q.shutdown {
             return Err(Error::new(ErrorKind::InvalidReference, format!("target '{}' is stopped", self.config.name)));
         }
         q.jobs.push_back(job);
-        let wake = q.idle > 0;
         drop(q);
-        if wake {
-            self.work.notify_one();
-        }
-        Ok(true)
+        self.work.notify_one();
+        Ok(())
     }
 
     /// Run `f` on this target and return its result (inline when called from one of the target's

@@ -11,14 +11,12 @@
 //!   pipeline depth and, per queued graph parameter, the references that may be enqueued.
 //! - The verify pass `frame slots` (`graph/verify/frames.rs`) gives each of the *depth* slots its
 //!   own virtual objects and parameter table.
-//! - The **coordinator** (`coordinator.rs`), one thread per pipelined graph, holds the graph for a
-//!   burst of frames. Each node of each frame runs as a job on the node's target (host nodes on
-//!   the context's host pipeline executor) once its producers in that frame are done, its previous
-//!   frame is done (a node sees frames in order, so stateful kernels behave as in sequential
-//!   processing) and the readers of shared objects it writes are done with the previous frame. The
-//!   thread that finished a node (or enqueued a frame) admits, delivers and submits the next jobs
-//!   itself, under the queues' mutex: one wake-up per hand-off. A frame whose node fails skips its
-//!   remaining nodes; its references are dequeued with the error.
+//! - The **coordinator** (`coordinator.rs`), one thread per pipelined graph, admits frames, runs
+//!   each node of each frame as a job on the node's target (host nodes on the context's host
+//!   pipeline executor) once its producers in that frame are done, its previous frame is done (a
+//!   node sees frames in order, so stateful kernels behave as in sequential processing) and the
+//!   readers of shared objects it writes are done with the previous frame. A frame whose node
+//!   fails skips its remaining nodes; its references are dequeued with the error.
 //! - While frames are in flight the coordinator holds the graph's lock: graph and node calls are
 //!   refused with `GraphScheduled` (a monitoring thread must not hang on a stream that never
 //!   drains); `Node::send_command` still reaches nodes (control ports live outside the lock).
@@ -120,8 +118,7 @@ pub struct Dequeued {
 /// A graph's queues and the coordinator's inbox.
 pub(crate) struct Queues {
     state: Mutex<QueueState>,
-    /// The coordinator waits here: idle, for an admissible frame; in a burst, for a deferred job
-    /// or the burst's end (nothing counted, no busy slot).
+    /// The coordinator waits here for ready references and node completions.
     wake: Condvar,
     /// The application waits here for done references and a drained pipeline.
     changed: Condvar,
@@ -141,11 +138,8 @@ pub(super) struct QueueState {
     /// Frames `schedule` allowed to start (manual mode).
     permits: usize,
     in_flight: usize,
-    /// The scheduling state (the coordinator's module): settled by whichever thread holds this
-    /// mutex after a change.
-    run: coordinator::Run,
-    /// A settle delivered a frame: its thread notifies `changed` after releasing the mutex.
-    run_delivered: bool,
+    /// Node jobs done: (slot, node, error).
+    completions: VecDeque<(usize, usize, Option<Error>)>,
     /// The next frame's number.
     next_frame: u64,
     /// The first error since the last `wait`.
@@ -181,8 +175,7 @@ impl Queues {
                 enqueued: Vec::new(),
                 permits: 0,
                 in_flight: 0,
-                run: coordinator::Run::default(),
-                run_delivered: false,
+                completions: VecDeque::new(),
                 next_frame: 0,
                 first_error: None,
                 bursting: false,
@@ -229,18 +222,13 @@ impl Queues {
         }
     }
 
-    /// Ready references or permits changed (`st` is held): a frame may be admissible. With a burst
-    /// live, this thread settles and dispatches itself; otherwise the coordinator is woken (it
-    /// settles when it registers a burst, so a change made before that is not missed).
-    fn offer(&self, st: MutexGuard<'_, QueueState>) {
-        if !st.admissible() {
-            return;
-        }
-        if st.run.live() {
-            coordinator::settle_and_dispatch(self, st, false);
-        } else {
-            self.wake.notify_one();
-        }
+    /// A job's report: node `node` of slot `slot` ran. Notifies under the lock, so the queues are
+    /// not touched after the coordinator can see the report.
+    fn complete(&self, slot: usize, node: usize, error: Option<Error>) {
+        let mut st = self.lock();
+        st.completions.push_back((slot, node, error));
+        self.wake.notify_one();
+        drop(st);
     }
 }
 
@@ -311,6 +299,10 @@ impl Graph {
         st.done = config.queues.iter().map(|q| VecDeque::with_capacity(q.refs.len())).collect();
         st.enqueued = config.queues.iter().map(|q| vec![false; q.refs.len()]).collect();
         st.permits = 0;
+        // Room for every node of every slot to report at once (no allocation while streaming).
+        let reports = body.nodes.len() * config.depth;
+        let queued_reports = st.completions.len();
+        st.completions.reserve(reports.saturating_sub(queued_reports));
         st.config = queued.then_some(config);
         if queued && st.coordinator.is_none() {
             let (graph, queues): (Weak<GraphInner>, Arc<Queues>) =
@@ -351,7 +343,7 @@ impl Graph {
         }
         st.enqueued[q][i] = true;
         st.ready[q].push_back(i);
-        self.inner.queues.offer(st);
+        self.inner.queues.wake.notify_one();
         Ok(())
     }
 
@@ -469,7 +461,7 @@ impl Graph {
                     .in_graph(&self.name()));
                 }
                 st.permits = sets;
-                queues.offer(st);
+                queues.wake.notify_one();
                 Ok(())
             }
             _ => Err(Error::new(
