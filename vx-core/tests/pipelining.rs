@@ -613,8 +613,8 @@ fn stage_px(px: &[u8], k: u8, count: u32) -> Vec<u8> {
 }
 
 /// The hand-off protocol under stress (`VX_PIPE_STRESS_RUNS` runs, 12 by default): two pipelined
-/// graphs stream at once over the same two targets, whose queues hold one job each (so a thread
-/// that settles often finds a queue full and hands the job to the coordinator), plus host nodes:
+/// graphs stream at once over the same two targets, whose queues hold one job each (so the coordinators
+/// often wait for space, and several of a graph's completions are settled together), plus host nodes:
 /// `in → A(t1) → v1 → B(t2) → v2 → D(t1) → out1` and `v1 → C(host) → v3 → E(t2) → out2`. B fails
 /// now and then (D is then skipped; C and E too unless they ran already); depths 1 to 4; the
 /// application sometimes lets the pipeline run dry between frames. A, B and D count their calls
