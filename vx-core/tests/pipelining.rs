@@ -586,3 +586,147 @@ fn schedule_and_enqueue_return_verification_errors_themselves() {
     assert_eq!(e.kind(), ErrorKind::InvalidGraph, "{e}");
     g.wait().unwrap();
 }
+
+/// Stage `k` of the stress test: out = in × 3 + k (+ calls so far when `counts`); fails (after
+/// counting) when `fails` says so of its input's first pixel.
+fn counting_stage(ctx: &Context, name: &str, k: u8, counts: bool, fails: fn(u8) -> bool) -> Kernel {
+    let calls = Arc::new(AtomicU32::new(0));
+    kernel(ctx, name, move |b| {
+        b.process(move |p| {
+            let count = if counts { calls.fetch_add(1, SeqCst) as u8 } else { 0 };
+            let (i, mut o) = p.map_pair::<u8, u8>(0, 1)?;
+            if fails(i.row(0)[0]) {
+                return Err(Error::new(ErrorKind::InvalidValue, "refused by the stress test"));
+            }
+            for y in 0..i.height() {
+                for (o, i) in o.row_mut(y).iter_mut().zip(i.row(y)) {
+                    *o = i.wrapping_mul(3).wrapping_add(k).wrapping_add(count);
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+fn stage_px(px: &[u8], k: u8, count: u32) -> Vec<u8> {
+    px.iter().map(|i| i.wrapping_mul(3).wrapping_add(k).wrapping_add(count as u8)).collect()
+}
+
+/// The hand-off protocol under stress (`VX_PIPE_STRESS_RUNS` runs, 12 by default): two pipelined
+/// graphs stream at once over the same two targets, whose queues hold one job each (so the coordinators
+/// often wait for space, and several of a graph's completions are settled together), plus host nodes:
+/// `in → A(t1) → v1 → B(t2) → v2 → D(t1) → out1` and `v1 → C(host) → v3 → E(t2) → out2`. B fails
+/// now and then (D is then skipped; C and E too unless they ran already); depths 1 to 4; the
+/// application sometimes lets the pipeline run dry between frames. A, B and D count their calls
+/// into their outputs, so every frame's pixels show that they saw the frames once each and in
+/// order.
+#[test]
+fn the_hand_off_protocol_holds_under_stress() {
+    let runs: usize = std::env::var("VX_PIPE_STRESS_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
+    const FRAMES: usize = 60;
+    fn b_fails(px: u8) -> bool {
+        px % 7 == 3
+    }
+    fn never(_: u8) -> bool {
+        false
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for run in 0..runs {
+        let ctx = Context::builder()
+            .threads(2)
+            .target(TargetConfig::new("t1").queue_depth(1))
+            .target(TargetConfig::new("t2").queue_depth(1))
+            .build()
+            .unwrap();
+        let plans: Vec<(usize, usize, bool)> =
+            (0..2).map(|_| (1 + rnd(4) as usize, 1 + rnd(4) as usize, rnd(3) == 0)).collect();
+        std::thread::scope(|sc| {
+            for (gi, &(depth, extra, dry)) in plans.iter().enumerate() {
+                let ctx = &ctx;
+                sc.spawn(move || {
+                    let k = |name: &str, k: u8, counts: bool, fails: fn(u8) -> bool| {
+                        counting_stage(ctx, &format!("stress.{name}{gi}"), k, counts, fails)
+                    };
+                    let g = Graph::new(ctx).unwrap();
+                    let v = || Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+                    let (v1, v2, v3) = (v(), v(), v());
+                    let refs = depth + extra;
+                    let (ins, out1, out2) = (images(ctx, refs), images(ctx, refs), images(ctx, refs));
+                    let a = g.add_node(&k("a", 1, true, never), [&ins[0], &v1]).unwrap();
+                    let b = g.add_node(&k("b", 2, true, b_fails), [&v1, &v2]).unwrap();
+                    let d = g.add_node(&k("d", 4, true, never), [&v2, &out1[0]]).unwrap();
+                    let _c = g.add_node(&k("c", 3, false, never), [&v1, &v3]).unwrap();
+                    let e = g.add_node(&k("e", 5, false, never), [&v3, &out2[0]]).unwrap();
+                    for (n, t) in [(&a, "t1"), (&b, "t2"), (&d, "t1"), (&e, "t2")] {
+                        n.set_target(t).unwrap();
+                    }
+                    let p_in = g.add_parameter(&a, 0).unwrap();
+                    let p1 = g.add_parameter(&d, 1).unwrap();
+                    let p2 = g.add_parameter(&e, 1).unwrap();
+                    g.set_schedule_config(
+                        ScheduleConfig::queue_auto()
+                            .depth(depth)
+                            .queue(p_in, ins.clone())
+                            .queue(p1, out1.clone())
+                            .queue(p2, out2.clone()),
+                    )
+                    .unwrap();
+                    // The model: each node's calls so far.
+                    let (mut na, mut nb, mut nd) = (0u32, 0u32, 0u32);
+                    let mut free: VecDeque<usize> = (0..refs).collect();
+                    let (mut next, mut got, mut last_failed) = (0usize, 0usize, false);
+                    let mut lcg = (run * 2 + gi) as u64 + 1;
+                    while got < FRAMES {
+                        while next < FRAMES && !free.is_empty() {
+                            let r = free.pop_front().unwrap();
+                            ins[r].copy_from(Rect::full(W, H), 0, &frame_pixels(next)).unwrap();
+                            g.enqueue(p_in, &ins[r]).unwrap();
+                            g.enqueue(p1, &out1[r]).unwrap();
+                            g.enqueue(p2, &out2[r]).unwrap();
+                            next += 1;
+                            lcg = lcg.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            if dry && (lcg >> 40).is_multiple_of(3) {
+                                break;
+                            }
+                        }
+                        let d1 = g.dequeue(p1).unwrap();
+                        let d2 = g.dequeue(p2).unwrap();
+                        let di = g.dequeue(p_in).unwrap();
+                        assert_eq!((d1.frame, d2.frame, di.frame), (got as u64, got as u64, got as u64), "run {run}");
+                        let r = ins.iter().position(|i| Reference::from(i).same_object(&di.reference)).unwrap();
+                        assert!(Reference::from(&out1[r]).same_object(&d1.reference), "run {run}");
+                        // The model of frame `got`.
+                        let pa = stage_px(&frame_pixels(got), 1, na);
+                        na += 1;
+                        let failed = b_fails(pa[0]);
+                        last_failed = failed;
+                        nb += 1;
+                        if failed {
+                            let e = d1.result.clone().unwrap_err();
+                            assert_eq!(e.kind(), ErrorKind::InvalidValue, "run {run}: {e}");
+                            assert!(d2.result.is_err() && di.result.is_err());
+                        } else {
+                            d1.result.clone().unwrap();
+                            let pd = stage_px(&stage_px(&pa, 2, nb - 1), 4, nd);
+                            nd += 1;
+                            assert_eq!(out1[r].to_vec::<u8>().unwrap(), pd, "run {run}, graph {gi}, frame {got}: out1");
+                            let pe = stage_px(&stage_px(&pa, 3, 0), 5, 0);
+                            assert_eq!(out2[r].to_vec::<u8>().unwrap(), pe, "run {run}, graph {gi}, frame {got}: out2");
+                        }
+                        free.push_back(r);
+                        got += 1;
+                    }
+                    let waited = g.wait();
+                    assert!(waited.is_ok() || waited.unwrap_err().kind() == ErrorKind::InvalidValue);
+                    g.wait().unwrap();
+                    let state = if last_failed { GraphState::Abandoned } else { GraphState::Completed };
+                    assert_eq!(g.state().unwrap(), state, "run {run}: the last frame's state");
+                });
+            }
+        });
+    }
+}

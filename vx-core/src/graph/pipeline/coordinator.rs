@@ -210,8 +210,15 @@ fn burst(g: &GraphInner, body: &GraphBody, queues: &Queues, book: &mut Bookkeepi
                 outstanding -= 1;
                 node_done(&mut slots[s], &mut nodes[n], n, error, frames);
             }
-            for (s, slot) in slots.iter_mut().enumerate().filter(|(_, s)| s.busy && s.done == order.len()) {
-                last_state = deliver(&mut st, slot, s, body, queues);
+            // Finished frames in frame order: several can finish in one settle (reports popped
+            // together, or a failed frame's skips finishing the next failed frame too), and slot
+            // order is not frame order. A frame is finished only if every earlier one is (each
+            // node sees frames in order), so oldest first keeps the done queues in frame order.
+            while let Some(s) = (0..slots.len())
+                .filter(|&s| slots[s].busy && slots[s].done == order.len())
+                .min_by_key(|&s| slots[s].frame)
+            {
+                last_state = deliver(&mut st, &mut slots[s], s, body, queues);
                 progressed = true;
             }
             draining = draining || body.kernel_replaced(&g.ctx.inner.kernels);
