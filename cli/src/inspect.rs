@@ -62,6 +62,8 @@ pub(crate) struct TilingReport {
     pub(crate) neighborhood: [i32; 4],
     pub(crate) border: String,
     pub(crate) tile_memory: usize,
+    /// What the kernel offers fused execution (`docs/fusion.md`).
+    pub(crate) fusion: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -153,6 +155,13 @@ fn kernel_report(k: &Kernel) -> KernelReport {
             BorderMode::Constant(v) => format!("Constant({v})"),
         },
         tile_memory: a.tile_memory_size,
+        fusion: match k.fusion_support() {
+            Some(vx::FusionSupport { fill: Some(fill), rows_n, .. }) => format!("row entry ({fill:?}, {rows_n} rows)"),
+            Some(vx::FusionSupport { bounded: true, .. }) => {
+                "tile views (fuses when it reads no row above or below)".into()
+            }
+            _ => "not fusable (no declaration: hand-written, an older SDK, or fusion = false)".into(),
+        },
     });
     KernelReport {
         name: k.name().to_owned(),
@@ -234,6 +243,7 @@ pub(crate) fn text(r: &ModuleReport) -> String {
                 "  tiling: block {}x{}, neighborhood ({l}, {rr}, {top}, {b}), border {}, tile memory {} bytes",
                 t.block[0], t.block[1], t.border, t.tile_memory
             );
+            let _ = writeln!(s, "  fusion: {}", t.fusion);
         }
         for h in &k.alias_hints {
             let _ = writeln!(s, "  alias hint: parameters {} and {} ({})", h.a, h.b, h.kind);
@@ -426,6 +436,7 @@ pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
             let _ = writeln!(s, "    input neighborhood: left {l}, right {r}, top {top}, bottom {b}");
             let _ = writeln!(s, "    border: {}", t.border);
             let _ = writeln!(s, "    tile memory: {} bytes", t.tile_memory);
+            let _ = writeln!(s, "    fusion: {}", t.fusion);
         }
         None => {
             let _ = writeln!(s, "  tiling: none (a {} kernel)", k.kind);

@@ -35,6 +35,9 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     assert!(s.contains("2  gy         output  image   S16     required"), "{s}");
     assert!(s.contains("neighborhood (-1, 1, -1, 1), border Self"), "{s}");
     assert!(s.contains("alias hint: parameters 0 and 1 (dense)"), "{s}");
+    // What each kernel offers fused execution: the row kernels a row entry, the others tile views.
+    assert!(s.contains("fusion: row entry (Reflect101, 3 rows)"), "{s}");
+    assert!(s.contains("fusion: tile views"), "{s}");
 
     // By path, as JSON.
     let lib = dir.join("libvx_filters.so");
@@ -48,6 +51,7 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     let sobel = kernels.iter().find(|k| k["name"] == "filters.sobel3x3").unwrap();
     assert_eq!(sobel["kind"], "tiling");
     assert_eq!(sobel["tiling"]["neighborhood"], serde_json::json!([-1, 1, -1, 1]));
+    assert_eq!(sobel["tiling"]["fusion"], "row entry (Reflect101, 3 rows)");
     let names: Vec<&str> =
         sobel["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["[a, b, c]", "gx", "gy"]);
