@@ -365,7 +365,7 @@ fn not_candidate(spec: &GraphSpec, n: usize, decisions: &[AliasDecision]) -> Opt
 /// The fusion report of the last verification, checked: fusion off → disabled, no group, every
 /// tiling node "fusion off"; a pipelined graph → no group, every tiling node "pipelined"; on →
 /// every live tiling node either in exactly one group or reported once with a reason; a group's
-/// nodes (two or more) fusion candidates by the rules restated in [`not_candidate`], of one size,
+/// nodes (two or more) fusion candidates by the rules restated in `not_candidate`, of one size,
 /// joined by its fused images; a fused image a virtual image a member writes and only members of
 /// the group read, excluded from the memory plan (when on); an image between two members fused;
 /// an unfused node refused for a candidate's reason exactly when it is not a candidate, and
