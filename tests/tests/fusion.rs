@@ -44,21 +44,8 @@ fn ctx_rows(fusion: bool, threads: usize, rows: u32, band: u32) -> Context {
     ctx
 }
 
-/// xorshift64*: the test's own random numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 fn random_image(ctx: &Context, w: u32, h: u32, seed: u64) -> Image {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let px: Vec<u8> = (0..w * h).map(|_| rng.next() as u8).collect();
+    let px = vx_tests::random_graphs::rng::pixels(seed, 0xf05e, (w * h) as usize);
     let img = Image::new(ctx, w, h, ImageFormat::U8).unwrap();
     img.copy_from(Rect::full(w, h), 0, &px).unwrap();
     img

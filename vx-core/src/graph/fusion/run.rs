@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
 use vx_plugin_abi::{
-    MAX_TILING_PARAMS, Neighborhood, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc, TileError,
-    TileParam, TileParamKind,
+    MAX_TILING_PARAMS, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc, TileError, TileParam,
+    TileParamKind,
 };
 
 use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
@@ -23,7 +23,7 @@ use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::claims::TileClaims;
 use crate::graph::tiling::plan::TileFunction;
-use crate::graph::tiling::{split, value_of, value_param};
+use crate::graph::tiling::{EMPTY_DESC, grow, split, value_of, value_param};
 use crate::graph::{ActiveGuard, GraphBody, NodeSlot};
 use crate::kernel::callbacks::KernelFunctions;
 use crate::shared::ContextShared;
@@ -461,31 +461,4 @@ impl GroupRun<'_> {
 
 fn role_is_output(role: ParamRole) -> bool {
     matches!(role, ParamRole::Outside { output: true, .. } | ParamRole::Fused { output: true, .. })
-}
-
-const EMPTY_DESC: TileDesc = TileDesc {
-    base: std::ptr::null_mut(),
-    format: 0,
-    tile_x: 0,
-    tile_y: 0,
-    width: 0,
-    height: 0,
-    stride_x: 0,
-    stride_y: 0,
-    block: vx_plugin_abi::TileBlockSize { width: 1, height: 1 },
-    neighborhood: Neighborhood { left: 0, right: 0, top: 0, bottom: 0 },
-    image_width: 0,
-    image_height: 0,
-    readable: Rect { start_x: 0, start_y: 0, end_x: 0, end_y: 0 },
-    flags: 0,
-};
-
-fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
-    let c = |v: i64, max: u32| v.clamp(0, max as i64) as u32;
-    Rect::new(
-        c(tile.start_x as i64 + nb.left as i64, w),
-        c(tile.start_y as i64 + nb.top as i64, h),
-        c(tile.end_x as i64 + nb.right as i64, w),
-        c(tile.end_y as i64 + nb.bottom as i64, h),
-    )
 }

@@ -317,7 +317,8 @@ pub(super) fn run(
     result
 }
 
-const EMPTY_DESC: TileDesc = TileDesc {
+/// A descriptor of nothing (the unused entries of a call's array).
+pub(super) const EMPTY_DESC: TileDesc = TileDesc {
     base: std::ptr::null_mut(),
     format: 0,
     tile_x: 0,
@@ -334,7 +335,8 @@ const EMPTY_DESC: TileDesc = TileDesc {
     flags: 0,
 };
 
-fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
+/// `tile` grown by `nb`, clipped to the `w`×`h` image: an input's readable rectangle.
+pub(super) fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
     let c = |v: i64, max: u32| v.clamp(0, max as i64) as u32;
     Rect::new(
         c(tile.start_x as i64 + nb.left as i64, w),
