@@ -245,3 +245,137 @@ fn a_reload_keeps_the_group_and_its_pixels() {
         assert_eq!(report.groups[0].nodes.len(), 4, "round {round}: {report}");
     }
 }
+
+/// The edge pipeline on `a` into `out`, its nodes on `targets[i]` (`None`: the host); returns the
+/// graph and its first and last nodes.
+fn edge_on(ctx: &Context, a: &Image, out: &Image, level: u8, targets: [Option<&str>; 4]) -> (Graph, Node, Node) {
+    let (w, h) = (a.width(), a.height());
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let g = Graph::new(ctx).unwrap();
+    let virt = |f| Image::new_virtual(&g, w, h, f).unwrap();
+    let (blur, gx, gy, mag) =
+        (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
+    let lv = Scalar::new(ctx, ScalarValue::Uint8(level)).unwrap();
+    let nodes = [
+        g.add_node(&k("gaussian3x3"), [a, &blur]).unwrap(),
+        g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap(),
+        g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap(),
+        g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&lv), Reference::from(out)]).unwrap(),
+    ];
+    for (n, t) in nodes.iter().zip(targets) {
+        if let Some(t) = t {
+            n.set_target(t).unwrap();
+        }
+    }
+    let [first, _, _, last] = nodes;
+    (g, first, last)
+}
+
+/// The edge pipeline's output for input `seed`, unfused and sequential: the reference.
+fn edge_unfused(plain: &Context, w: u32, h: u32, seed: u64) -> Vec<u8> {
+    let a = random_image(plain, w, h, seed);
+    let out = Image::new(plain, w, h, ImageFormat::U8).unwrap();
+    let (g, _, _) = edge_on(plain, &a, &out, 80, [None; 4]);
+    g.process().unwrap();
+    pixels(&out)
+}
+
+/// A pipelined graph (queue mode, depth 3) fuses as a sequential one: the group is one job of the
+/// coordinator, its line buffers serve every frame (the fused images get no per-frame copy: the
+/// graph grows by the line buffers alone), and every frame's output is the unfused one, in order.
+#[test]
+fn a_pipelined_graph_fuses_and_streams_the_unfused_pixels() {
+    let plain = ctx(false);
+    for threads in [1, 2] {
+        let fused = ctx_threads(true, threads);
+        for (w, h) in [(64, 3), (129, 70), (320, 240)] {
+            let frames = 9usize;
+            let ins: Vec<Image> = (0..3).map(|i| random_image(&fused, w, h, 500 + i)).collect();
+            let outs: Vec<Image> = (0..3)
+                .map(|_| {
+                    let o = Image::new(&fused, w, h, ImageFormat::U8).unwrap();
+                    o.copy_from(Rect::full(w, h), 0, &vec![0u8; (w * h) as usize]).unwrap();
+                    o
+                })
+                .collect();
+            let (g, first, last) = edge_on(&fused, &ins[0], &outs[0], 80, [None; 4]);
+            let p_in = g.add_parameter(&first, 0).unwrap();
+            let p_out = g.add_parameter(&last, 2).unwrap();
+            g.set_schedule_config(
+                ScheduleConfig::queue_auto().depth(3).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+            )
+            .unwrap();
+            let before = fused.buffer_bytes().current;
+            g.verify().unwrap();
+            let report = g.fusion_report().unwrap();
+            assert_eq!(report.groups.len(), 1, "{w}x{h} {threads}t: {report}");
+            assert_eq!(report.groups[0].nodes.len(), 4, "{w}x{h} {threads}t: {report}");
+            let grown = fused.buffer_bytes().current - before;
+            if threads == 1 {
+                assert_eq!(grown, report.groups[0].line_buffer_bytes_per_thread, "{w}x{h}: {report}");
+            }
+            let lb = report.groups[0].line_buffer_bytes_per_thread;
+            assert!(grown <= (threads + 1) * lb, "{w}x{h} {threads}t: {grown} bytes, a fused image copied per frame?");
+            let (mut free_in, mut free_out) = (ins.clone(), outs.clone());
+            let (mut next, mut got) = (0usize, 0usize);
+            while got < frames {
+                while next < frames && !free_in.is_empty() && !free_out.is_empty() {
+                    let i = free_in.remove(0);
+                    let px = vx_tests::random_graphs::rng::pixels(900 + next as u64, 0xf05e, (w * h) as usize);
+                    i.copy_from(Rect::full(w, h), 0, &px).unwrap();
+                    g.enqueue(p_in, &i).unwrap();
+                    g.enqueue(p_out, free_out.remove(0)).unwrap();
+                    next += 1;
+                }
+                let done = g.dequeue(p_out).unwrap();
+                done.result.clone().unwrap_or_else(|e| panic!("{w}x{h} {threads}t frame {}: {e}", done.frame));
+                assert_eq!(done.frame, got as u64, "frames come back in order");
+                let out = done.reference.as_image().unwrap().clone();
+                let want = edge_unfused(&plain, w, h, 900 + got as u64);
+                assert!(pixels(&out) == want, "{w}x{h} {threads}t frame {got}: the fused output differs");
+                got += 1;
+                free_out.push(out);
+                free_in.push(g.dequeue(p_in).unwrap().reference.as_image().unwrap().clone());
+            }
+            g.wait().unwrap();
+        }
+    }
+}
+
+/// Groups form per target: a group runs as one job on its nodes' target. Nodes on two targets
+/// make two groups (the images between them stay real buffers), and a node whose only fusable
+/// neighbour is on another target is reported so.
+#[test]
+fn groups_form_per_target_and_give_the_unfused_pixels() {
+    let plain = ctx(false);
+    let fused = Context::builder().threads(2).target(TargetConfig::new("dsp")).fusion(true).build().unwrap();
+    fused.add_module_dir(plugin_dir("fusion", &[("vx_filters", &build_module("vx-filters", &[]))]));
+    fused.load_module("vx_filters").unwrap();
+    let (w, h) = (200, 120);
+    let dsp = Some("dsp");
+    let cases: [([Option<&str>; 4], &[usize]); 3] =
+        [([dsp; 4], &[4]), ([dsp, dsp, None, None], &[2, 2]), ([dsp, None, dsp, dsp], &[2])];
+    for (targets, sizes) in cases {
+        let a = random_image(&fused, w, h, 21);
+        let out = Image::new(&fused, w, h, ImageFormat::U8).unwrap();
+        let (g, _, _) = edge_on(&fused, &a, &out, 80, targets);
+        g.process().unwrap_or_else(|e| panic!("{targets:?}: {e}"));
+        assert!(pixels(&out) == edge_unfused(&plain, w, h, 21), "{targets:?}: the fused output differs");
+        let report = g.fusion_report().unwrap();
+        let got: Vec<usize> = report.groups.iter().map(|g| g.nodes.len()).collect();
+        assert_eq!(got, sizes, "{targets:?}: {report}");
+        let across: Vec<&str> = report
+            .unfused
+            .iter()
+            .filter(|u| u.reason == FusionRefusal::AcrossTargets)
+            .map(|u| u.node.as_str())
+            .collect();
+        // The gaussian on the dsp, the sobel on the host: neither has a fusable neighbour on its own target.
+        assert_eq!(
+            across.len(),
+            if targets[1].is_none() && targets[0].is_some() { 2 } else { 0 },
+            "{targets:?}: {report}"
+        );
+        assert_eq!(report.unfused.len(), across.len(), "{targets:?}: {report}");
+    }
+}

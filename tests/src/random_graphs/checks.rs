@@ -339,17 +339,14 @@ pub fn memory_plan(
 }
 
 /// Why node `n` cannot be a fusion candidate by the rules of `vx-core/src/graph/verify/fusion.rs`
-/// (restated: a tiling node — every kernel here declares `fusable` —, no named target, no aliased
-/// pair, no vertical neighborhood unless a row entry (row kernels), every output pixel processed,
+/// (restated: a tiling node — every kernel here declares `fusable` —, no aliased pair, no vertical neighborhood unless a row entry (row kernels), every output pixel processed,
 /// no tile memory); `None` for a candidate or a node that is no tiling node. The reason is the first in the
 /// runtime's order.
 fn not_candidate(spec: &GraphSpec, n: usize, decisions: &[AliasDecision]) -> Option<FusionRefusal> {
     let node = &spec.nodes[n];
     let t = node.tiling.as_ref()?;
     let out = &spec.images[node.output];
-    if node.target.as_deref().is_some_and(|t| t != vx::HOST_TARGET) {
-        Some(FusionRefusal::OnTarget)
-    } else if decisions.iter().any(|d| d.aliased && d.node == node.name) {
+    if decisions.iter().any(|d| d.aliased && d.node == node.name) {
         Some(FusionRefusal::Aliased)
     } else if (node.nb.t != 0 || node.nb.b != 0) && t.rows.is_none() {
         Some(FusionRefusal::VerticalNeighbourhoodWithoutRowEntry)
@@ -362,15 +359,23 @@ fn not_candidate(spec: &GraphSpec, n: usize, decisions: &[AliasDecision]) -> Opt
     }
 }
 
+/// The named target node `n` runs on (`None`: the host).
+fn target_of(spec: &GraphSpec, n: usize) -> Option<&str> {
+    spec.nodes[n].target.as_deref().filter(|&t| t != vx::HOST_TARGET)
+}
+
 /// The fusion report of the last verification, checked: fusion off → disabled, no group, every
-/// tiling node "fusion off"; a pipelined graph → no group, every tiling node "pipelined"; on →
+/// tiling node "fusion off"; on (sequential or pipelined) →
 /// every live tiling node either in exactly one group or reported once with a reason; a group's
-/// nodes (two or more) fusion candidates by the rules restated in `not_candidate`, of one size,
+/// nodes (two or more) fusion candidates by the rules restated in `not_candidate`, of one size and
+/// one target,
 /// joined by its fused images; a fused image a virtual image a member writes and only members of
 /// the group read, excluded from the memory plan (when on); an image between two members fused;
-/// an unfused node refused for a candidate's reason exactly when it is not a candidate, and
+/// an unfused node refused for a candidate's reason exactly when it is not a candidate,
+/// "across targets" only when a virtual image joins it to a candidate on another target, and
 /// "nothing to fuse with" only when no virtual image joins it to another candidate (every reader
-/// of a virtual image a candidate writes a candidate). Returns the groups as node indices.
+/// of a virtual image a candidate writes a candidate on the writer's target) nor to one on another
+/// target. Returns the groups as node indices.
 pub fn fusion_report(
     spec: &GraphSpec,
     report: &FusionReport,
@@ -379,9 +384,8 @@ pub fn fusion_report(
 ) -> Result<Vec<Vec<usize>>, String> {
     let by_name = node_by_name(spec);
     let tiling: Vec<usize> = spec.live().filter(|&n| spec.nodes[n].tiling.is_some()).collect();
-    if !spec.fusion || spec.pipelined() {
-        let (enabled, why) =
-            if spec.fusion { (true, FusionRefusal::Pipelined) } else { (false, FusionRefusal::FusionOff) };
+    if !spec.fusion {
+        let (enabled, why) = (false, FusionRefusal::FusionOff);
         if report.enabled != enabled || !report.groups.is_empty() {
             return Err(format!("fusion {}, yet the report is {report:?}", spec.mode()));
         }
@@ -428,6 +432,9 @@ pub fn fusion_report(
         let size = |n: usize| (spec.images[spec.nodes[n].output].w, spec.images[spec.nodes[n].output].h);
         if members.iter().any(|&n| size(n) != size(members[0])) {
             return Err(format!("group g{gi} holds nodes of different sizes: {g:?}"));
+        }
+        if members.iter().any(|&n| target_of(spec, n) != target_of(spec, members[0])) {
+            return Err(format!("group g{gi} holds nodes of different targets: {g:?}"));
         }
         // Fused images, and the members they join.
         let mut parent: HashMap<usize, usize> = members.iter().map(|&n| (n, n)).collect();
@@ -495,6 +502,7 @@ pub fn fusion_report(
         let group_level = matches!(
             u.reason,
             FusionRefusal::NothingToFuseWith
+                | FusionRefusal::AcrossTargets
                 | FusionRefusal::WouldNotBeConvex
                 | FusionRefusal::MaterializedInsideGroup
                 | FusionRefusal::TooManyImages
@@ -508,16 +516,35 @@ pub fn fusion_report(
             }
             _ => {}
         }
+        // A virtual image every reader of which is a candidate, joining it to a candidate on
+        // another target (it as the writer or as such a reader)?
+        let across = |img: ImgId| {
+            let Some(w) = spec.writer(img).filter(|&w| candidate(w)) else { return false };
+            let readers = spec.readers(img);
+            spec.is_virtual(img)
+                && readers.iter().all(|&r| candidate(r))
+                && readers.iter().any(|&r| (r == n || w == n) && target_of(spec, r) != target_of(spec, w))
+        };
+        let node = &spec.nodes[n];
+        let across_any = node.inputs.iter().chain([&node.output]).any(|&i| across(i));
+        if u.reason == FusionRefusal::AcrossTargets && !across_any {
+            return Err(format!("unfused {u}, yet no virtual image joins it to a candidate on another target"));
+        }
+        if u.reason == FusionRefusal::NothingToFuseWith && across_any {
+            return Err(format!("unfused {u}, yet a virtual image joins it to a candidate on another target"));
+        }
         if u.reason == FusionRefusal::NothingToFuseWith {
-            // A virtual image joining it to another candidate, every reader a candidate?
+            // A virtual image joining it to another candidate, every reader a candidate on the
+            // writer's target?
             let joins = |img: ImgId| {
                 let readers = spec.readers(img);
                 spec.is_virtual(img)
                     && !readers.is_empty()
                     && spec.writer(img).is_some_and(candidate)
-                    && readers.iter().all(|&r| candidate(r))
+                    && readers.iter().all(|&r| {
+                        candidate(r) && spec.writer(img).is_some_and(|w| target_of(spec, r) == target_of(spec, w))
+                    })
             };
-            let node = &spec.nodes[n];
             if let Some(&img) = node.inputs.iter().chain([&node.output]).find(|&&i| joins(i)) {
                 return Err(format!(
                     "unfused {u}, yet the virtual image {} joins it to other candidates (writer {}, readers {:?})",

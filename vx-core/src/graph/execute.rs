@@ -70,9 +70,13 @@ impl Graph {
 fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: Instant) -> Result<Option<Instant>> {
     let shared = &ctx.inner.shared;
     let node = |n: usize| body.nodes[n].as_ref().expect("scheduled nodes are live");
-    // A node on a named target runs on its executor, unless this thread is one of that target's
-    // (a graph processed from inside a target callback): then it runs here.
-    let remote = |n: usize| node(n).executor().is_some_and(|e| !e.is_current());
+    // A fused group's members after its first run with the first (`graph/fusion`): they are
+    // neither run here nor sent to a target.
+    let follows = |n: usize| body.fusion.follows(n);
+    let fused = body.fusion.any();
+    // A node (or the group it leads) on a named target runs on its executor, unless this thread
+    // is one of that target's (a graph processed from inside a target callback): then it runs here.
+    let remote = |n: usize| node(n).executor().is_some_and(|e| !e.is_current()) && !(fused && follows(n));
     if let [level] = body.schedule.as_slice()
         && let [n] = level.as_slice()
         && !remote(*n)
@@ -81,9 +85,6 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
         let (result, end) = run_node_from(shared, graph, &body.scratch, node(*n), &node(*n).params, t0);
         return result.map(|()| Some(end));
     }
-    // A fused group's members after its first run with the first (`graph/fusion`).
-    let follows = |n: usize| body.fusion.follows(n);
-    let fused = body.fusion.any();
     for level in &body.schedule {
         let on_targets = level.iter().filter(|&&n| remote(n)).count();
         let followers = if fused { level.iter().filter(|&&n| follows(n)).count() } else { 0 };
@@ -141,7 +142,10 @@ fn run_levels(ctx: &crate::context::Context, graph: u64, body: &GraphBody, t0: I
 /// Run node `n`, or the fused group it leads, on this thread.
 fn run_unit(shared: &ContextShared, graph: u64, body: &GraphBody, n: usize) -> Result<()> {
     match body.fusion.led_by(n) {
-        Some(group) => crate::graph::fusion::run_group(shared, graph, body, group),
+        Some(group) => {
+            let params = |m: usize| body.nodes[m].as_ref().map_or(&[][..], |s| &s.params[..]);
+            crate::graph::fusion::run_group(shared, graph, body, group, &params)
+        }
         None => {
             let s = body.nodes[n].as_ref().expect("scheduled nodes are live");
             run_node(shared, graph, &body.scratch, s, &s.params)
@@ -169,12 +173,11 @@ impl LevelRun<'_> {
     }
 }
 
-/// The job of one node on its target (`arg` = the node's index).
+/// The job of one node (or the group it leads) on its target (`arg` = the node's index).
 unsafe fn run_on_target(data: *const (), n: usize) {
     // SAFETY: `run_levels` keeps the LevelRun alive until this job counts `done` down.
     let lr = unsafe { &*(data as *const LevelRun<'_>) };
-    let s = lr.body.nodes[n].as_ref().expect("scheduled nodes are live");
-    if let Err(e) = run_node(lr.shared, lr.graph, &lr.body.scratch, s, &s.params) {
+    if let Err(e) = run_unit(lr.shared, lr.graph, lr.body, n) {
         lr.fail(n, e);
     }
     lr.done.count_down();

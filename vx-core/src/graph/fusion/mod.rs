@@ -77,4 +77,33 @@ impl FusionState {
     pub(crate) fn any(&self) -> bool {
         !self.groups.is_empty()
     }
+
+    /// The unit node `n` runs in: its group's leader, or `n` itself.
+    pub(crate) fn unit(&self, n: usize) -> usize {
+        match self.group_of.get(n).and_then(|&g| self.groups.get(g as usize)) {
+            Some(g) => g.nodes()[0],
+            None => n,
+        }
+    }
+
+    /// `producers` (per node index, the nodes it reads from) contracted to units: a leader's list
+    /// holds the units any member reads from outside its group, a follower's is empty. Without
+    /// groups, `producers` as they are. The order a pipelined graph runs in (`run_order.rs`) and
+    /// its frame slots' dependencies (`frames.rs`) are over units: a group runs as one job.
+    pub(crate) fn unit_producers(&self, producers: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        if !self.any() {
+            return producers.to_vec();
+        }
+        let mut out = vec![Vec::new(); producers.len()];
+        for (n, ps) in producers.iter().enumerate() {
+            let u = self.unit(n);
+            for &p in ps {
+                let pu = self.unit(p);
+                if pu != u && !out[u].contains(&pu) {
+                    out[u].push(pu);
+                }
+            }
+        }
+        out
+    }
 }

@@ -13,8 +13,6 @@ use crate::graph::Graph;
 pub enum FusionRefusal {
     /// Fusion is off for the graph (`ContextBuilder::fusion`, `Graph::set_fusion`).
     FusionOff,
-    /// The graph is pipelined (a queue mode): its nodes run unfused.
-    Pipelined,
     /// The kernel declared no fusion support (hand-written against the raw ABI, an older SDK, or
     /// `#[tiling_kernel(fusion = false)]`).
     NoFusionSupport,
@@ -26,8 +24,9 @@ pub enum FusionRefusal {
     NeighbourhoodOverridden,
     /// The node has a completion callback (it may abandon the graph after this node alone).
     HasCallback,
-    /// The node runs on a named target.
-    OnTarget,
+    /// The images that would join the node to other fusable nodes join it only to nodes on
+    /// another target (a group runs on one target: its members share one executor).
+    AcrossTargets,
     /// The node aliases an input with an output (buffer aliasing).
     Aliased,
     /// The node leaves pixels of its output unprocessed (border `Undefined`, or a fast-only
@@ -50,14 +49,13 @@ impl fmt::Display for FusionRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             FusionRefusal::FusionOff => "fusion is off for this graph",
-            FusionRefusal::Pipelined => "the graph is pipelined; pipelined graphs run unfused",
             FusionRefusal::NoFusionSupport => "the kernel declared no fusion support",
             FusionRefusal::VerticalNeighbourhoodWithoutRowEntry => {
                 "the kernel reads rows above or below through tile descriptors and has no row entry"
             }
             FusionRefusal::NeighbourhoodOverridden => "the node's neighbourhood differs from the kernel's",
             FusionRefusal::HasCallback => "the node has a completion callback",
-            FusionRefusal::OnTarget => "the node runs on a named target",
+            FusionRefusal::AcrossTargets => "the fusable nodes it shares images with run on another target",
             FusionRefusal::Aliased => "the node aliases an input with an output",
             FusionRefusal::UnprocessedPixels => "the node leaves pixels of its output unprocessed",
             FusionRefusal::TileMemory => "the kernel asks for tile memory",

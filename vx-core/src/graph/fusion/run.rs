@@ -43,12 +43,23 @@ struct Mapped {
     fourcc: u32,
 }
 
-/// Run group `g` of `body` once; every member's statistics record the group's time.
-pub(crate) fn run_group(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
+/// Each node's parameters as the running frame sees them (by node index): the nodes' own, or a
+/// pipelined frame slot's table.
+pub(super) type FrameParams<'p> = &'p dyn Fn(usize) -> &'p [Option<Reference>];
+
+/// Run group `g` of `body` once, its members seeing `params`; every member's statistics record the
+/// group's time.
+pub(crate) fn run_group(
+    shared: &ContextShared,
+    graph: u64,
+    body: &GraphBody,
+    g: &FusedGroup,
+    params: FrameParams<'_>,
+) -> Result<()> {
     let _active = ActiveGuard::enter(graph);
     let t0 = Instant::now();
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
-    let result = run(shared, graph, body, g);
+    let result = run(shared, graph, body, g, params);
     let took = t0.elapsed();
     let status = match &result {
         Ok(()) => Status::Success,
@@ -60,7 +71,7 @@ pub(crate) fn run_group(shared: &ContextShared, graph: u64, body: &GraphBody, g:
     result
 }
 
-fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> Result<()> {
+fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, params: FrameParams<'_>) -> Result<()> {
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
     let mut leases: [Option<PlaneLease<'_>>; MAX_OUTSIDE_IMAGES] = std::array::from_fn(|_| None);
     let mut mapped: [Option<Mapped>; MAX_OUTSIDE_IMAGES] = [None; MAX_OUTSIDE_IMAGES];
@@ -73,7 +84,7 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> 
                 if output != outputs || leases[slot].is_some() {
                     continue;
                 }
-                let Some(img) = s.params[i].as_ref().and_then(Reference::as_image) else {
+                let Some(img) = params(m.node)[i].as_ref().and_then(Reference::as_image) else {
                     return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its image"))
                         .at_parameter(i as u32));
                 };
@@ -93,7 +104,7 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup) -> 
         let s = node(m.node);
         for (i, role) in m.params.iter().enumerate() {
             if *role == ParamRole::Value {
-                let Some(v) = s.params[i].as_ref().and_then(value_of) else {
+                let Some(v) = params(m.node)[i].as_ref().and_then(value_of) else {
                     return Err(member_error(s, Error::new(ErrorKind::InvalidNode, "a fused member lost its value")));
                 };
                 scalars[mi * MAX_TILING_PARAMS + i] = v;

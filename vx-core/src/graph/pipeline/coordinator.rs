@@ -6,12 +6,16 @@
 //! All scheduling state is the coordinator's own (no lock); jobs report back through the queues'
 //! completion list. A node of frame *f* runs when (1) its producers in frame *f* are done, (2) it
 //! has run frame *f* − 1 (frames reach a node in order), (3) the readers of the shared objects it
-//! writes have run frame *f* − 1 (`FrameSlots::hazards`), and (4) it is not running.
+//! writes have run frame *f* − 1 (`FrameSlots::hazards`), and (4) it is not running. A fused
+//! group (`graph/fusion`) is one unit: its leader runs it as one job, its followers are not
+//! scheduled, and the frame slots' dependencies are over units (`verify/frames.rs`) — so a group
+//! never runs two frames at once and its line buffers need not be per frame.
 
 use std::sync::{Arc, Weak};
 
 use crate::error::{Error, Result};
 use crate::graph::execute::run_node;
+use crate::graph::fusion::run_group;
 use crate::graph::pipeline::{Dequeued, QueueState, Queues};
 use crate::graph::{GraphBody, GraphInner, GraphState};
 use crate::shared::ContextShared;
@@ -141,7 +145,7 @@ struct SlotRun {
 struct Bookkeeping {
     slots: Vec<SlotRun>,
     nodes: Vec<NodeProgress>,
-    /// Live nodes in schedule order.
+    /// Live nodes in schedule order, fused groups' followers left out (`graph/fusion`).
     order: Vec<usize>,
     /// Busy slots, oldest frame first.
     by_frame: Vec<usize>,
@@ -173,7 +177,8 @@ impl Bookkeeping {
         self.slots.iter_mut().for_each(|s| s.busy = false);
         self.nodes.iter_mut().for_each(|n| n.running = false);
         self.order.clear();
-        self.order.extend(body.schedule.iter().flatten().copied());
+        // A fused group is one unit, run by its leader: its followers are neither run nor waited for.
+        self.order.extend(body.schedule.iter().flatten().copied().filter(|&n| !body.fusion.follows(n)));
     }
 }
 
@@ -355,7 +360,7 @@ fn deliver(st: &mut QueueState, slot: &mut SlotRun, s: usize, body: &GraphBody, 
     }
 }
 
-/// The job of one node of one frame (`arg` = slot × nodes + node).
+/// The job of one node of one frame, or of the fused group it leads (`arg` = slot × nodes + node).
 unsafe fn run_job(data: *const (), arg: usize) {
     // SAFETY: `burst` keeps the Burst alive until this job reported through `complete`.
     let b = unsafe { &*(data as *const Burst<'_>) };
@@ -363,7 +368,10 @@ unsafe fn run_job(data: *const (), arg: usize) {
     let node = b.body.nodes[n].as_ref().expect("scheduled nodes are live");
     let result = {
         let table = read(&b.body.frames.slots[s].params);
-        run_node(b.shared, b.graph, &b.body.scratch, node, &table[n])
+        match b.body.fusion.led_by(n) {
+            Some(group) => run_group(b.shared, b.graph, b.body, group, &|m| &table[m][..]),
+            None => run_node(b.shared, b.graph, &b.body.scratch, node, &table[n]),
+        }
     };
     b.queues.complete(s, n, result.err());
 }

@@ -9,7 +9,10 @@
 //!   every node parameter that holds the graph parameter's object (its *sites*);
 //! - **other objects** (the application's, not queued) are shared by all slots. A node writing one
 //!   must not run frame *f* + 1 before the nodes reading it have run frame *f*: those readers are
-//!   the node's *hazards*, which the coordinator waits for.
+//!   the node's *hazards*, which the coordinator waits for;
+//! - **fused images** (pass `fusion`) are not copied: they have no buffer, and a fused group runs
+//!   as one unit. The dependencies (successors, producers, hazards) are between units: a group's
+//!   leader stands for the group, its followers have none.
 //!
 //! Sequential graphs (no schedule config) get no slots.
 //! Cost: O(parameters × pipeline depth + queue sites × parameters); dataflow edges through
@@ -73,24 +76,28 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     let queued =
         |r: &Reference| sites.iter().flatten().any(|&(n, p)| param(n)[p].as_ref().is_some_and(|o| o.overlaps(r)));
 
-    // Dataflow edges and hazards.
+    // Dataflow edges and hazards, between units: a fused group is one unit, its leader
+    // (`graph/fusion`), and edges inside it are none of the coordinator's business.
+    let unit = |n: usize| body.fusion.unit(n);
     let mut successors = vec![Vec::new(); n_nodes];
     let mut producers = vec![0u32; n_nodes];
     let mut hazards = vec![Vec::new(); n_nodes];
     for &n in &order {
+        let un = unit(n);
         for (p, r) in param(n).iter().enumerate() {
             let (Direction::Input, Some(r)) = (direction(n, p), r) else { continue };
             for hit in v.writer_index.overlapping(r) {
                 let (w, _, written) = &v.writers[hit];
-                if *w == n {
+                let uw = unit(*w);
+                if uw == un {
                     continue;
                 }
-                if !successors[*w].contains(&n) {
-                    successors[*w].push(n);
-                    producers[n] += 1;
+                if !successors[uw].contains(&un) {
+                    successors[uw].push(un);
+                    producers[un] += 1;
                 }
-                if !written.is_virtual() && !queued(written) && !hazards[*w].contains(&n) {
-                    hazards[*w].push(n);
+                if !written.is_virtual() && !queued(written) && !hazards[uw].contains(&un) {
+                    hazards[uw].push(un);
                 }
             }
         }
@@ -107,7 +114,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             let mut copies: Vec<(Reference, Reference)> = Vec::new();
             for row in table.iter_mut() {
                 for r in row.iter_mut().flatten() {
-                    if !r.is_virtual() {
+                    // A fused image has no buffer in any frame: it lives in its group's line
+                    // buffers, which one frame at a time uses (a group is one unit).
+                    if !r.is_virtual() || body.fusion.is_fused(r) {
                         continue;
                     }
                     let copy = match copies.iter().find(|(o, _)| o.same_object(r)) {

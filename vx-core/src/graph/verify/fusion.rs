@@ -5,11 +5,12 @@
 //! run). The fused images take no buffer (`buffers`, `memory plan` skip them).
 //!
 //! A node is a *candidate* when it is a tiling node whose kernel declared bounded views (or a row
-//! entry), with no completion callback, no named target, no aliased pair, every output pixel
+//! entry), with no completion callback, no aliased pair, every output pixel
 //! processed, no tile memory, and either a row entry (its node neighbourhood the declared one) or
 //! no vertical neighbourhood. An image is *fused* when a candidate writes it, it is a standalone
 //! virtual image, not a graph parameter, and every node reading it (any overlap) is a candidate
-//! reading exactly it. Groups are the connected components of the fused images' producers and
+//! reading exactly it, on the same target (the host or one named target: a group is one job on one
+//! executor). Groups are the connected components of the fused images' producers and
 //! readers; a group is kept when it is convex (no path leaves and re-enters it: a forward walk
 //! from its outside successors, capped), no image between two members is materialized, and it maps
 //! at most [`MAX_OUTSIDE_IMAGES`] outside images. Every tiling node left unfused is reported with
@@ -50,9 +51,6 @@ fn candidate(s: &NodeSlot) -> std::result::Result<Option<RowFill>, Option<Fusion
     if s.callback.is_some() {
         return Err(Some(FusionRefusal::HasCallback));
     }
-    if s.executor().is_some() {
-        return Err(Some(FusionRefusal::OnTarget));
-    }
     if !s.aliased.is_empty() {
         return Err(Some(FusionRefusal::Aliased));
     }
@@ -92,9 +90,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             .collect();
         FusionReport { enabled: on && reason != FusionRefusal::FusionOff, groups: Vec::new(), unfused }
     };
-    if !on || body.pipeline.is_some() {
-        let reason = if on { FusionRefusal::Pipelined } else { FusionRefusal::FusionOff };
-        body.fusion = FusionState::new(Vec::new(), body.nodes.len(), off(reason));
+    if !on {
+        body.fusion = FusionState::new(Vec::new(), body.nodes.len(), off(FusionRefusal::FusionOff));
         return Ok(());
     }
     let n_nodes = body.nodes.len();
@@ -116,6 +113,14 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         .collect();
     let mut readers: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut spoiled: HashSet<u64> = HashSet::new();
+    // A group runs as one job on one executor: an image between candidates on two targets (or a
+    // target and the host) is not fused. Those candidates, for the report.
+    let same_target = |a: usize, b: usize| match (node(a).executor(), node(b).executor()) {
+        (None, None) => true,
+        (Some(x), Some(y)) => std::sync::Arc::ptr_eq(x, y),
+        _ => false,
+    };
+    let mut cross: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
     let mut hits = Vec::new();
     for &n in &order {
         let s = node(n);
@@ -129,7 +134,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     continue;
                 }
                 let id = written.id();
-                if is_cand(*w) && is_cand(n) && r.id() == id {
+                if is_cand(*w) && is_cand(n) && r.id() == id && !same_target(*w, n) {
+                    cross.entry(id).or_default().push((*w, n));
+                } else if is_cand(*w) && is_cand(n) && r.id() == id {
                     let list = readers.entry(id).or_default();
                     if !list.contains(&n) {
                         list.push(n);
@@ -140,17 +147,23 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             }
         }
     }
-    // Fused images: (id, producer, the image).
+    // Fused images: (id, producer, the image). An image that would be fused but for readers on
+    // another target than its writer is not; those readers and the writer are *across* targets.
     let mut fused: HashMap<u64, (usize, Reference)> = HashMap::new();
+    let mut across: HashSet<usize> = HashSet::new();
     for (w, _, written) in &v.writers {
         let id = written.id();
-        if is_cand(*w)
+        let fusable = is_cand(*w)
             && written.as_image().is_some()
             && written.is_standalone_virtual()
             && !graph_params.contains(&id)
-            && !spoiled.contains(&id)
-            && readers.contains_key(&id)
-        {
+            && !spoiled.contains(&id);
+        if !fusable {
+            continue;
+        }
+        if let Some(pairs) = cross.get(&id) {
+            across.extend(pairs.iter().flat_map(|&(a, b)| [a, b]));
+        } else if readers.contains_key(&id) {
             fused.insert(id, (*w, written.clone()));
         }
     }
@@ -183,7 +196,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     for root in roots {
         let mut members = components.remove(&root).expect("a component");
         if members.len() < 2 {
-            refused[members[0]] = Some(FusionRefusal::NothingToFuseWith);
+            let n = members[0];
+            refused[n] =
+                Some(if across.contains(&n) { FusionRefusal::AcrossTargets } else { FusionRefusal::NothingToFuseWith });
             continue;
         }
         members.sort_unstable_by_key(|&n| pos[n]);

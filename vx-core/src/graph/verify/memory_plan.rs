@@ -178,12 +178,16 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     g.objects.push(r.clone());
                 }
                 g.levels.1 = level;
-                if g.accessors.last() != Some(&n) {
-                    g.accessors.push(n);
+                // A fused group's member uses its objects for the group's whole run: it counts as
+                // the group's unit (its leader, `graph/fusion`), in the same level.
+                let u = body.fusion.unit(n);
+                if g.accessors.last() != Some(&u) {
+                    g.accessors.push(u);
                 }
-                // Nodes come one at a time (schedule order): each once, O(1).
-                if s.spec(p).direction == Direction::Output && g.writers.last() != Some(&n) {
-                    g.writers.push(n);
+                // Nodes come one at a time (schedule order): each once, O(1) (a unit whose members
+                // interleave with other nodes of their level may appear twice: harmless).
+                if s.spec(p).direction == Direction::Output && g.writers.last() != Some(&u) {
+                    g.writers.push(u);
                 }
             }
         }
@@ -204,9 +208,11 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     // The order the executor of this graph enforces (`run_order.rs`): two buffers share bytes
     // only when every use of one is over before any use of the other starts.
     let pipelined = body.pipeline.is_some();
+    // Dataflow between units: the coordinator runs a fused group as one job.
+    let producers = if pipelined { body.fusion.unit_producers(&v.producers) } else { Vec::new() };
     let run_order = if pipelined {
         let heads: Vec<usize> = groups.iter().flat_map(|g| g.writers.iter().copied()).collect();
-        RunOrder::dataflow(&v.schedule, &v.producers, &heads)
+        RunOrder::dataflow(&v.schedule, &producers, &heads)
     } else {
         RunOrder::levels(&v.schedule, body.nodes.len())
     };
@@ -258,7 +264,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
     }
     if cfg!(debug_assertions) {
-        check_plan(v, &groups, &offsets, pipelined).map_err(|e| e.in_graph(&v.gname))?;
+        let producers = if pipelined { &producers } else { &v.producers };
+        check_plan(v, producers, &groups, &offsets, pipelined).map_err(|e| e.in_graph(&v.gname))?;
     }
     let arena_bytes = order.iter().map(|&g| offsets[g].unwrap_or(0) + groups[g].bytes).max().unwrap_or(0);
     // Buffers used in one level are in use at once under either order: a lower bound for both.
@@ -334,16 +341,22 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
 /// and of [`RunOrder`]'s tables (debug builds and tests): any two placed buffers whose bytes overlap
 /// must have every use of one ordered before every use of the other — by level for a sequential
 /// graph, by a dataflow path (depth-first search) for a pipelined one.
-fn check_plan(v: &Verification<'_>, groups: &[Group], offsets: &[Option<usize>], pipelined: bool) -> Result<()> {
-    let mut level = vec![usize::MAX; v.producers.len()];
+fn check_plan(
+    v: &Verification<'_>,
+    producers: &[Vec<usize>],
+    groups: &[Group],
+    offsets: &[Option<usize>],
+    pipelined: bool,
+) -> Result<()> {
+    let mut level = vec![usize::MAX; producers.len()];
     for (l, nodes) in v.schedule.iter().enumerate() {
         nodes.iter().for_each(|&n| level[n] = l);
     }
     let path = |a: usize, b: usize| {
         let mut stack = vec![b];
-        let mut seen = vec![false; v.producers.len()];
+        let mut seen = vec![false; producers.len()];
         while let Some(x) = stack.pop() {
-            for &p in &v.producers[x] {
+            for &p in &producers[x] {
                 if p == a {
                     return true;
                 }
@@ -699,7 +712,7 @@ mod tests {
         };
         let check = |a: Vec<usize>, b: Vec<usize>, offsets: [usize; 2], pipelined: bool| {
             let groups = [group(a), group(b)];
-            super::check_plan(&v, &groups, &[Some(offsets[0]), Some(offsets[1])], pipelined).is_ok()
+            super::check_plan(&v, &v.producers, &groups, &[Some(offsets[0]), Some(offsets[1])], pipelined).is_ok()
         };
         // Used in one level (node 1 uses both): refused at one offset, fine apart or adjacent.
         assert!(!check(vec![0, 1], vec![1, 3], [0, 0], false));
@@ -718,7 +731,8 @@ mod tests {
         assert!(check(vec![0, 1], vec![3], [0, 0], true));
         assert!(check(vec![3], vec![0, 1], [0, 0], true));
         assert!(!check(vec![0, 1], vec![1, 3], [0, 0], true), "node 1 uses both");
-        let e = super::check_plan(&v, &[group(vec![0, 2]), group(vec![3])], &[Some(0), Some(0)], true).unwrap_err();
+        let e = super::check_plan(&v, &v.producers, &[group(vec![0, 2]), group(vec![3])], &[Some(0), Some(0)], true)
+            .unwrap_err();
         assert!(e.to_string().contains("share bytes but may be in use at once"), "{e}");
     }
 
