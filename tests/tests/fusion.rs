@@ -379,3 +379,78 @@ fn groups_form_per_target_and_give_the_unfused_pixels() {
         assert_eq!(report.unfused.len(), across.len(), "{targets:?}: {report}");
     }
 }
+
+/// An image between members that must keep its buffer (real, or virtual and read outside the
+/// group) is *materialized*: the members around it still fuse, its writer writes it whole, its
+/// readers read its rows as they are written. Variants: (0) box → gaussian → real b2, add(b1, b2);
+/// (1) the same plus box(b2) → b3 and add(b3, b1): b2's writer then computes rows beyond its band
+/// for the box's window, so with two threads the group is refused (its nodes split on their own);
+/// (2) b2 virtual, also read by a node with a callback.
+#[test]
+fn a_materialized_image_between_members_keeps_its_buffer_and_the_pixels() {
+    for threads in [1, 2] {
+        let (fused_ctx, plain_ctx) = (ctx_threads(true, threads), ctx(false));
+        for variant in 0..3 {
+            for (i, &(w, h)) in [(64, 3), (33, 17), (129, 70), (320, 240)].iter().enumerate() {
+                let seed = 700 + i as u64;
+                let run = |c: &Context| {
+                    let a = random_image(c, w, h, seed);
+                    let k = |n: &str| c.kernel_by_name(&format!("filters.{n}")).unwrap();
+                    let g = Graph::new(c).unwrap();
+                    let b1 = Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap();
+                    let b2 = if variant == 2 {
+                        Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap()
+                    } else {
+                        Image::new(c, w, h, ImageFormat::U8).unwrap()
+                    };
+                    let sum = Image::new(c, w, h, ImageFormat::S16).unwrap();
+                    g.add_node(&k("box3x3"), [&a, &b1]).unwrap().set_name("A").unwrap();
+                    g.add_node(&k("gaussian3x3"), [&b1, &b2]).unwrap().set_name("B").unwrap();
+                    g.add_node(&k("add"), [&b1, &b2, &sum]).unwrap().set_name("C").unwrap();
+                    let mut outs = vec![sum];
+                    if variant == 1 {
+                        let b3 = Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap();
+                        let sum2 = Image::new(c, w, h, ImageFormat::S16).unwrap();
+                        g.add_node(&k("box3x3"), [&b2, &b3]).unwrap().set_name("D").unwrap();
+                        g.add_node(&k("add"), [&b3, &b1, &sum2]).unwrap().set_name("E").unwrap();
+                        outs.push(sum2);
+                    }
+                    if variant == 2 {
+                        let f = Image::new(c, w, h, ImageFormat::U8).unwrap();
+                        let n = g.add_node(&k("box3x3"), [&b2, &f]).unwrap();
+                        n.set_name("F").unwrap();
+                        n.set_callback(Some(|_: &NodeCompletion<'_>| NodeAction::Continue)).unwrap();
+                        outs.push(f);
+                    } else {
+                        outs.push(b2);
+                    }
+                    for round in 0..2 {
+                        g.process()
+                            .unwrap_or_else(|e| panic!("variant {variant} {w}x{h} {threads}t round {round}: {e}"));
+                    }
+                    (outs.iter().map(pixels).collect::<Vec<_>>(), g.fusion_report().unwrap())
+                };
+                let (got, report) = run(&fused_ctx);
+                let (want, _) = run(&plain_ctx);
+                let what = format!("variant {variant} {w}x{h} {threads}t");
+                for (o, (g, p)) in got.iter().zip(&want).enumerate() {
+                    assert!(g == p, "{what}: output {o} differs\n{report}");
+                }
+                let refused = variant == 1 && threads == 2 && h > 16;
+                if refused {
+                    assert!(report.groups.is_empty(), "{what}: {report}");
+                    assert!(
+                        report.unfused.iter().all(|u| u.reason == FusionRefusal::MaterializedInsideGroup),
+                        "{what}: {report}"
+                    );
+                } else {
+                    assert_eq!(report.groups.len(), 1, "{what}: {report}");
+                    let nodes = if variant == 1 { 5 } else { 3 };
+                    assert_eq!(report.groups[0].nodes.len(), nodes, "{what}: {report}");
+                    assert_eq!(report.groups[0].materialized_images.len(), 1, "{what}: {report}");
+                    assert!(!report.groups[0].fused_images.is_empty(), "{what}: {report}");
+                }
+            }
+        }
+    }
+}

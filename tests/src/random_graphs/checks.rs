@@ -477,14 +477,39 @@ pub fn fusion_report(
         if members.iter().any(|&m| root(&mut parent, m) != r0) {
             return Err(format!("group g{gi}'s fused images do not join all its nodes: {g:?}"));
         }
+        // An image between two members is fused, or materialized: kept whole because it is real or
+        // some reader is not a member of the group.
         for &m in &members {
             let o = spec.nodes[m].output;
-            if spec.readers(o).iter().any(|r| members.contains(r)) && !g.fused_images.contains(&spec.images[o].name) {
+            let name = &spec.images[o].name;
+            let between = spec.readers(o).iter().any(|r| members.contains(r));
+            let (is_fused, is_materialized) = (g.fused_images.contains(name), g.materialized_images.contains(name));
+            if between && !is_fused && !is_materialized {
                 return Err(format!(
-                    "{} joins two members of group g{gi} but is not fused: {g:?}",
-                    spec.images[o].name
+                    "{name} joins two members of group g{gi} but is neither fused nor materialized: {g:?}"
                 ));
             }
+            if is_materialized {
+                let kept = !spec.is_virtual(o) || spec.readers(o).iter().any(|r| !members.contains(r));
+                if is_fused || !between || !kept {
+                    return Err(format!(
+                        "group g{gi} materializes {name}, which is fused, joins no two members, or could live in a ring: {g:?}"
+                    ));
+                }
+                if spec.memory_plan && plan.excluded.iter().any(|(n, why)| n == name && why.starts_with("fused")) {
+                    return Err(format!(
+                        "materialized {name} left out of the memory plan as fused: {:?}",
+                        plan.excluded
+                    ));
+                }
+            }
+        }
+        if let Some(name) = g
+            .materialized_images
+            .iter()
+            .find(|n| img_by_name.get(n.as_str()).and_then(|&i| spec.writer(i)).is_none_or(|w| !members.contains(&w)))
+        {
+            return Err(format!("group g{gi} materializes {name}, which no member writes: {g:?}"));
         }
         groups.push(members);
     }

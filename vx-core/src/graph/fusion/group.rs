@@ -41,11 +41,32 @@ pub(crate) enum ParamRole {
     Outside { slot: usize, output: bool },
     /// A fused image (index into the group's images).
     Fused { image: usize, output: bool },
+    /// A materialized image between members (index into the group's images): it keeps its buffer,
+    /// mapped once per run into slot `slot`, and members read its rows as they are written.
+    Materialized { slot: usize, image: usize, output: bool },
 }
 
 impl ParamRole {
-    fn is_output(self) -> bool {
-        matches!(self, ParamRole::Outside { output: true, .. } | ParamRole::Fused { output: true, .. })
+    pub(super) fn is_output(self) -> bool {
+        matches!(
+            self,
+            ParamRole::Outside { output: true, .. }
+                | ParamRole::Fused { output: true, .. }
+                | ParamRole::Materialized { output: true, .. }
+        )
+    }
+
+    /// An image the group maps from outside (an outside or a materialized image): its slot.
+    pub(super) fn mapped_slot(self) -> Option<(usize, bool)> {
+        match self {
+            ParamRole::Outside { slot, output } | ParamRole::Materialized { slot, output, .. } => Some((slot, output)),
+            _ => None,
+        }
+    }
+
+    /// The member writes rows of an image outside the rings.
+    fn writes_outside(self) -> bool {
+        matches!(self, ParamRole::Outside { output: true, .. } | ParamRole::Materialized { output: true, .. })
     }
 }
 
@@ -72,6 +93,8 @@ pub(crate) struct ImageSpec {
     /// The member writing it and those reading it (indices into the members).
     pub(crate) producer: usize,
     pub(crate) readers: Vec<usize>,
+    /// A materialized image's outside slot (`None`: fused, in a ring).
+    pub(crate) slot: Option<usize>,
 }
 
 /// What the runner needs of one member.
@@ -86,10 +109,12 @@ pub(super) struct Member {
     pub(super) params: Vec<ParamRole>,
 }
 
-/// A fused image's ring.
+/// A fused image's ring (or, for a materialized image, no ring: capacity 0).
 pub(super) struct Ring {
     pub(super) id: u64,
     pub(super) name: String,
+    /// A materialized image: it lives in its own buffer, not here.
+    pub(super) materialized: bool,
     pub(super) bytes_per_pixel: usize,
     pub(super) fourcc: u32,
     /// Rows it holds; row `r` lives in slot `r mod capacity`.
@@ -133,6 +158,8 @@ pub(crate) struct FusedGroup {
     pub(super) scalars: Mutex<Vec<([u8; 8], u32)>>,
     /// Whether a run shares its bands with the crew (the tiling nodes' cost model).
     pub(super) split: Split,
+    /// See [`split_dropped`](Self::split_dropped).
+    split_dropped: bool,
 }
 
 impl FusedGroup {
@@ -159,18 +186,19 @@ impl FusedGroup {
                         Some(KernelRowFill::Constant) => MemberCalls::RowEntry(RowFill::Constant),
                         None => MemberCalls::Descriptors,
                     };
-                    let complete = m.params.iter().any(|p| matches!(p, ParamRole::Outside { output: true, .. }));
+                    let complete = m.params.iter().any(|p| p.writes_outside());
                     MemberGeometry::from_request(&m.request, calls, complete)
                 })
                 .collect(),
             images
                 .iter()
-                .map(|i| GroupImage { producer: i.producer, readers: i.readers.clone(), fused: true })
+                .map(|i| GroupImage { producer: i.producer, readers: i.readers.clone(), fused: i.slot.is_none() })
                 .collect(),
         )
         .map_err(|e| Error::new(ErrorKind::InvalidGraph, format!("fused group: {e}")))?;
         let l = geometry.block_lcm();
-        let row_bytes: usize = images.iter().map(|i| width as usize * i.bytes_per_pixel).sum();
+        let row_bytes: usize =
+            images.iter().filter(|i| i.slot.is_none()).map(|i| width as usize * i.bytes_per_pixel).sum();
         let k = match policy.fusion_rows {
             0 => ((STEP_BYTES / row_bytes.max(1)) as u32).clamp(1, MAX_K),
             k => k.min(height.max(1)),
@@ -183,6 +211,7 @@ impl FusedGroup {
         // both written out and read inside, recomputing overlap rows) would race with its
         // neighbour: such a group never splits.
         let mut bands = Vec::new();
+        let mut split_dropped = false;
         if threads > 1 {
             let rows = match policy.fusion_band_rows {
                 0 => (height / (threads as u32 * 4)).max(16),
@@ -193,13 +222,14 @@ impl FusedGroup {
                 bands = layout.bands().map(|b| plan_band(&geometry, b, k)).collect();
                 let races = bands.iter().any(|p| {
                     members.iter().enumerate().any(|(n, m)| {
-                        let writes_out = m.params.iter().any(|r| matches!(r, ParamRole::Outside { output: true, .. }));
+                        let writes_out = m.params.iter().any(|r| r.writes_outside());
                         let r = &p.rows[n];
                         writes_out && !r.is_empty() && (r.start < p.band.start || r.end > p.band.end)
                     })
                 });
                 if races {
                     bands.clear();
+                    split_dropped = true;
                 } else {
                     for (cap, banded) in caps.iter_mut().zip(ring_capacities(&geometry, &layout, k)) {
                         *cap = (*cap).max(banded);
@@ -216,6 +246,7 @@ impl FusedGroup {
             rings.push(Ring {
                 id: img.id,
                 name: img.name.clone(),
+                materialized: img.slot.is_some(),
                 bytes_per_pixel: img.bytes_per_pixel,
                 fourcc: img.fourcc,
                 capacity: cap,
@@ -235,8 +266,7 @@ impl FusedGroup {
         for (m, spec) in members.iter().enumerate() {
             let nb = spec.request.neighborhood;
             let window = longest[m] as usize + (nb.bottom as i64 - nb.top as i64) as usize;
-            let images =
-                spec.params.iter().filter(|p| matches!(p, ParamRole::Outside { .. } | ParamRole::Fused { .. }));
+            let images = spec.params.iter().filter(|p| !matches!(p, ParamRole::Absent | ParamRole::Value));
             let outs = images.clone().filter(|p| p.is_output()).count();
             let ins = images.count() - outs;
             tables = tables.max(ins * window);
@@ -281,7 +311,19 @@ impl FusedGroup {
             sets,
             scalars,
             split,
+            split_dropped,
         })
+    }
+
+    /// Threads could have shared the group's rows, but a member writing an image outside the
+    /// rings computes rows beyond its band (the bands were dropped: it runs on one thread).
+    pub(crate) fn split_dropped(&self) -> bool {
+        self.split_dropped
+    }
+
+    /// The materialized images' names (images between members that keep their buffer).
+    pub(crate) fn materialized_image_names(&self) -> Vec<String> {
+        self.rings.iter().filter(|r| r.materialized).map(|r| r.name.clone()).collect()
     }
 
     /// The members' node indices, in the order each step runs them.
@@ -291,12 +333,12 @@ impl FusedGroup {
 
     /// The ids of the fused images.
     pub(crate) fn fused_image_ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.rings.iter().map(|r| r.id)
+        self.rings.iter().filter(|r| !r.materialized).map(|r| r.id)
     }
 
     /// The fused images' names.
     pub(crate) fn fused_image_names(&self) -> Vec<String> {
-        self.rings.iter().map(|r| r.name.clone()).collect()
+        self.rings.iter().filter(|r| !r.materialized).map(|r| r.name.clone()).collect()
     }
 
     /// The sinks' rows per step.

@@ -39,7 +39,9 @@ pub enum FusionRefusal {
     NothingToFuseWith,
     /// The group would not be convex: a path leaves it and comes back.
     WouldNotBeConvex,
-    /// An image between two members of the group is also read outside it, or real.
+    /// An image between two members of the group is read in part (an ROI, or an image overlapping
+    /// it), or it is real or read outside the group (materialized) and its writer would then keep
+    /// the group from sharing its rows between threads.
     MaterializedInsideGroup,
     /// The group touches more outside images than one run can map at once.
     TooManyImages,
@@ -63,7 +65,9 @@ impl fmt::Display for FusionRefusal {
                 "no virtual image joins it to another fusable node (each is real, a graph parameter, or read by a node that cannot fuse)"
             }
             FusionRefusal::WouldNotBeConvex => "the group would not be convex (a path leaves it and comes back)",
-            FusionRefusal::MaterializedInsideGroup => "an image between members is real or read outside the group",
+            FusionRefusal::MaterializedInsideGroup => {
+                "an image between members is read in part, or is kept whole (real or read outside the group) where that would keep the group on one thread"
+            }
             FusionRefusal::TooManyImages => "the group would touch too many outside images",
         })
     }
@@ -76,13 +80,16 @@ pub struct FusedGroupReport {
     pub nodes: Vec<String>,
     /// The virtual images that live only in its line buffers (they take no image buffer).
     pub fused_images: Vec<String>,
+    /// Images between members that keep their buffer (real, or read outside the group): members
+    /// read their rows as they are written, while in the cache.
+    pub materialized_images: Vec<String>,
     /// Rows of the group's image per band (one band: the whole height).
     pub band_rows: u32,
     /// The last nodes' rows per step (`k`).
     pub rows_per_step: u32,
     /// Bytes of line buffers (rings) the group holds, per executing thread.
     pub line_buffer_bytes_per_thread: usize,
-    /// Threads that run one band each (1 in this version).
+    /// Threads that may share a run, each taking bands (1: the group never splits).
     pub threads: usize,
 }
 
@@ -121,14 +128,11 @@ impl fmt::Display for FusionReport {
         }
         writeln!(f, "fusion: {} group(s)", self.groups.len())?;
         for (i, g) in self.groups.iter().enumerate() {
-            writeln!(
-                f,
-                "  g{i}: {} | fused images: {} | {} rows/step | line buffers {} B/thread",
-                g.nodes.join(" -> "),
-                g.fused_images.join(", "),
-                g.rows_per_step,
-                g.line_buffer_bytes_per_thread
-            )?;
+            write!(f, "  g{i}: {} | fused images: {}", g.nodes.join(" -> "), g.fused_images.join(", "))?;
+            if !g.materialized_images.is_empty() {
+                write!(f, " | materialized: {}", g.materialized_images.join(", "))?;
+            }
+            writeln!(f, " | {} rows/step | line buffers {} B/thread", g.rows_per_step, g.line_buffer_bytes_per_thread)?;
         }
         for u in &self.unfused {
             writeln!(f, "  unfused {u}")?;

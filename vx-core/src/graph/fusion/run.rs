@@ -4,6 +4,8 @@
 //! the few rows where bands meet) —, each step calling every member on its rows — a row kernel through its row
 //! entry with tables of row pointers (into rings or images), any other member through tile
 //! descriptors whose base addresses the ring slots of its rows (calls split where a ring wraps).
+//! A materialized image (between members, but keeping its buffer) is mapped like an outside image
+//! and read, like a ring, only in rows this band has written.
 //! Pointer tables and descriptors are built in preallocated pools and on the stack: no allocation.
 
 use std::sync::Mutex;
@@ -80,7 +82,7 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, par
         for m in &g.members {
             let s = node(m.node);
             for (i, role) in m.params.iter().enumerate() {
-                let ParamRole::Outside { slot, output } = *role else { continue };
+                let Some((slot, output)) = role.mapped_slot() else { continue };
                 if output != outputs || leases[slot].is_some() {
                     continue;
                 }
@@ -209,7 +211,9 @@ impl GroupRun<'_> {
                 };
                 called.map_err(|e| member_error(s, e))?;
                 for role in &m.params {
-                    if let ParamRole::Fused { image, output: true } = *role {
+                    if let ParamRole::Fused { image, output: true }
+                    | ParamRole::Materialized { image, output: true, .. } = *role
+                    {
                         let p = &mut scratch.produced[image];
                         *p = if p.0 == p.1 { (y0, y1) } else { (p.0, y1) };
                     }
@@ -235,10 +239,21 @@ impl GroupRun<'_> {
         scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch)
     }
 
+    /// Row `r` of a materialized image when this band has written it, else null.
+    fn materialized_row(&self, scratch: &GroupScratch, slot: usize, image: usize, r: i64) -> Result<*mut u8> {
+        let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
+        if r < from || r >= end {
+            return Ok(std::ptr::null_mut());
+        }
+        let m = self.outside(slot)?;
+        Ok(m.base.wrapping_add(r as usize * m.stride_y))
+    }
+
     /// Where row `r` of parameter `role` is.
     fn row(&self, scratch: &GroupScratch, role: ParamRole, r: i64) -> Result<*mut u8> {
         Ok(match role {
             ParamRole::Fused { image, .. } => self.ring_row(scratch, image, r),
+            ParamRole::Materialized { slot, image, .. } => self.materialized_row(scratch, slot, image, r)?,
             ParamRole::Outside { slot, .. } => {
                 let m = self.outside(slot)?;
                 if (0..self.g.height as i64).contains(&r) {
@@ -259,6 +274,10 @@ impl GroupRun<'_> {
                 let slot = (r % ring.capacity) as usize;
                 Ok(scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch))
             }
+            ParamRole::Materialized { slot, .. } => {
+                let m = self.outside(slot)?;
+                Ok(m.base.wrapping_add(r as usize * m.stride_y))
+            }
             _ => self.row(scratch, role, r as i64),
         }
     }
@@ -266,7 +285,7 @@ impl GroupRun<'_> {
     fn fourcc(&self, role: ParamRole) -> Result<u32> {
         Ok(match role {
             ParamRole::Fused { image, .. } => self.g.rings[image].fourcc,
-            ParamRole::Outside { slot, .. } => self.outside(slot)?.fourcc,
+            ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => self.outside(slot)?.fourcc,
             _ => 0,
         })
     }
@@ -356,8 +375,9 @@ impl GroupRun<'_> {
             image_height: self.g.height,
         };
         // SAFETY: every input table's non-null rows point to `width` pixels of its format in a ring
-        // slot holding a row this run wrote (`ring_row` checks it is still held) or in an image
-        // mapped for the run, none written during the call; every output row is a ring slot or an
+        // slot holding a row this run wrote (`ring_row` checks it is still held), in a row of a
+        // materialized image this band wrote (`materialized_row` checks it), or in an image mapped
+        // for the run, none written during the call; every output row is a ring slot or an
         // image row of another buffer than every input (outputs are this member's own images:
         // no member aliases); scalar entries point to their bytes; everything outlives the call.
         let args = unsafe { RowArgs::new(&params[..m.params.len()], region) };
@@ -421,7 +441,7 @@ impl GroupRun<'_> {
                     let base = first.wrapping_sub(rect.start_y as usize * ring.pitch);
                     (base, ring.bytes_per_pixel, ring.pitch, ring.fourcc, TILE_LINE_BUFFER)
                 }
-                ParamRole::Outside { slot, .. } => {
+                ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => {
                     let mp = self.outside(slot)?;
                     (mp.base, mp.stride_x, mp.stride_y, mp.fourcc, 0)
                 }
@@ -471,5 +491,5 @@ impl GroupRun<'_> {
 }
 
 fn role_is_output(role: ParamRole) -> bool {
-    matches!(role, ParamRole::Outside { output: true, .. } | ParamRole::Fused { output: true, .. })
+    role.is_output()
 }

@@ -204,15 +204,19 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         members.sort_unstable_by_key(|&n| pos[n]);
         let in_group = |n: usize| find_in(&members, n, &pos);
         let checked = check_group(&members, &in_group, &successors, &fused, &v.writers, &v.writer_index, body);
-        if let Err(reason) = checked {
-            for &n in &members {
-                refused[n] = Some(reason);
+        let materialized = match checked {
+            Ok(materialized) => materialized,
+            Err(reason) => {
+                for &n in &members {
+                    refused[n] = Some(reason);
+                }
+                continue;
             }
-            continue;
-        }
+        };
         let ctx = &v.graph.ctx;
         let threads = (ctx.threads(), &ctx.config().tiling);
-        match build_group(&members, &verdict, &fused, body, &ctx.inner.shared.resources, threads)? {
+        let images = (&fused, &materialized);
+        match build_group(&members, &verdict, images, body, &ctx.inner.shared.resources, threads)? {
             Ok(g) => groups.push(g),
             Err(reason) => {
                 for &n in &members {
@@ -232,6 +236,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         report.groups.push(FusedGroupReport {
             nodes: g.nodes().iter().map(|&n| node(n).name.clone()).collect(),
             fused_images: g.fused_image_names(),
+            materialized_images: g.materialized_image_names(),
             band_rows: g.band_rows(),
             rows_per_step: g.rows_per_step(),
             line_buffer_bytes_per_thread: g.line_buffer_bytes(),
@@ -262,7 +267,9 @@ fn find_in(members: &[usize], n: usize, pos: &[usize]) -> bool {
     members.binary_search_by_key(&pos[n], |&m| pos[m]).is_ok()
 }
 
-/// Why the component `members` cannot run as one group, if it cannot.
+/// Why the component `members` cannot run as one group, if it cannot; else the *materialized*
+/// images between members (written by one, read whole by others, but real or also read outside
+/// the group: they keep their buffer, and the members read the rows from it as they are written).
 fn check_group(
     members: &[usize],
     in_group: &dyn Fn(usize) -> bool,
@@ -271,10 +278,12 @@ fn check_group(
     writers: &[(usize, usize, Reference)],
     writer_index: &super::overlap::OverlapIndex<usize>,
     body: &GraphBody,
-) -> std::result::Result<(), FusionRefusal> {
-    // No image between two members outside the rings.
+) -> std::result::Result<HashSet<u64>, FusionRefusal> {
+    // An image between two members outside the rings is materialized: the reader reads it whole
+    // (not a part, not a region overlapping it) and the member writing it is the only writer.
     let mut hits = Vec::new();
     let mut outside: HashSet<u64> = HashSet::new();
+    let mut materialized: HashSet<u64> = HashSet::new();
     for &n in members {
         let s = body.nodes[n].as_ref().expect("live");
         for (p, r) in s.params.iter().enumerate() {
@@ -288,8 +297,12 @@ fn check_group(
             }
             hits.clear();
             writer_index.overlapping_into(r, &mut hits);
-            if hits.iter().any(|&h| writers[h].0 != n && in_group(writers[h].0)) {
-                return Err(FusionRefusal::MaterializedInsideGroup);
+            let inside = |h: &usize| writers[*h].0 != n && in_group(writers[*h].0);
+            if hits.iter().any(inside) {
+                if hits.len() != 1 || writers[hits[0]].2.id() != r.id() {
+                    return Err(FusionRefusal::MaterializedInsideGroup);
+                }
+                materialized.insert(r.id());
             }
         }
     }
@@ -315,14 +328,14 @@ fn check_group(
             stack.push(y);
         }
     }
-    Ok(())
+    Ok(materialized)
 }
 
 /// The group of `members` (topological order), or why it cannot be built.
 fn build_group(
     members: &[usize],
     verdict: &[std::result::Result<Option<RowFill>, Option<FusionRefusal>>],
-    fused: &HashMap<u64, (usize, Reference)>,
+    (fused, materialized): (&HashMap<u64, (usize, Reference)>, &HashSet<u64>),
     body: &GraphBody,
     resources: &std::sync::Arc<crate::shared::Resources>,
     (threads, policy): (usize, &crate::shared::TilingPolicy),
@@ -332,6 +345,16 @@ fn build_group(
     let mut image_index: HashMap<u64, usize> = HashMap::new();
     let mut slots: HashMap<u64, usize> = HashMap::new();
     let mut specs = Vec::with_capacity(members.len());
+    // The member writing each image a member writes (a materialized image's producer).
+    let mut writing: HashMap<u64, usize> = HashMap::new();
+    for (mi, &n) in members.iter().enumerate() {
+        let s = body.nodes[n].as_ref().expect("live");
+        for (p, r) in s.params.iter().enumerate() {
+            if let (Some(r), Direction::Output) = (r, s.spec(p).direction) {
+                writing.insert(r.id(), mi);
+            }
+        }
+    }
     for (mi, &n) in members.iter().enumerate() {
         let s = body.nodes[n].as_ref().expect("live");
         let state = s.tiling.as_ref().expect("candidates are tiling nodes");
@@ -347,8 +370,16 @@ fn build_group(
                 Some(r) if r.as_scalar().is_some() => ParamRole::Value,
                 Some(r) => {
                     let Some(img) = r.as_image() else { return Ok(Err(FusionRefusal::NoFusionSupport)) };
-                    match fused.get(&r.id()) {
-                        Some(&(producer, _)) if member_of(producer).is_some() => {
+                    // A fused image's ring, or a materialized image (an outside slot too).
+                    let producer = match fused.get(&r.id()) {
+                        Some(&(producer, _)) => member_of(producer),
+                        None if materialized.contains(&r.id()) => writing.get(&r.id()).copied(),
+                        None => None,
+                    };
+                    let next_slot = slots.len();
+                    let slot = |slots: &mut HashMap<u64, usize>| *slots.entry(r.id()).or_insert(next_slot);
+                    match producer {
+                        Some(producer) => {
                             let next = images.len();
                             let image = *image_index.entry(r.id()).or_insert(next);
                             if image == next {
@@ -358,19 +389,20 @@ fn build_group(
                                     name: r.name(),
                                     bytes_per_pixel: f.planes()[0].bytes_per_element as usize,
                                     fourcc: f.fourcc(),
-                                    producer: member_of(producer).expect("a member"),
+                                    producer,
                                     readers: Vec::new(),
+                                    slot: materialized.contains(&r.id()).then(|| slot(&mut slots)),
                                 });
                             }
                             if !output {
                                 images[image].readers.push(mi);
                             }
-                            ParamRole::Fused { image, output }
+                            match images[image].slot {
+                                None => ParamRole::Fused { image, output },
+                                Some(slot) => ParamRole::Materialized { slot, image, output },
+                            }
                         }
-                        _ => {
-                            let next = slots.len();
-                            ParamRole::Outside { slot: *slots.entry(r.id()).or_insert(next), output }
-                        }
+                        None => ParamRole::Outside { slot: slot(&mut slots), output },
                     }
                 }
             };
@@ -402,7 +434,13 @@ fn build_group(
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
     }
-    Ok(Ok(FusedGroup::build(specs, images, resources, threads, policy)?))
+    let group = FusedGroup::build(specs, images, resources, threads, policy)?;
+    // A materialized image's writer computing rows beyond its band keeps the group on one thread;
+    // its members unfused each share their own rows between threads instead.
+    if !materialized.is_empty() && group.split_dropped() {
+        return Ok(Err(FusionRefusal::MaterializedInsideGroup));
+    }
+    Ok(Ok(group))
 }
 
 /// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
