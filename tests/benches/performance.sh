@@ -1,31 +1,47 @@
 #!/usr/bin/env bash
 # Regenerate docs/performance.md: vx-rs against OpenCV 5, kernel by kernel, rounds interleaved
-# (tests/benches/performance.rs). Makes a Python virtual environment with opencv-python-headless and
-# numpy under target/perf-venv when python3 has no cv2 (nothing is installed outside the checkout),
-# then runs the bench in release and writes the report with the date and the machine.
+# (tests/benches/performance.rs). Makes a Python virtual environment with opencv-python-headless (or
+# -contrib-, see below) and numpy under target/perf-venv when python3 lacks them, then runs the bench
+# in release and writes the report with the date and the machine.
 #   bash tests/benches/performance.sh            # every size (640x480, 1920x1080, 3840x2160)
 #   VX_BENCH_SIZES=640x480 VX_PERF_ROUNDS=7 bash tests/benches/performance.sh
 #   VX_PERF_HALIDE=1 bash tests/benches/performance.sh   # the edge pipeline against Halide too
+#   VX_PERF_GAPI=1 bash tests/benches/performance.sh     # ... and against OpenCV G-API Fluid
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
-if ! python3 -c 'import cv2, numpy' 2>/dev/null; then
-    venv="$repo/target/perf-venv"
-    if ! "$venv/bin/python3" -c 'import cv2, numpy' 2>/dev/null; then
-        echo "making $venv (opencv-python-headless, numpy)…" >&2
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install --quiet opencv-python-headless numpy
-    fi
-    export PATH="$venv/bin:$PATH"
+venv="$repo/target/perf-venv"
+# What the bench's Python needs. VX_PERF_GAPI=1 times the edge pipeline in OpenCV G-API's Fluid
+# backend too (tests/benches/gapi_bench.py): that needs cv2.gapi, which only the contrib wheels
+# have, so then OpenCV comes from opencv-contrib-python-headless (it serves the OpenCV column too).
+# The plain and contrib wheels install the same cv2 package: a venv gets one or the other, and
+# switching flavour uninstalls both first. VX_PERF_HALIDE=1 also times it in Halide
+# (tests/benches/halide_bench.py): the `halide` wheel from PyPI (x86-64 and arm64 Linux, macOS;
+# about 170 MB installed, LLVM JIT included) goes into the same venv.
+cv_pkg=opencv-python-headless
+cv_check='import cv2, numpy'
+if [ "${VX_PERF_GAPI:-}" = 1 ]; then
+    cv_pkg=opencv-contrib-python-headless
+    cv_check='import cv2, numpy; cv2.gapi.core.fluid.kernels(); cv2.gapi.imgproc.fluid.kernels()'
 fi
-# VX_PERF_HALIDE=1 also times the edge pipeline in Halide (tests/benches/halide_bench.py): the
-# `halide` wheel from PyPI (x86-64 and arm64 Linux, macOS; about 170 MB installed, LLVM JIT
-# included) goes into the same venv, unless the python3 on PATH already imports it.
-if [ "${VX_PERF_HALIDE:-}" = 1 ] && ! python3 -c 'import halide' 2>/dev/null; then
-    venv="$repo/target/perf-venv"
-    [ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
-    echo "installing halide into $venv…" >&2
-    "$venv/bin/pip" install --quiet halide opencv-python-headless numpy
+check="$cv_check"
+[ "${VX_PERF_HALIDE:-}" = 1 ] && check="$check; import halide"
+# The python3 on PATH when it has everything; otherwise target/perf-venv, made or completed here
+# (nothing is installed outside the checkout).
+if ! python3 -c "$check" 2>/dev/null; then
+    if ! "$venv/bin/python3" -c "$check" 2>/dev/null; then
+        [ -x "$venv/bin/python3" ] || { echo "making $venv…" >&2; python3 -m venv "$venv"; }
+        if ! "$venv/bin/python3" -c "$cv_check" 2>/dev/null; then
+            echo "installing $cv_pkg and numpy into $venv…" >&2
+            "$venv/bin/pip" uninstall --quiet --yes opencv-python-headless opencv-contrib-python-headless \
+                2>/dev/null || true
+            "$venv/bin/pip" install --quiet "$cv_pkg" numpy
+        fi
+        if [ "${VX_PERF_HALIDE:-}" = 1 ] && ! "$venv/bin/python3" -c 'import halide' 2>/dev/null; then
+            echo "installing halide into $venv…" >&2
+            "$venv/bin/pip" install --quiet halide
+        fi
+    fi
     export PATH="$venv/bin:$PATH"
 fi
 out="$repo/target/performance.md"
