@@ -355,11 +355,21 @@ fn groups_form_per_target_and_give_the_unfused_pixels() {
     let dsp = Some("dsp");
     let cases: [([Option<&str>; 4], &[usize]); 3] =
         [([dsp; 4], &[4]), ([dsp, dsp, None, None], &[2, 2]), ([dsp, None, dsp, dsp], &[2])];
+    let dsp_jobs = || fused.targets().iter().find(|t| t.config.name == "dsp").map_or(0, |t| t.jobs_run);
     for (targets, sizes) in cases {
         let a = random_image(&fused, w, h, 21);
         let out = Image::new(&fused, w, h, ImageFormat::U8).unwrap();
         let (g, _, _) = edge_on(&fused, &a, &out, 80, targets);
+        g.verify().unwrap();
+        let before = dsp_jobs();
         g.process().unwrap_or_else(|e| panic!("{targets:?}: {e}"));
+        // One job per unit on the dsp: a group is one job there, a lone node one.
+        let units_on_dsp = match targets {
+            [Some(_), Some(_), Some(_), Some(_)] => 1,
+            [Some(_), Some(_), None, None] => 1,
+            _ => 2,
+        };
+        assert_eq!(dsp_jobs() - before, units_on_dsp, "{targets:?}: jobs on the dsp");
         assert!(pixels(&out) == edge_unfused(&plain, w, h, 21), "{targets:?}: the fused output differs");
         let report = g.fusion_report().unwrap();
         let got: Vec<usize> = report.groups.iter().map(|g| g.nodes.len()).collect();
@@ -378,6 +388,29 @@ fn groups_form_per_target_and_give_the_unfused_pixels() {
         );
         assert_eq!(report.unfused.len(), across.len(), "{targets:?}: {report}");
     }
+    // Pipelined, the whole group on the dsp: one job per frame there, every frame the unfused one.
+    let ins: Vec<Image> = (0..2).map(|i| random_image(&fused, w, h, 40 + i)).collect();
+    let outs: Vec<Image> = (0..2).map(|_| Image::new(&fused, w, h, ImageFormat::U8).unwrap()).collect();
+    let (g, first, last) = edge_on(&fused, &ins[0], &outs[0], 80, [dsp; 4]);
+    let (p_in, p_out) = (g.add_parameter(&first, 0).unwrap(), g.add_parameter(&last, 2).unwrap());
+    g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
+        .unwrap();
+    g.verify().unwrap();
+    assert_eq!(g.fusion_report().unwrap().groups.len(), 1, "{}", g.fusion_report().unwrap());
+    let before = dsp_jobs();
+    for (i, o) in ins.iter().zip(&outs) {
+        g.enqueue(p_in, i).unwrap();
+        g.enqueue(p_out, o).unwrap();
+    }
+    for f in 0..2u64 {
+        let done = g.dequeue(p_out).unwrap();
+        done.result.clone().unwrap();
+        let out = done.reference.as_image().unwrap().clone();
+        assert!(pixels(&out) == edge_unfused(&plain, w, h, 40 + f), "pipelined on the dsp, frame {f}");
+        g.dequeue(p_in).unwrap();
+    }
+    g.wait().unwrap();
+    assert_eq!(dsp_jobs() - before, 2, "pipelined on the dsp: one job per frame");
 }
 
 /// An image between members that must keep its buffer (real, or virtual and read outside the
@@ -424,17 +457,25 @@ fn a_materialized_image_between_members_keeps_its_buffer_and_the_pixels() {
                     } else {
                         outs.push(b2);
                     }
-                    for round in 0..2 {
+                    // Each round a new input, outputs compared after each: a row of b2 read before
+                    // its writer wrote it this run would hold zeros (round 0) or round 0's pixels.
+                    let mut seen = Vec::new();
+                    for round in 0..2u64 {
+                        let px = vx_tests::random_graphs::rng::pixels(seed + 1000 * round, 0xf05e, (w * h) as usize);
+                        a.copy_from(Rect::full(w, h), 0, &px).unwrap();
                         g.process()
                             .unwrap_or_else(|e| panic!("variant {variant} {w}x{h} {threads}t round {round}: {e}"));
+                        seen.push(outs.iter().map(pixels).collect::<Vec<_>>());
                     }
-                    (outs.iter().map(pixels).collect::<Vec<_>>(), g.fusion_report().unwrap())
+                    (seen, g.fusion_report().unwrap())
                 };
                 let (got, report) = run(&fused_ctx);
                 let (want, _) = run(&plain_ctx);
                 let what = format!("variant {variant} {w}x{h} {threads}t");
-                for (o, (g, p)) in got.iter().zip(&want).enumerate() {
-                    assert!(g == p, "{what}: output {o} differs\n{report}");
+                for (round, (gr, pr)) in got.iter().zip(&want).enumerate() {
+                    for (o, (g, p)) in gr.iter().zip(pr).enumerate() {
+                        assert!(g == p, "{what} round {round}: output {o} differs\n{report}");
+                    }
                 }
                 let refused = variant == 1 && threads == 2 && h > 16;
                 if refused {

@@ -72,15 +72,17 @@ fn the_1080p_edge_pipeline_allocates_nothing_per_frame_at_1_2_and_4_threads() {
             .add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&level), Reference::from(&outs[0])])
             .unwrap();
         let (p_in, p_out) = (g.add_parameter(&first, 0).unwrap(), g.add_parameter(&last, 2).unwrap());
-        g.set_schedule_config(ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()))
-            .unwrap();
+        g.set_schedule_config(
+            ScheduleConfig::queue_auto().depth(2).queue(p_in, ins.clone()).queue(p_out, outs.clone()),
+        )
+        .unwrap();
         g.verify().unwrap();
         assert_eq!(g.fusion_report().unwrap().groups.len(), 1, "{}", g.fusion_report().unwrap());
         for (i, o) in ins.iter().zip(&outs) {
             g.enqueue(p_in, i).unwrap();
             g.enqueue(p_out, o).unwrap();
         }
-        let mut cycle = |frames: usize| {
+        let cycle = |frames: usize| {
             for _ in 0..frames {
                 let out = g.dequeue(p_out).unwrap();
                 out.result.as_ref().unwrap();
@@ -91,7 +93,12 @@ fn the_1080p_edge_pipeline_allocates_nothing_per_frame_at_1_2_and_4_threads() {
         };
         cycle(6); // warm-up: the coordinator's bookkeeping, the queues' capacity
         let counted = allocations(|| cycle(10));
-        assert_eq!(counted, 0, "{counted} allocations in 10 pipelined frames at {threads} thread(s); first:\n{}", sites());
+        assert_eq!(
+            counted,
+            0,
+            "{counted} allocations in 10 pipelined frames at {threads} thread(s); first:\n{}",
+            sites()
+        );
         g.wait().unwrap();
         for _ in 0..2 {
             g.dequeue(p_in).unwrap();

@@ -541,14 +541,15 @@ pub fn fusion_report(
             }
             _ => {}
         }
-        // A virtual image every reader of which is a candidate, joining it to a candidate on
-        // another target (it as the writer or as such a reader)?
+        // A virtual image every reader of which is a candidate, some on another target than its
+        // writer, with this node its writer or one of its readers?
         let across = |img: ImgId| {
             let Some(w) = spec.writer(img).filter(|&w| candidate(w)) else { return false };
             let readers = spec.readers(img);
             spec.is_virtual(img)
+                && (w == n || readers.contains(&n))
                 && readers.iter().all(|&r| candidate(r))
-                && readers.iter().any(|&r| (r == n || w == n) && target_of(spec, r) != target_of(spec, w))
+                && readers.iter().any(|&r| target_of(spec, r) != target_of(spec, w))
         };
         let node = &spec.nodes[n];
         let across_any = node.inputs.iter().chain([&node.output]).any(|&i| across(i));

@@ -238,9 +238,10 @@ impl Gen {
 
     /// With fusion on, make most nodes (three in four, not transposes) fusion candidates
     /// (`vx-core/src/graph/verify/fusion.rs`): tiling, no vertical neighborhood, every pixel
-    /// processed (a flexible function, border `Self_` for a neighborhood), no tile memory, no
-    /// named target, seldom an alias hint, their output virtual: chains of them over virtual
-    /// images of one size then form fused groups. The rest keep what the main stream drew.
+    /// processed (a flexible function, border `Self_` for a neighborhood), no tile memory, on the
+    /// host or their first input's writer's target, seldom an alias hint, their output virtual:
+    /// chains of them over virtual images of one size then form fused groups (on the host or on a
+    /// named target). The rest keep what the main stream drew.
     fn fusable(&mut self, node: &mut NodeSpec) {
         let Some(f) = self.fusion.as_mut() else { return };
         if node.op == Op::Transpose || !f.chance(3, 4) {
@@ -282,8 +283,19 @@ impl Gen {
             };
             Tiling { fast, flexible: true, block, kernel_border, node_border, tile_memory: 0, rows }
         });
-        if node.target.as_deref() != Some(vx::HOST_TARGET) {
-            node.target = None;
+        // Targets: a third keep what the main stream drew, a third take the target of their first
+        // input's writer (chains on one named target fuse there), the rest run on the host.
+        match f.range(0, 2) {
+            0 => {}
+            1 => {
+                let writer = node.inputs.first().and_then(|&i| self.spec.nodes.iter().find(|n| n.output == i));
+                node.target = writer.and_then(|w| w.target.clone());
+            }
+            _ => {
+                if node.target.as_deref() != Some(vx::HOST_TARGET) {
+                    node.target = None;
+                }
+            }
         }
         if !f.chance(1, 4) {
             node.hints.clear();

@@ -94,6 +94,8 @@ pub struct Runner {
     progress: Arc<Mutex<Progress>>,
     /// The most nodes fused in one run of the graph so far, and the groups they formed then.
     fused: (u64, u64, u64),
+    /// Groups on a named target and materialized images (the run with the most).
+    fused_more: (u64, u64),
     /// Statistics.
     pub stats: Stats,
 }
@@ -240,6 +242,7 @@ impl Runner {
             frame_no: 0,
             progress,
             fused: (0, 0, 0),
+            fused_more: (0, 0),
             stats: Stats::default(),
         };
         for i in 0..n_images {
@@ -389,6 +392,9 @@ impl Runner {
             self.stats.fused_nodes += self.fused.0;
             self.stats.fused_groups += self.fused.1;
             self.stats.fused_row_nodes += self.fused.2;
+            self.stats.fused_pipelined_graphs += u64::from(self.spec.pipelined());
+            self.stats.fused_groups_on_targets += self.fused_more.0;
+            self.stats.materialized_images += self.fused_more.1;
         }
         self.stats.row_entry_calls += self.shared.row_calls.load(std::sync::atomic::Ordering::SeqCst);
         Ok(self.stats)
@@ -618,6 +624,10 @@ impl Runner {
             .filter(|&&n| self.spec.nodes[n].tiling.as_ref().is_some_and(|t| t.rows.is_some()))
             .count() as u64;
         self.fused = self.fused.max((fused_nodes, groups.len() as u64, row_nodes));
+        let on_target = |n: usize| self.spec.nodes[n].target.as_deref().is_some_and(|t| t != vx::HOST_TARGET);
+        let targeted = groups.iter().filter(|g| on_target(g[0])).count() as u64;
+        let materialized = report.groups.iter().map(|g| g.materialized_images.len() as u64).sum::<u64>();
+        self.fused_more = (self.fused_more.0.max(targeted), self.fused_more.1.max(materialized));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
             Ok(n) => self.stats.alias_decisions_checked += n as u64,

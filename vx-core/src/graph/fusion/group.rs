@@ -220,16 +220,24 @@ impl FusedGroup {
             let layout = BandLayout::new(height, rows, l);
             if layout.count() > 1 {
                 bands = layout.bands().map(|b| plan_band(&geometry, b, k)).collect();
-                let races = bands.iter().any(|p| {
-                    members.iter().enumerate().any(|(n, m)| {
-                        let writes_out = m.params.iter().any(|r| r.writes_outside());
+                // Members whose rows leave some band, and among them writers of materialized images.
+                let leaves = |n: usize| {
+                    bands.iter().any(|p| {
                         let r = &p.rows[n];
-                        writes_out && !r.is_empty() && (r.start < p.band.start || r.end > p.band.end)
+                        !r.is_empty() && (r.start < p.band.start || r.end > p.band.end)
                     })
-                });
+                };
+                let writes = |m: &MemberSpec, materialized: bool| {
+                    m.params.iter().any(|r| match r {
+                        ParamRole::Materialized { output: true, .. } => true,
+                        ParamRole::Outside { output: true, .. } => !materialized,
+                        _ => false,
+                    })
+                };
+                let races = members.iter().enumerate().any(|(n, m)| writes(m, false) && leaves(n));
                 if races {
+                    split_dropped = members.iter().enumerate().any(|(n, m)| writes(m, true) && leaves(n));
                     bands.clear();
-                    split_dropped = true;
                 } else {
                     for (cap, banded) in caps.iter_mut().zip(ring_capacities(&geometry, &layout, k)) {
                         *cap = (*cap).max(banded);
@@ -315,8 +323,8 @@ impl FusedGroup {
         })
     }
 
-    /// Threads could have shared the group's rows, but a member writing an image outside the
-    /// rings computes rows beyond its band (the bands were dropped: it runs on one thread).
+    /// Threads could have shared the group's rows, but the writer of a materialized image
+    /// computes rows beyond its band (the bands were dropped: it runs on one thread).
     pub(crate) fn split_dropped(&self) -> bool {
         self.split_dropped
     }

@@ -24,8 +24,9 @@ pub enum FusionRefusal {
     NeighbourhoodOverridden,
     /// The node has a completion callback (it may abandon the graph after this node alone).
     HasCallback,
-    /// The images that would join the node to other fusable nodes join it only to nodes on
-    /// another target (a group runs on one target: its members share one executor).
+    /// No image joins the node to another fusable node on its own target, and one that would
+    /// have joined it is read on another target than its writer's (a group runs on one target:
+    /// its members share one executor).
     AcrossTargets,
     /// The node aliases an input with an output (buffer aliasing).
     Aliased,
@@ -57,7 +58,9 @@ impl fmt::Display for FusionRefusal {
             }
             FusionRefusal::NeighbourhoodOverridden => "the node's neighbourhood differs from the kernel's",
             FusionRefusal::HasCallback => "the node has a completion callback",
-            FusionRefusal::AcrossTargets => "the fusable nodes it shares images with run on another target",
+            FusionRefusal::AcrossTargets => {
+                "an image that would join it to other fusable nodes is read on another target than its writer's"
+            }
             FusionRefusal::Aliased => "the node aliases an input with an output",
             FusionRefusal::UnprocessedPixels => "the node leaves pixels of its output unprocessed",
             FusionRefusal::TileMemory => "the kernel asks for tile memory",
@@ -75,6 +78,7 @@ impl fmt::Display for FusionRefusal {
 
 /// One fused group.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FusedGroupReport {
     /// Its nodes, in the order each step runs them.
     pub nodes: Vec<String>,

@@ -187,9 +187,10 @@ struct GroupRun<'a> {
 }
 
 // SAFETY: the mapped images' addresses are shared by the threads running the group's bands; each
-// band writes only its own rows of the outside outputs (verify keeps a group whose bands would
-// write outside their rows from splitting) and the rings are per thread; the leases keep the
-// images mapped until every band has returned.
+// band writes only its own rows of the outside outputs and of the materialized images (verify
+// keeps a group whose bands would write outside their rows from splitting), and reads a
+// materialized image only in rows it wrote itself (`produced`, checked per call); the rings are
+// per thread; the leases keep the images mapped until every band has returned.
 unsafe impl Sync for GroupRun<'_> {}
 
 impl GroupRun<'_> {
@@ -441,7 +442,23 @@ impl GroupRun<'_> {
                     let base = first.wrapping_sub(rect.start_y as usize * ring.pitch);
                     (base, ring.bytes_per_pixel, ring.pitch, ring.fourcc, TILE_LINE_BUFFER)
                 }
-                ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => {
+                ParamRole::Materialized { slot, image, output } => {
+                    // Read only rows this band has written (its reader has no vertical
+                    // neighbourhood: the piece's rows are all it reads).
+                    let (from, end) = scratch.produced[image];
+                    if !output && (rect.start_y < from || rect.end_y > end) {
+                        return Err(Error::new(
+                            ErrorKind::InvalidNode,
+                            format!(
+                                "a fused member would read rows {}..{} of materialized image '{}' before they are written (rows {from}..{end} are)",
+                                rect.start_y, rect.end_y, self.g.rings[image].name
+                            ),
+                        ));
+                    }
+                    let mp = self.outside(slot)?;
+                    (mp.base, mp.stride_x, mp.stride_y, mp.fourcc, 0)
+                }
+                ParamRole::Outside { slot, .. } => {
                     let mp = self.outside(slot)?;
                     (mp.base, mp.stride_x, mp.stride_y, mp.fourcc, 0)
                 }
@@ -478,8 +495,8 @@ impl GroupRun<'_> {
         }
         // SAFETY: each descriptor addresses, for the piece's rows (and its readable rectangle, the
         // piece grown sideways only: no vertical neighbourhood), either an image mapped for the run
-        // or ring slots that the piece's rows occupy without wrapping (the caller split the rows
-        // at every wrap); output pieces are this member's own images, disjoint from its inputs;
+        // (a materialized input only in rows this band wrote, checked above) or ring slots that
+        // the piece's rows occupy without wrapping (the caller split the rows at every wrap); output pieces are this member's own images, disjoint from its inputs;
         // scalar pointers point to their bytes; no tile memory is asked for (refused at verify).
         let mut args = unsafe { TileArgs::new(&params[..m.params.len()], std::ptr::null_mut(), 0) };
         match catch_panic(|| f(&mut args)) {

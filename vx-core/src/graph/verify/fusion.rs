@@ -148,7 +148,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         }
     }
     // Fused images: (id, producer, the image). An image that would be fused but for readers on
-    // another target than its writer is not; those readers and the writer are *across* targets.
+    // another target than its writer is not; its writer and candidate readers are *across* targets.
     let mut fused: HashMap<u64, (usize, Reference)> = HashMap::new();
     let mut across: HashSet<usize> = HashSet::new();
     for (w, _, written) in &v.writers {
@@ -162,7 +162,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             continue;
         }
         if let Some(pairs) = cross.get(&id) {
+            // The writer and every candidate reading it: none can fuse through this image.
             across.extend(pairs.iter().flat_map(|&(a, b)| [a, b]));
+            across.extend(readers.get(&id).into_iter().flatten().copied());
         } else if readers.contains_key(&id) {
             fused.insert(id, (*w, written.clone()));
         }

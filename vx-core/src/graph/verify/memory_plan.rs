@@ -184,8 +184,8 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                 if g.accessors.last() != Some(&u) {
                     g.accessors.push(u);
                 }
-                // Nodes come one at a time (schedule order): each once, O(1) (a unit whose members
-                // interleave with other nodes of their level may appear twice: harmless).
+                // Nodes come one at a time (schedule order; a group's members together): each
+                // unit once, O(1).
                 if s.spec(p).direction == Direction::Output && g.writers.last() != Some(&u) {
                     g.writers.push(u);
                 }
