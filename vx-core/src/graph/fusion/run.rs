@@ -307,11 +307,50 @@ impl GroupRun<'_> {
         for (i, &role) in m.params.iter().enumerate() {
             match role {
                 ParamRole::Absent | ParamRole::Value => {}
+                ParamRole::Fused { image, output: true } => {
+                    // Consecutive rows: one division for the first slot, then steps with a wrap.
+                    spans[i] = (o, y1 - y0, 0);
+                    let ring = &self.g.rings[image];
+                    let base = scratch.rings[image].as_ptr();
+                    let mut slot = (y0 % ring.capacity) as usize;
+                    for _ in y0..y1 {
+                        scratch.sinks[o] = base.wrapping_add(slot * ring.pitch);
+                        o += 1;
+                        slot += 1;
+                        if slot == ring.capacity as usize {
+                            slot = 0;
+                        }
+                    }
+                }
                 _ if role_is_output(role) => {
                     spans[i] = (o, y1 - y0, 0);
                     for r in y0..y1 {
                         scratch.sinks[o] = self.out_row(scratch, role, r)?;
                         o += 1;
+                    }
+                }
+                ParamRole::Fused { image, output: false } => {
+                    let (a, b) = (y0 as i64 + nb.top as i64, y1 as i64 - 1 + nb.bottom as i64);
+                    let Some((s0, s1)) = source_hull(m.calls, a, b, h) else {
+                        spans[i] = (t, 0, 0);
+                        continue;
+                    };
+                    spans[i] = (t, (s1 - s0 + 1) as u32, s0);
+                    // As `ring_row`, row by row, with the slot stepped instead of divided.
+                    let ring = &self.g.rings[image];
+                    let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
+                    let base = scratch.rings[image].as_ptr();
+                    let cap = ring.capacity as i64;
+                    let mut slot = s0.rem_euclid(cap) as usize;
+                    for r in s0..=s1 {
+                        let held = r >= from && r < end && r >= end - cap;
+                        scratch.tables[t] =
+                            if held { base.wrapping_add(slot * ring.pitch) as *const u8 } else { std::ptr::null() };
+                        t += 1;
+                        slot += 1;
+                        if slot == cap as usize {
+                            slot = 0;
+                        }
                     }
                 }
                 _ => {
