@@ -60,7 +60,7 @@ graph (`bitwise_not`) takes 0.32 ms per 1920×1080 frame against 0.15 for `cv2.b
 1.26 against 0.66 at 3840×2160 — about 4 % of the pipeline's 4.3 / 17.1 ms (measured standalone on
 the bench's 2-vCPU machine, 2026-11-26).
 
-usage: gapi_bench.py --serve          same line protocol as halide_bench.py --serve:
+usage: gapi_bench.py --serve          the line protocol of `pipeline_server.py`:
          load W H A_PATH B_PATH   -> ok        (compiles the graph for W×H, checks it is Fluid)
          time OP THREADS CALLS    -> seconds/call   (OP: pipeline)
          version                  -> OpenCV's version, the wheel, the backend and the blur
@@ -76,10 +76,10 @@ import os
 import re
 import sys
 import tempfile
-import time
 
 import cv2
 import numpy as np
+from pipeline_server import compare, serve  # this folder: the shared protocol
 
 LEVEL = 100
 BORDER = cv2.BORDER_REFLECT_101
@@ -171,31 +171,14 @@ def fluid_report(log, buffers):
     return f"one Fluid island, {buffers} buffers, internal buffers {internal[0] if internal else '?'}"
 
 
-def compare(got, want):
-    """'ok', 'inexact: ...' (GAPI_BLUR=gaussian) or 'mismatch: ...'."""
-    if want.shape != got.shape:
-        return f"mismatch: shape {got.shape} against {want.shape}"
-    diff = np.argwhere(got != want)
-    if len(diff) == 0:
-        return "ok"
-    y, x = diff[0]
-    up, down = int((got > want).sum()), int((got < want).sum())
-    dmax = int(np.abs(got.astype(np.int16) - want.astype(np.int16)).max())
-    kind = "inexact" if BLUR == "gaussian" else "mismatch"
-    return (
-        f"{kind}: {len(diff)} of {got.size} pixels differ ({up} where G-API is higher, {down} lower; max "
-        f"difference {dmax}), first at x={x} y={y}: G-API {got[y, x]}, expected {want[y, x]} (GAPI_BLUR={BLUR})"
-    )
-
-
 def check(p, want):
     """G-API's output at 1 and 2 threads (`cv2.setNumThreads`) against `want`."""
     for threads in (1, 2):
         cv2.setNumThreads(threads)
         p.run()
-        r = compare(p.out, want)
+        r = compare("G-API", p.out, want, inexact=BLUR == "gaussian")
         if r != "ok":
-            return f"{r} (cv2.setNumThreads({threads}))"
+            return f"{r} (GAPI_BLUR={BLUR}, cv2.setNumThreads({threads}))"
     return "ok"
 
 
@@ -243,45 +226,36 @@ def selftest():
             sys.exit(1)
 
 
-def serve():
-    p = None
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        try:
-            if cmd[0] == "load":
-                w, h = int(cmd[1]), int(cmd[2])
-                p = None
-                p = Pipeline(np.fromfile(cmd[3], np.uint8).reshape(h, w))
-                print("ok", flush=True)
-            elif cmd[0] == "time":
-                op, threads, calls = cmd[1], int(cmd[2]), int(cmd[3])
-                if op != "pipeline":
-                    print(f"error: G-API has only pipeline, not {op}", flush=True)
-                    continue
-                cv2.setNumThreads(threads)
-                p.run()
-                t = time.perf_counter()
-                for _ in range(calls):
-                    p.run()
-                print((time.perf_counter() - t) / calls, flush=True)
-            elif cmd[0] == "check":
-                h, w = p.a.shape
-                print(check(p, np.fromfile(cmd[1], np.uint8).reshape(h, w)), flush=True)
-            elif cmd[0] == "fluid":
-                print(p.fluid, flush=True)
-            elif cmd[0] == "version":
-                print(version(), flush=True)
-            else:
-                print("error: unknown command " + cmd[0], flush=True)
-        except Exception as e:  # one answer line per command, whatever happens
-            print(f"error: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
+class Side:
+    """This process's side of `pipeline_server.serve`."""
+
+    name = "G-API"
+
+    def __init__(self):
+        self.p = None
+        self.extra = {"fluid": lambda: self.p.fluid}
+
+    def load(self, a):
+        self.p = None
+        self.p = Pipeline(a)
+
+    def refuse(self, threads):
+        return None
+
+    def run(self, threads):
+        cv2.setNumThreads(threads)
+        self.p.run()
+
+    def check(self, want):
+        return check(self.p, want)
+
+    def version(self):
+        return version()
 
 
 def main():
     if sys.argv[1:2] == ["--serve"]:
-        return serve()
+        return serve(Side())
     if sys.argv[1:2] == ["--selftest"]:
         return selftest()
     if sys.argv[1:2] == ["--check"]:

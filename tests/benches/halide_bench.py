@@ -33,7 +33,7 @@ process sets it (default 2, the most the Rust bench asks for) before the first r
 each schedule twice: serial for `time OP 1 CALLS` (no `parallel`, the pool is not used) and parallel
 for `time OP N CALLS` with N == HL_NUM_THREADS (any other N answers an error).
 
-usage: halide_bench.py --serve          same line protocol as opencv_bench.py --serve:
+usage: halide_bench.py --serve          the line protocol of `pipeline_server.py`:
          load W H A_PATH B_PATH   -> ok
          time OP THREADS CALLS    -> seconds/call   (OP: pipeline)
          version                  -> Halide's version and schedule
@@ -43,12 +43,12 @@ usage: halide_bench.py --serve          same line protocol as opencv_bench.py --
 """
 import os
 import sys
-import time
 
 os.environ.setdefault("HL_NUM_THREADS", "2")
 
 import halide as hl  # noqa: E402  (HL_NUM_THREADS first)
 import numpy as np  # noqa: E402
+from pipeline_server import compare, serve  # noqa: E402  (this folder: the shared protocol)
 
 LEVEL = 100
 # Vector lanes of the bordered input row (`a`). Its first and last vectors straddle the mirrored
@@ -130,23 +130,12 @@ class Pipeline:
         f(self.a, self.out)
 
 
-def compare(got, want):
-    """'ok', or where and how `got` differs from `want`."""
-    if want.shape != got.shape:
-        return f"mismatch: shape {got.shape} against {want.shape}"
-    diff = np.argwhere(got != want)
-    if len(diff) == 0:
-        return "ok"
-    y, x = diff[0]
-    return f"mismatch: {len(diff)} pixels differ, first at x={x} y={y}: Halide {got[y, x]}, expected {want[y, x]}"
-
-
 def check_all(p, want):
     """Halide's output at 1 thread and at the pool's size against `want`."""
     for threads in sorted({1, POOL}):
         p.out_np.fill(0x5A)
         p.run(threads)
-        r = compare(p.out_np, want)
+        r = compare("Halide", p.out_np, want)
         if r != "ok":
             return f"{r} ({threads} threads)"
     return "ok"
@@ -162,45 +151,35 @@ def version():
         return "unknown"
 
 
-def serve(schedule):
-    p = None
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        try:
-            if cmd[0] == "load":
-                w, h = int(cmd[1]), int(cmd[2])
-                p = Pipeline(np.fromfile(cmd[3], np.uint8).reshape(h, w), schedule)
-                print("ok", flush=True)
-            elif cmd[0] == "time":
-                op, threads, calls = cmd[1], int(cmd[2]), int(cmd[3])
-                if op != "pipeline":
-                    print(f"error: Halide has only pipeline, not {op}", flush=True)
-                    continue
-                if threads != 1 and threads != POOL:
-                    print(f"error: {threads} threads, but HL_NUM_THREADS is {POOL}", flush=True)
-                    continue
-                p.run(threads)
-                t = time.perf_counter()
-                for _ in range(calls):
-                    p.run(threads)
-                print((time.perf_counter() - t) / calls, flush=True)
-            elif cmd[0] == "check":
-                h, w = p.out_np.shape
-                print(check_all(p, np.fromfile(cmd[1], np.uint8).reshape(h, w)), flush=True)
-            elif cmd[0] == "version":
-                print(f"{version()} ({schedule} schedule, HL_NUM_THREADS={POOL})", flush=True)
-            else:
-                print("error: unknown command " + cmd[0], flush=True)
-        except Exception as e:  # one answer line per command, whatever happens
-            print(f"error: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
+class Side:
+    """This process's side of `pipeline_server.serve`."""
+
+    name = "Halide"
+
+    def __init__(self, schedule):
+        self.schedule, self.p, self.extra = schedule, None, {}
+
+    def load(self, a):
+        self.p = None
+        self.p = Pipeline(a, self.schedule)
+
+    def refuse(self, threads):
+        return None if threads in (1, POOL) else f"{threads} threads, but HL_NUM_THREADS is {POOL}"
+
+    def run(self, threads):
+        self.p.run(threads)
+
+    def check(self, want):
+        return check_all(self.p, want)
+
+    def version(self):
+        return f"{version()} ({self.schedule} schedule, HL_NUM_THREADS={POOL})"
 
 
 def main():
     schedule = os.environ.get("HALIDE_SCHEDULE", "line")
     if sys.argv[1:2] == ["--serve"]:
-        return serve(schedule)
+        return serve(Side(schedule))
     if sys.argv[1:2] == ["--check"]:
         a_path, w, h, want_path = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
         p = Pipeline(np.fromfile(a_path, np.uint8).reshape(h, w), schedule)
