@@ -495,3 +495,40 @@ fn a_materialized_image_between_members_keeps_its_buffer_and_the_pixels() {
         }
     }
 }
+
+/// Two groups each convex, yet each needing the other: g0 writes half of an image g1 reads, g1
+/// the other half g0 reads (ROIs of one parent). Contracted, they would form a cycle, and running
+/// either first would read the other's output before it is written: the later one is refused
+/// (`GroupCycle`), the result is the unfused one. (Found by the random graph test, seed 24985.)
+#[test]
+fn groups_that_would_need_each_other_are_not_both_formed() {
+    let (fused_ctx, plain_ctx) = (ctx(true), ctx(false));
+    let (w, h) = (40, 24);
+    let run = |c: &Context| {
+        let k = |n: &str| c.kernel_by_name(&format!("filters.{n}")).unwrap();
+        let (a, b) = (random_image(c, w, h, 31), random_image(c, w, h, 32));
+        let g = Graph::new(c).unwrap();
+        let parent = Image::new(c, 2 * w, h, ImageFormat::U8).unwrap();
+        let (r1, r2) = (parent.roi(Rect::new(0, 0, w, h)).unwrap(), parent.roi(Rect::new(w, 0, 2 * w, h)).unwrap());
+        let (v1, v2) = (
+            Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap(),
+            Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap(),
+        );
+        let (s0, s1) = (Image::new(c, w, h, ImageFormat::S16).unwrap(), Image::new(c, w, h, ImageFormat::S16).unwrap());
+        g.add_node(&k("posterize"), [&a, &v1]).unwrap();
+        g.add_node(&k("box3x3"), [&v1, &r1]).unwrap();
+        g.add_node(&k("add"), [&v1, &r2, &s0]).unwrap();
+        g.add_node(&k("posterize"), [&b, &v2]).unwrap();
+        g.add_node(&k("box3x3"), [&v2, &r2]).unwrap();
+        g.add_node(&k("add"), [&v2, &r1, &s1]).unwrap();
+        g.process().unwrap();
+        ([pixels(&s0), pixels(&s1), pixels(&parent)], g.fusion_report().unwrap())
+    };
+    let (got, report) = run(&fused_ctx);
+    let (want, _) = run(&plain_ctx);
+    assert!(got == want, "the fused outputs differ\n{report}");
+    assert_eq!(report.groups.len(), 1, "{report}");
+    let cycle: Vec<&str> =
+        report.unfused.iter().filter(|u| u.reason == FusionRefusal::GroupCycle).map(|u| u.node.as_str()).collect();
+    assert_eq!(cycle.len(), 3, "{report}");
+}

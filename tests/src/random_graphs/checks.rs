@@ -513,6 +513,49 @@ pub fn fusion_report(
         }
         groups.push(members);
     }
+    // With each group contracted to one unit, the graph is acyclic (each group convex is not
+    // enough: two groups may each need the other).
+    let unit = |n: usize| groups.iter().find(|g| g.contains(&n)).map_or(n, |g| g[0]);
+    let live: Vec<usize> = spec.live().collect();
+    let mut indegree: HashMap<usize, usize> = HashMap::new();
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    for &n in &live {
+        for &i in &spec.nodes[n].inputs {
+            if let Some(w) = spec.writer(i).filter(|&w| unit(w) != unit(n)) {
+                edges.push((unit(w), unit(n)));
+            }
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    for &(_, b) in &edges {
+        *indegree.entry(b).or_default() += 1;
+    }
+    let mut ready: Vec<usize> = live.iter().map(|&n| unit(n)).filter(|u| !indegree.contains_key(u)).collect();
+    ready.sort_unstable();
+    ready.dedup();
+    let mut done = 0;
+    while let Some(u) = ready.pop() {
+        done += 1;
+        for &(a, b) in &edges {
+            if a == u {
+                let d = indegree.get_mut(&b).expect("counted");
+                *d -= 1;
+                if *d == 0 {
+                    ready.push(b);
+                }
+            }
+        }
+    }
+    let units = {
+        let mut u: Vec<usize> = live.iter().map(|&n| unit(n)).collect();
+        u.sort_unstable();
+        u.dedup();
+        u.len()
+    };
+    if done != units {
+        return Err(format!("the groups, contracted, leave a cycle in the graph: {report:?}"));
+    }
     // Unfused nodes: each live tiling node once, grouped or reported.
     let mut reported: HashSet<usize> = HashSet::new();
     let candidate = |n: usize| spec.nodes[n].tiling.is_some() && not_candidate(spec, n, decisions).is_none();
@@ -528,6 +571,7 @@ pub fn fusion_report(
             u.reason,
             FusionRefusal::NothingToFuseWith
                 | FusionRefusal::AcrossTargets
+                | FusionRefusal::GroupCycle
                 | FusionRefusal::WouldNotBeConvex
                 | FusionRefusal::MaterializedInsideGroup
                 | FusionRefusal::TooManyImages

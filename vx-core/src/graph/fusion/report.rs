@@ -46,6 +46,10 @@ pub enum FusionRefusal {
     MaterializedInsideGroup,
     /// The group touches more outside images than one run can map at once.
     TooManyImages,
+    /// With the other groups formed, the group would have to run both before and after another
+    /// one (a path from it into the other group and one back): contracted, the graph would have a
+    /// cycle.
+    GroupCycle,
 }
 
 impl fmt::Display for FusionRefusal {
@@ -72,6 +76,9 @@ impl fmt::Display for FusionRefusal {
                 "an image between members is read in part, or is kept whole (real or read outside the group) where that would keep the group on one thread"
             }
             FusionRefusal::TooManyImages => "the group would touch too many outside images",
+            FusionRefusal::GroupCycle => {
+                "the group would have to run both before and after another group (a cycle between groups)"
+            }
         })
     }
 }

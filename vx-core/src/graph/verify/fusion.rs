@@ -12,9 +12,10 @@
 //! reading exactly it, on the same target (the host or one named target: a group is one job on one
 //! executor). Groups are the connected components of the fused images' producers and
 //! readers; a group is kept when it is convex (no path leaves and re-enters it: a forward walk
-//! from its outside successors, capped), no image between two members is materialized, and it maps
-//! at most [`MAX_OUTSIDE_IMAGES`] outside images. Every tiling node left unfused is reported with
-//! its reason.
+//! from its outside successors, capped), an image between two members that keeps its buffer is read whole (materialized), and it maps
+//! at most [`MAX_OUTSIDE_IMAGES`] outside images; then groups are refused, latest first, until the
+//! graph with every group contracted has no cycle (two convex groups may still need each other).
+//! Every tiling node left unfused is reported with its reason.
 //!
 //! Cost: O(parameters · overlap lookups + edges) for the candidates, edges and components, plus the
 //! capped walks (O(group size) each), plus the planner per group (O(H / k · members)).
@@ -227,6 +228,14 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
             }
         }
     }
+    // Each group is convex, yet two groups can still need each other (a path from one into the
+    // other and another one back): contracted, the graph would have a cycle. Refuse groups, the
+    // latest formed among those on a cycle first, until it has none.
+    while let Some(g) = group_on_a_cycle(v, &groups, &order) {
+        for &n in groups.remove(g).nodes() {
+            refused[n] = Some(FusionRefusal::GroupCycle);
+        }
+    }
     // The report.
     let mut report = FusionReport { enabled: true, groups: Vec::new(), unfused: Vec::new() };
     let mut grouped = vec![false; n_nodes];
@@ -257,7 +266,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         report.unfused.push(UnfusedNode { node: node(n).name.clone(), kernel: node(n).kernel.name.clone(), reason });
     }
     if !groups.is_empty() {
-        relevel(v, &groups, &pos);
+        relevel(v, &groups, &pos)?;
     }
     tracing::debug!(graph = %v.gname, groups = groups.len(), "fusion");
     body.fusion = FusionState::new(groups, n_nodes, report);
@@ -445,9 +454,59 @@ fn build_group(
     Ok(Ok(group))
 }
 
+/// With each group contracted to one unit, is the graph acyclic? If not, the index of the latest
+/// formed group that lies on a cycle (or between two): what is left after peeling off, again and
+/// again, units with no producer left and units with no consumer left. O(nodes + edges) a call.
+fn group_on_a_cycle(v: &Verification<'_>, groups: &[FusedGroup], order: &[usize]) -> Option<usize> {
+    if groups.len() < 2 {
+        return None; // one convex group and plain nodes: no cycle
+    }
+    let n_nodes = v.producers.len();
+    let mut unit: Vec<usize> = (0..n_nodes).collect();
+    for g in groups {
+        for &n in g.nodes() {
+            unit[n] = g.nodes()[0];
+        }
+    }
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
+    let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
+    for &n in order {
+        for &p in &v.producers[n] {
+            let (a, b) = (unit[p], unit[n]);
+            if a != b {
+                succ[a].push(b);
+                pred[b].push(a);
+            }
+        }
+    }
+    let units: Vec<usize> = order.iter().copied().filter(|&n| unit[n] == n).collect();
+    let mut alive = vec![false; n_nodes];
+    units.iter().for_each(|&u| alive[u] = true);
+    // Peel sources, then sinks (each edge counted once per direction).
+    for (ins, outs) in [(&pred, &succ), (&succ, &pred)] {
+        let mut left: Vec<usize> = vec![0; n_nodes];
+        for &u in &units {
+            left[u] = ins[u].iter().filter(|&&p| alive[p]).count();
+        }
+        let mut ready: Vec<usize> = units.iter().copied().filter(|&u| alive[u] && left[u] == 0).collect();
+        while let Some(u) = ready.pop() {
+            alive[u] = false;
+            for &w in &outs[u] {
+                if alive[w] {
+                    left[w] -= 1;
+                    if left[w] == 0 {
+                        ready.push(w);
+                    }
+                }
+            }
+        }
+    }
+    (0..groups.len()).rev().find(|&g| alive[groups[g].nodes()[0]])
+}
+
 /// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
 /// acyclic because groups are convex); a group's members share its level, in topological order.
-fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) {
+fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) -> Result<()> {
     let n_nodes = pos.len();
     let mut unit: Vec<usize> = (0..n_nodes).collect();
     for g in groups {
@@ -489,6 +548,15 @@ fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) {
         schedule.push(level);
         current = next;
     }
-    debug_assert_eq!(schedule.iter().map(Vec::len).sum::<usize>(), order.len(), "every node re-levelled");
+    // Never short (`group_on_a_cycle` leaves no cycle); checked anyway, as a node left out of the
+    // schedule would silently not run.
+    if schedule.iter().map(Vec::len).sum::<usize>() != order.len() {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorKind::Failure,
+            "fusion: the fused groups left a cycle in the schedule (a bug: please report it)",
+        )
+        .in_graph(&v.gname));
+    }
     v.schedule = schedule;
+    Ok(())
 }
