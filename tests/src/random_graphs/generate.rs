@@ -262,15 +262,7 @@ impl Gen {
         let blocks = [(1, 1), (2, 1), (4, 1), (4, 2), (3, 3), (16, 1), (8, 4), (1, 5)];
         node.tiling = Some(if node.nb.is_zero() && f.chance(1, 6) {
             // Fast only, 1x1 blocks: every pixel processed with border Undefined.
-            Tiling {
-                fast: true,
-                flexible: false,
-                block: (1, 1),
-                kernel_border: Border::Undefined,
-                node_border: None,
-                tile_memory: 0,
-                rows: None,
-            }
+            Tiling::fast_only()
         } else {
             let fast = f.chance(1, 2);
             let block = *f.pick(&blocks);

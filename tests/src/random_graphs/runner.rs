@@ -1282,15 +1282,7 @@ impl Runner {
             Illegal::SelfBorderWithoutFlexible => {
                 let out = self.new_image(w, h, ImgKind::Real);
                 self.create_image(out).at(&label, "Image::new")?;
-                let t = Tiling {
-                    fast: true,
-                    flexible: false,
-                    block: (1, 1),
-                    kernel_border: Border::Undefined,
-                    node_border: None,
-                    tile_memory: 0,
-                    rows: None,
-                };
+                let t = Tiling::fast_only();
                 let (n, _) = copy(self, Some(t.clone()))?;
                 // This one stays in the graph once its border is legal again.
                 self.spec.nodes[n] = NodeSpec {

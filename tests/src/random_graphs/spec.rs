@@ -123,6 +123,20 @@ pub struct Tiling {
 }
 
 impl Tiling {
+    /// A fast function alone on 1×1 blocks, border `Undefined`: every pixel processed, none by a
+    /// flexible function.
+    pub fn fast_only() -> Tiling {
+        Tiling {
+            fast: true,
+            flexible: false,
+            block: (1, 1),
+            kernel_border: Border::Undefined,
+            node_border: None,
+            tile_memory: 0,
+            rows: None,
+        }
+    }
+
     /// The border the node runs with.
     pub fn border(&self) -> Border {
         self.node_border.unwrap_or(self.kernel_border)

@@ -20,6 +20,7 @@ use vx_plugin_abi::{
 
 use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
 use super::plan::{BandPlan, MemberCalls, row_pieces, source_hull};
+use crate::data::buffer::RawBuf;
 use crate::data::image::PlaneLease;
 use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
@@ -228,59 +229,51 @@ impl GroupRun<'_> {
         self.mapped[slot].ok_or_else(|| Error::new(ErrorKind::InvalidNode, "a fused member's image is not mapped"))
     }
 
-    /// Row `r` of a fused image's ring when it holds it now, else null.
-    fn ring_row(&self, scratch: &GroupScratch, image: usize, r: i64) -> *mut u8 {
-        let ring = &self.g.rings[image];
-        let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
-        if r < from || r >= end || r < end - ring.capacity as i64 {
-            return std::ptr::null_mut();
-        }
-        let slot = (r as u64 % ring.capacity as u64) as usize;
-        // Within the ring: slot < capacity, and the ring holds capacity · pitch bytes.
-        scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch)
-    }
-
-    /// Row `r` of a materialized image when this band has written it, else null.
-    fn materialized_row(&self, scratch: &GroupScratch, slot: usize, image: usize, r: i64) -> Result<*mut u8> {
-        let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
-        if r < from || r >= end {
-            return Ok(std::ptr::null_mut());
-        }
-        let m = self.outside(slot)?;
-        Ok(m.base.wrapping_add(r as usize * m.stride_y))
-    }
-
-    /// Where row `r` of parameter `role` is.
-    fn row(&self, scratch: &GroupScratch, role: ParamRole, r: i64) -> Result<*mut u8> {
-        Ok(match role {
-            ParamRole::Fused { image, .. } => self.ring_row(scratch, image, r),
-            ParamRole::Materialized { slot, image, .. } => self.materialized_row(scratch, slot, image, r)?,
-            ParamRole::Outside { slot, .. } => {
-                let m = self.outside(slot)?;
-                if (0..self.g.height as i64).contains(&r) {
-                    m.base.wrapping_add(r as usize * m.stride_y)
-                } else {
-                    std::ptr::null_mut()
-                }
-            }
-            _ => std::ptr::null_mut(),
-        })
-    }
-
-    /// Where output row `r` of parameter `role` goes: its ring slot, or the image's row.
-    fn out_row(&self, scratch: &GroupScratch, role: ParamRole, r: u32) -> Result<*mut u8> {
+    /// Where rows `first .. first + out.len()` of parameter `role` are, into `out`: a fused
+    /// image's ring slots (the first slot divided, then stepped with a wrap), a materialized or
+    /// outside image's rows. For an input, a row not readable now is null: a ring row not
+    /// written in this band or no longer held, a materialized row not written in this band, a row
+    /// outside an outside image.
+    fn fill_rows<P: Copy>(
+        &self,
+        (rings, produced): (&[RawBuf], &[(u32, u32)]),
+        role: ParamRole,
+        first: i64,
+        out: &mut [P],
+        ptr: fn(*mut u8) -> P,
+    ) -> Result<()> {
+        let null = ptr(std::ptr::null_mut());
+        let output = role.is_output();
         match role {
             ParamRole::Fused { image, .. } => {
                 let ring = &self.g.rings[image];
-                let slot = (r % ring.capacity) as usize;
-                Ok(scratch.rings[image].as_ptr().wrapping_add(slot * ring.pitch))
+                let (from, end, cap) = (produced[image].0 as i64, produced[image].1 as i64, ring.capacity as i64);
+                let base = rings[image].as_ptr();
+                let mut slot = first.rem_euclid(cap) as usize;
+                for (r, o) in (first..).zip(out.iter_mut()) {
+                    let held = output || (r >= from && r < end && r >= end - cap);
+                    // Within the ring: slot < capacity, and the ring holds capacity · pitch bytes.
+                    *o = if held { ptr(base.wrapping_add(slot * ring.pitch)) } else { null };
+                    slot += 1;
+                    if slot == ring.capacity as usize {
+                        slot = 0;
+                    }
+                }
             }
-            ParamRole::Materialized { slot, .. } => {
+            ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => {
                 let m = self.outside(slot)?;
-                Ok(m.base.wrapping_add(r as usize * m.stride_y))
+                let readable = match role {
+                    ParamRole::Materialized { image, .. } => (produced[image].0 as i64, produced[image].1 as i64),
+                    _ => (0, self.g.height as i64),
+                };
+                for (r, o) in (first..).zip(out.iter_mut()) {
+                    let held = output || (r >= readable.0 && r < readable.1);
+                    *o = if held { ptr(m.base.wrapping_add(r as usize * m.stride_y)) } else { null };
+                }
             }
-            _ => self.row(scratch, role, r as i64),
+            ParamRole::Absent | ParamRole::Value => out.fill(null),
         }
+        Ok(())
     }
 
     fn fourcc(&self, role: ParamRole) -> Result<u32> {
@@ -302,56 +295,18 @@ impl GroupRun<'_> {
         let h = self.g.height as i64;
         let nb = m.neighborhood;
         // Fill the pools first, then take their addresses (no write after a pointer is taken).
+        let GroupScratch { rings, tables: tables_pool, sinks: sinks_pool, produced } = scratch;
+        let pools = (&rings[..], &produced[..]);
         let mut spans = [(0usize, 0u32, 0i64); MAX_TILING_PARAMS];
         let (mut t, mut o) = (0usize, 0usize);
         for (i, &role) in m.params.iter().enumerate() {
             match role {
                 ParamRole::Absent | ParamRole::Value => {}
-                ParamRole::Fused { image, output: true } => {
-                    // Consecutive rows: one division for the first slot, then steps with a wrap.
+                _ if role.is_output() => {
                     spans[i] = (o, y1 - y0, 0);
-                    let ring = &self.g.rings[image];
-                    let base = scratch.rings[image].as_ptr();
-                    let mut slot = (y0 % ring.capacity) as usize;
-                    for _ in y0..y1 {
-                        scratch.sinks[o] = base.wrapping_add(slot * ring.pitch);
-                        o += 1;
-                        slot += 1;
-                        if slot == ring.capacity as usize {
-                            slot = 0;
-                        }
-                    }
-                }
-                _ if role_is_output(role) => {
-                    spans[i] = (o, y1 - y0, 0);
-                    for r in y0..y1 {
-                        scratch.sinks[o] = self.out_row(scratch, role, r)?;
-                        o += 1;
-                    }
-                }
-                ParamRole::Fused { image, output: false } => {
-                    let (a, b) = (y0 as i64 + nb.top as i64, y1 as i64 - 1 + nb.bottom as i64);
-                    let Some((s0, s1)) = source_hull(m.calls, a, b, h) else {
-                        spans[i] = (t, 0, 0);
-                        continue;
-                    };
-                    spans[i] = (t, (s1 - s0 + 1) as u32, s0);
-                    // As `ring_row`, row by row, with the slot stepped instead of divided.
-                    let ring = &self.g.rings[image];
-                    let (from, end) = (scratch.produced[image].0 as i64, scratch.produced[image].1 as i64);
-                    let base = scratch.rings[image].as_ptr();
-                    let cap = ring.capacity as i64;
-                    let mut slot = s0.rem_euclid(cap) as usize;
-                    for r in s0..=s1 {
-                        let held = r >= from && r < end && r >= end - cap;
-                        scratch.tables[t] =
-                            if held { base.wrapping_add(slot * ring.pitch) as *const u8 } else { std::ptr::null() };
-                        t += 1;
-                        slot += 1;
-                        if slot == cap as usize {
-                            slot = 0;
-                        }
-                    }
+                    let end = o + (y1 - y0) as usize;
+                    self.fill_rows(pools, role, y0 as i64, &mut sinks_pool[o..end], |p| p)?;
+                    o = end;
                 }
                 _ => {
                     let (a, b) = (y0 as i64 + nb.top as i64, y1 as i64 - 1 + nb.bottom as i64);
@@ -360,23 +315,22 @@ impl GroupRun<'_> {
                         continue;
                     };
                     spans[i] = (t, (s1 - s0 + 1) as u32, s0);
-                    for r in s0..=s1 {
-                        scratch.tables[t] = self.row(scratch, role, r)?;
-                        t += 1;
-                    }
+                    let end = t + (s1 - s0 + 1) as usize;
+                    self.fill_rows(pools, role, s0, &mut tables_pool[t..end], |p| p as *const u8)?;
+                    t = end;
                 }
             }
         }
         let mut sources =
             [RowSourceDesc { first_row: 0, rows: std::ptr::null(), len: 0, format: 0 }; MAX_TILING_PARAMS];
         let mut sinks = [RowSinkDesc { rows: std::ptr::null(), format: 0 }; MAX_TILING_PARAMS];
-        let tables = scratch.tables.as_ptr();
-        let outs = scratch.sinks.as_ptr();
+        let tables = tables_pool.as_ptr();
+        let outs = sinks_pool.as_ptr();
         for (i, &role) in m.params.iter().enumerate() {
             let (at, len, first) = spans[i];
             match role {
                 ParamRole::Absent | ParamRole::Value => {}
-                _ if role_is_output(role) => {
+                _ if role.is_output() => {
                     sinks[i] = RowSinkDesc { rows: outs.wrapping_add(at), format: self.fourcc(role)? };
                 }
                 _ => {
@@ -394,7 +348,7 @@ impl GroupRun<'_> {
             params[i] = match role {
                 ParamRole::Absent => TileParam::ABSENT,
                 ParamRole::Value => value_param(&self.scalars[mi * MAX_TILING_PARAMS + i]),
-                _ if role_is_output(role) => TileParam {
+                _ if role.is_output() => TileParam {
                     kind: TileParamKind::OutputRows,
                     type_code: sinks[i].format,
                     ptr: &sinks[i] as *const RowSinkDesc as *mut _,
@@ -415,9 +369,9 @@ impl GroupRun<'_> {
             image_height: self.g.height,
         };
         // SAFETY: every input table's non-null rows point to `width` pixels of its format in a ring
-        // slot holding a row this run wrote (`ring_row` checks it is still held), in a row of a
-        // materialized image this band wrote (`materialized_row` checks it), or in an image mapped
-        // for the run, none written during the call; every output row is a ring slot or an
+        // slot holding a row this band wrote and the ring still holds, in a row of a materialized
+        // image this band wrote, or in an image mapped for the run (`fill_rows` checks each), none
+        // written during the call; every output row is a ring slot or an
         // image row of another buffer than every input (outputs are this member's own images:
         // no member aliases); scalar entries point to their bytes; everything outlives the call.
         let args = unsafe { RowArgs::new(&params[..m.params.len()], region) };
@@ -502,7 +456,7 @@ impl GroupRun<'_> {
                     (mp.base, mp.stride_x, mp.stride_y, mp.fourcc, 0)
                 }
             };
-            let input = !role_is_output(role);
+            let input = !role.is_output();
             descs[i] = TileDesc {
                 base,
                 format: fourcc,
@@ -526,7 +480,7 @@ impl GroupRun<'_> {
                 ParamRole::Absent => TileParam::ABSENT,
                 ParamRole::Value => value_param(&self.scalars[mi * MAX_TILING_PARAMS + i]),
                 _ => TileParam {
-                    kind: if role_is_output(role) { TileParamKind::OutputImage } else { TileParamKind::InputImage },
+                    kind: if role.is_output() { TileParamKind::OutputImage } else { TileParamKind::InputImage },
                     type_code: descs[i].format,
                     ptr: &descs[i] as *const TileDesc as *mut _,
                 },
@@ -544,8 +498,4 @@ impl GroupRun<'_> {
             Err(p) => Err(panicked(&*p, which, rect.start_y, rect.end_y)),
         }
     }
-}
-
-fn role_is_output(role: ParamRole) -> bool {
-    role.is_output()
 }

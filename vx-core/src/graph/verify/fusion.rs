@@ -135,9 +135,11 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
                     continue;
                 }
                 let id = written.id();
-                if is_cand(*w) && is_cand(n) && r.id() == id && !same_target(*w, n) {
-                    cross.entry(id).or_default().push((*w, n));
-                } else if is_cand(*w) && is_cand(n) && r.id() == id {
+                if is_cand(*w) && is_cand(n) && r.id() == id {
+                    if !same_target(*w, n) {
+                        cross.entry(id).or_default().push((*w, n));
+                        continue;
+                    }
                     let list = readers.entry(id).or_default();
                     if !list.contains(&n) {
                         list.push(n);
@@ -462,12 +464,7 @@ fn group_on_a_cycle(v: &Verification<'_>, groups: &[FusedGroup], order: &[usize]
         return None; // one convex group and plain nodes: no cycle
     }
     let n_nodes = v.producers.len();
-    let mut unit: Vec<usize> = (0..n_nodes).collect();
-    for g in groups {
-        for &n in g.nodes() {
-            unit[n] = g.nodes()[0];
-        }
-    }
+    let unit = units(groups, n_nodes);
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
     let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
     for &n in order {
@@ -504,17 +501,23 @@ fn group_on_a_cycle(v: &Verification<'_>, groups: &[FusedGroup], order: &[usize]
     (0..groups.len()).rev().find(|&g| alive[groups[g].nodes()[0]])
 }
 
-/// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
-/// acyclic because groups are convex); a group's members share its level, in topological order.
-fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) -> Result<()> {
-    let n_nodes = pos.len();
+/// Per node index, the unit it runs in: its group's leader (first member), or itself.
+fn units(groups: &[FusedGroup], n_nodes: usize) -> Vec<usize> {
     let mut unit: Vec<usize> = (0..n_nodes).collect();
     for g in groups {
-        let leader = g.nodes()[0];
         for &n in g.nodes() {
-            unit[n] = leader;
+            unit[n] = g.nodes()[0];
         }
     }
+    unit
+}
+
+/// Re-level the schedule with each group contracted to one unit (Kahn over the quotient graph,
+/// acyclic once `group_on_a_cycle` found no group on a cycle); a group's members share its level,
+/// in topological order.
+fn relevel(v: &mut Verification<'_>, groups: &[FusedGroup], pos: &[usize]) -> Result<()> {
+    let n_nodes = pos.len();
+    let unit = units(groups, n_nodes);
     let order = v.order();
     let mut indegree = vec![0usize; n_nodes];
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
