@@ -51,35 +51,40 @@ fn random_image(ctx: &Context, w: u32, h: u32, seed: u64) -> Image {
     img
 }
 
-/// The graphs: which one, built in `ctx` on input `a`; returns the graph and its real outputs.
-fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image>, Scalar) {
+/// The graphs: which one, built in `ctx` on input `a`; returns the graph, its real outputs, the
+/// threshold level and the nodes.
+fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image>, Scalar, Vec<Node>) {
     let (w, h) = (a.width(), a.height());
     let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
     let g = Graph::new(ctx).unwrap();
     let virt = |f| Image::new_virtual(&g, w, h, f).unwrap();
     let real = |f| Image::new(ctx, w, h, f).unwrap();
     let lv = Scalar::new(ctx, ScalarValue::Uint8(level)).unwrap();
+    let mut nodes = Vec::new();
     let outs = match which {
         // The edge pipeline: gaussian → sobel → magnitude → threshold.
         0 => {
             let (blur, gx, gy, mag) =
                 (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
             let out = real(ImageFormat::U8);
-            g.add_node(&k("gaussian3x3"), [a, &blur]).unwrap();
-            g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap();
-            g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap();
-            g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&lv), Reference::from(&out)]).unwrap();
+            nodes.push(g.add_node(&k("gaussian3x3"), [a, &blur]).unwrap());
+            nodes.push(g.add_node(&k("sobel3x3"), [&blur, &gx, &gy]).unwrap());
+            nodes.push(g.add_node(&k("magnitude"), [&gx, &gy, &mag]).unwrap());
+            nodes.push(
+                g.add_node(&k("threshold"), [Reference::from(&mag), Reference::from(&lv), Reference::from(&out)])
+                    .unwrap(),
+            );
             vec![out]
         }
         // Three 3×3 filters in a row, then a point op reading two of them (fan-out and fan-in).
         1 => {
             let (b1, b2, b3) = (virt(ImageFormat::U8), virt(ImageFormat::U8), virt(ImageFormat::U8));
             let (sum, post) = (real(ImageFormat::S16), real(ImageFormat::U8));
-            g.add_node(&k("box3x3"), [a, &b1]).unwrap();
-            g.add_node(&k("gaussian3x3"), [&b1, &b2]).unwrap();
-            g.add_node(&k("box3x3"), [&b2, &b3]).unwrap();
-            g.add_node(&k("add"), [&b1, &b3, &sum]).unwrap();
-            g.add_node(&k("posterize"), [&b3, &post]).unwrap();
+            nodes.push(g.add_node(&k("box3x3"), [a, &b1]).unwrap());
+            nodes.push(g.add_node(&k("gaussian3x3"), [&b1, &b2]).unwrap());
+            nodes.push(g.add_node(&k("box3x3"), [&b2, &b3]).unwrap());
+            nodes.push(g.add_node(&k("add"), [&b1, &b3, &sum]).unwrap());
+            nodes.push(g.add_node(&k("posterize"), [&b3, &post]).unwrap());
             vec![post].into_iter().chain(std::iter::once(sum)).collect()
         }
         // A point op first, then a 3×3 filter reading it (its rows ahead of the filter's), and an
@@ -87,14 +92,16 @@ fn build(ctx: &Context, which: usize, a: &Image, level: u8) -> (Graph, Vec<Image
         _ => {
             let (t, s) = (virt(ImageFormat::U8), real(ImageFormat::U8));
             let (out, gx, gy) = (real(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16));
-            g.add_node(&k("threshold"), [Reference::from(a), Reference::from(&lv), Reference::from(&t)]).unwrap();
-            g.add_node(&k("gaussian3x3"), [&t, &s]).unwrap();
-            g.add_node(&k("sobel3x3"), [&s, &gx, &gy]).unwrap();
-            g.add_node(&k("magnitude"), [&gx, &gy, &out]).unwrap();
+            nodes.push(
+                g.add_node(&k("threshold"), [Reference::from(a), Reference::from(&lv), Reference::from(&t)]).unwrap(),
+            );
+            nodes.push(g.add_node(&k("gaussian3x3"), [&t, &s]).unwrap());
+            nodes.push(g.add_node(&k("sobel3x3"), [&s, &gx, &gy]).unwrap());
+            nodes.push(g.add_node(&k("magnitude"), [&gx, &gy, &out]).unwrap());
             vec![s, out]
         }
     };
-    (g, outs, lv)
+    (g, outs, lv, nodes)
 }
 
 fn pixels(img: &Image) -> Vec<u8> {
@@ -134,8 +141,8 @@ fn same_pixels(threads: usize, rows: u32, band: u32) {
         for (i, &(w, h)) in SIZES.iter().enumerate() {
             let seed = (which * 100 + i) as u64;
             let (fa, pa) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
-            let (fg, fouts, flv) = build(&fused_ctx, which, &fa, 90);
-            let (pg, pouts, plv) = build(&plain_ctx, which, &pa, 90);
+            let (fg, fouts, flv, _) = build(&fused_ctx, which, &fa, 90);
+            let (pg, pouts, plv, _) = build(&plain_ctx, which, &pa, 90);
             for round in 0..2 {
                 if round == 1 {
                     flv.set_value(ScalarValue::Uint8(160)).unwrap();
@@ -175,7 +182,7 @@ fn the_edge_pipelines_fused_images_take_no_buffer_and_the_report_says_so() {
     let (w, h) = (640, 480);
     let a = random_image(&ctx, w, h, 7);
     let before = ctx.buffer_bytes().current;
-    let (g, _, _) = build(&ctx, 0, &a, 100);
+    let (g, _, _, _) = build(&ctx, 0, &a, 100);
     g.verify().unwrap();
     let report = g.fusion_report().unwrap();
     let group = &report.groups[0];
@@ -231,8 +238,8 @@ fn a_reload_keeps_the_group_and_its_pixels() {
     let (fused_ctx, plain_ctx) = (ctx(true), ctx(false));
     let (w, h) = (200, 150);
     let (fa, pa) = (random_image(&fused_ctx, w, h, 11), random_image(&plain_ctx, w, h, 11));
-    let (fg, fouts, _) = build(&fused_ctx, 0, &fa, 70);
-    let (pg, pouts, _) = build(&plain_ctx, 0, &pa, 70);
+    let (fg, fouts, _, _) = build(&fused_ctx, 0, &fa, 70);
+    let (pg, pouts, _, _) = build(&plain_ctx, 0, &pa, 70);
     pg.process().unwrap();
     for round in 0..3 {
         if round > 0 {
@@ -531,4 +538,53 @@ fn groups_that_would_need_each_other_are_not_both_formed() {
     let cycle: Vec<&str> =
         report.unfused.iter().filter(|u| u.reason == FusionRefusal::GroupCycle).map(|u| u.node.as_str()).collect();
     assert_eq!(cycle.len(), 3, "{report}");
+}
+
+/// Members that leave pixels unprocessed (node border `Undefined`: the image's edge) fuse, and give
+/// the unfused valid regions and the unfused pixels wherever they are defined: at least 3 pixels
+/// from the edge (no path of these graphs holds more than three 3×3 nodes; nearer the edge a pixel
+/// may depend on one nobody wrote, undefined in both modes — the random graph test models which
+/// exactly). Each graph with each node in turn `Undefined`, then all of them, on one and two
+/// threads (bands of 16 rows).
+#[test]
+fn members_with_undefined_borders_fuse_and_give_the_unfused_defined_pixels() {
+    const MARGIN: u32 = 3;
+    for threads in [1, 2] {
+        let (fused_ctx, plain_ctx) = (ctx_rows(true, threads, 0, 16), ctx(false));
+        for which in 0..3 {
+            for (i, &(w, h)) in SIZES.iter().enumerate() {
+                for undefined in 0..5 {
+                    let seed = (which * 1000 + i * 10 + undefined) as u64;
+                    let (fa, pa) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
+                    let (fg, fouts, _, fnodes) = build(&fused_ctx, which, &fa, 90);
+                    let (pg, pouts, _, pnodes) = build(&plain_ctx, which, &pa, 90);
+                    for nodes in [&fnodes, &pnodes] {
+                        for (n, node) in nodes.iter().enumerate() {
+                            if undefined == 4 || n == undefined {
+                                node.set_border(BorderMode::Undefined).unwrap();
+                            }
+                        }
+                    }
+                    let what = format!("graph {which} {w}x{h} ({threads}t), undefined {undefined}");
+                    fg.process().unwrap_or_else(|e| panic!("{what} fused: {e}"));
+                    pg.process().unwrap_or_else(|e| panic!("{what} unfused: {e}"));
+                    let report = fg.fusion_report().unwrap();
+                    assert!(report.unfused.is_empty(), "{what}: {report}");
+                    assert_eq!(report.groups.len(), if which == 2 { 2 } else { 1 }, "{what}: {report}");
+                    for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
+                        assert_eq!(f.valid_region(), p.valid_region(), "{what}: output {o}'s valid region");
+                        let bpp = if p.format() == ImageFormat::S16 { 2 } else { 1 };
+                        let (fp, pp) = (pixels(f), pixels(p));
+                        for y in MARGIN..h.saturating_sub(MARGIN) {
+                            let at = (y * w) as usize * bpp;
+                            let row = at + MARGIN as usize * bpp..at + w.saturating_sub(MARGIN) as usize * bpp;
+                            if row.start < row.end {
+                                assert!(fp[row.clone()] == pp[row], "{what}: output {o} row {y} differs");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -339,19 +339,16 @@ pub fn memory_plan(
 }
 
 /// Why node `n` cannot be a fusion candidate by the rules of `vx-core/src/graph/verify/fusion.rs`
-/// (restated: a tiling node — every kernel here declares `fusable` —, no aliased pair, no vertical neighborhood unless a row entry (row kernels), every output pixel processed,
+/// (restated: a tiling node — every kernel here declares `fusable` —, no aliased pair, no vertical neighborhood unless a row entry (row kernels),
 /// no tile memory); `None` for a candidate or a node that is no tiling node. The reason is the first in the
 /// runtime's order.
 fn not_candidate(spec: &GraphSpec, n: usize, decisions: &[AliasDecision]) -> Option<FusionRefusal> {
     let node = &spec.nodes[n];
     let t = node.tiling.as_ref()?;
-    let out = &spec.images[node.output];
     if decisions.iter().any(|d| d.aliased && d.node == node.name) {
         Some(FusionRefusal::Aliased)
     } else if (node.nb.t != 0 || node.nb.b != 0) && t.rows.is_none() {
         Some(FusionRefusal::VerticalNeighbourhoodWithoutRowEntry)
-    } else if super::reference::processed(Some(t), node.nb, out.w, out.h) != (0, 0, out.w, out.h) {
-        Some(FusionRefusal::UnprocessedPixels)
     } else if t.tile_memory > 0 {
         Some(FusionRefusal::TileMemory)
     } else {

@@ -237,8 +237,9 @@ impl Gen {
     }
 
     /// With fusion on, make most nodes (three in four, not transposes) fusion candidates
-    /// (`vx-core/src/graph/verify/fusion.rs`): tiling, no vertical neighborhood, every pixel
-    /// processed (a flexible function, border `Self_` for a neighborhood), no tile memory, on the
+    /// (`vx-core/src/graph/verify/fusion.rs`): tiling, no vertical neighborhood unless a row
+    /// kernel, some leaving pixels unprocessed (border `Undefined`, fast-only remainders), no tile
+    /// memory, on the
     /// host or their first input's writer's target, seldom an alias hint, their output virtual:
     /// chains of them over virtual images of one size then form fused groups (on the host or on a
     /// named target). The rest keep what the main stream drew.
@@ -264,16 +265,20 @@ impl Gen {
             // Fast only, 1x1 blocks: every pixel processed with border Undefined.
             Tiling::fast_only()
         } else {
-            let fast = f.chance(1, 2);
+            // Fast only (a remainder strip left unprocessed when the blocks do not divide the
+            // image) one in five point operations; border `Undefined` (edges left unprocessed) two
+            // in three point operations, one in three neighbourhoods.
+            let fast_only = node.nb.is_zero() && f.chance(1, 5);
+            let fast = fast_only || f.chance(1, 2);
             let block = *f.pick(&blocks);
-            let self_border = !node.nb.is_zero() || f.chance(1, 3);
+            let self_border = !fast_only && if node.nb.is_zero() { f.chance(1, 3) } else { f.chance(2, 3) };
             let border = if self_border { Border::SelfMode } else { Border::Undefined };
-            let (kernel_border, node_border) = if f.chance(1, 4) {
+            let (kernel_border, node_border) = if !fast_only && f.chance(1, 4) {
                 (if self_border { Border::Undefined } else { Border::SelfMode }, Some(border))
             } else {
                 (border, None)
             };
-            Tiling { fast, flexible: true, block, kernel_border, node_border, tile_memory: 0, rows }
+            Tiling { fast, flexible: !fast_only, block, kernel_border, node_border, tile_memory: 0, rows }
         });
         // Targets: a third keep what the main stream drew, a third take the target of their first
         // input's writer (chains on one named target fuse there), the rest run on the host.

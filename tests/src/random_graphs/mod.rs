@@ -87,6 +87,9 @@ pub struct Stats {
     pub fused_groups_on_targets: u64,
     /// Materialized images in groups (in each graph's run with the most).
     pub materialized_images: u64,
+    /// Fused nodes that leave pixels unprocessed (border `Undefined`, fast-only remainders; in
+    /// each graph's run with the most).
+    pub fused_unprocessed: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -113,6 +116,7 @@ impl std::ops::AddAssign for Stats {
         self.fused_pipelined_graphs += o.fused_pipelined_graphs;
         self.fused_groups_on_targets += o.fused_groups_on_targets;
         self.materialized_images += o.materialized_images;
+        self.fused_unprocessed += o.fused_unprocessed;
     }
 }
 
@@ -124,7 +128,7 @@ impl fmt::Display for Stats {
              {} illegal constructs refused, {} re-verification steps ({} reloads), {} output pixels compared, \
              {} payload chains ({} of {} kinds), {} payload digests compared; fusion on in {} graphs, \
              {} fusion reports checked, graphs with fused groups: {}, nodes fused: {} (in {} groups, {} of them row kernels; \
-             {} row-entry calls; {} of those graphs pipelined, {} groups on named targets, {} materialized images)",
+             {} row-entry calls; {} of those graphs pipelined, {} groups on named targets, {} materialized images, {} members leaving pixels unprocessed)",
             self.graphs,
             self.frames,
             self.pipelined_frames,
@@ -147,7 +151,8 @@ impl fmt::Display for Stats {
             self.row_entry_calls,
             self.fused_pipelined_graphs,
             self.fused_groups_on_targets,
-            self.materialized_images
+            self.materialized_images,
+            self.fused_unprocessed
         )
     }
 }

@@ -238,3 +238,55 @@ pub fn eval(
 pub fn payload(chain: &PayloadSpec, input: u64) -> Vec<u64> {
     vec![input; chain.copies() + 1]
 }
+
+/// Per live node whose output lives in a fused group's line buffers (`fused`: the names of the
+/// images that do), the output rows some reader needs (`None` for every other node): walking each
+/// group's members backwards (`groups`: node indices in the order their steps run them), a node
+/// whose output is kept whole needs its processed rows; a member's needed rows ∩ its processed rows
+/// need, of each fused input's writer, the rows its windows read (through its row kernel's fill,
+/// else directly), ∩ that writer's processed rows. The fused runner computes at least these rows
+/// of a member and at most its processed ones.
+pub fn fused_needed_rows(spec: &GraphSpec, groups: &[Vec<usize>], fused: &[String]) -> Vec<Option<Vec<bool>>> {
+    let mut need: Vec<Option<Vec<bool>>> = vec![None; spec.nodes.len()];
+    let rows_of = |n: usize| {
+        let node = &spec.nodes[n];
+        let out = &spec.images[node.output];
+        let (_, y0, _, y1) = processed(node.tiling.as_ref(), node.nb, out.w, out.h);
+        y0..y1.max(y0)
+    };
+    for group in groups {
+        for &n in group {
+            if fused.contains(&spec.images[spec.nodes[n].output].name) {
+                need[n] = Some(vec![false; spec.images[spec.nodes[n].output].h as usize]);
+            }
+        }
+        for &n in group.iter().rev() {
+            let node = &spec.nodes[n];
+            let mine: Vec<u32> = match &need[n] {
+                Some(rows) => rows_of(n).filter(|&y| rows[y as usize]).collect(),
+                None => rows_of(n).collect(),
+            };
+            for &img in &node.inputs {
+                let Some(p) = group.iter().copied().find(|&p| spec.nodes[p].output == img) else { continue };
+                if need[p].is_none() {
+                    continue;
+                }
+                let h = spec.images[img].h as i64;
+                let fill = node.tiling.as_ref().and_then(|t| t.rows);
+                let theirs = rows_of(p);
+                for &y in &mine {
+                    for dy in node.nb.t..=node.nb.b {
+                        let src = match fill {
+                            Some(fill) => fill_source(y as i64 + dy as i64, h, fill),
+                            None => Some(y as i64 + dy as i64).filter(|s| (0..h).contains(s)),
+                        };
+                        if let Some(s) = src.filter(|&s| theirs.contains(&(s as u32))) {
+                            need[p].as_mut().expect("checked above")[s as usize] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    need
+}

@@ -94,8 +94,9 @@ pub struct Runner {
     progress: Arc<Mutex<Progress>>,
     /// The most nodes fused in one run of the graph so far, and the groups they formed then.
     fused: (u64, u64, u64),
-    /// Groups on a named target and materialized images (the run with the most).
-    fused_more: (u64, u64),
+    /// Groups on a named target, materialized images and members leaving pixels unprocessed
+    /// (the run with the most).
+    fused_more: (u64, u64, u64),
     /// Statistics.
     pub stats: Stats,
 }
@@ -242,7 +243,7 @@ impl Runner {
             frame_no: 0,
             progress,
             fused: (0, 0, 0),
-            fused_more: (0, 0),
+            fused_more: (0, 0, 0),
             stats: Stats::default(),
         };
         for i in 0..n_images {
@@ -395,6 +396,7 @@ impl Runner {
             self.stats.fused_pipelined_graphs += u64::from(self.spec.pipelined());
             self.stats.fused_groups_on_targets += self.fused_more.0;
             self.stats.materialized_images += self.fused_more.1;
+            self.stats.fused_unprocessed += self.fused_more.2;
         }
         self.stats.row_entry_calls += self.shared.row_calls.load(std::sync::atomic::Ordering::SeqCst);
         Ok(self.stats)
@@ -584,6 +586,13 @@ impl Runner {
             .filter(|g| g.threads > 1)
             .flat_map(|g| g.nodes.iter().map(String::as_str))
             .collect();
+        // A member whose output lives in line buffers computes only the rows its readers need (at
+        // least those, at most its processed rows): the rest of a fused image nobody can see.
+        let index = |name: &str| self.spec.live().find(|&n| self.spec.nodes[n].name == name);
+        let groups: Vec<Vec<usize>> =
+            fused_report.groups.iter().map(|g| g.nodes.iter().filter_map(|m| index(m)).collect()).collect();
+        let fused_images: Vec<String> = fused_report.groups.iter().flat_map(|g| g.fused_images.clone()).collect();
+        let needed = reference::fused_needed_rows(&self.spec, &groups, &fused_images);
         for n in self.spec.live().collect::<Vec<_>>() {
             let node = &self.spec.nodes[n];
             let c = &self.counters[n];
@@ -591,16 +600,21 @@ impl Runner {
             if node.tiling.is_some() {
                 let (x0, y0, x1, y1) = processed(node.tiling.as_ref(), node.nb, out.w, out.h);
                 let want = (x1 - x0) as u64 * (y1 - y0) as u64 * frames;
+                let least = match &needed[n] {
+                    Some(rows) => (x1 - x0) as u64 * rows.iter().filter(|&&r| r).count() as u64 * frames,
+                    None => want,
+                };
                 let got = c.area.load(std::sync::atomic::Ordering::SeqCst);
                 let in_bands = banded.contains(&node.name.as_str());
-                let right = if in_bands { (want..=3 * want).contains(&got) } else { got == want };
+                let right = if in_bands { (least..=3 * want).contains(&got) } else { (least..=want).contains(&got) };
                 if !right {
                     return fail(
                         label,
                         format!(
                             "tiling node {} computed {got} output pixels over {frames} frame(s), the tiling tables \
-                             say {want} ([{x0}, {x1}) x [{y0}, {y1}) per frame)",
-                            node.name
+                             say {want} ([{x0}, {x1}) x [{y0}, {y1}) per frame){}",
+                            node.name,
+                            if least < want { format!(", of which its readers need {least}") } else { String::new() }
                         ),
                     );
                 }
@@ -627,7 +641,17 @@ impl Runner {
         let on_target = |n: usize| self.spec.nodes[n].target.as_deref().is_some_and(|t| t != vx::HOST_TARGET);
         let targeted = groups.iter().filter(|g| on_target(g[0])).count() as u64;
         let materialized = report.groups.iter().map(|g| g.materialized_images.len() as u64).sum::<u64>();
-        self.fused_more = (self.fused_more.0.max(targeted), self.fused_more.1.max(materialized));
+        let unprocessed = groups
+            .iter()
+            .flatten()
+            .filter(|&&n| {
+                let node = &self.spec.nodes[n];
+                let out = &self.spec.images[node.output];
+                processed(node.tiling.as_ref(), node.nb, out.w, out.h) != (0, 0, out.w, out.h)
+            })
+            .count() as u64;
+        self.fused_more =
+            (self.fused_more.0.max(targeted), self.fused_more.1.max(materialized), self.fused_more.2.max(unprocessed));
         let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match checks::alias_decisions(&self.spec, &decisions, &seen, self.strict, &groups) {
             Ok(n) => self.stats.alias_decisions_checked += n as u64,

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use vx_plugin_abi::{MAX_TILING_PARAMS, Neighborhood, TileBlockSize};
+use vx_plugin_abi::{MAX_TILING_PARAMS, Neighborhood, Rect, TileBlockSize};
 
 use super::plan::{
     BandLayout, BandPlan, GroupGeometry, GroupImage, MemberCalls, MemberGeometry, RowFill, plan_band, ring_capacities,
@@ -104,6 +104,9 @@ pub(super) struct Member {
     pub(super) neighborhood: Neighborhood,
     pub(super) block: TileBlockSize,
     pub(super) regions: TileRegions,
+    /// `P_n`: the pixels its functions process (the safe region under `Undefined`, the aligned
+    /// region of a fast-only kernel); a row entry is called on these columns only.
+    pub(super) processed: Rect,
     pub(super) has_fast: bool,
     pub(super) has_flexible: bool,
     pub(super) params: Vec<ParamRole>,
@@ -121,6 +124,10 @@ pub(super) struct Ring {
     pub(super) capacity: u32,
     /// Bytes from one slot to the next (a multiple of 64).
     pub(super) pitch: usize,
+    /// The rows its writer processes, `[from, to)`: a row outside them is written by nobody, its
+    /// pixels undefined in both modes (`docs/design/fusion.md` §4.3), and a reader may be handed
+    /// any bytes of the right size for it.
+    pub(super) written: (u32, u32),
 }
 
 /// What one thread running the group writes: the rings and the pointer pools (one set per
@@ -139,6 +146,11 @@ pub(super) struct GroupScratch {
 // one run; they are written and read only by the thread holding the group's scratch lock, and
 // never dereferenced outside a run.
 unsafe impl Send for GroupScratch {}
+
+/// The rows of `r`, `[start_y, end_y)` (`(0, 0)` when it is empty).
+fn rows_of(r: &Rect) -> (u32, u32) {
+    if r.is_empty() { (0, 0) } else { (r.start_y, r.end_y) }
+}
 
 /// A verified fused group.
 pub(crate) struct FusedGroup {
@@ -259,6 +271,7 @@ impl FusedGroup {
                 fourcc: img.fourcc,
                 capacity: cap,
                 pitch,
+                written: rows_of(&geometry.members()[img.producer].processed),
             });
         }
         // The longest call of each member, and the pools one call needs at most.
@@ -303,6 +316,7 @@ impl FusedGroup {
                 neighborhood: m.request.neighborhood,
                 block: m.request.block,
                 regions: regions(&m.request),
+                processed: g.processed,
                 has_fast: m.request.has_fast,
                 has_flexible: m.request.has_flexible,
                 params: m.params,

@@ -30,9 +30,6 @@ pub enum FusionRefusal {
     AcrossTargets,
     /// The node aliases an input with an output (buffer aliasing).
     Aliased,
-    /// The node leaves pixels of its output unprocessed (border `Undefined`, or a fast-only
-    /// kernel's remainder).
-    UnprocessedPixels,
     /// The kernel asks for tile memory.
     TileMemory,
     /// No image joins the node to another fusable node: every image it writes is real, a graph
@@ -66,7 +63,6 @@ impl fmt::Display for FusionRefusal {
                 "an image that would join it to other fusable nodes is read on another target than its writer's"
             }
             FusionRefusal::Aliased => "the node aliases an input with an output",
-            FusionRefusal::UnprocessedPixels => "the node leaves pixels of its output unprocessed",
             FusionRefusal::TileMemory => "the kernel asks for tile memory",
             FusionRefusal::NothingToFuseWith => {
                 "no virtual image joins it to another fusable node (each is real, a graph parameter, or read by a node that cannot fuse)"

@@ -248,10 +248,12 @@ impl GroupRun<'_> {
             ParamRole::Fused { image, .. } => {
                 let ring = &self.g.rings[image];
                 let (from, end, cap) = (produced[image].0 as i64, produced[image].1 as i64, ring.capacity as i64);
+                let (w0, w1) = (ring.written.0 as i64, ring.written.1 as i64);
                 let base = rings[image].as_ptr();
                 let mut slot = first.rem_euclid(cap) as usize;
                 for (r, o) in (first..).zip(out.iter_mut()) {
-                    let held = output || (r >= from && r < end && r >= end - cap);
+                    // A row its writer never processes is undefined: any slot's bytes will do.
+                    let held = output || (r >= from && r < end && r >= end - cap) || r < w0 || r >= w1;
                     // Within the ring: slot < capacity, and the ring holds capacity · pitch bytes.
                     *o = if held { ptr(base.wrapping_add(slot * ring.pitch)) } else { null };
                     slot += 1;
@@ -262,12 +264,19 @@ impl GroupRun<'_> {
             }
             ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => {
                 let m = self.outside(slot)?;
-                let readable = match role {
-                    ParamRole::Materialized { image, .. } => (produced[image].0 as i64, produced[image].1 as i64),
-                    _ => (0, self.g.height as i64),
+                let (readable, written) = match role {
+                    ParamRole::Materialized { image, .. } => {
+                        let w = self.g.rings[image].written;
+                        ((produced[image].0 as i64, produced[image].1 as i64), (w.0 as i64, w.1 as i64))
+                    }
+                    _ => ((0, self.g.height as i64), (0, self.g.height as i64)),
                 };
+                let height = self.g.height as i64;
                 for (r, o) in (first..).zip(out.iter_mut()) {
-                    let held = output || (r >= readable.0 && r < readable.1);
+                    // A row of a materialized image its writer never processes is nobody's to
+                    // write during the run: it keeps its bytes, as unfused.
+                    let unwritten = (0..height).contains(&r) && (r < written.0 || r >= written.1);
+                    let held = output || (r >= readable.0 && r < readable.1) || unwritten;
                     *o = if held { ptr(m.base.wrapping_add(r as usize * m.stride_y)) } else { null };
                 }
             }
@@ -363,14 +372,16 @@ impl GroupRun<'_> {
         let region = RowRegion {
             y0,
             count: y1 - y0,
-            x0: 0,
-            x1: self.g.width,
+            x0: m.processed.start_x,
+            x1: m.processed.end_x,
             image_width: self.g.width,
             image_height: self.g.height,
         };
         // SAFETY: every input table's non-null rows point to `width` pixels of its format in a ring
         // slot holding a row this band wrote and the ring still holds, in a row of a materialized
-        // image this band wrote, or in an image mapped for the run (`fill_rows` checks each), none
+        // image this band wrote, in an image mapped for the run, or — for a row its writer never
+        // processes — in any slot of the ring or that row of the materialized image, which nobody
+        // writes during the run (`fill_rows` checks each), none
         // written during the call; every output row is a ring slot or an
         // image row of another buffer than every input (outputs are this member's own images:
         // no member aliases); scalar entries point to their bytes; everything outlives the call.
@@ -439,7 +450,10 @@ impl GroupRun<'_> {
                     // Read only rows this band has written (its reader has no vertical
                     // neighbourhood: the piece's rows are all it reads).
                     let (from, end) = scratch.produced[image];
-                    if !output && (rect.start_y < from || rect.end_y > end) {
+                    // Rows its writer never processes keep their bytes (nobody writes them).
+                    let (w0, w1) = self.g.rings[image].written;
+                    let (r0, r1) = (rect.start_y.max(w0), rect.end_y.min(w1));
+                    if !output && r0 < r1 && (r0 < from || r1 > end) {
                         return Err(Error::new(
                             ErrorKind::InvalidNode,
                             format!(

@@ -22,8 +22,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use vx_plugin_abi::Rect;
-
 use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::Result;
@@ -60,10 +58,6 @@ fn candidate(s: &NodeSlot) -> std::result::Result<Option<RowFill>, Option<Fusion
     }
     if row_entry.is_none() && (s.neighborhood.top != 0 || s.neighborhood.bottom != 0) {
         return Err(Some(FusionRefusal::VerticalNeighbourhoodWithoutRowEntry));
-    }
-    let (w, h) = state.size;
-    if state.processed != Rect::new(0, 0, w, h) {
-        return Err(Some(FusionRefusal::UnprocessedPixels));
     }
     if state.tile_memory_size > 0 {
         return Err(Some(FusionRefusal::TileMemory));
