@@ -1,7 +1,12 @@
 //! When a tiling node's tiles are shared with the crew's helpers: a cost model, not a size
-//! threshold (issue 29). A node is split when its estimated work per thread exceeds the measured
-//! delay of a helper joining a job ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)):
-//! below that, the helper would arrive after the calling thread had done the work alone.
+//! threshold (issue 29). The calling thread starts on the tiles at once and steals the helpers'
+//! when its own are done (`claims.rs`), so helpers that join `j` after publication save
+//! `(work − j)·(T − 1)/T` of a node's `work` on `T` threads when they come before the caller would
+//! have finished alone: a node is split when that saving, with the measured join delay
+//! ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)), exceeds [`LEAST_GAIN`].
+//! (An earlier rule asked the work *per thread* to exceed the delay: it kept a 1080p threshold
+//! alone on two threads whenever the helpers were parked, though a helper woken after half the
+//! node still takes a quarter of it.)
 //!
 //! The node's work is measured, not guessed: every run of a node that could be split records its
 //! busy time (the sum over the threads that ran its tiles) into an estimate that settles fast on
@@ -48,6 +53,10 @@ pub(super) const EXPLORE_EVERY_MAX: u32 = 4096;
 /// Nodes whose estimated work per thread is below this never split, exploring or not: even a
 /// helper already spinning costs about this much to hand the job to.
 const LEAST_WORK_PER_THREAD: Duration = Duration::from_micros(2);
+
+/// The least expected saving for which a node splits: publishing a job (a futex wake-up when
+/// helpers are parked) and gathering the threads cost the caller about this much.
+const LEAST_GAIN: Duration = Duration::from_micros(2);
 
 /// How helpers join a job, as the crew sees them now ([`Crew::join_estimate`]).
 #[derive(Clone, Copy, Debug)]
@@ -136,9 +145,11 @@ impl Split {
         // faster (a helper that joins fast may still cost more than it saves, e.g. on a busy
         // machine or for a node at the memory wall).
         let alone = self.alone_ns.load(Ordering::Relaxed);
+        let threads = self.threads as u64;
         let pays = |join: Duration, warm: bool| {
             let together = self.together(warm).load(Ordering::Relaxed);
-            per_thread > join && (together == 0 || alone == 0 || together < alone)
+            let saved = (work.saturating_sub(join.as_nanos().min(u64::MAX as u128) as u64)) * (threads - 1) / threads;
+            saved > LEAST_GAIN.as_nanos() as u64 && (together == 0 || alone == 0 || together < alone)
         };
         // Cold helpers in a stream (this run starts within a spin of the last one's end): a job
         // published now wakes them — a futex wake-up for the caller, which does not wait for them
@@ -237,9 +248,14 @@ mod tests {
         s.note_alone(100 * US, 1); // 50 µs per thread
         assert_eq!(s.decide(both(10 * US), FAR), Decision::Together);
         assert_eq!(s.decide(both(49 * US), FAR), Decision::Together);
-        // A helper slower than the work per thread: alone, exploring after EXPLORE_EVERY runs, then
-        // after twice as many each time (32, 64, 128: three explorations in 224 runs).
-        let explored = (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(60 * US), FAR) == Decision::Together).count();
+        // A helper joining after 60 µs still takes (100 − 60) / 2 = 20 µs of the node.
+        assert_eq!(s.decide(both(60 * US), FAR), Decision::Together);
+        // One joining after 97 µs would save 1.5 µs, less than publishing costs: alone.
+        assert_eq!(s.decide(both(97 * US), FAR), Decision::Alone { measure: true });
+        // A helper slower than the whole node: alone, exploring after EXPLORE_EVERY runs, then
+        // after twice as many each time (32, 64, 128: three explorations in 224 runs, counting the
+        // one above).
+        let explored = (1..EXPLORE_EVERY * 7).filter(|_| s.decide(both(120 * US), FAR) == Decision::Together).count();
         assert_eq!(explored, 3);
     }
 
@@ -324,7 +340,7 @@ mod tests {
         s.note_alone(20 * US, end);
         assert_eq!(s.decide(cold, end + 5_000), Decision::Together);
         // A run a millisecond after the last one ended: the helpers would be cold, and a wake-up
-        // costs more than the work per thread.
+        // takes longer than the whole node.
         s.note_alone(20 * US, end);
         assert_eq!(s.decide(cold, end + 1_000_000), Decision::Alone { measure: true });
         // Nor does a stream wake them for a node whose warm sharing did not pay.
