@@ -36,6 +36,8 @@ fn random_graphs_match_the_reference() {
         // Fusion (issue 34): half the graphs fuse, and the generator's bias makes groups form
         // (about one graph in five), row kernels among them.
         assert!(total.fused_graphs * 10 > seeds && total.fused_row_nodes > 0 && total.row_entry_calls > 0, "{total}");
+        // Members that leave pixels unprocessed (border Undefined, fast-only remainders) fuse too.
+        assert!(total.fused_unprocessed > 0, "{total}");
     }
     assert!(total.fusion_graphs > 0 && total.fusion_reports_checked > 0, "{total}");
 }

@@ -58,6 +58,8 @@ pub struct NodeCounters {
     pub runs: AtomicU64,
     /// Output pixels computed by tile functions (tiling kernels).
     pub area: AtomicU64,
+    /// The same per output row (grown on first use; cleared with `area`).
+    pub rows: std::sync::Mutex<Vec<u64>>,
 }
 
 impl NodeCounters {
@@ -65,6 +67,18 @@ impl NodeCounters {
     pub fn set_border(&self, b: Border) {
         self.border.store((b == Border::SelfMode) as u8, SeqCst);
     }
+    /// `width` pixels computed in each of rows `y0 .. y0 + count` of an image `height` rows high.
+    fn add_rows(&self, height: u32, y0: u32, count: u32, width: u32) {
+        self.area.fetch_add(count as u64 * width as u64, SeqCst);
+        let mut rows = self.rows.lock().unwrap_or_else(|p| p.into_inner());
+        if rows.len() < height as usize {
+            rows.resize(height as usize, 0);
+        }
+        for y in y0..y0.saturating_add(count).min(height) {
+            rows[y as usize] += width as u64;
+        }
+    }
+
     fn border(&self) -> Border {
         if self.border.load(SeqCst) == 1 { Border::SelfMode } else { Border::Undefined }
     }
@@ -587,7 +601,7 @@ impl K {
                 }
             }
         }
-        self.counters.area.fetch_add(tw as u64 * th as u64, SeqCst);
+        self.counters.add_rows(self.out_h, ty, th, tw);
         let stamp = stamp_of(tx, ty);
         let mem = args.tile_memory();
         if mem.len() != tm_size || mem.iter().enumerate().any(|(i, &b)| b != stamp ^ i as u8) {
@@ -703,7 +717,7 @@ impl K {
             _ => table_rows::<5>(&input, &mut output, r, nb, fill),
         })
         .map_err(|e| self.shared.violation(format!("{}: row entry over {r:?} failed: {e}", self.name)))?;
-        self.counters.area.fetch_add(r.count as u64 * (x1 - r.x0) as u64, SeqCst);
+        self.counters.add_rows(self.out_h, r.y0, r.count, x1 - r.x0);
         self.shared.row_calls.fetch_add(1, SeqCst);
         Ok(())
     }

@@ -564,13 +564,16 @@ impl Runner {
         for c in &self.counters {
             c.runs.store(0, std::sync::atomic::Ordering::SeqCst);
             c.area.store(0, std::sync::atomic::Ordering::SeqCst);
+            c.rows.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
         self.shared.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.shared.violations.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// After a run of `frames` frames: no kernel saw a broken promise, every node ran once per
-    /// frame and computed each of its pixels once, alias decisions and memory plan are sound.
+    /// frame and computed each of its pixels once (a member whose output lives in rings: each row
+    /// its readers need once, others at most once; bands: up to three times), alias decisions and
+    /// memory plan are sound.
     fn after_run(&mut self, label: &str, frames: u64) -> R<()> {
         let v = self.shared.violations.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(first) = v.first() {
@@ -607,6 +610,39 @@ impl Runner {
                 let got = c.area.load(std::sync::atomic::Ordering::SeqCst);
                 let in_bands = banded.contains(&node.name.as_str());
                 let right = if in_bands { (least..=3 * want).contains(&got) } else { (least..=want).contains(&got) };
+                // Row by row for a member whose output lives in rings: every row its readers need
+                // computed, none outside its processed rows, and on one band each row it computes
+                // once per frame (bands recompute the rows where they meet: at most three times).
+                if let (Some(need), true) = (&needed[n], right) {
+                    let rows = c.rows.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    let once = (x1 - x0) as u64 * frames;
+                    for y in 0..out.h {
+                        let got = rows.get(y as usize).copied().unwrap_or(0);
+                        let inside = (y0..y1).contains(&y);
+                        let ok = if !inside {
+                            got == 0
+                        } else if need[y as usize] {
+                            if in_bands { (once..=3 * once).contains(&got) } else { got == once }
+                        } else if in_bands {
+                            got <= 3 * once
+                        } else {
+                            got == 0 || got == once
+                        };
+                        if !ok {
+                            return fail(
+                                label,
+                                format!(
+                                    "fused node {} computed {got} pixels of its row {y} over {frames} frame(s): \
+                                     its processed rows are [{y0}, {y1}), {} per frame, {}needed by its readers{}",
+                                    node.name,
+                                    x1 - x0,
+                                    if need[y as usize] { "" } else { "not " },
+                                    if in_bands { " (bands)" } else { "" }
+                                ),
+                            );
+                        }
+                    }
+                }
                 if !right {
                     return fail(
                         label,

@@ -125,8 +125,8 @@ pub(super) struct Ring {
     /// Bytes from one slot to the next (a multiple of 64).
     pub(super) pitch: usize,
     /// The rows its writer processes, `[from, to)`: a row outside them is written by nobody, its
-    /// pixels undefined in both modes (`docs/design/fusion.md` §4.3), and a reader may be handed
-    /// any bytes of the right size for it.
+    /// pixels undefined in both modes (`docs/design/fusion.md` §4.3); a reader is handed the
+    /// group's row of zeros for it (a materialized image's own row, as unfused).
     pub(super) written: (u32, u32),
 }
 
@@ -165,6 +165,10 @@ pub(crate) struct FusedGroup {
     pub(super) bands: Vec<BandPlan>,
     /// One set per executing thread: crew helper `i` uses `sets[i]`, any other thread the last.
     pub(super) sets: Vec<Mutex<GroupScratch>>,
+    /// One row of zeros as wide as the widest ring row, never written, when some fused image's
+    /// writer leaves rows unprocessed: what a row table hands for such a row (undefined; zeros
+    /// make a run repeatable, where a ring slot would hold whatever that thread computed last).
+    pub(super) zero_row: Option<RawBuf>,
     /// Per member and parameter (`member * MAX_TILING_PARAMS + i`), a scalar's bytes and type
     /// code, read once per run.
     pub(super) scalars: Mutex<Vec<([u8; 8], u32)>>,
@@ -305,6 +309,11 @@ impl FusedGroup {
                 produced: vec![(0, 0); images.len()],
             }));
         }
+        let zero_row = if rings.iter().any(|r| !r.materialized && r.written != (0, height)) {
+            Some(RawBuf::new(rings.iter().map(|r| r.pitch).max().unwrap_or(0), resources)?)
+        } else {
+            None
+        };
         let scalars = Mutex::new(vec![([0; 8], 0); members.len() * MAX_TILING_PARAMS]);
         let split = Split::new(!bands.is_empty(), policy.split_by_cost, threads);
         let members: Vec<Member> = members
@@ -331,6 +340,7 @@ impl FusedGroup {
             whole,
             bands,
             sets,
+            zero_row,
             scalars,
             split,
             split_dropped,

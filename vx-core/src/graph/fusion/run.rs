@@ -5,7 +5,9 @@
 //! entry with tables of row pointers (into rings or images), any other member through tile
 //! descriptors whose base addresses the ring slots of its rows (calls split where a ring wraps).
 //! A materialized image (between members, but keeping its buffer) is mapped like an outside image
-//! and read, like a ring, only in rows this band has written.
+//! and read, like a ring, only in rows this band has written. Rows a writer never processes
+//! (border `Undefined`, fast-only remainders) are undefined in both modes: a row table gets the
+//! group's row of zeros for them (a materialized image's own row), a descriptor the ring slot.
 //! Pointer tables and descriptors are built in preallocated pools and on the stack: no allocation.
 
 use std::sync::Mutex;
@@ -190,8 +192,10 @@ struct GroupRun<'a> {
 // SAFETY: the mapped images' addresses are shared by the threads running the group's bands; each
 // band writes only its own rows of the outside outputs and of the materialized images (verify
 // keeps a group whose bands would write outside their rows from splitting), and reads a
-// materialized image only in rows it wrote itself (`produced`, checked per call); the rings are
-// per thread; the leases keep the images mapped until every band has returned.
+// materialized image only in rows it wrote itself (`produced`, checked per call) or in rows its
+// writer never processes, which nobody writes during the run; the rings are per thread, and the
+// group's row of zeros is never written; the leases keep the images mapped until every band has
+// returned.
 unsafe impl Sync for GroupRun<'_> {}
 
 impl GroupRun<'_> {
@@ -231,9 +235,10 @@ impl GroupRun<'_> {
 
     /// Where rows `first .. first + out.len()` of parameter `role` are, into `out`: a fused
     /// image's ring slots (the first slot divided, then stepped with a wrap), a materialized or
-    /// outside image's rows. For an input, a row not readable now is null: a ring row not
-    /// written in this band or no longer held, a materialized row not written in this band, a row
-    /// outside an outside image.
+    /// outside image's rows. For an input, a row its writer never processes (undefined in both
+    /// modes) is the group's row of zeros for a fused image and its own row for a materialized
+    /// one; any other row not readable now is null: a ring row not written in this band or no
+    /// longer held, a materialized row not written in this band, a row outside an outside image.
     fn fill_rows<P: Copy>(
         &self,
         (rings, produced): (&[RawBuf], &[(u32, u32)]),
@@ -250,12 +255,20 @@ impl GroupRun<'_> {
                 let (from, end, cap) = (produced[image].0 as i64, produced[image].1 as i64, ring.capacity as i64);
                 let (w0, w1) = (ring.written.0 as i64, ring.written.1 as i64);
                 let base = rings[image].as_ptr();
+                // Present whenever a fused image's writer leaves rows unprocessed (`build`).
+                let zeros = self.g.zero_row.as_ref().map_or(null, |z| ptr(z.as_ptr()));
                 let mut slot = first.rem_euclid(cap) as usize;
                 for (r, o) in (first..).zip(out.iter_mut()) {
-                    // A row its writer never processes is undefined: any slot's bytes will do.
-                    let held = output || (r >= from && r < end && r >= end - cap) || r < w0 || r >= w1;
+                    let held = output || (r >= from && r < end && r >= end - cap);
                     // Within the ring: slot < capacity, and the ring holds capacity · pitch bytes.
-                    *o = if held { ptr(base.wrapping_add(slot * ring.pitch)) } else { null };
+                    // A row its writer never processes is undefined: the group's row of zeros.
+                    *o = if held {
+                        ptr(base.wrapping_add(slot * ring.pitch))
+                    } else if r < w0 || r >= w1 {
+                        zeros
+                    } else {
+                        null
+                    };
                     slot += 1;
                     if slot == ring.capacity as usize {
                         slot = 0;
@@ -380,9 +393,9 @@ impl GroupRun<'_> {
         // SAFETY: every input table's non-null rows point to `width` pixels of its format in a ring
         // slot holding a row this band wrote and the ring still holds, in a row of a materialized
         // image this band wrote, in an image mapped for the run, or — for a row its writer never
-        // processes — in any slot of the ring or that row of the materialized image, which nobody
-        // writes during the run (`fill_rows` checks each), none
-        // written during the call; every output row is a ring slot or an
+        // processes — in the group's row of zeros (at least a ring's pitch, never written) or that
+        // row of the materialized image, which nobody writes during the run (`fill_rows` checks
+        // each), none written during the call; every output row is a ring slot or an
         // image row of another buffer than every input (outputs are this member's own images:
         // no member aliases); scalar entries point to their bytes; everything outlives the call.
         let args = unsafe { RowArgs::new(&params[..m.params.len()], region) };
@@ -502,8 +515,12 @@ impl GroupRun<'_> {
         }
         // SAFETY: each descriptor addresses, for the piece's rows (and its readable rectangle, the
         // piece grown sideways only: no vertical neighbourhood), either an image mapped for the run
-        // (a materialized input only in rows this band wrote, checked above) or ring slots that
-        // the piece's rows occupy without wrapping (the caller split the rows at every wrap); output pieces are this member's own images, disjoint from its inputs;
+        // (a materialized input only in rows this band wrote or its writer never processes,
+        // which nobody writes during the run; checked above) or ring slots that the piece's rows
+        // occupy without wrapping (the caller split the rows at every wrap; a slot of a row its
+        // writer never processes holds bytes of this thread's earlier rows, undefined but
+        // initialized, and not written during the call); output pieces are this member's own
+        // images, disjoint from its inputs;
         // scalar pointers point to their bytes; no tile memory is asked for (refused at verify).
         let mut args = unsafe { TileArgs::new(&params[..m.params.len()], std::ptr::null_mut(), 0) };
         match catch_panic(|| f(&mut args)) {

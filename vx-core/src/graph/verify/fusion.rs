@@ -5,9 +5,9 @@
 //! run). The fused images take no buffer (`buffers`, `memory plan` skip them).
 //!
 //! A node is a *candidate* when it is a tiling node whose kernel declared bounded views (or a row
-//! entry), with no completion callback, no aliased pair, every output pixel
-//! processed, no tile memory, and either a row entry (its node neighbourhood the declared one) or
-//! no vertical neighbourhood. An image is *fused* when a candidate writes it, it is a standalone
+//! entry), with no completion callback, no aliased pair, no tile memory, and either a row entry
+//! (its node neighbourhood the declared one) or no vertical neighbourhood. Pixels it leaves
+//! unprocessed (border `Undefined`, fast-only remainders) stay unprocessed when fused. An image is *fused* when a candidate writes it, it is a standalone
 //! virtual image, not a graph parameter, and every node reading it (any overlap) is a candidate
 //! reading exactly it, on the same target (the host or one named target: a group is one job on one
 //! executor). Groups are the connected components of the fused images' producers and
