@@ -60,12 +60,14 @@ pub(crate) fn pixels(seed: u64, w: u32, h: u32) -> Vec<u8> {
 
 /// A context of `threads` threads with vx_filters loaded and the bench's own kernels published.
 /// `VX_FUSION_ROWS` and `VX_FUSION_BAND_ROWS` set the fused groups' rows per step and per band
-/// (`TilingPolicy::fusion_rows`, `fusion_band_rows`; unset: the rules), for sweeps.
+/// (`TilingPolicy::fusion_rows`, `fusion_band_rows`; unset: the rules), for sweeps;
+/// `VX_SPLIT_ALWAYS=1` shares every splittable run with the helpers (no cost model), to compare.
 pub(crate) fn context(threads: usize, dir: &Path) -> Context {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
     let policy = vx::TilingPolicy {
         fusion_rows: env("VX_FUSION_ROWS"),
         fusion_band_rows: env("VX_FUSION_BAND_ROWS"),
+        split_by_cost: env("VX_SPLIT_ALWAYS") != 1,
         ..Default::default()
     };
     let ctx = Context::builder().threads(threads).tiling_policy(policy).build().unwrap();

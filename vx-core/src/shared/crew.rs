@@ -82,6 +82,11 @@ struct CrewState {
     inside: AtomicUsize,
     /// Helpers spinning for the next job now (in `spin_for_next`).
     spinning: AtomicUsize,
+    /// A caller has signalled `start` for parked helpers and none has taken the mutex since: a
+    /// wake-up is on its way, and a job published meanwhile needs no second system call (the
+    /// woken helper takes the mutex and finds the newest job). Set by a caller just before its
+    /// `notify_all`; cleared by a helper each time it takes the mutex.
+    waking: AtomicBool,
     /// Whether a helper was spinning when the latest job was published.
     posted_warm: AtomicBool,
     /// Moving averages of the delay from publishing a job to a helper starting it, ns (0: none
@@ -152,6 +157,7 @@ impl Crew {
             posted_at: AtomicU64::new(0),
             inside: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
+            waking: AtomicBool::new(false),
             posted_warm: AtomicBool::new(false),
             join_warm_ns: AtomicU64::new(0),
             join_cold_ns: AtomicU64::new(0),
@@ -225,9 +231,11 @@ impl Crew {
         self.state.posted.store(slot.epoch, Ordering::Release);
         drop(slot);
         // Helpers spinning see `posted`; only parked ones need the futex wake-up (a system call
-        // even when nobody sleeps). One that stops spinning after this read takes the mutex
-        // after the publication above and finds the job there (see ARCHITECTURE, the crew).
-        if self.state.spinning.load(Ordering::SeqCst) < helpers {
+        // even when nobody sleeps, and on a VM an interrupt to the parked CPU), and only once per
+        // wake-up: while one is on its way (`waking`), the woken helper will take the mutex after
+        // this publication and find the job. One that stops spinning after this read takes the
+        // mutex after the publication above and finds the job there (see ARCHITECTURE, the crew).
+        if self.state.spinning.load(Ordering::SeqCst) < helpers && !self.state.waking.swap(true, Ordering::SeqCst) {
             self.state.start.notify_all();
         }
         let _retire = Retire(&self.state, helpers);
@@ -308,11 +316,15 @@ fn helper(state: &CrewState) {
         spin_for_next(state, seen);
         state.spinning.fetch_sub(1, Ordering::SeqCst);
         let mut slot = state.slot();
+        // Holding the mutex, this helper sees every job published before: a wake-up signalled
+        // before now has done its work (or was not needed).
+        state.waking.store(false, Ordering::SeqCst);
         while !slot.shutdown && (slot.epoch == seen || slot.job.is_none() || slot.wanted == 0) {
             if slot.job.is_none() {
                 seen = slot.epoch; // a job retired before this helper got to it: skip it
             }
             slot = state.start.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.waking.store(false, Ordering::SeqCst);
         }
         if slot.shutdown {
             return;
