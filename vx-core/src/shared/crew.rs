@@ -433,6 +433,32 @@ mod tests {
         }
     }
 
+    /// Jobs the caller finishes alone, published in a burst while the parked helpers' wake-up is
+    /// on its way (`waking`: one `notify_all` for the burst), then one that waits for a helper: it
+    /// is joined, whatever the gap before the burst and the burst's length (a wake-up flag left
+    /// set with every helper parked would fail it after 10 s).
+    #[test]
+    fn jobs_published_while_a_wake_up_is_on_its_way_are_joined() {
+        let runs: usize = std::env::var("VX_CREW_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+        for helpers in [1, 3] {
+            let crew = Crew::new(helpers, |i| format!("crew-wake-{i}")).unwrap();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for run in 0..runs {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let gap = [0, 150, 190 + x % 21, 400][(x >> 32) as usize % 4];
+                std::thread::sleep(std::time::Duration::from_micros(gap));
+                for _ in 0..(x >> 40) % 5 {
+                    crew.run(helpers, &|| {});
+                }
+                let t = std::time::Instant::now();
+                assert!(on_a_helper(&crew, || true), "run {run}");
+                assert!(t.elapsed() < std::time::Duration::from_secs(5), "run {run}: joined after {:?}", t.elapsed());
+            }
+        }
+    }
+
     #[test]
     fn a_helper_woken_on_the_callers_cpu_leaves_it_before_running_the_job() {
         let Some(all) = CpuSet::of_this_thread() else { return };
