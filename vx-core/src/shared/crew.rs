@@ -406,31 +406,42 @@ mod tests {
         out.into_inner().unwrap().expect("a helper joined the job")
     }
 
+    /// The next of a xorshift sequence (the tests' gaps between jobs).
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// `VX_CREW_RUNS` (300) jobs that wait for a helper, on crews of 1 and 3 helpers, each after a
+    /// gap of 0, 100, 190–210 (the spin's end) or 400 µs and a burst of up to `max_burst` jobs
+    /// the caller finishes alone: every one is joined within 5 s.
+    fn every_waiting_job_is_joined(name: &str, seed: u64, max_burst: u64) {
+        let runs: usize = std::env::var("VX_CREW_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+        for helpers in [1, 3] {
+            let crew = Crew::new(helpers, |i| format!("{name}-{i}")).unwrap();
+            let mut x = seed;
+            for run in 0..runs {
+                let x = xorshift(&mut x);
+                let gap = [0, 100, 190 + x % 21, 400][(x >> 32) as usize % 4];
+                std::thread::sleep(std::time::Duration::from_micros(gap));
+                for _ in 0..(x >> 40) % (max_burst + 1) {
+                    crew.run(helpers, &|| {});
+                }
+                let t = std::time::Instant::now();
+                assert!(on_a_helper(&crew, || true), "run {run}");
+                assert!(t.elapsed() < std::time::Duration::from_secs(5), "run {run}: joined after {:?}", t.elapsed());
+            }
+        }
+    }
+
     /// Jobs published while helpers spin, while they are about to park and while they are parked
     /// (gaps around `SPIN`): every job is joined (a job published without the wake-up a parked
     /// helper needed would wait out `on_a_helper`'s 10 s and fail).
     #[test]
     fn a_helper_joins_every_job_whether_it_spun_or_parked() {
-        let runs: usize = std::env::var("VX_CREW_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-        for helpers in [1, 3] {
-            let crew = Crew::new(helpers, |i| format!("crew-gap-{i}")).unwrap();
-            let mut x = 0x2545_f491_4f6c_dd1du64;
-            for run in 0..runs {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // 0, 100, 190-210 (the spin's end) or 400 µs between jobs.
-                let gap = [0, 100, 190 + x % 21, 400][(x >> 32) as usize % 4];
-                std::thread::sleep(std::time::Duration::from_micros(gap));
-                let t = std::time::Instant::now();
-                assert!(on_a_helper(&crew, || true), "run {run}");
-                assert!(
-                    t.elapsed() < std::time::Duration::from_secs(5),
-                    "run {run}: a helper joined only after {:?}",
-                    t.elapsed()
-                );
-            }
-        }
+        every_waiting_job_is_joined("crew-gap", 0x2545_f491_4f6c_dd1d, 0);
     }
 
     /// Jobs the caller finishes alone, published in a burst while the parked helpers' wake-up is
@@ -439,24 +450,7 @@ mod tests {
     /// set with every helper parked would fail it after 10 s).
     #[test]
     fn jobs_published_while_a_wake_up_is_on_its_way_are_joined() {
-        let runs: usize = std::env::var("VX_CREW_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-        for helpers in [1, 3] {
-            let crew = Crew::new(helpers, |i| format!("crew-wake-{i}")).unwrap();
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            for run in 0..runs {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let gap = [0, 150, 190 + x % 21, 400][(x >> 32) as usize % 4];
-                std::thread::sleep(std::time::Duration::from_micros(gap));
-                for _ in 0..(x >> 40) % 5 {
-                    crew.run(helpers, &|| {});
-                }
-                let t = std::time::Instant::now();
-                assert!(on_a_helper(&crew, || true), "run {run}");
-                assert!(t.elapsed() < std::time::Duration::from_secs(5), "run {run}: joined after {:?}", t.elapsed());
-            }
-        }
+        every_waiting_job_is_joined("crew-wake", 0x9e37_79b9_7f4a_7c15, 4);
     }
 
     #[test]
