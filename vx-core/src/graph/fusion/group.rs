@@ -130,6 +130,17 @@ pub(super) struct Ring {
     pub(super) written: (u32, u32),
 }
 
+impl Ring {
+    /// Whether a band that has written rows `produced` (`from..end`) of this materialized image
+    /// may read its rows `r0..r1`: each of them its writer processes was written by this band (a
+    /// row it never processes is nobody's to write during the run, and keeps its bytes, as
+    /// unfused).
+    pub(super) fn may_read(&self, (from, end): (u32, u32), r0: u32, r1: u32) -> bool {
+        let (a, b) = (r0.max(self.written.0), r1.min(self.written.1));
+        a >= b || (from <= a && b <= end)
+    }
+}
+
 /// What one thread running the group writes: the rings and the pointer pools (one set per
 /// executing thread: the calling thread's and each crew helper's).
 pub(super) struct GroupScratch {

@@ -277,19 +277,16 @@ impl GroupRun<'_> {
             }
             ParamRole::Outside { slot, .. } | ParamRole::Materialized { slot, .. } => {
                 let m = self.outside(slot)?;
-                let (readable, written) = match role {
-                    ParamRole::Materialized { image, .. } => {
-                        let w = self.g.rings[image].written;
-                        ((produced[image].0 as i64, produced[image].1 as i64), (w.0 as i64, w.1 as i64))
-                    }
-                    _ => ((0, self.g.height as i64), (0, self.g.height as i64)),
-                };
                 let height = self.g.height as i64;
                 for (r, o) in (first..).zip(out.iter_mut()) {
-                    // A row of a materialized image its writer never processes is nobody's to
-                    // write during the run: it keeps its bytes, as unfused.
-                    let unwritten = (0..height).contains(&r) && (r < written.0 || r >= written.1);
-                    let held = output || (r >= readable.0 && r < readable.1) || unwritten;
+                    let held = output
+                        || (0..height).contains(&r)
+                            && match role {
+                                ParamRole::Materialized { image, .. } => {
+                                    self.g.rings[image].may_read(produced[image], r as u32, r as u32 + 1)
+                                }
+                                _ => true,
+                            };
                     *o = if held { ptr(m.base.wrapping_add(r as usize * m.stride_y)) } else { null };
                 }
             }
@@ -463,10 +460,7 @@ impl GroupRun<'_> {
                     // Read only rows this band has written (its reader has no vertical
                     // neighbourhood: the piece's rows are all it reads).
                     let (from, end) = scratch.produced[image];
-                    // Rows its writer never processes keep their bytes (nobody writes them).
-                    let (w0, w1) = self.g.rings[image].written;
-                    let (r0, r1) = (rect.start_y.max(w0), rect.end_y.min(w1));
-                    if !output && r0 < r1 && (r0 < from || r1 > end) {
+                    if !output && !self.g.rings[image].may_read((from, end), rect.start_y, rect.end_y) {
                         return Err(Error::new(
                             ErrorKind::InvalidNode,
                             format!(
