@@ -14,7 +14,7 @@ use super::plan::{
 use crate::data::buffer::RawBuf;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::tiling::plan::{TileRegions, TileRequest, regions};
-use crate::graph::tiling::split::Split;
+use crate::graph::tiling::split::{Split, WorkKey};
 use crate::kernel::fusion::RowFill as KernelRowFill;
 use crate::shared::{Resources, TilingPolicy};
 
@@ -187,6 +187,9 @@ pub(crate) struct FusedGroup {
     pub(super) split: Split,
     /// See [`split_dropped`](Self::split_dropped).
     split_dropped: bool,
+    /// What the cost model's estimates are estimates of: each member's work (its node's
+    /// [`WorkKey`]), in `nodes` order.
+    work: Vec<WorkKey>,
 }
 
 impl FusedGroup {
@@ -355,7 +358,23 @@ impl FusedGroup {
             scalars,
             split,
             split_dropped,
+            work: Vec::new(),
         })
+    }
+
+    /// Set what the members' work is (verify's `fusion` pass, from their tiling states).
+    pub(in crate::graph) fn set_work(&mut self, work: Vec<WorkKey>) {
+        self.work = work;
+    }
+
+    /// Take over `old`'s cost-model estimates when it ran the same work: the same members with the
+    /// same work keys, the same size and the same band and step tables' heights. What a
+    /// re-verification that changed nothing of the group keeps (`tiling/split.rs`).
+    pub(in crate::graph) fn inherit(&self, old: &FusedGroup) {
+        let shape = |g: &FusedGroup| (g.width, g.height, g.bands.len(), g.band_rows(), g.rows_per_step());
+        if self.nodes == old.nodes && !self.work.is_empty() && self.work == old.work && shape(self) == shape(old) {
+            self.split.inherit(&old.split);
+        }
     }
 
     /// Threads could have shared the group's rows, but the writer of a materialized image

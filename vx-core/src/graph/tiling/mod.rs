@@ -57,6 +57,41 @@ pub(crate) struct TilingState {
     alias_pairs: Vec<(u32, u32)>,
     /// Whether a run shares its tiles with the crew (the cost model).
     split: split::Split,
+    /// What the cost model's estimates are estimates of.
+    pub(in crate::graph) work: split::WorkKey,
+}
+
+impl TilingState {
+    /// Take over `old`'s cost-model estimates when it planned the same work (same kernel, images
+    /// and tile plan): what a re-verification that changed nothing of this node keeps.
+    pub(super) fn inherit(&self, old: &TilingState) {
+        if self.work == old.work && self.tiles == old.tiles {
+            self.split.inherit(&old.split);
+        }
+    }
+}
+
+/// The [`split::WorkKey`] of node `s` planned at `size`: its kernel, the size, block,
+/// neighborhood and border, and each parameter's image format or scalar type.
+pub(super) fn work_key(s: &NodeSlot, block: TileBlockSize, size: (u32, u32)) -> split::WorkKey {
+    let nb = s.neighborhood;
+    let border = match s.border {
+        BorderMode::Undefined => 0,
+        BorderMode::Constant(v) => 1 << 32 | v as u64,
+        BorderMode::Replicate => 2 << 32,
+        BorderMode::Self_ => 3 << 32,
+    };
+    let mut shape = vec![size.0 as u64, size.1 as u64, block.width as u64, block.height as u64, border];
+    shape.extend([nb.left, nb.right, nb.top, nb.bottom].map(|v| v as u32 as u64));
+    shape.extend(s.params.iter().map(|r| match r {
+        None => u64::MAX,
+        Some(r) => match (r.as_image(), value_of(r)) {
+            (Some(img), _) => img.format().fourcc() as u64,
+            (None, Some((_, code))) => 1 << 40 | code as u64,
+            (None, None) => 2 << 40,
+        },
+    }));
+    split::WorkKey::new(&s.kernel, shape)
 }
 
 /// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).
@@ -159,6 +194,7 @@ pub(super) fn prepare(
         aliased,
         alias_pairs: s.aliased.clone(),
         split: split::Split::new(possible, policy.split_by_cost, threads),
+        work: work_key(s, fin.attrs.block_size, (width, height)),
     })
 }
 

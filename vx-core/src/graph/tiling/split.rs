@@ -32,10 +32,17 @@
 //!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
 //! are identical whatever it decides.
+//!
+//! The estimates outlive a re-verification that leaves the work as it was ([`WorkKey`],
+//! [`Split::inherit`]): a `process` loop that hands each frame its own images through
+//! `set_parameter` re-verifies every frame, and a model that forgot its measurements each time
+//! would run every frame alone, measuring (it did: a 2-thread loop ran at 1-thread speed).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use crate::kernel::record::KernelInner;
 use crate::shared::crew::Crew;
 #[cfg(doc)]
 use crate::support::time::now_ns;
@@ -105,6 +112,30 @@ pub(in crate::graph) struct Split {
     kept_together: AtomicU32,
     /// The current interval between explorations of a node kept alone.
     explore_every: AtomicU32,
+}
+
+/// What a node's measured times are times of: its kernel (this very version: a reload gives
+/// another) and what verify decided about the work of a run (`shape`: sizes, formats, the tile
+/// plan's digest; the caller's choice). Equal keys: the same work, so a re-verification keeps the
+/// estimates. The kernel is held weakly: the key never keeps a replaced kernel (or its module)
+/// alive, and its allocation is not reused while the key exists, so equal pointers are the same
+/// kernel.
+#[derive(Clone, Debug)]
+pub(in crate::graph) struct WorkKey {
+    kernel: Weak<KernelInner>,
+    shape: Vec<u64>,
+}
+
+impl WorkKey {
+    pub(in crate::graph) fn new(kernel: &Arc<KernelInner>, shape: Vec<u64>) -> WorkKey {
+        WorkKey { kernel: Arc::downgrade(kernel), shape }
+    }
+}
+
+impl PartialEq for WorkKey {
+    fn eq(&self, other: &WorkKey) -> bool {
+        Weak::ptr_eq(&self.kernel, &other.kernel) && self.shape == other.shape
+    }
 }
 
 impl Split {
@@ -181,6 +212,31 @@ impl Split {
             Decision::Together
         } else {
             Decision::Alone { measure: true }
+        }
+    }
+
+    /// Take over `old`'s measurements: the caller checked that `old` timed the same work (equal
+    /// [`WorkKey`]s). Nothing is taken when the two would not decide alike anyway (another thread
+    /// count, or one of them never splits). Verify calls it, with no run of either in progress.
+    pub(in crate::graph) fn inherit(&self, old: &Split) {
+        if (self.possible, self.by_cost, self.threads) != (old.possible, old.by_cost, old.threads) {
+            return;
+        }
+        for (new, old) in [
+            (&self.work_ns, &old.work_ns),
+            (&self.alone_ns, &old.alone_ns),
+            (&self.together_warm_ns, &old.together_warm_ns),
+            (&self.together_cold_ns, &old.together_cold_ns),
+            (&self.last_end_ns, &old.last_end_ns),
+        ] {
+            new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        for (new, old) in [
+            (&self.kept_alone, &old.kept_alone),
+            (&self.kept_together, &old.kept_together),
+            (&self.explore_every, &old.explore_every),
+        ] {
+            new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
         }
     }
 
@@ -367,5 +423,25 @@ mod tests {
         }
         let w = s.work_estimate().unwrap();
         assert!(w >= 80 * US && w < 81 * US, "{w:?}");
+    }
+
+    #[test]
+    fn a_successor_decides_as_its_predecessor_would_have() {
+        // A node measured once alone (a 10 ms node) shares on its second run; a fresh state would
+        // run alone and measure, and one that inherited must share at once.
+        let old = Split::new(true, true, 2);
+        old.note_alone(10_000 * US, 1);
+        assert_eq!(old.decide(warm(US), FAR), Decision::Together);
+        let fresh = Split::new(true, true, 2);
+        assert_eq!(fresh.decide(warm(US), FAR), Decision::Alone { measure: true });
+        let next = Split::new(true, true, 2);
+        next.inherit(&old);
+        assert_eq!(next.work_estimate(), old.work_estimate());
+        assert_eq!(next.decide(warm(US), FAR), Decision::Together);
+        // Another thread count, or a state that never splits: nothing is taken.
+        for other in [Split::new(true, true, 3), Split::new(false, true, 2), Split::new(true, false, 2)] {
+            other.inherit(&old);
+            assert_eq!(other.work_estimate(), None);
+        }
     }
 }

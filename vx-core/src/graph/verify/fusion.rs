@@ -265,6 +265,12 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         relevel(v, &groups, &pos)?;
     }
     tracing::debug!(graph = %v.gname, groups = groups.len(), "fusion");
+    // The cost model's estimates of a group formed as before are kept.
+    for g in &groups {
+        if let Some(old) = body.fusion.groups.iter().find(|o| o.nodes() == g.nodes()) {
+            g.inherit(old);
+        }
+    }
     body.fusion = FusionState::new(groups, n_nodes, report);
     Ok(())
 }
@@ -441,7 +447,15 @@ fn build_group(
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
     }
-    let group = FusedGroup::build(specs, images, resources, threads, policy)?;
+    let mut group = FusedGroup::build(specs, images, resources, threads, policy)?;
+    group.set_work(
+        members
+            .iter()
+            .map(|&n| {
+                body.nodes[n].as_ref().and_then(|s| s.tiling.as_ref()).expect("members are tiling nodes").work.clone()
+            })
+            .collect(),
+    );
     // A materialized image's writer computing rows beyond its band keeps the group on one thread;
     // its members unfused each share their own rows between threads instead.
     if !materialized.is_empty() && group.split_dropped() {

@@ -126,6 +126,9 @@ pub(super) fn tiling(v: &mut Verification<'_>, s: &mut NodeSlot, _: &mut NodeVer
     if let Some((safe, aligned)) = state.lost {
         warn_unprocessed(v, s, fin.attrs.block_size, state.size, safe, aligned);
     }
+    if let Some(old) = &s.tiling {
+        state.inherit(old);
+    }
     s.tiling = Some(state);
     Ok(())
 }
