@@ -600,3 +600,58 @@ fn members_with_undefined_borders_fuse_and_give_the_unfused_defined_pixels() {
         }
     }
 }
+
+#[test]
+fn groups_formed_again_by_each_frames_verification_give_the_unfused_pixels() {
+    // A loop that hands each frame a new input (and every other frame a new output) and verifies:
+    // the `fusion` pass forms the same groups again and takes the last verification's as they are
+    // (their rings hold the last frame's rows), or builds them anew where an image between members
+    // changed (graph 2's output `s` is one). Every frame must still be the unfused one.
+    for threads in [1, 2] {
+        let (fused_ctx, plain_ctx) = (ctx_rows(true, threads, 0, 16), ctx(false));
+        for which in 0..3 {
+            for &(w, h) in &SIZES[SIZES.len() - 4..] {
+                let what = format!("graph {which} {w}x{h} ({threads}t)");
+                let (fa, pa) = (random_image(&fused_ctx, w, h, 1), random_image(&plain_ctx, w, h, 1));
+                let (fg, mut fouts, _, fnodes) = build(&fused_ctx, which, &fa, 90);
+                let (pg, mut pouts, _, pnodes) = build(&plain_ctx, which, &pa, 90);
+                // Outputs swapped with spare images every other frame: (output, node, parameter).
+                let swapped: &[(usize, usize, u32)] = match which {
+                    0 => &[(0, 3, 2)],
+                    1 => &[(0, 4, 1), (1, 3, 2)],
+                    _ => &[(1, 3, 2), (0, 1, 1)],
+                };
+                let spare = |ctx: &Context, like: &Image| Image::new(ctx, w, h, like.format()).unwrap();
+                let mut fspare: Vec<Image> = fouts.iter().map(|o| spare(&fused_ctx, o)).collect();
+                let mut pspare: Vec<Image> = pouts.iter().map(|o| spare(&plain_ctx, o)).collect();
+                for frame in 0..6u64 {
+                    let seed = 100 + frame;
+                    let (fi, pi) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
+                    fnodes[0].set_parameter(0, Reference::from(&fi)).unwrap();
+                    pnodes[0].set_parameter(0, Reference::from(&pi)).unwrap();
+                    if frame % 2 == 1 {
+                        for &(o, node, index) in swapped {
+                            std::mem::swap(&mut fouts[o], &mut fspare[o]);
+                            std::mem::swap(&mut pouts[o], &mut pspare[o]);
+                            fnodes[node].set_parameter(index, Reference::from(&fouts[o])).unwrap();
+                            pnodes[node].set_parameter(index, Reference::from(&pouts[o])).unwrap();
+                        }
+                    }
+                    fg.verify().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                    fg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                    pg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                    let report = fg.fusion_report().unwrap();
+                    assert!(report.unfused.is_empty(), "{what} frame {frame}: {report}");
+                    for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
+                        assert_eq!(
+                            f.valid_region(),
+                            p.valid_region(),
+                            "{what} frame {frame}: output {o}'s valid region"
+                        );
+                        assert!(pixels(f) == pixels(p), "{what} frame {frame}: output {o} differs");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -71,6 +71,7 @@ impl ParamRole {
 }
 
 /// A member as the pass found it.
+#[derive(Clone, PartialEq)]
 pub(crate) struct MemberSpec {
     /// The node's index.
     pub(crate) node: usize,
@@ -83,6 +84,7 @@ pub(crate) struct MemberSpec {
 }
 
 /// A fused image as the pass found it.
+#[derive(Clone, PartialEq)]
 pub(crate) struct ImageSpec {
     /// The image's id and name.
     pub(crate) id: u64,
@@ -190,6 +192,9 @@ pub(crate) struct FusedGroup {
     /// What the cost model's estimates are estimates of: each member's work (its node's
     /// [`WorkKey`]), in `nodes` order.
     work: Vec<WorkKey>,
+    /// What [`build`](Self::build) built it from: a verification that finds the same (and the
+    /// same work) takes this group as it is ([`built_from`](Self::built_from)).
+    inputs: (Vec<MemberSpec>, Vec<ImageSpec>, usize, TilingPolicy),
 }
 
 impl FusedGroup {
@@ -204,6 +209,7 @@ impl FusedGroup {
         threads: usize,
         policy: &TilingPolicy,
     ) -> Result<Self> {
+        let inputs = (members.clone(), images.clone(), threads, *policy);
         let (width, height) = (members[0].request.width, members[0].request.height);
         let geometry = GroupGeometry::new(
             height,
@@ -359,7 +365,22 @@ impl FusedGroup {
             split,
             split_dropped,
             work: Vec::new(),
+            inputs,
         })
+    }
+
+    /// Whether [`build`](Self::build) would build this very group from these inputs, for members
+    /// whose work is `work`: then a re-verification takes it as it is (its rings, tables and the
+    /// cost model's estimates; nothing a run leaves in it is read by the next: `run.rs`).
+    pub(in crate::graph) fn built_from(
+        &self,
+        members: &[MemberSpec],
+        images: &[ImageSpec],
+        (threads, policy): (usize, &TilingPolicy),
+        work: &[WorkKey],
+    ) -> bool {
+        let (m, i, t, p) = &self.inputs;
+        m[..] == *members && i[..] == *images && *t == threads && p == policy && self.work == work
     }
 
     /// Set what the members' work is (verify's `fusion` pass, from their tiling states).

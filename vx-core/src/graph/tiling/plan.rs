@@ -47,7 +47,7 @@ pub struct PlannedTile {
 }
 
 /// What the planner needs to know about a node.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileRequest {
     /// Output width in pixels.
     pub width: u32,

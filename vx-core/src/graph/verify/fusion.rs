@@ -90,6 +90,11 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         return Ok(());
     }
     let n_nodes = body.nodes.len();
+    // The groups of the last verification: one this one forms again from the same inputs is taken
+    // as it is, not built anew (a `process` loop that gives each frame its own images
+    // re-verifies every frame). Until the end of the pass the graph has no group.
+    let empty = FusionReport { enabled: true, groups: Vec::new(), unfused: Vec::new() };
+    let mut previous = std::mem::replace(&mut body.fusion, FusionState::new(Vec::new(), n_nodes, empty)).groups;
     let mut pos = vec![usize::MAX; n_nodes];
     for (i, &n) in order.iter().enumerate() {
         pos[n] = i;
@@ -215,7 +220,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         let ctx = &v.graph.ctx;
         let threads = (ctx.threads(), &ctx.config().tiling);
         let images = (&fused, &materialized);
-        match build_group(&members, &verdict, images, body, &ctx.inner.shared.resources, threads)? {
+        match build_group(&members, &verdict, images, body, &ctx.inner.shared.resources, threads, &mut previous)? {
             Ok(g) => groups.push(g),
             Err(reason) => {
                 for &n in &members {
@@ -265,9 +270,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
         relevel(v, &groups, &pos)?;
     }
     tracing::debug!(graph = %v.gname, groups = groups.len(), "fusion");
-    // The cost model's estimates of a group formed as before are kept.
+    // A group built anew over members with the same work keeps the cost model's estimates.
     for g in &groups {
-        if let Some(old) = body.fusion.groups.iter().find(|o| o.nodes() == g.nodes()) {
+        if let Some(old) = previous.iter().find(|o| o.nodes() == g.nodes()) {
             g.inherit(old);
         }
     }
@@ -352,6 +357,7 @@ fn build_group(
     body: &GraphBody,
     resources: &std::sync::Arc<crate::shared::Resources>,
     (threads, policy): (usize, &crate::shared::TilingPolicy),
+    previous: &mut Vec<FusedGroup>,
 ) -> Result<std::result::Result<FusedGroup, FusionRefusal>> {
     let member_of = |n: usize| members.iter().position(|&m| m == n);
     let mut images: Vec<ImageSpec> = Vec::new();
@@ -447,15 +453,17 @@ fn build_group(
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
     }
+    let work: Vec<_> = members
+        .iter()
+        .map(|&n| {
+            body.nodes[n].as_ref().and_then(|s| s.tiling.as_ref()).expect("members are tiling nodes").work.clone()
+        })
+        .collect();
+    if let Some(i) = previous.iter().position(|g| g.built_from(&specs, &images, (threads, policy), &work)) {
+        return Ok(Ok(previous.swap_remove(i)));
+    }
     let mut group = FusedGroup::build(specs, images, resources, threads, policy)?;
-    group.set_work(
-        members
-            .iter()
-            .map(|&n| {
-                body.nodes[n].as_ref().and_then(|s| s.tiling.as_ref()).expect("members are tiling nodes").work.clone()
-            })
-            .collect(),
-    );
+    group.set_work(work);
     // A materialized image's writer computing rows beyond its band keeps the group on one thread;
     // its members unfused each share their own rows between threads instead.
     if !materialized.is_empty() && group.split_dropped() {
