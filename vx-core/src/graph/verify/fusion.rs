@@ -94,7 +94,9 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     // as it is, not built anew (a `process` loop that gives each frame its own images
     // re-verifies every frame). Until the end of the pass the graph has no group.
     let empty = FusionReport { enabled: true, groups: Vec::new(), unfused: Vec::new() };
-    let mut previous = std::mem::replace(&mut body.fusion, FusionState::new(Vec::new(), n_nodes, empty)).groups;
+    let previous = std::mem::replace(&mut body.fusion, FusionState::new(Vec::new(), n_nodes, empty)).groups;
+    // By first member (groups share no node): one lookup per group formed.
+    let mut previous: HashMap<usize, FusedGroup> = previous.into_iter().map(|g| (g.nodes()[0], g)).collect();
     let mut pos = vec![usize::MAX; n_nodes];
     for (i, &n) in order.iter().enumerate() {
         pos[n] = i;
@@ -272,7 +274,7 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     tracing::debug!(graph = %v.gname, groups = groups.len(), "fusion");
     // A group built anew over members with the same work keeps the cost model's estimates.
     for g in &groups {
-        if let Some(old) = previous.iter().find(|o| o.nodes() == g.nodes()) {
+        if let Some(old) = previous.get(&g.nodes()[0]) {
             g.inherit(old);
         }
     }
@@ -357,7 +359,7 @@ fn build_group(
     body: &GraphBody,
     resources: &std::sync::Arc<crate::shared::Resources>,
     (threads, policy): (usize, &crate::shared::TilingPolicy),
-    previous: &mut Vec<FusedGroup>,
+    previous: &mut HashMap<usize, FusedGroup>,
 ) -> Result<std::result::Result<FusedGroup, FusionRefusal>> {
     let member_of = |n: usize| members.iter().position(|&m| m == n);
     let mut images: Vec<ImageSpec> = Vec::new();
@@ -459,8 +461,8 @@ fn build_group(
             body.nodes[n].as_ref().and_then(|s| s.tiling.as_ref()).expect("members are tiling nodes").work.clone()
         })
         .collect();
-    if let Some(i) = previous.iter().position(|g| g.built_from(&specs, &images, (threads, policy), &work)) {
-        return Ok(Ok(previous.swap_remove(i)));
+    if previous.get(&members[0]).is_some_and(|g| g.built_from(&specs, &images, (threads, policy), &work)) {
+        return Ok(Ok(previous.remove(&members[0]).expect("just found")));
     }
     let mut group = FusedGroup::build(specs, images, resources, threads, policy)?;
     group.set_work(work);
