@@ -15,7 +15,12 @@
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
 //! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
-//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`) runs that section alone.
+//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`, `reverify`) runs that section alone.
+//!
+//! Re-verification per frame (`reverify`): the pipelining section's three stages as a plain graph
+//! of a 2-thread context, fusion on and off, whose input and output are replaced every frame by
+//! `Node::set_parameter` (four of each in turn), then `Graph::verify` (every node's passes, and the
+//! fusion pass forming its group again) and `process`; the median µs of each step over the frames.
 //!
 //! Pipelining: a three-stage graph (gaussian3x3 → box3x3 → not) with each stage on a target of its
 //! own (one thread each; the context computes with one thread, so a stage never forks), streamed
@@ -346,6 +351,49 @@ fn pipelining(dir: &Path) {
     }
 }
 
+fn reverify(dir: &Path) {
+    const FRAMES: usize = 200;
+    println!(
+        "\nre-verification per frame: gaussian3x3 → box3x3 → not, a 2-thread context, input and output replaced by \
+         set_parameter every frame, then Graph::verify and process; median µs over {FRAMES} frames"
+    );
+    println!("{:<12} {:>7} {:>14} {:>10} {:>11}", "size", "fusion", "set_parameter", "verify", "process");
+    for fusion in [true, false] {
+        let ctx = Context::builder().threads(2).fusion(fusion).build().unwrap();
+        ctx.add_module_dir(dir);
+        ctx.load_module("vx_filters").unwrap();
+        for (w, h) in sizes() {
+            let g = Graph::new(&ctx).unwrap();
+            let (ins, outs) = frame_images(&ctx, w, h, 4);
+            let [first, _, last] = three_stages(&ctx, &g, &ins[0], &outs[0]);
+            g.verify().unwrap();
+            g.process().unwrap();
+            let (mut set, mut verify, mut process) = (Vec::new(), Vec::new(), Vec::new());
+            for f in 0..FRAMES {
+                let t0 = Instant::now();
+                first.set_parameter(0, Reference::from(&ins[f % 4])).unwrap();
+                last.set_parameter(1, Reference::from(&outs[f % 4])).unwrap();
+                let t1 = Instant::now();
+                g.verify().unwrap();
+                let t2 = Instant::now();
+                g.process().unwrap();
+                set.push(t1 - t0);
+                verify.push(t2 - t1);
+                process.push(t2.elapsed());
+            }
+            let us = |v: Vec<Duration>| median(v).as_secs_f64() * 1e6;
+            println!(
+                "{:<12} {:>7} {:>14.1} {:>10.1} {:>11.1}",
+                format!("{w}x{h}"),
+                if fusion { "on" } else { "off" },
+                us(set),
+                us(verify),
+                us(process)
+            );
+        }
+    }
+}
+
 fn main() {
     eprintln!("building the modules (release)…");
     let filters = build_module_profile("vx-filters", &[], true);
@@ -355,6 +403,7 @@ fn main() {
         Ok("memory") => return memory_plan(&dir),
         Ok("aliasing") => return aliasing(&dir),
         Ok("pipelining") => return pipelining(&dir),
+        Ok("reverify") => return reverify(&dir),
         _ => {}
     }
     let ctxs = [context(1, &dir), context(2, &dir)];
@@ -433,6 +482,7 @@ fn main() {
     aliasing(&dir);
     memory_plan(&dir);
     pipelining(&dir);
+    reverify(&dir);
     let setups = &ctxs;
     let (w, h) = (3840u32, 2160u32);
     let a_px = pixels(1, w, h);

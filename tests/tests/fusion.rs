@@ -601,57 +601,114 @@ fn members_with_undefined_borders_fuse_and_give_the_unfused_defined_pixels() {
     }
 }
 
+/// Outputs `f` and `p` equal wherever both modes define them: whole, or (`margin` > 0, some
+/// node's border `Undefined`) from `margin` pixels inside the edges, with equal valid regions.
+fn same_defined(f: &Image, p: &Image, margin: u32, what: &str) {
+    let (w, h) = (p.width(), p.height());
+    assert_eq!(f.valid_region(), p.valid_region(), "{what}: valid region");
+    let bpp = if p.format() == ImageFormat::S16 { 2 } else { 1 };
+    let (fp, pp) = (pixels(f), pixels(p));
+    if margin == 0 {
+        assert!(fp == pp, "{what}: differs");
+        return;
+    }
+    for y in margin..h.saturating_sub(margin) {
+        let at = (y * w) as usize * bpp;
+        let row = at + margin as usize * bpp..at + w.saturating_sub(margin) as usize * bpp;
+        if row.start < row.end {
+            assert!(fp[row.clone()] == pp[row], "{what}: row {y} differs");
+        }
+    }
+}
+
 #[test]
 fn groups_formed_again_by_each_frames_verification_give_the_unfused_pixels() {
-    // A loop that hands each frame a new input (and every other frame a new output) and verifies:
+    // A loop that hands each frame a new input (and every other frame new outputs) and verifies:
     // the `fusion` pass forms the same groups again and takes the last verification's as they are
-    // (their rings hold the last frame's rows), or builds them anew where an image between members
-    // changed (graph 2's output `s` is one). Every frame must still be the unfused one.
+    // (their rings hold the last frame's rows). Every frame must still be the unfused one; with a
+    // node's border `Undefined`, wherever it is defined (a reader of rows its writer never
+    // processes reads what the last frame left there, as any second run of a group does).
     for threads in [1, 2] {
         let (fused_ctx, plain_ctx) = (ctx_rows(true, threads, 0, 16), ctx(false));
         for which in 0..3 {
-            for &(w, h) in &SIZES[SIZES.len() - 4..] {
-                let what = format!("graph {which} {w}x{h} ({threads}t)");
-                let (fa, pa) = (random_image(&fused_ctx, w, h, 1), random_image(&plain_ctx, w, h, 1));
-                let (fg, mut fouts, _, fnodes) = build(&fused_ctx, which, &fa, 90);
-                let (pg, mut pouts, _, pnodes) = build(&plain_ctx, which, &pa, 90);
-                // Outputs swapped with spare images every other frame: (output, node, parameter).
-                let swapped: &[(usize, usize, u32)] = match which {
-                    0 => &[(0, 3, 2)],
-                    1 => &[(0, 4, 1), (1, 3, 2)],
-                    _ => &[(1, 3, 2), (0, 1, 1)],
-                };
-                let spare = |ctx: &Context, like: &Image| Image::new(ctx, w, h, like.format()).unwrap();
-                let mut fspare: Vec<Image> = fouts.iter().map(|o| spare(&fused_ctx, o)).collect();
-                let mut pspare: Vec<Image> = pouts.iter().map(|o| spare(&plain_ctx, o)).collect();
-                for frame in 0..6u64 {
-                    let seed = 100 + frame;
-                    let (fi, pi) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
-                    fnodes[0].set_parameter(0, Reference::from(&fi)).unwrap();
-                    pnodes[0].set_parameter(0, Reference::from(&pi)).unwrap();
-                    if frame % 2 == 1 {
-                        for &(o, node, index) in swapped {
-                            std::mem::swap(&mut fouts[o], &mut fspare[o]);
-                            std::mem::swap(&mut pouts[o], &mut pspare[o]);
-                            fnodes[node].set_parameter(index, Reference::from(&fouts[o])).unwrap();
-                            pnodes[node].set_parameter(index, Reference::from(&pouts[o])).unwrap();
-                        }
+            for undefined in [false, true] {
+                for &(w, h) in &SIZES[SIZES.len() - 4..] {
+                    let what = format!("graph {which} {w}x{h} ({threads}t), undefined {undefined}");
+                    let (fa, pa) = (random_image(&fused_ctx, w, h, 1), random_image(&plain_ctx, w, h, 1));
+                    let (fg, mut fouts, _, fnodes) = build(&fused_ctx, which, &fa, 90);
+                    let (pg, mut pouts, _, pnodes) = build(&plain_ctx, which, &pa, 90);
+                    if undefined {
+                        fnodes[1].set_border(BorderMode::Undefined).unwrap();
+                        pnodes[1].set_border(BorderMode::Undefined).unwrap();
                     }
-                    fg.verify().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
-                    fg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
-                    pg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
-                    let report = fg.fusion_report().unwrap();
-                    assert!(report.unfused.is_empty(), "{what} frame {frame}: {report}");
-                    for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
-                        assert_eq!(
-                            f.valid_region(),
-                            p.valid_region(),
-                            "{what} frame {frame}: output {o}'s valid region"
-                        );
-                        assert!(pixels(f) == pixels(p), "{what} frame {frame}: output {o} differs");
+                    // Outputs swapped with spare images every other frame: the output, and each
+                    // (node, parameter) holding it.
+                    let swapped: &[(usize, &[(usize, u32)])] = match which {
+                        0 => &[(0, &[(3, 2)])],
+                        1 => &[(0, &[(4, 1)]), (1, &[(3, 2)])],
+                        // `s` is written by the gaussian and read by sobel (between two groups).
+                        _ => &[(1, &[(3, 2)]), (0, &[(1, 1), (2, 0)])],
+                    };
+                    let spare = |ctx: &Context, like: &Image| Image::new(ctx, w, h, like.format()).unwrap();
+                    let mut fspare: Vec<Image> = fouts.iter().map(|o| spare(&fused_ctx, o)).collect();
+                    let mut pspare: Vec<Image> = pouts.iter().map(|o| spare(&plain_ctx, o)).collect();
+                    for frame in 0..6u64 {
+                        let seed = 100 + frame;
+                        let (fi, pi) = (random_image(&fused_ctx, w, h, seed), random_image(&plain_ctx, w, h, seed));
+                        fnodes[0].set_parameter(0, Reference::from(&fi)).unwrap();
+                        pnodes[0].set_parameter(0, Reference::from(&pi)).unwrap();
+                        if frame % 2 == 1 {
+                            for &(o, holders) in swapped {
+                                std::mem::swap(&mut fouts[o], &mut fspare[o]);
+                                std::mem::swap(&mut pouts[o], &mut pspare[o]);
+                                for &(node, index) in holders {
+                                    fnodes[node].set_parameter(index, Reference::from(&fouts[o])).unwrap();
+                                    pnodes[node].set_parameter(index, Reference::from(&pouts[o])).unwrap();
+                                }
+                            }
+                        }
+                        fg.verify().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                        fg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                        pg.process().unwrap_or_else(|e| panic!("{what} frame {frame}: {e}"));
+                        let report = fg.fusion_report().unwrap();
+                        assert!(report.unfused.is_empty(), "{what} frame {frame}: {report}");
+                        let margin = if undefined { 3 } else { 0 };
+                        for (o, (f, p)) in fouts.iter().zip(&pouts).enumerate() {
+                            same_defined(f, p, margin, &format!("{what} frame {frame}: output {o}"));
+                        }
                     }
                 }
             }
         }
     }
+}
+
+#[test]
+fn a_group_formed_again_is_taken_as_it_was_and_one_that_changed_is_built_anew() {
+    // Observed through the context's buffer bytes: a group built anew allocates its rings while the
+    // last one still exists (its peak rises by their bytes), one taken as it was allocates nothing.
+    let ctx = ctx_rows(true, 2, 0, 16);
+    let (w, h) = (640, 480);
+    let a = random_image(&ctx, w, h, 1);
+    let (g, outs, _, nodes) = build(&ctx, 0, &a, 90);
+    let images: Vec<Image> = (0..4).map(|s| random_image(&ctx, w, h, 10 + s)).collect();
+    let spare = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+    spare.copy_from(Rect::full(w, h), 0, &vec![0u8; (w * h) as usize]).unwrap();
+    g.verify().unwrap();
+    g.process().unwrap();
+    let line_buffers = g.fusion_report().unwrap().groups[0].line_buffer_bytes_per_thread;
+    assert!(line_buffers > 0);
+    let peak = || ctx.resource_stat("max_buffer_bytes").expect("a buffer-bytes statistic").peak;
+    let before = peak();
+    for (f, img) in images.iter().cycle().take(8).enumerate() {
+        nodes[0].set_parameter(0, Reference::from(img)).unwrap();
+        nodes[3].set_parameter(2, Reference::from(if f % 2 == 0 { &spare } else { &outs[0] })).unwrap();
+        g.verify().unwrap();
+        g.process().unwrap();
+    }
+    assert_eq!(peak(), before, "a re-verification that changed nothing of the group built it anew");
+    // A border changed: the group is built anew.
+    nodes[1].set_border(BorderMode::Undefined).unwrap();
+    g.verify().unwrap();
+    assert!(peak() >= before + line_buffers, "a changed group was not built anew: {} → {}", before, peak());
 }

@@ -103,6 +103,18 @@ fn alternating_outputs(
     verify: bool,
     frames: usize,
 ) -> (bool, FusionReport) {
+    alternating_outputs_renaming(kernel, fusion, verify, false, frames)
+}
+
+/// [`alternating_outputs`], and with `rename` the virtual image gets a new name every frame (a
+/// fused group is then built anew, its work unchanged).
+fn alternating_outputs_renaming(
+    kernel: &dyn Fn(&Context) -> Kernel,
+    fusion: bool,
+    verify: bool,
+    rename: bool,
+    frames: usize,
+) -> (bool, FusionReport) {
     let ctx = Context::builder().threads(2).fusion(fusion).build().unwrap();
     let k = kernel(&ctx);
     let (w, h) = (512, 512);
@@ -121,6 +133,9 @@ fn alternating_outputs(
     for f in 0..frames {
         let out = &outs[f % 2];
         first.set_parameter(0, Reference::from(&ins[f % 2])).unwrap();
+        if rename {
+            v.set_name(&format!("between{f}"));
+        }
         last.set_parameter(1, Reference::from(out)).unwrap();
         if verify {
             g.verify().unwrap();
@@ -155,5 +170,19 @@ fn a_fused_group_re_verified_every_frame_with_the_same_work_is_still_shared() {
     assert!(exact);
     assert_eq!(report.groups.len(), 1, "{report}");
     assert_eq!(report.groups[0].threads, 2, "{report}");
+    assert_eq!(seen.lock().unwrap().len(), 2, "the group's bands never ran on a helper");
+}
+
+#[test]
+fn a_fused_group_built_anew_with_the_same_work_is_still_shared() {
+    // A new name for the fused image: the group is built anew (not taken as it was), over the same
+    // work, so it keeps the cost model's estimates (`FusedGroup::inherit`).
+    let seen = Arc::new(Mutex::new(HashSet::new()));
+    let s = seen.clone();
+    let kernel = move |ctx: &Context| recording_row_kernel(ctx, s.clone(), Duration::from_micros(300));
+    let (exact, report) = alternating_outputs_renaming(&kernel, true, true, true, 12);
+    assert!(exact);
+    assert_eq!(report.groups.len(), 1, "{report}");
+    assert_eq!(report.groups[0].fused_images, ["between11"], "{report}");
     assert_eq!(seen.lock().unwrap().len(), 2, "the group's bands never ran on a helper");
 }

@@ -371,7 +371,9 @@ impl FusedGroup {
 
     /// Whether [`build`](Self::build) would build this very group from these inputs, for members
     /// whose work is `work`: then a re-verification takes it as it is (its rings, tables and the
-    /// cost model's estimates; nothing a run leaves in it is read by the next: `run.rs`).
+    /// cost model's estimates). What a run leaves in its rings is read by the next only where
+    /// it would be by a second run of the same group: a descriptor member reading a ring row its
+    /// writer never processes (undefined pixels, outside every valid region; `run.rs`).
     pub(in crate::graph) fn built_from(
         &self,
         members: &[MemberSpec],

@@ -114,8 +114,10 @@ pub(in crate::graph) struct Split {
     explore_every: AtomicU32,
 }
 
-/// What a node's measured times are times of: its kernel (this very version: a reload gives
-/// another) and what verify decided about the work of a run (`shape`: sizes, formats, the tile
+/// What a node's measured times are times of: its kernel (the version its tile plan was made for:
+/// a reload gives another, though a node moved in place to a new version of the same shape keeps
+/// its plan, and this key, until it is verified again) and what verify decided about the work of
+/// a run (`shape`: sizes, formats, the tile
 /// plan's digest; the caller's choice). Equal keys: the same work, so a re-verification keeps the
 /// estimates. The kernel is held weakly: the key never keeps a replaced kernel (or its module)
 /// alive, and its allocation is not reused while the key exists, so equal pointers are the same

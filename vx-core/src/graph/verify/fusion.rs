@@ -92,9 +92,10 @@ pub(super) fn run(v: &mut Verification<'_>, body: &mut GraphBody) -> Result<()> 
     let n_nodes = body.nodes.len();
     // The groups of the last verification: one this one forms again from the same inputs is taken
     // as it is, not built anew (a `process` loop that gives each frame its own images
-    // re-verifies every frame). Until the end of the pass the graph has no group.
-    let empty = FusionReport { enabled: true, groups: Vec::new(), unfused: Vec::new() };
-    let previous = std::mem::replace(&mut body.fusion, FusionState::new(Vec::new(), n_nodes, empty)).groups;
+    // re-verifies every frame). Until the end of the pass the graph has no group (a pass that
+    // fails leaves none, and the last report).
+    let last_report = body.fusion.report.clone();
+    let previous = std::mem::replace(&mut body.fusion, FusionState::new(Vec::new(), n_nodes, last_report)).groups;
     // By first member (groups share no node): one lookup per group formed.
     let mut previous: HashMap<usize, FusedGroup> = previous.into_iter().map(|g| (g.nodes()[0], g)).collect();
     let mut pos = vec![usize::MAX; n_nodes];
