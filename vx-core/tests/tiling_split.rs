@@ -13,19 +13,27 @@ use std::time::Duration;
 use common::*;
 use vx::*;
 
+/// Copy input 0 to output 1 (U8, row by row), record the calling thread in `threads`, then sleep
+/// `pause`.
+fn recorded_copy(
+    args: &mut TileArgs<'_>,
+    threads: &Mutex<HashSet<std::thread::ThreadId>>,
+    pause: Duration,
+) -> Result<(), TileError> {
+    threads.lock().unwrap().insert(std::thread::current().id());
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    for y in 0..out.height() {
+        let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
+        out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
+    }
+    std::thread::sleep(pause);
+    Ok(())
+}
+
 /// A U8 copy kernel whose tiles record the thread they ran on and then sleep `pause`.
 fn recording_kernel(ctx: &Context, threads: Arc<Mutex<HashSet<std::thread::ThreadId>>>, pause: Duration) -> Kernel {
-    let k = tiling_kernel_with(ctx, "test.recording_copy", move |args| {
-        threads.lock().unwrap().insert(std::thread::current().id());
-        let input = args.input::<u8>(0)?;
-        let mut out = args.output::<u8>(1)?;
-        for y in 0..out.height() {
-            let src = input.row(y as i32).expect("fast tiles have rows").to_vec();
-            out.row_mut(y).expect("fast tiles have rows").copy_from_slice(&src);
-        }
-        std::thread::sleep(pause);
-        Ok(())
-    });
+    let k = tiling_kernel_with(ctx, "test.recording_copy", move |args| recorded_copy(args, &threads, pause));
     k.set_attribute(KernelAttribute::OutputTileBlockSize(TileBlockSize { width: 1, height: 1 })).unwrap();
     k.finalize().unwrap();
     k
@@ -71,17 +79,7 @@ fn recording_row_kernel(ctx: &Context, threads: Arc<Mutex<HashSet<std::thread::T
             metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
             Ok(())
         })
-        .flexible(move |args| {
-            threads.lock().unwrap().insert(std::thread::current().id());
-            let input = args.input::<u8>(0)?;
-            let mut out = args.output::<u8>(1)?;
-            for y in 0..out.height() {
-                let src = input.row(y as i32).expect("rows").to_vec();
-                out.row_mut(y).expect("rows").copy_from_slice(&src);
-            }
-            std::thread::sleep(pause);
-            Ok(())
-        })
+        .flexible(move |args| recorded_copy(args, &threads, pause))
         .fusable()
         .add()
         .unwrap();
@@ -95,20 +93,10 @@ fn recording_row_kernel(ctx: &Context, threads: Arc<Mutex<HashSet<std::thread::T
 /// context (fused when `fusion` and the kernel is fusable), each frame read from the other of two
 /// equal inputs and written to the other of two outputs through `set_parameter` (so each frame
 /// re-verifies the graph: `process` verifies the nodes that changed, and `Graph::verify`, when
-/// `verify`, every node):
-/// whether every output was the input, and the fusion report.
+/// `verify`, every node); with `rename`, the virtual image also gets a new name every frame (a
+/// fused group is then built anew, its work unchanged). Whether every output was the input, and
+/// the fusion report.
 fn alternating_outputs(
-    kernel: &dyn Fn(&Context) -> Kernel,
-    fusion: bool,
-    verify: bool,
-    frames: usize,
-) -> (bool, FusionReport) {
-    alternating_outputs_renaming(kernel, fusion, verify, false, frames)
-}
-
-/// [`alternating_outputs`], and with `rename` the virtual image gets a new name every frame (a
-/// fused group is then built anew, its work unchanged).
-fn alternating_outputs_renaming(
     kernel: &dyn Fn(&Context) -> Kernel,
     fusion: bool,
     verify: bool,
@@ -146,43 +134,52 @@ fn alternating_outputs_renaming(
     (exact, g.fusion_report().unwrap())
 }
 
+/// [`alternating_outputs`] of 12 frames with a recording kernel (`fused`: the fusable row
+/// kernel, 300 µs per call, in a fusing context; else the tile kernel, 1 ms per tile, fusion off):
+/// also the number of threads the kernel ran on.
+fn threads_seen(fused: bool, verify: bool, rename: bool) -> (bool, FusionReport, usize) {
+    let seen = Arc::new(Mutex::new(HashSet::new()));
+    let s = seen.clone();
+    let kernel = move |ctx: &Context| {
+        if fused {
+            recording_row_kernel(ctx, s.clone(), Duration::from_micros(300))
+        } else {
+            recording_kernel(ctx, s.clone(), Duration::from_millis(1))
+        }
+    };
+    let (exact, report) = alternating_outputs(&kernel, fused, verify, rename, 12);
+    let n = seen.lock().unwrap().len();
+    (exact, report, n)
+}
+
 #[test]
 fn a_node_re_verified_every_frame_with_the_same_work_is_still_shared() {
     // Before the estimates outlived a re-verification, every frame after `Graph::verify` was a
     // freshly verified node's first run: alone, measuring, so the tiles never reached a helper.
-    let seen = Arc::new(Mutex::new(HashSet::new()));
-    let s = seen.clone();
-    let kernel = move |ctx: &Context| recording_kernel(ctx, s.clone(), Duration::from_millis(1));
-    let (exact, report) = alternating_outputs(&kernel, false, true, 12);
+    let (exact, report, threads) = threads_seen(false, true, false);
     assert!(report.groups.is_empty(), "{report}");
     assert!(exact);
-    assert_eq!(seen.lock().unwrap().len(), 2, "the tiles never ran on a helper");
+    assert_eq!(threads, 2, "the tiles never ran on a helper");
 }
 
 #[test]
 fn a_fused_group_re_verified_every_frame_with_the_same_work_is_still_shared() {
-    let seen = Arc::new(Mutex::new(HashSet::new()));
-    let s = seen.clone();
-    let kernel = move |ctx: &Context| recording_row_kernel(ctx, s.clone(), Duration::from_micros(300));
     // `process` alone re-verifies here, and still re-forms the group every frame (the `fusion`
     // pass runs over the whole graph).
-    let (exact, report) = alternating_outputs(&kernel, true, false, 12);
+    let (exact, report, threads) = threads_seen(true, false, false);
     assert!(exact);
     assert_eq!(report.groups.len(), 1, "{report}");
     assert_eq!(report.groups[0].threads, 2, "{report}");
-    assert_eq!(seen.lock().unwrap().len(), 2, "the group's bands never ran on a helper");
+    assert_eq!(threads, 2, "the group's bands never ran on a helper");
 }
 
 #[test]
 fn a_fused_group_built_anew_with_the_same_work_is_still_shared() {
     // A new name for the fused image: the group is built anew (not taken as it was), over the same
     // work, so it keeps the cost model's estimates (`FusedGroup::inherit`).
-    let seen = Arc::new(Mutex::new(HashSet::new()));
-    let s = seen.clone();
-    let kernel = move |ctx: &Context| recording_row_kernel(ctx, s.clone(), Duration::from_micros(300));
-    let (exact, report) = alternating_outputs_renaming(&kernel, true, true, true, 12);
+    let (exact, report, threads) = threads_seen(true, true, true);
     assert!(exact);
     assert_eq!(report.groups.len(), 1, "{report}");
     assert_eq!(report.groups[0].fused_images, ["between11"], "{report}");
-    assert_eq!(seen.lock().unwrap().len(), 2, "the group's bands never ran on a helper");
+    assert_eq!(threads, 2, "the group's bands never ran on a helper");
 }
