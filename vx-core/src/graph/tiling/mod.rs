@@ -74,24 +74,18 @@ impl TilingState {
 /// The [`split::WorkKey`] of node `s` planned at `size`: its kernel, the size, block,
 /// neighborhood and border, and each parameter's image format or scalar type.
 pub(super) fn work_key(s: &NodeSlot, block: TileBlockSize, size: (u32, u32)) -> split::WorkKey {
-    let nb = s.neighborhood;
-    let border = match s.border {
-        BorderMode::Undefined => 0,
-        BorderMode::Constant(v) => 1 << 32 | v as u64,
-        BorderMode::Replicate => 2 << 32,
-        BorderMode::Self_ => 3 << 32,
-    };
-    let mut shape = vec![size.0 as u64, size.1 as u64, block.width as u64, block.height as u64, border];
-    shape.extend([nb.left, nb.right, nb.top, nb.bottom].map(|v| v as u32 as u64));
-    shape.extend(s.params.iter().map(|r| match r {
-        None => u64::MAX,
-        Some(r) => match (r.as_image(), value_of(r)) {
-            (Some(img), _) => img.format().fourcc() as u64,
-            (None, Some((_, code))) => 1 << 40 | code as u64,
-            (None, None) => 2 << 40,
-        },
-    }));
-    split::WorkKey::new(&s.kernel, shape)
+    use std::hash::{Hash, Hasher};
+    let mut shape = std::hash::DefaultHasher::new();
+    (size, block, s.neighborhood, s.border).hash(&mut shape);
+    for r in &s.params {
+        match r.as_ref().map(|r| (r.as_image().map(|i| i.format().fourcc()), r.as_scalar().map(|v| v.scalar_type()))) {
+            None => 0u8.hash(&mut shape),
+            Some((Some(fourcc), _)) => (1u8, fourcc).hash(&mut shape),
+            Some((None, Some(t))) => (2u8, t.code()).hash(&mut shape),
+            Some((None, None)) => 3u8.hash(&mut shape),
+        }
+    }
+    split::WorkKey::new(&s.kernel, shape.finish())
 }
 
 /// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).

@@ -117,19 +117,19 @@ pub(in crate::graph) struct Split {
 /// What a node's measured times are times of: its kernel (the version its tile plan was made for:
 /// a reload gives another, though a node moved in place to a new version of the same shape keeps
 /// its plan, and this key, until it is verified again) and what verify decided about the work of
-/// a run (`shape`: sizes, formats, the tile
-/// plan's digest; the caller's choice). Equal keys: the same work, so a re-verification keeps the
-/// estimates. The kernel is held weakly: the key never keeps a replaced kernel (or its module)
+/// a run (`shape`: a hash of sizes, formats, border…, the caller's choice). Equal keys: the same
+/// work, so a re-verification keeps the estimates (two shapes that hash alike would only share
+/// estimates: outputs never depend on them). The kernel is held weakly: the key never keeps a replaced kernel (or its module)
 /// alive, and its allocation is not reused while the key exists, so equal pointers are the same
 /// kernel.
 #[derive(Clone, Debug)]
 pub(in crate::graph) struct WorkKey {
     kernel: Weak<KernelInner>,
-    shape: Vec<u64>,
+    shape: u64,
 }
 
 impl WorkKey {
-    pub(in crate::graph) fn new(kernel: &Arc<KernelInner>, shape: Vec<u64>) -> WorkKey {
+    pub(in crate::graph) fn new(kernel: &Arc<KernelInner>, shape: u64) -> WorkKey {
         WorkKey { kernel: Arc::downgrade(kernel), shape }
     }
 }
