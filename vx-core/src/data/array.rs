@@ -42,7 +42,7 @@ pub struct ArrayBody {
     state: Mutex<ArrayState>,
     buffer: SharedBuffer,
     /// Item type and capacity as given at creation (partial for virtual arrays).
-    pub(crate) declared: (Option<ArrayItemType>, usize),
+    pub(super) declared: (Option<ArrayItemType>, usize),
 }
 
 /// An array handle.
@@ -239,7 +239,7 @@ impl Array {
         Array::build(header, s.item_type, s.capacity)
     }
 
-    pub(crate) fn complete_virtual(&self, item_type: ArrayItemType, capacity: usize) -> Result<bool> {
+    pub(super) fn complete_virtual(&self, item_type: ArrayItemType, capacity: usize) -> Result<bool> {
         check_size(item_type, capacity).map_err(|e| e.on_object(&self.name()))?;
         let mut s = self.lock();
         let changed = s.item_type != Some(item_type) || s.capacity != capacity;

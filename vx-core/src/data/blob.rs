@@ -12,7 +12,7 @@ use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
 use crate::error::{Error, ErrorKind, Result};
 
-pub(crate) struct Blob {
+pub(super) struct Blob {
     buffer: SharedBuffer,
     len: AtomicUsize,
 }
@@ -165,7 +165,7 @@ impl Blob {
 
     /// Map the bytes for a module's kernel (the module ABI's `map_data`): a lease held until the
     /// [`RawLease`] drops.
-    pub(crate) fn lease_raw(&self, header: &ObjectHeader, access: Access, write: bool) -> Result<RawLease<'_>> {
+    pub(super) fn lease_raw(&self, header: &ObjectHeader, access: Access, write: bool) -> Result<RawLease<'_>> {
         let (ptr, len, slot) = self.lease(header, access, write)?;
         Ok(RawLease { buffer: &self.buffer, ptr, len, slot })
     }

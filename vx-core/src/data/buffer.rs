@@ -124,27 +124,27 @@ pub struct PlanStorage<'a> {
 
 impl<'a> PlanStorage<'a> {
     /// `bytes` of `buffer` (0 bytes: not known yet).
-    pub(crate) fn new(buffer: &'a SharedBuffer, bytes: Option<usize>) -> PlanStorage<'a> {
+    pub(super) fn new(buffer: &'a SharedBuffer, bytes: Option<usize>) -> PlanStorage<'a> {
         PlanStorage { buffer, bytes: bytes.filter(|b| *b > 0) }
     }
     /// The identity of the buffer: objects with one key share their bytes (an aliased chain).
-    pub(crate) fn key(&self) -> usize {
+    pub(super) fn key(&self) -> usize {
         std::ptr::from_ref(self.buffer) as usize
     }
     /// The bytes the object needs in the plan, once known.
-    pub(crate) fn bytes(&self) -> Option<usize> {
+    pub(super) fn bytes(&self) -> Option<usize> {
         self.bytes
     }
     /// Put the bytes at `offset..offset + len` of `arena`.
-    pub(crate) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
+    pub(super) fn place(&self, arena: &Arc<RawBuf>, offset: usize, len: usize) -> Result<()> {
         self.buffer.place(arena, offset, len)
     }
     /// Take the bytes out of a plan's arena (a block of their own at the next allocation).
-    pub(crate) fn unplace(&self) {
+    pub(super) fn unplace(&self) {
         self.buffer.unplace()
     }
     /// Where a plan placed the bytes: (arena address, offset).
-    pub(crate) fn placement(&self) -> Option<(usize, usize)> {
+    pub(super) fn placement(&self) -> Option<(usize, usize)> {
         self.buffer.placement()
     }
 }
@@ -261,7 +261,7 @@ struct BufState {
 }
 
 /// The bytes of a data object plus who has which part mapped.
-pub(crate) struct SharedBuffer {
+pub(super) struct SharedBuffer {
     state: Mutex<BufState>,
 }
 

@@ -107,7 +107,7 @@ impl From<ScalarType> for ArrayItemType {
 
 impl ArrayItemType {
     /// The type's wire code (`VX_ARRAY_ITEMTYPE` across the module ABI).
-    pub(crate) fn wire_code(self) -> u32 {
+    pub(super) fn wire_code(self) -> u32 {
         match self {
             ArrayItemType::Scalar(s) => code(s),
             ArrayItemType::Rectangle => item_type::RECTANGLE,
@@ -120,7 +120,7 @@ impl ArrayItemType {
     }
 
     /// The item type with wire code `code` (`size`: a user struct's).
-    pub(crate) fn from_wire(code: u32, size: u64) -> Result<ArrayItemType> {
+    pub(super) fn from_wire(code: u32, size: u64) -> Result<ArrayItemType> {
         Ok(match code {
             item_type::RECTANGLE => ArrayItemType::Rectangle,
             item_type::COORDINATES2D => ArrayItemType::Coordinates2d,

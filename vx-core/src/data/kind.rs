@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_element};
-pub(crate) use crate::data::buffer::PlanStorage;
+pub(super) use crate::data::buffer::PlanStorage;
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::Direction;
@@ -193,7 +193,7 @@ pub struct Handle<K: ObjectKind> {
 }
 
 /// Header and body of one object.
-pub(crate) struct Obj<K: ObjectKind> {
+pub(super) struct Obj<K: ObjectKind> {
     pub(super) header: ObjectHeader,
     pub(super) body: K::Body,
 }
@@ -262,7 +262,7 @@ impl<K: BlobKind> Handle<K> {
     }
 
     /// Map the bytes for a module's kernel (the module ABI's `map_data`).
-    pub(crate) fn lease_raw(&self, write: bool) -> Result<RawLease<'_>> {
+    pub(super) fn lease_raw(&self, write: bool) -> Result<RawLease<'_>> {
         self.obj.body.data.lease_raw(&self.obj.header, Access::Kernel, write)
     }
 
@@ -390,9 +390,9 @@ pub(super) use meta_attributes;
 /// `Meta`, `Attr`, `Partial`) and what the crate root re-exports from the file (`exports`).
 macro_rules! kind_names {
     (kind: $K:ident, meta: $M:ident, attr: $A:ident, partial: $P:ident; exports: $($e:ident),* $(,)?) => {
-        pub(crate) use self::{$A as Attr, $K as Kind, $M as Meta, $P as Partial};
+        pub(super) use self::{$A as Attr, $K as Kind, $M as Meta, $P as Partial};
         /// What the crate root re-exports from this file (through `data/kinds/`).
-        pub(crate) mod exports {
+        pub(super) mod exports {
             pub use super::{$($e),*};
         }
     };

@@ -85,7 +85,7 @@ impl PyramidMeta {
 pub struct PyramidBody {
     meta: Mutex<PyramidMeta>,
     /// As given at creation (partial for virtual pyramids).
-    pub(crate) declared: PyramidMeta,
+    pub(super) declared: PyramidMeta,
     levels: Vec<Image>,
 }
 
@@ -291,13 +291,13 @@ impl Pyramid {
     }
 
     /// Every level, level 0 first.
-    pub(crate) fn level_images(&self) -> &[Image] {
+    pub(super) fn level_images(&self) -> &[Image] {
         &self.obj.body.levels
     }
 
     /// Complete (or re-complete) a virtual pyramid: every level gets its size. True when something
     /// changed. The caller checked the declared partial meta.
-    pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
+    pub(super) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
         let mut m = lock(&self.obj.body.meta);
         let new = PyramidMeta { format, width, height, ..*m };
         let mut changed = *m != new;

@@ -77,7 +77,7 @@ pub struct TensorBody {
     storage: Arc<TensorStorage>,
     meta: Mutex<TensorMeta>,
     /// As given at creation (partial for virtual tensors).
-    pub(crate) declared: TensorMeta,
+    pub(super) declared: TensorMeta,
     /// Where this view starts in the root tensor (zeros for a tensor of its own).
     start: [usize; MAX_TENSOR_DIMS],
     _parent: Option<Tensor>,
@@ -263,13 +263,13 @@ fn check_meta(m: &TensorMeta, partial: bool) -> Result<()> {
 
 impl Tensor {
     /// The shared storage and this view's header (a module kernel's raw map).
-    pub(crate) fn blob(&self) -> (&Blob, &ObjectHeader) {
+    pub(super) fn blob(&self) -> (&Blob, &ObjectHeader) {
         (&self.obj.body.storage.data, &self.obj.header)
     }
 
     /// Where this view's elements lie in the storage: the byte offset of its first element, the
     /// byte stride of each dimension, and the bytes from its first element to one past its last.
-    pub(crate) fn raw_layout(&self) -> (usize, [usize; MAX_TENSOR_DIMS], usize) {
+    pub(super) fn raw_layout(&self) -> (usize, [usize; MAX_TENSOR_DIMS], usize) {
         let m = self.meta();
         let root = *lock(&self.obj.body.storage.root);
         let size = m.data_type.map_or(1, |t| t.size());
@@ -391,7 +391,7 @@ impl Tensor {
     }
 
     /// Complete (or re-complete) a virtual tensor. True when the meta data changed.
-    pub(crate) fn complete_virtual(&self, meta: TensorMeta) -> Result<bool> {
+    pub(super) fn complete_virtual(&self, meta: TensorMeta) -> Result<bool> {
         check_meta(&meta, false).map_err(|e| e.on_object(&self.name()))?;
         let mut m = lock(&self.obj.body.meta);
         let changed = *m != meta;

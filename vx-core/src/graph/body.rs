@@ -23,18 +23,18 @@ use super::{NodeSlot, NodeStats};
 #[derive(Default)]
 pub(crate) struct Observed {
     /// Runs under way: `process`, and a `schedule`d run until its thread ends.
-    pub(crate) runs: std::sync::atomic::AtomicUsize,
+    pub(super) runs: std::sync::atomic::AtomicUsize,
     /// `VX_GRAPH_PERFORMANCE`.
-    pub(crate) perf: Mutex<Perf>,
+    pub(super) perf: Mutex<Perf>,
     /// Per node index (`None` once removed): status and perf of its last run.
-    pub(crate) nodes: Mutex<Vec<Option<Arc<NodeStats>>>>,
+    pub(super) nodes: Mutex<Vec<Option<Arc<NodeStats>>>>,
 }
 
 /// Counts a run in [`Observed::runs`] while alive.
 pub(crate) struct RunGuard<'a>(&'a Observed);
 
 impl<'a> RunGuard<'a> {
-    pub(crate) fn enter(o: &'a Observed) -> RunGuard<'a> {
+    pub(super) fn enter(o: &'a Observed) -> RunGuard<'a> {
         o.runs.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         RunGuard(o)
     }
@@ -47,22 +47,22 @@ impl Drop for RunGuard<'_> {
 }
 
 pub(crate) struct GraphBody {
-    pub(crate) nodes: Vec<Option<NodeSlot>>,
-    pub(crate) verified: bool,
-    pub(crate) state: GraphState,
+    pub(super) nodes: Vec<Option<NodeSlot>>,
+    pub(super) verified: bool,
+    pub(super) state: GraphState,
     /// Node indices by level: every node's producers are in earlier levels.
     pub(super) schedule: Vec<Vec<usize>>,
     /// Nodes rebound to reloaded kernels so far.
-    pub(crate) reloads: u64,
+    pub(super) reloads: u64,
     /// The memory plan of the virtual objects (pass `memory plan`).
     pub(crate) memory: verify::PlanState,
     /// One kernel scratch arena per executor: crew helper `i` uses `scratch[i]`, the calling
     /// thread the last (pass `scratch arenas`). Empty when no node asked for scratch memory.
     pub(crate) scratch: Vec<Mutex<crate::data::buffer::RawBuf>>,
     /// Graph parameters: (node index, parameter index) (`vxAddParameterToGraph`).
-    pub(crate) graph_params: Vec<(usize, u32)>,
+    pub(super) graph_params: Vec<(usize, u32)>,
     /// The schedule config of a pipelined graph (queue modes; `None`: sequential).
-    pub(crate) pipeline: Option<Arc<pipeline::ScheduleConfig>>,
+    pub(super) pipeline: Option<Arc<pipeline::ScheduleConfig>>,
     /// The frame slots of a pipelined graph (pass `frame slots`).
     pub(crate) frames: verify::FrameSlots,
     /// What the graph passes of the last complete verification produced, kept for a re-verification
@@ -72,23 +72,23 @@ pub(crate) struct GraphBody {
     pub(crate) rebound: Vec<verify::Rebound>,
     /// The kernel table's reload count when the nodes were last found on their newest kernels
     /// ([`NOT_CHECKED`]: look).
-    pub(crate) checked_reloads: std::sync::atomic::AtomicU64,
+    pub(super) checked_reloads: std::sync::atomic::AtomicU64,
     /// An error found when no run was there to report it (check mode's comparison after nodes
     /// moved in place right after a reload): the next run returns it.
-    pub(crate) deferred: Option<Error>,
+    pub(super) deferred: Option<Error>,
     /// The fused groups of the last verification (pass `fusion`).
-    pub(crate) fusion: crate::graph::fusion::FusionState,
+    pub(super) fusion: crate::graph::fusion::FusionState,
     /// This graph's fusion setting (`Graph::set_fusion`; `None`: the context's).
-    pub(crate) fusion_override: Option<bool>,
+    pub(super) fusion_override: Option<bool>,
 }
 
 /// `GraphBody::checked_reloads` of a graph whose nodes must be looked at.
-pub(crate) const NOT_CHECKED: u64 = u64::MAX;
+pub(super) const NOT_CHECKED: u64 = u64::MAX;
 
 impl GraphBody {
     /// A module reload replaced the kernel of some node: one atomic load when no reload happened
     /// since the nodes were last looked at, else one per node.
-    pub(crate) fn kernel_replaced(&self, kernels: &KernelTable) -> bool {
+    pub(super) fn kernel_replaced(&self, kernels: &KernelTable) -> bool {
         use std::sync::atomic::Ordering;
         let epoch = kernels.reload_epoch();
         if epoch == self.checked_reloads.load(Ordering::Relaxed) {
@@ -103,7 +103,7 @@ impl GraphBody {
 
     /// Make the graph ready to run, as `process` and the pipeline's coordinator both need it: nodes
     /// rebound to reloaded kernels, then the automatic (re-)verification if anything changed.
-    pub(crate) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
+    pub(super) fn prepare_to_run(&mut self, g: &GraphInner) -> Result<()> {
         if let Some(e) = self.deferred.take() {
             self.invalidate();
             return Err(e);
@@ -154,19 +154,19 @@ impl GraphBody {
 }
 
 pub(crate) struct GraphInner {
-    pub(crate) id: u64,
-    pub(crate) ctx: Context,
+    pub(super) id: u64,
+    pub(super) ctx: Context,
     /// Shared with the kernel uses of the graph's nodes.
-    pub(crate) name: Arc<Mutex<String>>,
+    pub(super) name: Arc<Mutex<String>>,
     pub(super) body: Mutex<GraphBody>,
     /// Each node's control port (by node index), reachable while the graph processes.
-    pub(crate) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
+    pub(super) ports: Mutex<Vec<Option<Arc<targets::ControlPort>>>>,
     /// State, perf and node stats readable while the graph runs.
-    pub(crate) observed: Observed,
+    pub(super) observed: Observed,
     /// The run of `Graph::schedule`, until `Graph::wait` collects it.
-    pub(crate) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    pub(super) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     /// The graph-parameter queues of a pipelined graph and its coordinator's inbox.
-    pub(crate) queues: Arc<pipeline::Queues>,
+    pub(super) queues: Arc<pipeline::Queues>,
     pub(super) _slot: ResourceSlot,
 }
 
@@ -350,7 +350,7 @@ impl Drop for ActiveGuard {
 }
 
 impl GraphInner {
-    pub(crate) fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         lock(&self.name).clone()
     }
 
@@ -359,7 +359,7 @@ impl GraphInner {
     /// From inside a kernel callback (this thread verifies or processes some graph), another graph is
     /// only locked if it is free: waiting could deadlock (graph A's kernel processing B while B's
     /// kernel processes A on another thread), so a busy graph is refused with `NotSupported`.
-    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, GraphBody>> {
         if self.queues.streaming() {
             return Err(Error::new(
                 ErrorKind::GraphScheduled,
@@ -372,7 +372,7 @@ impl GraphInner {
 
     /// [`lock`](Self::lock) without the streaming check: the pipeline's coordinator takes the
     /// graph with it.
-    pub(crate) fn lock_for_pipeline(&self) -> Result<MutexGuard<'_, GraphBody>> {
+    pub(super) fn lock_for_pipeline(&self) -> Result<MutexGuard<'_, GraphBody>> {
         let active = ACTIVE_GRAPH.with(|c| c.get());
         if active == self.id {
             return Err(Error::new(

@@ -26,7 +26,7 @@ use super::{GraphState, pipeline};
 /// graph and destroys its nodes (calling their deinit callbacks).
 #[derive(Clone)]
 pub struct Graph {
-    pub(crate) inner: Arc<GraphInner>,
+    pub(super) inner: Arc<GraphInner>,
 }
 
 impl Sealed for Graph {}

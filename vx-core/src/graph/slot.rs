@@ -22,22 +22,22 @@ use crate::support::sync::lock;
 use super::targets;
 
 /// A node's `VX_NODE_STATUS` and `VX_NODE_PERFORMANCE`, apart from its run lock (held while it runs).
-pub(crate) struct NodeStats(pub(super) Mutex<(Status, Perf)>);
+pub(crate) struct NodeStats(pub(crate) Mutex<(Status, Perf)>);
 
 impl NodeStats {
-    pub(crate) fn record(&self, status: Status, took: std::time::Duration) -> Perf {
+    pub(super) fn record(&self, status: Status, took: std::time::Duration) -> Perf {
         let mut s = lock(&self.0);
         s.0 = status;
         s.1.record(took);
         s.1
     }
-    pub(crate) fn get(&self) -> (Status, Perf) {
+    pub(super) fn get(&self) -> (Status, Perf) {
         *lock(&self.0)
     }
 }
 
 pub(crate) struct NodeRun {
-    pub(crate) local: LocalData,
+    pub(super) local: LocalData,
     /// Kernel memory: persistent blocks and the scratch layout (allocated in init).
     pub(crate) memory: crate::kernel::memory::NodeMemory,
     /// The typed instance context (`tivxSetTargetKernelInstanceContext`).
@@ -45,64 +45,64 @@ pub(crate) struct NodeRun {
 }
 
 pub(crate) struct NodeSlot {
-    pub(crate) name: String,
-    pub(crate) kernel: Arc<KernelInner>,
-    pub(crate) params: Vec<Option<Reference>>,
-    pub(crate) border: BorderMode,
+    pub(super) name: String,
+    pub(super) kernel: Arc<KernelInner>,
+    pub(super) params: Vec<Option<Reference>>,
+    pub(super) border: BorderMode,
     /// The input neighborhood (tiling nodes; starts as the kernel's, may be overridden).
-    pub(crate) neighborhood: Neighborhood,
+    pub(super) neighborhood: Neighborhood,
     /// Parameter pairs (input, output) sharing one buffer, decided by the `aliasing` pass.
-    pub(crate) aliased: Vec<(u32, u32)>,
+    pub(super) aliased: Vec<(u32, u32)>,
     /// Every alias hint's decision at the last verification, with the reason of each refusal.
-    pub(crate) alias_decisions: Vec<crate::graph::verify::AliasDecision>,
+    pub(super) alias_decisions: Vec<crate::graph::verify::AliasDecision>,
     /// The hints that passed the topology rules at the last verification (a change re-verifies).
-    pub(crate) alias_candidates: Vec<(u32, u32)>,
+    pub(super) alias_candidates: Vec<(u32, u32)>,
     /// The tile plan and arenas of a verified tiling node.
-    pub(crate) tiling: Option<crate::graph::tiling::TilingState>,
+    pub(super) tiling: Option<crate::graph::tiling::TilingState>,
     /// A re-verification trigger of the spec occurred since the last verification.
     pub(super) dirty: bool,
     /// Its entry in `GraphBody::rebound` (a proportional re-verification will visit it).
     pub(super) noted: Option<usize>,
     /// Validate and init ran (so deinit is due at re-verification or destruction).
-    pub(crate) initialized: bool,
+    pub(super) initialized: bool,
     pub(super) valid_rect_fns: Vec<Option<Arc<ValidRectFn>>>,
     /// The node's run state; shared with its control port, so a command reaches it without the
     /// graph's lock (and waits for the node's process call, never for the whole frame).
-    pub(crate) run: Arc<Mutex<NodeRun>>,
+    pub(super) run: Arc<Mutex<NodeRun>>,
     /// Status and perf of its last run, readable while it runs (also kept in `Observed::nodes`).
-    pub(crate) stats: Arc<NodeStats>,
+    pub(super) stats: Arc<NodeStats>,
     /// The target the application asked for (`Node::set_target`).
-    pub(crate) requested_target: Option<String>,
+    pub(super) requested_target: Option<String>,
     /// Where the node runs and with which functions (pass `targets`).
-    pub(crate) placement: Option<targets::Placement>,
+    pub(super) placement: Option<targets::Placement>,
     /// Where commands reach the node, while it is initialized.
-    pub(crate) port: Option<Arc<targets::ControlPort>>,
+    pub(super) port: Option<Arc<targets::ControlPort>>,
     /// `vxAssignNodeCallback`.
-    pub(crate) callback: Option<Arc<targets::NodeCallbackFn>>,
+    pub(super) callback: Option<Arc<targets::NodeCallbackFn>>,
     /// The node's entry in the kernel table's record of uses (a reload names the nodes it would
     /// leave on old code); replaced when the node rebinds.
-    pub(crate) user: Arc<KernelUse>,
+    pub(super) user: Arc<KernelUse>,
     pub(super) _slot: ResourceSlot,
 }
 
 impl NodeSlot {
-    pub(crate) fn run(&self) -> MutexGuard<'_, NodeRun> {
+    pub(super) fn run(&self) -> MutexGuard<'_, NodeRun> {
         lock(&self.run)
     }
 
     /// The node runs a tiling kernel.
-    pub(crate) fn tiling_kernel(&self) -> bool {
+    pub(super) fn tiling_kernel(&self) -> bool {
         matches!(self.kernel.functions, crate::kernel::callbacks::KernelFunctions::Tiling { .. })
     }
 
-    pub(crate) fn spec(&self, index: usize) -> ParamSpec {
+    pub(super) fn spec(&self, index: usize) -> ParamSpec {
         self.kernel.final_().expect("nodes are created from finalized kernels").params[index]
     }
 
     /// Call deinit (the kernel's, or its target implementation's delete) under the spec's
     /// local-data rules, on the node's target. Then drop the instance context and free the kernel
     /// memory deinit left, reporting persistent blocks as a leak.
-    pub(crate) fn deinit(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
+    pub(super) fn deinit(&mut self, shared: &Arc<ContextShared>) -> Result<()> {
         if !self.initialized {
             return Ok(());
         }
@@ -121,7 +121,7 @@ impl NodeSlot {
     }
 
     /// What init or deinit sees of this node (`run` is the node's locked run state).
-    pub(crate) fn lifecycle<'a>(
+    pub(super) fn lifecycle<'a>(
         &'a self,
         run: &'a mut NodeRun,
         phase: Phase,

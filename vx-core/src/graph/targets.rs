@@ -38,7 +38,7 @@ use crate::support::unwind::call_guarded;
 
 /// Where a node runs: its target, the target's executor (`None`: the host target), and the target
 /// implementation it runs (`None`: the kernel's own functions).
-pub(crate) struct Placement {
+pub(super) struct Placement {
     pub(super) executor: Option<Arc<Executor>>,
     pub(super) implementation: Option<TargetKernel>,
 }
@@ -90,7 +90,7 @@ pub(super) fn place(kernel: &KernelInner, requested: Option<&str>, targets: &Tar
 impl Placement {
     /// Which executor and implementation (compared, not dereferenced: a re-verification checks
     /// that a node's placement stayed).
-    pub(crate) fn identity(&self) -> *const () {
+    pub(super) fn identity(&self) -> *const () {
         self.executor.as_ref().map_or(std::ptr::null(), |e| Arc::as_ptr(e) as *const ())
     }
 
@@ -164,7 +164,7 @@ impl NodeSlot {
 }
 
 /// Where commands to one initialized node go.
-pub(crate) struct ControlPort {
+pub(super) struct ControlPort {
     node: String,
     kernel: String,
     target: String,

@@ -10,7 +10,7 @@ use crate::shared::Resources;
 
 /// Who provided the node's local data pointer.
 #[derive(Default)]
-pub(crate) enum LocalPtr {
+pub(super) enum LocalPtr {
     #[default]
     Null,
     /// Allocated by the framework (kernel-level size, or node size requested in init).

@@ -147,7 +147,7 @@ impl KernelInner {
 
     /// Record that `next` replaces this kernel (module reload): `next` joins this kernel's lineage
     /// as its newest version.
-    pub(crate) fn replace_with(&self, next: &Arc<KernelInner>) {
+    pub(super) fn replace_with(&self, next: &Arc<KernelInner>) {
         let lineage = Arc::clone(self.lineage.get_or_init(Default::default));
         *lock(&lineage.newest) = Arc::downgrade(next);
         // A staged successor has no lineage yet; if it had one, it would be this one.

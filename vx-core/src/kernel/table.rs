@@ -185,7 +185,7 @@ impl KernelRegistry {
         self.replace(old, Arc::clone(new));
     }
 
-    pub(crate) fn replace(&mut self, old: &Arc<KernelInner>, new: Arc<KernelInner>) {
+    pub(super) fn replace(&mut self, old: &Arc<KernelInner>, new: Arc<KernelInner>) {
         let new_enumeration = new.enumeration;
         match self.kernels.iter_mut().find(|x| Arc::ptr_eq(x, old)) {
             Some(slot) => *slot = new,

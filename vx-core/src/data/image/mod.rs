@@ -20,7 +20,7 @@ use vx_plugin_abi::{ImageFormat, Rect};
 pub(crate) mod import;
 #[cfg(feature = "image")]
 pub(crate) mod interop;
-pub(crate) mod kind;
+pub(super) mod kind;
 pub(crate) mod layout;
 pub(crate) mod patch;
 
@@ -42,7 +42,7 @@ kind_names! {
 }
 
 /// The memory an image and all its ROIs share.
-pub(crate) struct ImageStorage {
+pub(super) struct ImageStorage {
     pub(super) buffer: SharedBuffer,
     /// Layout of the whole (root) image; `None` for a virtual image not yet verified.
     pub(super) layout: Mutex<Option<ImageLayout>>,
@@ -75,7 +75,7 @@ pub struct ImageBody {
     origin: (u32, u32),
     pub(super) meta: Mutex<ImageState>,
     /// Meta data as given at creation (partial for virtual images: 0 / `Virtual` = unknown).
-    pub(crate) declared: (ImageFormat, u32, u32),
+    pub(super) declared: (ImageFormat, u32, u32),
     /// The image this ROI was taken from (kept alive by the ROI).
     _parent: Option<Image>,
 }
@@ -279,13 +279,13 @@ impl Image {
         Ok(())
     }
 
-    pub(crate) fn set_valid_unchecked(&self, r: Rect) {
+    pub(super) fn set_valid_unchecked(&self, r: Rect) {
         lock(&self.obj.body.meta).valid = r;
     }
 
     /// Complete (or re-complete) a virtual image from a producer's meta. Returns true when the
     /// meta data changed. The caller checked compatibility with the declared partial meta.
-    pub(crate) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
+    pub(super) fn complete_virtual(&self, format: ImageFormat, width: u32, height: u32) -> Result<bool> {
         let mut m = lock(&self.obj.body.meta);
         let mut layout = self.obj.body.storage.layout();
         let changed = layout.as_ref().is_none_or(|l| l.format != format || l.width != width || l.height != height);

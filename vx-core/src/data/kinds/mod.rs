@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 #[allow(clippy::wildcard_imports)]
 use crate::data::*;
 
-pub(crate) mod object_array;
+pub(super) mod object_array;
 
 mod sealed {
     pub trait Sealed {}
@@ -65,7 +65,7 @@ pub(crate) trait AnyObject {
 }
 
 /// A listed kind: its place in the generated enums.
-pub(crate) trait Listed: ObjectKind {
+pub(super) trait Listed: ObjectKind {
     const TYPE: DataType;
     fn into_reference(h: Handle<Self>) -> Reference;
     fn meta_from(m: &ObjectMeta) -> Option<&Self::Meta>;

@@ -417,7 +417,7 @@ impl FusedGroup {
     }
 
     /// The ids of the fused images.
-    pub(crate) fn fused_image_ids(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(super) fn fused_image_ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.rings.iter().filter(|r| !r.materialized).map(|r| r.id)
     }
 

@@ -19,8 +19,8 @@ use crate::data::reference::Reference;
 mod group;
 // A few of the planner's accessors serve only its tests.
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) mod plan;
-pub(crate) mod report;
+pub(super) mod plan;
+pub(super) mod report;
 mod run;
 
 #[cfg(test)]
@@ -32,20 +32,20 @@ pub(crate) use run::run_group;
 
 /// What the `fusion` pass left for the executor and the other passes.
 #[derive(Default)]
-pub(crate) struct FusionState {
+pub(super) struct FusionState {
     /// The fused groups.
-    pub(crate) groups: Vec<FusedGroup>,
+    pub(super) groups: Vec<FusedGroup>,
     /// By node index, the group it belongs to (`u32::MAX`: none). Empty when there is no group.
     group_of: Vec<u32>,
     /// The ids of the images that live only in line buffers.
     fused_images: HashSet<u64>,
     /// What the application sees.
-    pub(crate) report: FusionReport,
+    pub(super) report: FusionReport,
 }
 
 impl FusionState {
     /// The state of a verification that formed `groups` over a graph of `nodes` node slots.
-    pub(crate) fn new(groups: Vec<FusedGroup>, nodes: usize, report: FusionReport) -> FusionState {
+    pub(super) fn new(groups: Vec<FusedGroup>, nodes: usize, report: FusionReport) -> FusionState {
         let mut group_of = if groups.is_empty() { Vec::new() } else { vec![u32::MAX; nodes] };
         let mut fused_images = HashSet::new();
         for (g, group) in groups.iter().enumerate() {
@@ -58,28 +58,28 @@ impl FusionState {
     }
 
     /// `r` lives only in a group's line buffers (it needs no buffer of its own).
-    pub(crate) fn is_fused(&self, r: &Reference) -> bool {
+    pub(super) fn is_fused(&self, r: &Reference) -> bool {
         !self.fused_images.is_empty() && self.fused_images.contains(&r.id())
     }
 
     /// The group node `n` leads (its first member), if any: running `n` runs the group.
-    pub(crate) fn led_by(&self, n: usize) -> Option<&FusedGroup> {
+    pub(super) fn led_by(&self, n: usize) -> Option<&FusedGroup> {
         let g = self.groups.get(*self.group_of.get(n)? as usize)?;
         (g.nodes()[0] == n).then_some(g)
     }
 
     /// Node `n` runs as part of a group another node leads (the executor skips it).
-    pub(crate) fn follows(&self, n: usize) -> bool {
+    pub(super) fn follows(&self, n: usize) -> bool {
         self.group_of.get(n).and_then(|&g| self.groups.get(g as usize)).is_some_and(|g| g.nodes()[0] != n)
     }
 
     /// There are groups.
-    pub(crate) fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         !self.groups.is_empty()
     }
 
     /// The unit node `n` runs in: its group's leader, or `n` itself.
-    pub(crate) fn unit(&self, n: usize) -> usize {
+    pub(super) fn unit(&self, n: usize) -> usize {
         match self.group_of.get(n).and_then(|&g| self.groups.get(g as usize)) {
             Some(g) => g.nodes()[0],
             None => n,
@@ -90,7 +90,7 @@ impl FusionState {
     /// holds the units any member reads from outside its group, a follower's is empty. Without
     /// groups, `producers` as they are. The order a pipelined graph runs in (`run_order.rs`) and
     /// its frame slots' dependencies (`frames.rs`) are over units: a group runs as one job.
-    pub(crate) fn unit_producers(&self, producers: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    pub(super) fn unit_producers(&self, producers: &[Vec<usize>]) -> Vec<Vec<usize>> {
         if !self.any() {
             return producers.to_vec();
         }

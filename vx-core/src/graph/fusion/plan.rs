@@ -34,7 +34,7 @@ use crate::graph::tiling::plan::{TileFunction, TileRegions, TileRequest, process
 /// How a row kernel makes up rows outside the image (the SDK's `BorderFill` without the constant's
 /// value, which the host never needs: a constant row is the module's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum RowFill {
+pub(super) enum RowFill {
     /// `… 2 1 | 0 1 2 … n-2 n-1 | n-2 n-3 …` (OpenCV's `BORDER_REFLECT_101`).
     Reflect101,
     /// `… 0 0 | 0 1 … n-1 | n-1 n-1 …`.
@@ -45,7 +45,7 @@ pub(crate) enum RowFill {
 
 /// Where row `y` of an image `height` rows high reads from under `fill` (`None`: the constant):
 /// the SDK's own rule ([`border_source`]), which the module applies to the same rows.
-pub(crate) fn source_row(y: i64, height: i64, fill: RowFill) -> Option<i64> {
+pub(super) fn source_row(y: i64, height: i64, fill: RowFill) -> Option<i64> {
     let fill = match fill {
         RowFill::Reflect101 => BorderFill::Reflect101,
         RowFill::Replicate => BorderFill::Replicate,
@@ -56,7 +56,7 @@ pub(crate) fn source_row(y: i64, height: i64, fill: RowFill) -> Option<i64> {
 
 /// How the runner calls a member, which decides how its window rows resolve to image rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum MemberCalls {
+pub(super) enum MemberCalls {
     /// A row kernel's row entry: window row `y` reads [`source_row`]`(y, H, fill)`.
     RowEntry(RowFill),
     /// Tile descriptors (a generic kernel): window row `y` reads row `y` when inside the image,
@@ -67,7 +67,7 @@ pub(crate) enum MemberCalls {
 
 impl MemberCalls {
     /// The image row window row `y` reads, `None` when it reads none.
-    pub(crate) fn source(self, y: i64, height: i64) -> Option<i64> {
+    pub(super) fn source(self, y: i64, height: i64) -> Option<i64> {
         match self {
             MemberCalls::RowEntry(fill) => source_row(y, height, fill),
             MemberCalls::Descriptors => (0..height).contains(&y).then_some(y),
@@ -77,25 +77,25 @@ impl MemberCalls {
 
 /// What the planner needs to know about a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct MemberGeometry {
+pub(super) struct MemberGeometry {
     /// The node's neighbourhood (`top ≤ 0 ≤ bottom`).
-    pub(crate) neighborhood: Neighborhood,
+    pub(super) neighborhood: Neighborhood,
     /// The kernel's tile block.
-    pub(crate) block: TileBlockSize,
+    pub(super) block: TileBlockSize,
     /// `P_n`: the pixels some function processes (`tiling::plan::processed`).
-    pub(crate) processed: Rect,
+    pub(super) processed: Rect,
     /// `A_n`: the block-aligned region, whose row chunks are whole blocks.
-    pub(crate) aligned: Rect,
+    pub(super) aligned: Rect,
     /// How the runner calls it.
-    pub(crate) calls: MemberCalls,
+    pub(super) calls: MemberCalls,
     /// It writes an image outside the group's list that must hold every processed row (a real
     /// image, or one read outside the group): each band owes its band rows, as a sink's.
-    pub(crate) complete: bool,
+    pub(super) complete: bool,
 }
 
 impl MemberGeometry {
     /// The geometry of a member from its tile request, as the tiling pass plans it.
-    pub(crate) fn from_request(req: &TileRequest, calls: MemberCalls, complete: bool) -> MemberGeometry {
+    pub(super) fn from_request(req: &TileRequest, calls: MemberCalls, complete: bool) -> MemberGeometry {
         let r = regions(req);
         MemberGeometry {
             neighborhood: req.neighborhood,
@@ -134,19 +134,19 @@ fn rows_of(r: &Rect) -> (i64, i64) {
 
 /// An image of the group: written by one member, read by others.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct GroupImage {
+pub(super) struct GroupImage {
     /// The member that writes it.
-    pub(crate) producer: usize,
+    pub(super) producer: usize,
     /// The members that read it (in-group readers only).
-    pub(crate) readers: Vec<usize>,
+    pub(super) readers: Vec<usize>,
     /// It lives in a ring (a fused image); otherwise it is materialized (a real buffer, read in
     /// the same row order but never overwritten within a band).
-    pub(crate) fused: bool,
+    pub(super) fused: bool,
 }
 
 /// A group checked for the planner: one image height, members in topological order.
 #[derive(Clone, Debug)]
-pub(crate) struct GroupGeometry {
+pub(super) struct GroupGeometry {
     height: u32,
     members: Vec<MemberGeometry>,
     images: Vec<GroupImage>,
@@ -161,7 +161,7 @@ impl GroupGeometry {
     /// Check a group: every edge goes forward in `members` (topological order), neighbourhoods
     /// have `top ≤ 0 ≤ bottom`, and a descriptor member reading a fused image has no vertical
     /// neighbourhood. O(members + edges).
-    pub(crate) fn new(
+    pub(super) fn new(
         height: u32,
         members: Vec<MemberGeometry>,
         mut images: Vec<GroupImage>,
@@ -202,28 +202,28 @@ impl GroupGeometry {
     }
 
     /// The image height shared by every member.
-    pub(crate) fn height(&self) -> u32 {
+    pub(super) fn height(&self) -> u32 {
         self.height
     }
 
     /// The members, in topological order.
-    pub(crate) fn members(&self) -> &[MemberGeometry] {
+    pub(super) fn members(&self) -> &[MemberGeometry] {
         &self.members
     }
 
     /// The group's images.
-    pub(crate) fn images(&self) -> &[GroupImage] {
+    pub(super) fn images(&self) -> &[GroupImage] {
         &self.images
     }
 
     /// Whether each band owes member `n`'s band rows (a sink, `complete`, or the writer of a
     /// materialized image).
-    pub(crate) fn owes_band(&self, n: usize) -> bool {
+    pub(super) fn owes_band(&self, n: usize) -> bool {
         self.owes_band[n]
     }
 
     /// `L`: the lcm of the members' block heights; band starts and `k` are multiples of it.
-    pub(crate) fn block_lcm(&self) -> u32 {
+    pub(super) fn block_lcm(&self) -> u32 {
         self.members.iter().fold(1, |l, mem| {
             let bh = mem.block.height.max(1);
             l / gcd(l, bh) * bh
@@ -284,7 +284,7 @@ fn widen(acc: &mut Option<(i64, i64)>, (lo, hi): (i64, i64)) {
 /// sinks, `R_n = align_n(hull(band rows if owed, the sources its readers' windows read)) ∩ P_n`.
 /// An empty range means the member computes nothing in this band. O(members + edges ·
 /// neighbourhood).
-pub(crate) fn member_rows(group: &GroupGeometry, band: Range<u32>) -> Vec<Range<u32>> {
+pub(super) fn member_rows(group: &GroupGeometry, band: Range<u32>) -> Vec<Range<u32>> {
     let m = group.members.len();
     let mut need: Vec<Option<(i64, i64)>> = vec![None; m];
     let mut rows = vec![0..0; m];
@@ -315,25 +315,25 @@ pub(crate) fn member_rows(group: &GroupGeometry, band: Range<u32>) -> Vec<Range<
 
 /// A band's plan: every member's rows and the step table (§3.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BandPlan {
+pub(super) struct BandPlan {
     /// The band of the sinks' rows.
-    pub(crate) band: Range<u32>,
+    pub(super) band: Range<u32>,
     /// The sinks' rows per step.
-    pub(crate) k: u32,
+    pub(super) k: u32,
     /// `R_n` per member ([`member_rows`]).
-    pub(crate) rows: Vec<Range<u32>>,
+    pub(super) rows: Vec<Range<u32>>,
     /// Step-major: `steps[j · members + n]` is what member `n` computes at step `j`.
     steps: Vec<Range<u32>>,
 }
 
 impl BandPlan {
     /// The number of steps, `⌈band / k⌉`.
-    pub(crate) fn step_count(&self) -> usize {
+    pub(super) fn step_count(&self) -> usize {
         self.steps.len().checked_div(self.rows.len()).unwrap_or(0)
     }
 
     /// The rows each member computes at step `j`, by member (run them in this order).
-    pub(crate) fn step(&self, j: usize) -> &[Range<u32>] {
+    pub(super) fn step(&self, j: usize) -> &[Range<u32>] {
         let m = self.rows.len();
         &self.steps[j * m..(j + 1) * m]
     }
@@ -345,7 +345,7 @@ impl BandPlan {
 /// pieces of `R_n` (every row once), a reader's rows at a step read only rows its producers
 /// computed at that step or before, and members run in topological order. `k` must be a multiple
 /// of [`GroupGeometry::block_lcm`], `band.start` too. O(steps · (members + edges · neighbourhood)).
-pub(crate) fn plan_band(group: &GroupGeometry, band: Range<u32>, k: u32) -> BandPlan {
+pub(super) fn plan_band(group: &GroupGeometry, band: Range<u32>, k: u32) -> BandPlan {
     let l = group.block_lcm();
     debug_assert!(k > 0 && k.is_multiple_of(l), "k = {k} is not a multiple of L = {l}");
     debug_assert!(band.start.is_multiple_of(l), "band {band:?} does not start on a multiple of L = {l}");
@@ -390,7 +390,7 @@ pub(crate) fn plan_band(group: &GroupGeometry, band: Range<u32>, k: u32) -> Band
 /// the steps, from the lowest row a reader reads at this or a later step to the end of what the
 /// producer has written by the end of this step. 0 for a materialized image or one nobody reads.
 /// O(steps · edges · neighbourhood).
-pub(crate) fn ring_needs(group: &GroupGeometry, plan: &BandPlan) -> Vec<u32> {
+pub(super) fn ring_needs(group: &GroupGeometry, plan: &BandPlan) -> Vec<u32> {
     let mut needs = vec![0u32; group.images.len()];
     for (i, img) in group.images.iter().enumerate() {
         if !img.fused {
@@ -422,7 +422,7 @@ pub(crate) fn ring_needs(group: &GroupGeometry, plan: &BandPlan) -> Vec<u32> {
 /// [`ring_needs`] over the bands of `layout` at `k` rows per step, at least 1, rounded up to a
 /// multiple of `k` when a descriptor member writes or reads the ring (§5.1). O(H / k · (members +
 /// edges · neighbourhood)).
-pub(crate) fn ring_capacities(group: &GroupGeometry, layout: &BandLayout, k: u32) -> Vec<u32> {
+pub(super) fn ring_capacities(group: &GroupGeometry, layout: &BandLayout, k: u32) -> Vec<u32> {
     let mut caps = vec![0u32; group.images.len()];
     for band in layout.bands() {
         let plan = plan_band(group, band, k);
@@ -443,39 +443,39 @@ pub(crate) fn ring_capacities(group: &GroupGeometry, layout: &BandLayout, k: u32
 }
 
 /// The slot of row `row` in a ring of `capacity` rows.
-pub(crate) fn ring_slot(row: u32, capacity: u32) -> u32 {
+pub(super) fn ring_slot(row: u32, capacity: u32) -> u32 {
     row % capacity
 }
 
 /// Bands of the sinks' rows `[0, H)`: `[i·B, min((i + 1)·B, H))`, `B` a multiple of `L`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BandLayout {
+pub(super) struct BandLayout {
     /// `H`.
-    pub(crate) height: u32,
+    pub(super) height: u32,
     /// `B`, a multiple of `L`.
-    pub(crate) band_rows: u32,
+    pub(super) band_rows: u32,
 }
 
 impl BandLayout {
     /// Bands of `band_rows` rows rounded up to a multiple of `block_lcm` (`L`).
-    pub(crate) fn new(height: u32, band_rows: u32, block_lcm: u32) -> BandLayout {
+    pub(super) fn new(height: u32, band_rows: u32, block_lcm: u32) -> BandLayout {
         let l = block_lcm.max(1);
         BandLayout { height, band_rows: band_rows.max(1).div_ceil(l) * l }
     }
 
     /// The number of bands, `⌈H / B⌉`.
-    pub(crate) fn count(&self) -> u32 {
+    pub(super) fn count(&self) -> u32 {
         self.height.div_ceil(self.band_rows)
     }
 
     /// Band `i`.
-    pub(crate) fn band(&self, i: u32) -> Range<u32> {
+    pub(super) fn band(&self, i: u32) -> Range<u32> {
         let start = i * self.band_rows;
         start..(start + self.band_rows).min(self.height)
     }
 
     /// Every band, top to bottom.
-    pub(crate) fn bands(&self) -> impl Iterator<Item = Range<u32>> + '_ {
+    pub(super) fn bands(&self) -> impl Iterator<Item = Range<u32>> + '_ {
         (0..self.count()).map(|i| self.band(i))
     }
 }
@@ -483,7 +483,7 @@ impl BandLayout {
 /// The pieces of a descriptor member's row chunk, each with its function: at most five (rows
 /// above `A`, `A`'s part with its left and right strips, rows below `A`).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RowPieces {
+pub(super) struct RowPieces {
     pieces: [(Rect, TileFunction); 5],
     len: usize,
 }
@@ -497,7 +497,7 @@ impl RowPieces {
     }
 
     /// The pieces, disjoint.
-    pub(crate) fn as_slice(&self) -> &[(Rect, TileFunction)] {
+    pub(super) fn as_slice(&self) -> &[(Rect, TileFunction)] {
         &self.pieces[..self.len]
     }
 }
@@ -506,7 +506,7 @@ impl RowPieces {
 /// (§4.2): a flexible-only kernel of 1×1 blocks gets `D` whole; otherwise `A` goes to the fast
 /// function (else the flexible one) and `D \ A` to the flexible one when there is one. Rows in
 /// `A` must start and end on its block grid (as [`plan_band`]'s steps do). O(1).
-pub(crate) fn row_pieces(
+pub(super) fn row_pieces(
     regions: &TileRegions,
     block: TileBlockSize,
     has_fast: bool,

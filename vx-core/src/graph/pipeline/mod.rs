@@ -51,7 +51,7 @@ pub enum ScheduleMode {
 
 /// One queued graph parameter (`vx_graph_parameter_queue_params_t`).
 #[derive(Clone, Debug)]
-pub(crate) struct ParameterQueue {
+pub(super) struct ParameterQueue {
     pub(super) param: u32,
     pub(super) refs: Vec<Reference>,
 }
@@ -116,7 +116,7 @@ pub struct Dequeued {
 }
 
 /// A graph's queues and the coordinator's inbox.
-pub(crate) struct Queues {
+pub(super) struct Queues {
     state: Mutex<QueueState>,
     /// The coordinator waits here for ready references and node completions.
     wake: Condvar,
