@@ -1,6 +1,7 @@
 //! Leaf helpers every layer may use. Nothing here imports anything of vx-rs but `error`.
 
 pub(crate) mod cpu;
+pub(crate) mod hash;
 pub(crate) mod ids;
 pub(crate) mod size;
 pub(crate) mod sync;

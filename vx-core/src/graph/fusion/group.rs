@@ -72,31 +72,31 @@ impl ParamRole {
 
 /// A member as the pass found it.
 #[derive(Clone, PartialEq)]
-pub(crate) struct MemberSpec {
+pub(in crate::graph) struct MemberSpec {
     /// The node's index.
-    pub(crate) node: usize,
+    pub(in crate::graph) node: usize,
     /// The tile request of its tiling state (size, block, neighbourhood, border, functions).
-    pub(crate) request: TileRequest,
+    pub(in crate::graph) request: TileRequest,
     /// Its row entry's rule (`None`: called through tile descriptors).
-    pub(crate) fill: Option<KernelRowFill>,
+    pub(in crate::graph) fill: Option<KernelRowFill>,
     /// Per parameter, its role.
-    pub(crate) params: Vec<ParamRole>,
+    pub(in crate::graph) params: Vec<ParamRole>,
 }
 
 /// A fused image as the pass found it.
 #[derive(Clone, PartialEq)]
-pub(crate) struct ImageSpec {
+pub(in crate::graph) struct ImageSpec {
     /// The image's id and name.
-    pub(crate) id: u64,
-    pub(crate) name: String,
+    pub(in crate::graph) id: u64,
+    pub(in crate::graph) name: String,
     /// Bytes per pixel and FourCC of its (single-plane) format.
-    pub(crate) bytes_per_pixel: usize,
-    pub(crate) fourcc: u32,
+    pub(in crate::graph) bytes_per_pixel: usize,
+    pub(in crate::graph) fourcc: u32,
     /// The member writing it and those reading it (indices into the members).
-    pub(crate) producer: usize,
-    pub(crate) readers: Vec<usize>,
+    pub(in crate::graph) producer: usize,
+    pub(in crate::graph) readers: Vec<usize>,
     /// A materialized image's outside slot (`None`: fused, in a ring).
-    pub(crate) slot: Option<usize>,
+    pub(in crate::graph) slot: Option<usize>,
 }
 
 /// What the runner needs of one member.
@@ -199,12 +199,13 @@ pub(crate) struct FusedGroup {
 
 impl FusedGroup {
     /// Build a group of `members` (topological order) joined by `images`, all of one size; the
-    /// rings are allocated (zeroed) and accounted in `resources`.
-    /// `threads`: the context's; `policy`: its tiling policy (`split_by_cost`, `fusion_rows`,
-    /// `fusion_band_rows`).
-    pub(crate) fn build(
+    /// rings are allocated (zeroed) and accounted in `resources`. `work`: each member's
+    /// [`WorkKey`] (its tiling state's). `threads`: the context's; `policy`: its tiling policy
+    /// (`split_by_cost`, `fusion_rows`, `fusion_band_rows`).
+    pub(in crate::graph) fn build(
         members: Vec<MemberSpec>,
         images: Vec<ImageSpec>,
+        work: Vec<WorkKey>,
         resources: &Arc<Resources>,
         threads: usize,
         policy: &TilingPolicy,
@@ -364,7 +365,7 @@ impl FusedGroup {
             scalars,
             split,
             split_dropped,
-            work: Vec::new(),
+            work,
             inputs,
         })
     }
@@ -385,17 +386,12 @@ impl FusedGroup {
         m[..] == *members && i[..] == *images && *t == threads && p == policy && self.work == work
     }
 
-    /// Set what the members' work is (verify's `fusion` pass, from their tiling states).
-    pub(in crate::graph) fn set_work(&mut self, work: Vec<WorkKey>) {
-        self.work = work;
-    }
-
     /// Take over `old`'s cost-model estimates when it ran the same work: the same members with the
     /// same work keys, the same size and the same band and step tables' heights. What a
     /// re-verification that changed nothing of the group keeps (`tiling/split.rs`).
     pub(in crate::graph) fn inherit(&self, old: &FusedGroup) {
         let shape = |g: &FusedGroup| (g.width, g.height, g.bands.len(), g.band_rows(), g.rows_per_step());
-        if self.nodes == old.nodes && !self.work.is_empty() && self.work == old.work && shape(self) == shape(old) {
+        if self.nodes == old.nodes && self.work == old.work && shape(self) == shape(old) {
             self.split.inherit(&old.split);
         }
     }

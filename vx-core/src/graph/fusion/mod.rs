@@ -26,7 +26,8 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use group::{FusedGroup, ImageSpec, MAX_OUTSIDE_IMAGES, MemberSpec, ParamRole};
+pub(crate) use group::{FusedGroup, MAX_OUTSIDE_IMAGES, ParamRole};
+pub(in crate::graph) use group::{ImageSpec, MemberSpec};
 pub use report::{FusedGroupReport, FusionRefusal, FusionReport, UnfusedNode};
 pub(crate) use run::run_group;
 

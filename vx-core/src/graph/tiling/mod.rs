@@ -4,6 +4,7 @@
 //! context's crew helpers when the cost model says it pays (`split.rs`; otherwise in order on the
 //! calling thread), each with its `repr(C)` descriptors built on the stack.
 
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,6 +29,7 @@ pub(super) mod claims;
 pub mod plan;
 pub(super) mod split;
 
+use crate::support::hash::FastHasher;
 use crate::support::sync::lock;
 use crate::support::time::now_ns;
 use crate::support::unwind::catch_panic;
@@ -74,33 +76,17 @@ impl TilingState {
 /// The [`split::WorkKey`] of node `s` planned at `size`: its kernel, the size, block,
 /// neighborhood and border, and each parameter's image format or scalar type.
 pub(super) fn work_key(s: &NodeSlot, block: TileBlockSize, size: (u32, u32)) -> split::WorkKey {
-    // A multiply-rotate mix: a few ns per field (SipHash showed in verify's profile of a
-    // 4000-node chain); a collision would only share cost-model estimates.
-    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
-    let nb = s.neighborhood;
-    let border = match s.border {
-        BorderMode::Undefined => 0,
-        BorderMode::Constant(v) => 1 << 32 | v as u64,
-        BorderMode::Replicate => 2 << 32,
-        BorderMode::Self_ => 3 << 32,
-    };
-    let fields = [size.0, size.1, block.width, block.height].map(u64::from).into_iter().chain([border]);
-    let fields = fields.chain([nb.left, nb.right, nb.top, nb.bottom].map(|v| v as u32 as u64));
-    let mut shape = fields.fold(0, mix);
+    let mut shape = FastHasher::default();
+    (size, block, s.neighborhood, s.border).hash(&mut shape);
     for r in &s.params {
-        shape = mix(
-            shape,
-            match r {
-                None => u64::MAX,
-                Some(r) => match (r.as_image(), r.as_scalar()) {
-                    (Some(img), _) => img.format().fourcc() as u64,
-                    (None, Some(v)) => 1 << 40 | v.scalar_type().code() as u64,
-                    (None, None) => 2 << 40,
-                },
-            },
-        );
+        let r = r.as_ref();
+        (
+            r.and_then(Reference::as_image).map(|i| i.format()),
+            r.and_then(Reference::as_scalar).map(|v| v.scalar_type()),
+        )
+            .hash(&mut shape);
     }
-    split::WorkKey::new(&s.kernel, shape)
+    split::WorkKey::new(&s.kernel, shape.finish())
 }
 
 /// Check a tiling node and plan its tiles (called at verify, after its output metas are applied).

@@ -119,9 +119,9 @@ pub(in crate::graph) struct Split {
 /// its plan, and this key, until it is verified again) and what verify decided about the work of
 /// a run (`shape`: a hash of sizes, formats, border…, the caller's choice). Equal keys: the same
 /// work, so a re-verification keeps the estimates (two shapes that hash alike would only share
-/// estimates: outputs never depend on them). The kernel is held weakly: the key never keeps a replaced kernel (or its module)
-/// alive, and its allocation is not reused while the key exists, so equal pointers are the same
-/// kernel.
+/// estimates: outputs never depend on them). The kernel is held weakly: the key never keeps a
+/// replaced kernel (or its module) alive, and its allocation is not reused while the key exists,
+/// so equal pointers are the same kernel.
 #[derive(Clone, Debug)]
 pub(in crate::graph) struct WorkKey {
     kernel: Weak<KernelInner>,

@@ -465,8 +465,7 @@ fn build_group(
     if previous.get(&members[0]).is_some_and(|g| g.built_from(&specs, &images, (threads, policy), &work)) {
         return Ok(Ok(previous.remove(&members[0]).expect("just found")));
     }
-    let mut group = FusedGroup::build(specs, images, resources, threads, policy)?;
-    group.set_work(work);
+    let group = FusedGroup::build(specs, images, work, resources, threads, policy)?;
     // A materialized image's writer computing rows beyond its band keeps the group on one thread;
     // its members unfused each share their own rows between threads instead.
     if !materialized.is_empty() && group.split_dropped() {

@@ -12,33 +12,13 @@
 //! storage (most storages hold one or two references; an image with k ROIs in one graph costs k).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use crate::data::reference::Reference;
+use crate::support::hash::FastHasher;
 
-/// Ids and storage addresses are already well spread: one multiply mixes them (FxHash's step), a
-/// fraction of SipHash's cost. Not for keys an attacker picks — these are the runtime's own.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+/// Ids and storage addresses are already well spread: the fast hasher mixes them.
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<FastHasher>>;
 
 /// No link.
 const END: u32 = u32::MAX;
