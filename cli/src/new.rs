@@ -788,8 +788,7 @@ mod tests {
 
     #[test]
     fn a_crate_in_a_workspace_is_a_member_exactly_when_members_match_and_exclude_does_not() {
-        let root = std::env::temp_dir().join(format!("vx-new-ws-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
+        let root = vx_tests::scratch_dir("new-ws");
         fs::create_dir_all(root.join("crates/deep")).unwrap();
         fs::create_dir_all(root.join("tools")).unwrap();
         fs::write(

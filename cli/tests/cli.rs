@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use vx::*;
-use vx_tests::{build_module, plugin_dir, workspace_root};
+use vx_tests::{build_module, plugin_dir, scratch_dir, workspace_root};
 
 fn filters_dir() -> PathBuf {
     plugin_dir("cli-filters", &[("vx_filters", &build_module("vx-filters", &[]))])
@@ -87,7 +87,7 @@ fn edges_by_library(dir: &Path, photo: &image::GrayImage, level: u8) -> Vec<u8> 
 fn run_of_the_sample_graph_matches_the_library() {
     let dir = filters_dir();
     let graph = workspace_root().join("examples/graphs/edges.toml");
-    let out_png = std::env::temp_dir().join(format!("vx-cli-edges-{}.png", std::process::id()));
+    let out_png = tmp("edges.png");
     let out = vx(&[
         "-M",
         dir.to_str().unwrap(),
@@ -123,7 +123,7 @@ fn run_of_the_sample_graph_matches_the_library() {
 fn watch_serves_frames_and_stops() {
     let dir = filters_dir();
     let graph = workspace_root().join("examples/graphs/edges.toml");
-    let out_png = std::env::temp_dir().join(format!("vx-cli-watch-{}.png", std::process::id()));
+    let out_png = tmp("watch.png");
     let out = vx(&[
         "watch",
         dir.to_str().unwrap(),
@@ -150,7 +150,7 @@ fn watch_frames(stdout: &str) -> u64 {
 }
 
 fn write(name: &str, body: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("vx-cli-{}-{name}.toml", std::process::id()));
+    let p = tmp(&format!("{name}.toml"));
     std::fs::write(&p, body).unwrap();
     p
 }
@@ -224,8 +224,10 @@ fn all_modules_dir() -> PathBuf {
     )
 }
 
+/// `name` in this test process's private scratch directory (see [`scratch_dir`]).
 fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("vx-cli-{}-{name}", std::process::id()))
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| scratch_dir("cli")).join(name)
 }
 
 /// Every bad key of every table, every bad value and every bad argument is refused with exit code
@@ -439,7 +441,7 @@ fn every_bad_key_value_and_argument_is_refused_before_any_work() {
     // watch: its own arguments, and a directory that is not one.
     let f = write("bad-watch", &format!("{HEAD}{IMG}"));
     let g = f.to_str().unwrap();
-    let dir = std::env::temp_dir();
+    let dir = tmp("");
     let d = dir.to_str().unwrap();
     for (args, words) in [
         (vec!["watch", d, g, "--fps", "0"], vec!["--fps", "0.01 to 10000"]),
@@ -491,7 +493,7 @@ fn outputs_to_a_full_disk_or_an_unwritable_path_fail_with_the_path() {
     let link = tmp("link.png");
     let target = tmp("link-target.png");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let dir_out = std::env::temp_dir();
+    let dir_out = tmp("");
     for (path, why) in [
         ("/proc/vx-out.png".to_owned(), ""),
         ("/nonexistent/dir/out.png".to_owned(), "No such file or directory"),

@@ -128,20 +128,30 @@ pub fn build_failure(package: &str, features: &[&str]) -> String {
 }
 
 /// A fresh temporary plugin directory holding `lib<name>.so` copies of the given libraries (a new
-/// directory per call: tests running at once never share one).
+/// directory per call: tests running at once never share one). The directory is made exclusively
+/// under a random name, mode 0700 (another local user can neither predict nor plant it); it stays
+/// until the process is gone, then a later test process sweeps it.
 pub fn plugin_dir(tag: &str, modules: &[(&str, &Path)]) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if n == 0 {
-        sweep_dead_plugin_dirs();
-    }
-    let dir = std::env::temp_dir().join(format!("vx-rs-test-plugins-{}-{tag}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("plugin dir");
+    let dir = scratch_dir(&format!("plugins-{tag}"));
     for (name, lib) in modules {
         std::fs::copy(lib, dir.join(format!("lib{name}.so"))).expect("copy module");
     }
     dir
+}
+
+/// A new private directory for a test's files in the temp directory, `vx-rs-test-<pid>-<tag>-`
+/// and a random suffix: made exclusively (never an existing path, never through a planted link),
+/// mode 0700, so another local user can neither predict it nor write into it. It stays after the
+/// call; the first call of a later test process removes those whose process is gone.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_dead_scratch_dirs);
+    tempfile::Builder::new()
+        .prefix(&format!("vx-rs-test-{}-{tag}-", std::process::id()))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .expect("a private temp directory")
+        .keep()
 }
 
 /// True when the process still maps a file whose path contains `needle` (reads /proc/self/maps).
@@ -149,12 +159,13 @@ pub fn is_mapped(needle: &str) -> bool {
     std::fs::read_to_string("/proc/self/maps").map(|m| m.contains(needle)).unwrap_or(false)
 }
 
-/// Remove the plugin directories that test processes which are gone left behind.
-fn sweep_dead_plugin_dirs() {
+/// Remove the scratch directories that test processes which are gone left behind (only this
+/// user's: another's cannot be removed from the sticky temp directory, and is left alone).
+fn sweep_dead_scratch_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("vx-rs-test-plugins-")) else { continue };
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("vx-rs-test-")) else { continue };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_dir_all(e.path());

@@ -5,8 +5,11 @@
 
 use vx::*;
 
-fn temp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("vx-rs-limits-{}-{name}.toml", std::process::id()))
+/// A private directory (made exclusively, mode 0700, removed when dropped) and `name`.toml in it.
+fn temp(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::Builder::new().prefix("vx-rs-limits-").tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.toml"));
+    (dir, path)
 }
 
 #[test]
@@ -44,7 +47,7 @@ fn exported_peaks_load_back_as_exact_limits() {
     }
     assert!(report.lines().next().unwrap().split_whitespace().eq(["limit", "max", "used", "peak", "required"]));
 
-    let path = temp("roundtrip");
+    let (_dir, path) = temp("roundtrip");
     ctx.export_limits(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("max_data_objects = 5"), "{text}");
@@ -76,7 +79,7 @@ fn exported_peaks_load_back_as_exact_limits() {
 
 #[test]
 fn a_bad_limits_file_is_refused_with_the_reason() {
-    let path = temp("bad");
+    let (_dir, path) = temp("bad");
     std::fs::write(&path, "max_graphs = 3\nmax_widgets = 4\n").unwrap();
     let e = Context::builder().limits_from_file(&path).map(|_| ()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParameters);
@@ -92,7 +95,7 @@ fn a_bad_limits_file_is_refused_with_the_reason() {
 
 #[test]
 fn a_partial_file_keeps_the_other_limits() {
-    let path = temp("partial");
+    let (_dir, path) = temp("partial");
     std::fs::write(&path, "max_nodes = 7\n").unwrap();
     let ctx = Context::builder().max_graphs(9).limits_from_file(&path).unwrap().build().unwrap();
     assert_eq!((ctx.config().max_nodes, ctx.config().max_graphs), (7, 9));

@@ -338,8 +338,8 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn source(bytes: &[u8]) -> (File, PathBuf) {
-        let p = std::env::temp_dir().join(format!("vx-rs-copy-src-{}-{}", std::process::id(), bytes.len()));
-        std::fs::write(&p, bytes).unwrap();
+        let (mut f, p) = tempfile::Builder::new().prefix("vx-rs-copy-src-").tempfile().unwrap().keep().unwrap();
+        std::io::Write::write_all(&mut f, bytes).unwrap();
         (File::open(&p).unwrap(), p)
     }
 
@@ -426,9 +426,7 @@ mod tests {
 
     #[test]
     fn the_fallback_never_writes_through_a_planted_link_nor_into_a_directory_not_its_own() {
-        let base = std::env::temp_dir().join(format!("vx-rs-copy-attack-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(&base).unwrap();
+        let base = tempfile::Builder::new().prefix("vx-rs-copy-attack-").tempdir().unwrap().keep();
         let victim = base.join("victim");
         std::fs::write(&victim, b"precious").unwrap();
         let dir = base.join("shadow");

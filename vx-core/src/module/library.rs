@@ -439,23 +439,22 @@ mod tests {
 
     #[test]
     fn elf_checks_refuse_junk_truncated_files_and_executables() {
-        let dir = std::env::temp_dir().join(format!("vx-rs-elf-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new().prefix("vx-rs-elf-test-").tempdir().unwrap();
+        let dir = tmp.path();
         let lib = std::fs::read(a_shared_library()).unwrap();
-        assert_eq!(check_elf(&write(&dir, "whole.so", &lib)), Ok(()));
-        assert_eq!(check_elf(&write(&dir, "hello.so", b"hello")).unwrap_err(), "not an ELF file");
-        assert!(check_elf(&write(&dir, "half.so", &lib[..lib.len() / 2])).unwrap_err().contains("truncated"));
-        assert!(check_elf(&write(&dir, "head.so", &lib[..100])).unwrap_err().contains("truncated"));
+        assert_eq!(check_elf(&write(dir, "whole.so", &lib)), Ok(()));
+        assert_eq!(check_elf(&write(dir, "hello.so", b"hello")).unwrap_err(), "not an ELF file");
+        assert!(check_elf(&write(dir, "half.so", &lib[..lib.len() / 2])).unwrap_err().contains("truncated"));
+        assert!(check_elf(&write(dir, "head.so", &lib[..100])).unwrap_err().contains("truncated"));
         // The test binary is an executable (ET_DYN when PIE: then it has PT_INTERP but is still
         // accepted by the type check; a non-PIE one is ET_EXEC): either way no panic, a clear answer.
         let _ = check_elf(&std::fs::File::open(std::env::current_exe().unwrap()).unwrap());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_huge_sparse_file_with_an_elf_header_is_refused_reading_only_its_header() {
-        let dir = std::env::temp_dir().join(format!("vx-rs-elf-sparse-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new().prefix("vx-rs-elf-sparse-").tempdir().unwrap();
+        let dir = tmp.path();
         let lib = std::fs::read(a_shared_library()).unwrap();
         let path = dir.join("huge.so");
         let f = std::fs::File::create(&path).unwrap();
@@ -463,6 +462,5 @@ mod tests {
         f.set_len(512 << 20).unwrap(); // 512 MiB, sparse: nothing else is written
         let why = check_elf(&std::fs::File::open(&path).unwrap()).unwrap_err();
         assert!(why.contains("truncated") || why.contains("program headers") || why.contains("segment"), "{why}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -320,9 +320,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn scratch(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("vx-rs-trust-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let d = tempfile::Builder::new().prefix(&format!("vx-rs-trust-{tag}-")).tempdir().unwrap().keep();
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
         d
     }

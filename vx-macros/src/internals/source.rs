@@ -302,12 +302,7 @@ mod tests {
     use super::*;
 
     fn temp_crate(files: &[(&str, &str)]) -> PathBuf {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "vx-macros-source-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
+        let dir = tempfile::Builder::new().prefix("vx-macros-source-").tempdir().unwrap().keep();
         for (path, text) in files {
             let p = dir.join(path);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
