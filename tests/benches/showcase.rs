@@ -314,6 +314,20 @@ fn pipelining(dir: &Path) {
         "size", "depth 1 fps", "depth 3 fps", "3 / 1", "plain 2t fps", "3 / plain", "bound fps", "bound / plain"
     );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The same targets pinned: a to core 0, b and c to core 1 (the stages' times split about
+    // evenly so: a is the slowest), which takes the scheduler's placement out of the picture.
+    let pinned_ctx = (cores >= 2).then(|| {
+        let ctx = Context::builder()
+            .threads(1)
+            .target(TargetConfig::new("a").pin_to_cores(&[0]))
+            .target(TargetConfig::new("b").pin_to_cores(&[1]))
+            .target(TargetConfig::new("c").pin_to_cores(&[1]))
+            .build()
+            .unwrap();
+        ctx.add_module_dir(dir);
+        ctx.load_module("vx_filters").unwrap();
+        ctx
+    });
     let plain_ctx = Context::builder().threads(2).build().unwrap();
     plain_ctx.add_module_dir(dir);
     plain_ctx.load_module("vx_filters").unwrap();
@@ -322,11 +336,15 @@ fn pipelining(dir: &Path) {
         let (_, first1) = stream(&d1, FRAMES, true);
         let (_, first3) = stream(&d3, FRAMES, true);
         let same = first1 == first3;
-        let (mut t1, mut t3, mut tp) = (Vec::new(), Vec::new(), Vec::new());
+        let pinned = pinned_ctx.as_ref().map(|c| pipelined(c, w, h, 3, 4));
+        let (mut t1, mut t3, mut tp, mut tpin) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             t1.push(stream(&d1, FRAMES, false).0);
             t3.push(stream(&d3, FRAMES, false).0);
             tp.push(plain_loop(&plain_ctx, w, h, 4, FRAMES));
+            if let Some(p) = &pinned {
+                tpin.push(stream(p, FRAMES, false).0);
+            }
         }
         let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
         let (f1, f3, fp) = (fps(median(t1)), fps(median(t3)), fps(median(tp)));
@@ -374,6 +392,18 @@ fn pipelining(dir: &Path) {
             m3[2],
             m3.iter().sum::<f64>() * 1e-6 * f3 / cores as f64 * 100.0
         );
+        if let Some(p) = &pinned {
+            let fpin = fps(median(tpin));
+            let m = mean(p);
+            println!(
+                "{:<12} pinned (a: core 0, b and c: core 1): depth 3 {fpin:.1} fps, {:.2}x plain; stage mean µs {:.0} / {:.0} / {:.0}",
+                "",
+                fpin / fp,
+                m[0],
+                m[1],
+                m[2]
+            );
+        }
     }
 }
 
