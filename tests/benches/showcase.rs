@@ -30,7 +30,10 @@
 //! the most any pipeline of these stages can reach on this machine: a frame takes at least its
 //! slowest stage (one thread per target) and at least the stages' sum over the cores; `bound /
 //! plain` is therefore the ceiling of `3 / plain` here (on 2 cores, with a plain loop that already
-//! splits every stage over both, it is near 1).
+//! splits every stage over both, it is near 1). Under each size: each stage's mean run alone
+//! (depth 1) and beside the others (depth 3), the share of the cores the stages keep busy at
+//! depth 3 (low: hand-offs; high with slower stages: the stages share the memory system), and depth
+//! 3 with the targets pinned to cores (a: 0, b and c: 1).
 
 #[path = "common/filters.rs"]
 mod filters;
