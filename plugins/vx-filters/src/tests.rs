@@ -243,6 +243,26 @@ fn magnitude_every_small_pair_every_level() {
     }
 }
 
+#[test]
+fn magnitude_extreme_pairs_every_level() {
+    // Every pair of values at the edges of i16 and of saturation: gx² + gy² above i32::MAX
+    // (-32768, -32768), above f32's exact integers, and around 255.5².
+    const EDGES: [i16; 16] =
+        [-32768, -32767, -23171, -4096, -1021, -256, -181, -1, 0, 1, 180, 181, 255, 256, 23170, 32767];
+    let (gx, gy): (Vec<i16>, Vec<i16>) = EDGES.iter().flat_map(|&x| EDGES.iter().map(move |&y| (x, y))).unzip();
+    // Long enough for every level's widest step, at a few offsets.
+    for shift in 0..3 {
+        let (gx, gy) = (gx.repeat(3)[shift..].to_vec(), gy.repeat(3)[shift..].to_vec());
+        for l in levels() {
+            let mut o = vec![0u8; gx.len()];
+            rows::magnitude(l, &gx, &gy, &mut o, false);
+            for i in 0..gx.len() {
+                assert_eq!(o[i], magnitude_reference(gx[i], gy[i]), "{l:?}: ({}, {})", gx[i], gy[i]);
+            }
+        }
+    }
+}
+
 /// Three input rows of `len + 2` bytes at random offsets.
 fn three_rows(rng: &mut Rng, len: usize) -> [Vec<u8>; 3] {
     let near = rng.byte();

@@ -527,22 +527,46 @@ impl Magnitude for Avx2 {
     }
 }
 
-/// 16 magnitudes as u8 (unsigned saturation of the non-negative i32 results) from 16 i16 pairs.
+/// 16 magnitudes as i32 from 16 interleaved `(gx, gy)` pairs, exact to the rounding of
+/// `round(sqrt(gx² + gy²))` wherever the result is below 256 (the caller saturates to u8), without
+/// a square-root instruction: the AVX-512 `vsqrtps` (one per 16 lanes, on a divider unit that
+/// takes about 12 cycles each) bounded this kernel; the estimate and its integer check below take
+/// a few cycles on the ordinary ports. The fused 4K edge pipeline on one thread got 5 % faster
+/// (5.44 against 5.75 ms a frame, `vx run examples/graphs/edges.toml --frames 300 --threads 1` on
+/// a 3840×2160 input, three alternating runs).
+///
+/// - `s = gx² + gy²` by `vpmaddwd` (both squares and their sum in one instruction), read as
+///   unsigned: it exceeds `i32::MAX` only for `gx = gy = -32768` (2³¹). Exact in f32 up to 2²⁴.
+/// - `s` is clamped to 65536 (= 256²): every sum above 255.5² saturates, and so does 256.
+/// - `y = s · rsqrt14(s)` is `sqrt(s)` within a relative 2⁻¹⁴, so within 256 · 2⁻¹⁴ < 0.016 of it,
+///   and `k = round(y)` is the correct `r = round(sqrt(s))` or next to it. (`s = 0`: the estimate's
+///   input is lifted to ½ so that `0 · rsqrt14` is 0, not NaN.)
+/// - An integer `r ≥ 1` is the rounded root exactly when `r² − r < s ≤ r² + r` (`(r ± ½)²` are
+///   never integers: no ties). So `k + 1` when `s > k² + k`, `k − 1` when `s ≤ k² − k`, both
+///   exact in f32 (`k ≤ 256`). For `s = 0`, `k = 0` steps to −1, which the unsigned pack saturates
+///   back to 0, the right answer.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn mag16_avx512(vx: __m256i, vy: __m256i) -> __m128i {
-    let (fx, fy) = (_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vx)), _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(vy)));
-    let sq = _mm512_add_ps(_mm512_mul_ps(fx, fx), _mm512_mul_ps(fy, fy));
-    _mm512_cvtusepi32_epi8(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_sqrt_ps(sq), _mm512_set1_ps(0.5))))
+fn mag16_avx512(pairs: __m512i) -> __m512i {
+    let sum = _mm512_cvtepu32_ps(_mm512_madd_epi16(pairs, pairs));
+    let s = _mm512_min_ps(sum, _mm512_set1_ps(65536.0));
+    let y = _mm512_mul_ps(s, _mm512_rsqrt14_ps(_mm512_max_ps(s, _mm512_set1_ps(0.5))));
+    let k = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT }>(y);
+    let up = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(s, _mm512_fmadd_ps(k, k, k));
+    let down = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(s, _mm512_fmsub_ps(k, k, k));
+    let one = _mm512_set1_ps(1.0);
+    let k = _mm512_mask_sub_ps(_mm512_mask_add_ps(k, up, k, one), down, k, one);
+    _mm512_cvtps_epi32(k)
 }
 
-/// 32 magnitudes as u8 from 32 i16 pairs.
+/// 32 magnitudes as i16 (saturated), in order, from 32 i16 pairs: interleaving and packing both
+/// work within 128-bit lanes, so the pack undoes the interleave's order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn mag32_avx512(vx: __m512i, vy: __m512i) -> __m256i {
-    let lo = mag16_avx512(_mm512_castsi512_si256(vx), _mm512_castsi512_si256(vy));
-    let hi = mag16_avx512(_mm512_extracti64x4_epi64(vx, 1), _mm512_extracti64x4_epi64(vy, 1));
-    _mm256_set_m128i(hi, lo)
+fn mag32_avx512(vx: __m512i, vy: __m512i) -> __m512i {
+    let lo = mag16_avx512(_mm512_unpacklo_epi16(vx, vy));
+    let hi = mag16_avx512(_mm512_unpackhi_epi16(vx, vy));
+    _mm512_packs_epi32(lo, hi)
 }
 
 impl Magnitude for Avx512 {
@@ -552,7 +576,10 @@ impl Magnitude for Avx512 {
         unsafe {
             let ld = |p: *const i16, k: usize| _mm512_loadu_si512(p.add(k) as *const __m512i);
             let (a, b) = (mag32_avx512(ld(gx, 0), ld(gy, 0)), mag32_avx512(ld(gx, 32), ld(gy, 32)));
-            Avx512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1))
+            // 128-bit lane k of the pack holds a's lane k then b's: one permute puts a's four
+            // lanes first.
+            let packed = _mm512_packus_epi16(a, b);
+            Avx512(_mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), packed))
         }
     }
 }
