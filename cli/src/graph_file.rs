@@ -416,10 +416,19 @@ fn check_name(name: &str, what: &str) -> Check<()> {
 }
 
 impl GraphFile {
-    /// Read and check `path` (see [`parse`](Self::parse)).
+    /// Read and check `path` (see [`parse`](Self::parse)); at most [`MAX_GRAPH_FILE_BYTES`] are
+    /// read (a larger file, or a device that never ends, is refused).
     pub(crate) fn read(path: &Path, over: &Overrides) -> Result<GraphFile, Failure> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::usage(format!("cannot read the graph file {}: {e}", path.display())))?;
+        use std::io::Read;
+        let cannot = |e: String| Failure::usage(format!("cannot read the graph file {}: {e}", path.display()));
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_GRAPH_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| cannot(e.to_string()))?;
+        if bytes.len() as u64 > MAX_GRAPH_FILE_BYTES {
+            return Err(cannot(format!("it is larger than {MAX_GRAPH_FILE_BYTES} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| cannot(format!("it is not UTF-8 ({e})")))?;
         GraphFile::parse(&text, path, over)
     }
 
@@ -793,6 +802,9 @@ fn read_image(ctx: &Context, path: &Path, format: ImageFormat, what: &str) -> Re
 /// the image's format (`read = "…"`): the `image` crate's default allocation limit. A file of a
 /// few hundred bytes can claim 16384 × 16384 pixels; this bounds what reading it costs.
 pub(crate) const MAX_IMAGE_FILE_BYTES: u64 = 512 << 20;
+
+/// The largest graph file read (graph files are a few kilobytes).
+pub(crate) const MAX_GRAPH_FILE_BYTES: u64 = 16 << 20;
 
 /// Decode an image file (its format from `reader`: the file's extension, or guessed from its
 /// bytes) into a new image of `format`; `name` names the file in errors. The decoded pixels and

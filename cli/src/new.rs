@@ -146,7 +146,23 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
                 p.display()
             ))
         })?),
-        (None, false) => checkout(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..")),
+        // The checkout this `vx` was built from, if it is still there and only its owner (or
+        // root) can change it: its path is fixed at build time, and a checkout in a shared
+        // directory that was deleted could be made again by another user, whose build scripts the
+        // new crate would then run.
+        (None, false) => checkout(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).and_then(|dir| {
+            match untrusted_by(&dir) {
+                None => Some(dir),
+                Some(why) => {
+                    eprintln!(
+                        "vx new: not using the SDK checkout `{}` this vx was built from: {why}; the crate depends \
+                         on the published crates (--sdk-path uses a checkout anyway)",
+                        dir.display()
+                    );
+                    None
+                }
+            }
+        }),
     };
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -279,6 +295,28 @@ fn check_target_name(name: &str) -> Result<(), String> {
         return Err("`any` and `host` are the runtime's own targets".into());
     }
     Ok(())
+}
+
+/// Why `dir` (canonical) and its ancestors could be changed by someone other than this user or
+/// root, if they could: a directory owned by another user, or writable by others without the
+/// sticky bit (`/tmp` itself is fine; what another user made inside it is not).
+fn untrusted_by(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for d in dir.ancestors() {
+        let m = match fs::metadata(d) {
+            Ok(m) => m,
+            Err(e) => return Some(format!("`{}`: {e}", d.display())),
+        };
+        if m.uid() != me && m.uid() != 0 {
+            return Some(format!("`{}` belongs to user {}", d.display(), m.uid()));
+        }
+        if m.mode() & 0o022 != 0 && m.mode() & 0o1000 == 0 {
+            return Some(format!("`{}` is writable by others ({:o})", d.display(), m.mode() & 0o7777));
+        }
+    }
+    None
 }
 
 /// The vx-rs checkout at `dir` (canonical), if it is one.
@@ -784,6 +822,33 @@ mod tests {
     fn the_input_picture_is_a_png_of_64_by_48() {
         let img = image::load_from_memory(&input_png().unwrap()).unwrap();
         assert_eq!((img.width(), img.height()), (64, 48));
+    }
+
+    #[test]
+    fn the_build_time_checkout_is_used_only_when_no_one_else_can_change_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = vx_tests::scratch_dir("new-trust").canonicalize().unwrap();
+        let sdk = root.join("sdk");
+        fs::create_dir(&sdk).unwrap();
+        fs::set_permissions(&sdk, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(untrusted_by(&sdk), None, "the user's own 0755 directory under a 0700 one, under sticky /tmp");
+        fs::set_permissions(&sdk, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(untrusted_by(&sdk).is_some_and(|why| why.contains("writable by others")));
+        fs::set_permissions(&sdk, fs::Permissions::from_mode(0o755)).unwrap();
+        // A parent others can write (no sticky bit): someone could swap the checkout.
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(untrusted_by(&sdk).is_some_and(|why| why.contains("writable by others")));
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(untrusted_by(&sdk), None, "sticky, as /tmp");
+        // Another user's directory (only root can make one here).
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let c = std::ffi::CString::new(sdk.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: `c` is a NUL-terminated path that outlives the call.
+            assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+            assert!(untrusted_by(&sdk).is_some_and(|why| why.contains("belongs to user 65534")));
+        }
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

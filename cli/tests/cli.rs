@@ -168,6 +168,10 @@ fn exit_codes_say_what_went_wrong() {
 
     // 2: unreadable or malformed graph file, an unknown key, a bad --set, an undefined variable.
     assert_eq!(code(&vx(&["run", "/nonexistent/graph.toml"])), 2);
+    // A graph file that never ends: refused at the bound, not read into memory.
+    let o = vx(&["run", "/dev/zero"]);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o.stderr).contains("larger than"), "{}", text(&o.stderr));
     let bad = write("malformed", "name = \n");
     assert_eq!(code(&vx(&["-M", d, "run", bad.to_str().unwrap()])), 2);
     let unknown = write("unknown", "nodez = []\n");

@@ -78,7 +78,7 @@ pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarTy
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::fusion::{FusedGroupReport, FusionRefusal, FusionReport, UnfusedNode};
 pub use graph::node::{Node, Perf};
-pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, ScheduleConfig, ScheduleMode};
+pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, MAX_QUEUE_REFERENCES, ScheduleConfig, ScheduleMode};
 pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
 #[doc(hidden)]
@@ -109,9 +109,9 @@ pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::{MODULE_PATH_VAR, ReloadOptions, ReloadReport};
 pub use module::trust::module_digest;
 pub use shared::{
-    AsContext, ContextConfig, ContextShared, DEFAULT_MAX_MODULE_BYTES, HOST_TARGET, Limits, MAX_QUEUE_DEPTH,
-    MAX_THREADS, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat, ResourceUsage, TARGET_ANY, TargetConfig,
-    TargetInfo, TilingPolicy, VirtualScope,
+    AsContext, ContextConfig, ContextShared, DEFAULT_MAX_MODULE_BYTES, HOST_TARGET, Limits, MAX_LIMITS_FILE_BYTES,
+    MAX_QUEUE_DEPTH, MAX_THREADS, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat, ResourceUsage, TARGET_ANY,
+    TargetConfig, TargetInfo, TilingPolicy, VirtualScope,
 };
 pub use vx_plugin_abi::module_abi::ABI_VERSION as MODULE_ABI_VERSION;
 pub use vx_plugin_abi::{

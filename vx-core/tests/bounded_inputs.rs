@@ -89,3 +89,65 @@ fn thread_counts_and_queue_depths_have_ceilings_that_are_errors() {
         Context::builder().threads(3).target(TargetConfig::new("t").queue_depth(MAX_QUEUE_DEPTH)).build().unwrap();
     assert_eq!(ctx.threads(), 3);
 }
+
+/// Two U8 image parameters; the output takes the input's meta data; processing does nothing.
+fn copy_kernel(ctx: &Context) -> Kernel {
+    let k = ctx
+        .user_kernel("bounded.copy", ctx.allocate_user_kernel_id().unwrap(), 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_from_reference(&Reference::from(i))?;
+            Ok(())
+        })
+        .process(|_| Ok(()))
+        .add()
+        .unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+#[test]
+fn endless_parameter_lists_and_pipeline_depths_are_refused_before_anything_is_reserved() {
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let k = copy_kernel(&ctx);
+    let g = Graph::new(&ctx).unwrap();
+    let img = || Image::new(&ctx, 8, 8, ImageFormat::U8).unwrap();
+    let (a, b) = (img(), img());
+    let before = resident_kib();
+    // An endless iterator of parameters (collected whole, it grew until memory ran out): refused
+    // once it gives one more than the kernel takes.
+    let e = g.add_node(&k, std::iter::repeat(None::<Reference>)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+    assert!(e.to_string().contains("at least 3"), "{e}");
+    let e = g.add_node(&k, (0..usize::MAX).map(|_| None::<Reference>)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+    let n = g.add_node(&k, [&a, &b]).unwrap();
+    let p = g.add_parameter(&n, 0).unwrap();
+    // A depth out of range in sequential mode too (it was unchecked there, and 2^40 reserved a
+    // report slot per node and frame: an abort).
+    for depth in [0, MAX_PIPELINE_DEPTH + 1, 1 << 40, usize::MAX] {
+        let e = g.set_schedule_config(ScheduleConfig::normal().depth(depth)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{depth}: {e}");
+    }
+    // An endless queue of references: refused past MAX_QUEUE_REFERENCES.
+    let e = g.set_schedule_config(ScheduleConfig::queue_auto().queue(p, std::iter::repeat(a.clone()))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParameters, "{e}");
+    assert!(e.to_string().contains("too many references"), "{e}");
+    assert!(resident_kib() < before + 64 * 1024, "nothing large was reserved");
+    // Nothing changed: the graph runs sequentially as before.
+    assert_eq!(g.schedule_mode(), ScheduleMode::Normal);
+    g.process().unwrap();
+    g.set_schedule_config(ScheduleConfig::normal().depth(MAX_PIPELINE_DEPTH)).unwrap();
+    g.process().unwrap();
+}
+
+#[test]
+fn a_mean_over_more_than_four_billion_runs_is_exact() {
+    // `Perf::avg` divided by the count cast to u32: 2^32 runs divided by 0 (a panic), 2^32 + 1 by 1.
+    let perf = |num: u64, secs: u64| Perf { num, sum: std::time::Duration::from_secs(secs), ..Perf::default() };
+    assert_eq!(perf(1 << 32, 1 << 32).avg(), std::time::Duration::from_secs(1));
+    assert_eq!(perf((1 << 32) + 1, 3 * ((1 << 32) + 1)).avg(), std::time::Duration::from_secs(3));
+    assert_eq!(perf(0, 0).avg(), std::time::Duration::ZERO);
+}

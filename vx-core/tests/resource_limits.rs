@@ -101,3 +101,36 @@ fn a_partial_file_keeps_the_other_limits() {
     assert_eq!((ctx.config().max_nodes, ctx.config().max_graphs), (7, 9));
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn the_limits_file_is_written_whole_never_through_a_link_and_read_within_a_bound() {
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let (dir, path) = temp("linked");
+    // A link planted where the file goes: replaced by the file, its target untouched.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    ctx.export_limits(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+    assert_eq!(Limits::from_file(&path).unwrap(), ctx.peak_limits());
+    // Nothing else is left in the directory (the file is written under another name first).
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["linked.toml", "victim"]);
+    // A directory where the file goes: an error naming it, the directory as it was.
+    let sub = dir.path().join("sub.toml");
+    std::fs::create_dir(&sub).unwrap();
+    let e = ctx.export_limits(&sub).unwrap_err();
+    assert_eq!(e.context().object.as_deref(), Some(sub.display().to_string().as_str()), "{e}");
+    assert!(sub.is_dir());
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["linked.toml", "sub.toml", "victim"], "the failed write left nothing");
+    // A file that never ends, and one past the bound: refused, not read into memory.
+    let e = Limits::from_file("/dev/zero").unwrap_err();
+    assert!(e.to_string().contains("too large"), "{e}");
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "# x\n".repeat((MAX_LIMITS_FILE_BYTES / 4) as usize + 1)).unwrap();
+    assert!(Limits::from_file(&big).unwrap_err().to_string().contains("too large"));
+}

@@ -211,11 +211,13 @@ impl Graph {
                 "the kernel was removed (its module was unloaded, or the kernel removed)",
             )));
         }
-        let mut given: Vec<Option<Reference>> = params.into_iter().map(Into::into).collect();
+        // At most one more than the kernel takes is collected: a caller's endless (or huge)
+        // iterator is refused, not collected.
+        let mut given: Vec<Option<Reference>> = params.into_iter().take(fin.params.len() + 1).map(Into::into).collect();
         if given.len() > fin.params.len() {
             return Err(ctxt(
                 Error::new(ErrorKind::InvalidParameters, "too many parameters for the kernel")
-                    .expected_found(fin.params.len(), given.len()),
+                    .expected_found(fin.params.len(), format!("at least {}", given.len())),
             ));
         }
         given.resize(fin.params.len(), None);

@@ -33,12 +33,15 @@ impl Perf {
         self.max = self.max.max(d);
         self.num += 1;
         self.last = d;
-        self.sum += d;
+        self.sum = self.sum.saturating_add(d);
     }
 
-    /// Mean execution time (zero before the first).
+    /// Mean execution time (zero before the first; exact past 2³² executions too).
     pub fn avg(&self) -> Duration {
-        if self.num == 0 { Duration::ZERO } else { self.sum / self.num as u32 }
+        match self.num {
+            0 => Duration::ZERO,
+            n => Duration::from_nanos((self.sum.as_nanos() / n as u128).min(u64::MAX as u128) as u64),
+        }
     }
 }
 

@@ -53,14 +53,58 @@ pub struct Limits {
     pub max_scratch_bytes: Option<usize>,
 }
 
+/// The largest limits file [`Limits::from_file`] reads (a few hundred bytes are typical).
+pub const MAX_LIMITS_FILE_BYTES: u64 = 1 << 20;
+
+/// Write `bytes` to a new file next to `path`, created exclusively under a name no one else can
+/// have made (retried on a clash), then rename it over `path`; the new file is removed on failure.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("the path names no file"))?;
+    let mut attempt = 0u32;
+    let (tmp, mut file) = loop {
+        // A random name (std's randomly seeded hasher): another user cannot predict it, and
+        // `create_new` refuses any path that exists, a link included.
+        let salt = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(attempt);
+            h.finish()
+        };
+        let tmp = dir.join(format!(".{}.{salt:016x}.tmp", name.to_string_lossy()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file.write_all(bytes).and_then(|()| file.sync_all()).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 impl Limits {
-    /// Read a limits file.
+    /// Read a limits file (at most [`MAX_LIMITS_FILE_BYTES`]: a larger one, or a device that never
+    /// ends, is refused, not read into memory).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Limits> {
+        use std::io::Read;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::new(ErrorKind::InvalidParameters, format!("cannot read the limits file: {e}"))
-                .on_object(&path.display().to_string())
-        })?;
+        let err = |why: String| Error::new(ErrorKind::InvalidParameters, why).on_object(&path.display().to_string());
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_LIMITS_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| err(format!("cannot read the limits file: {e}")))?;
+        if bytes.len() as u64 > MAX_LIMITS_FILE_BYTES {
+            return Err(err("the limits file is too large".into())
+                .expected_found(format!("at most {MAX_LIMITS_FILE_BYTES} bytes"), "more"));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| err(format!("the limits file is not UTF-8: {e}")))?;
         toml::from_str(&text).map_err(|e| {
             Error::new(ErrorKind::InvalidParameters, format!("the limits file is not valid: {}", e.message().trim()))
                 .on_object(&path.display().to_string())
@@ -68,7 +112,10 @@ impl Limits {
         })
     }
 
-    /// Write these limits as a limits file (TOML).
+    /// Write these limits as a limits file (TOML). The file is written whole under a new name next
+    /// to `path` (created exclusively, never through a link) and then renamed over `path`: a link
+    /// planted at `path` is replaced, never written through, and a failed write leaves `path` as
+    /// it was.
     pub fn to_file(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let text = toml::to_string(self)
@@ -77,7 +124,7 @@ impl Limits {
             "# vx-rs resource limits: the peaks of a run (Context::export_limits); load with\n\
              # ContextBuilder::limits_from_file. Keys as in ContextConfig.\n{text}"
         );
-        std::fs::write(path, text).map_err(|e| {
+        write_replacing(path, text.as_bytes()).map_err(|e| {
             Error::new(ErrorKind::InvalidParameters, format!("cannot write the limits file: {e}"))
                 .on_object(&path.display().to_string())
         })

@@ -14,7 +14,7 @@ pub(crate) mod trust;
 use std::sync::Arc;
 
 pub use config::{ContextConfig, DEFAULT_MAX_MODULE_BYTES, TilingPolicy};
-pub use limits::{Limits, ResourceStat};
+pub use limits::{Limits, MAX_LIMITS_FILE_BYTES, ResourceStat};
 pub use resources::{MemoryLeak, ResourceKind, ResourceUsage};
 pub(crate) use resources::{ResourceSlot, Resources};
 pub use target::{HOST_TARGET, MAX_QUEUE_DEPTH, TARGET_ANY, TargetConfig, TargetInfo};

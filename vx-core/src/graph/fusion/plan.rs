@@ -176,6 +176,19 @@ impl GroupGeometry {
                 return Err(format!("member {n}: neighbourhood rows {}..={} do not hold row 0", nb.top, nb.bottom));
             }
         }
+        // Bands and steps are multiples of `L`, the block heights' lcm (`block_lcm`), in u32 with
+        // room to add a step to it: coprime heights near 2^16 have an lcm near 2^32.
+        let mut l: u64 = 1;
+        for mem in &members {
+            let bh = mem.block.height.max(1) as u64;
+            l = l / gcd64(l, bh) * bh;
+            if l > MAX_BLOCK_LCM as u64 {
+                let heights: Vec<u32> = members.iter().map(|m| m.block.height).collect();
+                return Err(format!(
+                    "the members' block heights {heights:?} have a least common multiple above {MAX_BLOCK_LCM} rows"
+                ));
+            }
+        }
         for (i, img) in images.iter_mut().enumerate() {
             img.readers.sort_unstable();
             img.readers.dedup();
@@ -254,6 +267,14 @@ impl GroupGeometry {
 
 fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The largest `L` a group may have (its block heights' lcm): steps and bands are multiples of it
+/// in u32 arithmetic.
+const MAX_BLOCK_LCM: u32 = 1 << 30;
+
+fn gcd64(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd64(b, a % b) }
 }
 
 /// The hull of the rows window rows `a ..= b` read through `calls` (`None`: none). Only the rows
@@ -457,10 +478,12 @@ pub(super) struct BandLayout {
 }
 
 impl BandLayout {
-    /// Bands of `band_rows` rows rounded up to a multiple of `block_lcm` (`L`).
+    /// Bands of `band_rows` rows (at most the height: a policy's `u32::MAX` is one band) rounded
+    /// up to a multiple of `block_lcm` (`L`, at most the height: `GroupGeometry::new`).
     pub(super) fn new(height: u32, band_rows: u32, block_lcm: u32) -> BandLayout {
-        let l = block_lcm.max(1);
-        BandLayout { height, band_rows: band_rows.max(1).div_ceil(l) * l }
+        let l = block_lcm.max(1) as u64;
+        let rows = (band_rows.clamp(1, height.max(1)) as u64).div_ceil(l) * l;
+        BandLayout { height, band_rows: u32::try_from(rows).unwrap_or(u32::MAX) }
     }
 
     /// The number of bands, `⌈H / B⌉`.
@@ -470,8 +493,8 @@ impl BandLayout {
 
     /// Band `i`.
     pub(super) fn band(&self, i: u32) -> Range<u32> {
-        let start = i * self.band_rows;
-        start..(start + self.band_rows).min(self.height)
+        let start = i.saturating_mul(self.band_rows).min(self.height);
+        start..start.saturating_add(self.band_rows).min(self.height)
     }
 
     /// Every band, top to bottom.

@@ -264,6 +264,29 @@ fn band_layouts_are_multiples_of_l() {
     assert_eq!(BandLayout::new(0, 5, 1).count(), 0);
     let one = BandLayout::new(12, 12, 3);
     assert_eq!((one.count(), one.band(0)), (1, 0..12));
+    // A policy's band height near u32::MAX is one band (rounding it up to L once overflowed to 0
+    // bands' height, and the count divided by it).
+    for l in [1, 2, 3, 64] {
+        let huge = BandLayout::new(2160, u32::MAX, l);
+        assert_eq!((huge.count(), huge.band(0)), (1, 0..2160), "L = {l}");
+    }
+}
+
+#[test]
+fn block_heights_whose_lcm_would_overflow_are_refused() {
+    let m = |bh| {
+        MemberGeometry::from_request(
+            &req(8, 8, (1, bh), (0, 0, 0, 0), BorderMode::Self_, FLEX),
+            MemberCalls::Descriptors,
+            false,
+        )
+    };
+    // 65537 and 65539 are coprime: their lcm (about 2^32) overflowed u32.
+    let Err(e) = GroupGeometry::new(70000, vec![m(65537), m(65539)], vec![ring(0, &[1])]) else { panic!("refused") };
+    assert!(e.contains("a least common multiple above 1073741824 rows"), "{e}");
+    // An lcm above the image height is fine (a flexible kernel's strips): one step covers it.
+    assert!(GroupGeometry::new(5, vec![m(4), m(6)], vec![ring(0, &[1])]).is_ok());
+    assert!(GroupGeometry::new(5, vec![m(1 << 14), m((1 << 14) + 1)], vec![ring(0, &[1])]).is_ok());
 }
 
 mod model;

@@ -36,6 +36,11 @@ use crate::support::sync::lock;
 /// TIOVX's `TIVX_GRAPH_MAX_PIPELINE_DEPTH`.
 pub const MAX_PIPELINE_DEPTH: usize = 16;
 
+/// The most references one graph parameter's queue may list ([`ScheduleConfig::queue`] takes one
+/// more at most, so [`Graph::set_schedule_config`] can refuse the list instead of collecting an
+/// endless iterator).
+pub const MAX_QUEUE_REFERENCES: usize = 1024;
+
 /// `vx_graph_schedule_mode_type_e`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScheduleMode {
@@ -91,7 +96,9 @@ impl ScheduleConfig {
     }
     /// Queue graph parameter `param` with the references that may be enqueued to it.
     pub fn queue<R: Into<Reference>>(mut self, param: u32, refs: impl IntoIterator<Item = R>) -> ScheduleConfig {
-        self.queues.push(ParameterQueue { param, refs: refs.into_iter().map(Into::into).collect() });
+        // One more than the most allowed, at most: set_schedule_config refuses a longer list.
+        let refs = refs.into_iter().take(MAX_QUEUE_REFERENCES + 1).map(Into::into).collect();
+        self.queues.push(ParameterQueue { param, refs });
         self
     }
     /// The mode.
@@ -241,14 +248,18 @@ impl Graph {
     pub fn set_schedule_config(&self, config: ScheduleConfig) -> Result<()> {
         let g = &self.inner;
         let bad = |msg: String| Error::new(ErrorKind::InvalidParameters, msg).in_graph(&g.name());
-        if config.mode != ScheduleMode::Normal {
-            if !(1..=MAX_PIPELINE_DEPTH).contains(&config.depth) {
-                return Err(bad("the pipeline depth is out of range".into())
-                    .expected_found(format!("1..={MAX_PIPELINE_DEPTH}"), config.depth));
-            }
-            if config.queues.is_empty() {
-                return Err(bad("a queue mode needs at least one queued graph parameter".into()));
-            }
+        // Checked in every mode: sequential processing ignores the depth, but a depth out of
+        // range is a caller's mistake either way (and nothing is reserved from it).
+        if !(1..=MAX_PIPELINE_DEPTH).contains(&config.depth) {
+            return Err(bad("the pipeline depth is out of range".into())
+                .expected_found(format!("1..={MAX_PIPELINE_DEPTH}"), config.depth));
+        }
+        if let Some(q) = config.queues.iter().find(|q| q.refs.len() > MAX_QUEUE_REFERENCES) {
+            return Err(bad(format!("graph parameter {} is queued with too many references", q.param))
+                .expected_found(format!("at most {MAX_QUEUE_REFERENCES}"), format!("at least {}", q.refs.len())));
+        }
+        if config.mode != ScheduleMode::Normal && config.queues.is_empty() {
+            return Err(bad("a queue mode needs at least one queued graph parameter".into()));
         }
         let mut body = g.lock()?;
         for (k, q) in config.queues.iter().enumerate() {
@@ -300,7 +311,7 @@ impl Graph {
         st.enqueued = config.queues.iter().map(|q| vec![false; q.refs.len()]).collect();
         st.permits = 0;
         // Room for every node of every slot to report at once (no allocation while streaming).
-        let reports = body.nodes.len() * config.depth;
+        let reports = if queued { body.nodes.len().saturating_mul(config.depth) } else { 0 };
         let queued_reports = st.completions.len();
         st.completions.reserve(reports.saturating_sub(queued_reports));
         st.config = queued.then_some(config);

@@ -183,18 +183,21 @@ fn cut(
     let nb = req.neighborhood;
     let nb_w = (nb.right as i64 - nb.left as i64).max(0) as u64;
     let nb_h = (nb.bottom as i64 - nb.top as i64).max(0) as u64;
-    let px_bytes = (req.input_bytes_per_pixel + req.output_bytes_per_pixel).max(1) as u64;
+    // Saturating throughout: the request's fields are public (`vx::tile_plan`), and a neighbourhood
+    // or a byte count near its type's end must give a plan, not an overflow or a division by 0.
+    let in_bytes = req.input_bytes_per_pixel as u64;
+    let px_bytes = in_bytes.saturating_add(req.output_bytes_per_pixel as u64).max(1);
     let budget = policy.cache_budget_bytes.max(1) as u64;
 
     // Width: the whole region unless one block row of it exceeds the budget.
     let mut tw = w;
-    if px_bytes * (w + nb_w) * uh > budget {
-        tw = ((budget / (px_bytes * uh)).saturating_sub(nb_w) / uw * uw).max(uw).min(w);
+    if px_bytes.saturating_mul(w.saturating_add(nb_w)).saturating_mul(uh) > budget {
+        tw = ((budget / px_bytes.saturating_mul(uh)).saturating_sub(nb_w) / uw * uw).max(uw).min(w);
     }
     let cols = w.div_ceil(tw);
     // Height: rows that fit the budget (inputs also read their neighborhood rows).
-    let row_bytes = px_bytes * (tw + nb_w);
-    let halo_bytes = nb_h * req.input_bytes_per_pixel as u64 * (tw + nb_w);
+    let row_bytes = px_bytes.saturating_mul(tw.saturating_add(nb_w));
+    let halo_bytes = nb_h.saturating_mul(in_bytes).saturating_mul(tw.saturating_add(nb_w));
     let fit = budget.saturating_sub(halo_bytes) / row_bytes;
     let mut th = (fit / uh * uh).max(uh);
     // Parallelism: enough tiles, but not tiny ones.
@@ -232,7 +235,7 @@ fn cut(
 pub fn plan(req: &TileRequest, policy: &TilingPolicy) -> TilePlan {
     let regions = regions(req);
     let mut tiles = Vec::new();
-    let want = req.threads.max(1) * policy.min_tiles_per_thread.max(1);
+    let want = req.threads.max(1).saturating_mul(policy.min_tiles_per_thread.max(1));
     let one_block = req.block.width <= 1 && req.block.height <= 1;
     if !req.has_fast && req.has_flexible && one_block {
         // A flexible-only kernel of 1×1 blocks processes its whole domain with one function and
@@ -280,6 +283,29 @@ pub(crate) mod tests {
             input_bytes_per_pixel: 1,
             output_bytes_per_pixel: 1,
             threads: 2,
+        }
+    }
+
+    #[test]
+    fn requests_at_the_ends_of_their_types_give_a_plan_not_an_overflow() {
+        // `vx::tile_plan` is public with public fields: byte counts and neighbourhoods near their
+        // types' ends once made a row's bytes wrap to 0 and a division by it panic.
+        let policy = TilingPolicy { min_tiles_per_thread: usize::MAX, ..TilingPolicy::default() };
+        for (inb, outb, nb) in [
+            (1usize << 63, 0usize, (0, 0, 0, 0)),
+            (usize::MAX, usize::MAX, (0, 0, 0, 0)),
+            (2, 1, (i32::MIN, i32::MAX, i32::MIN, i32::MAX)),
+        ] {
+            let r = TileRequest {
+                input_bytes_per_pixel: inb,
+                output_bytes_per_pixel: outb,
+                threads: usize::MAX,
+                ..req(64, 16, (1, 1), nb, BorderMode::Undefined, true, true)
+            };
+            let p = plan(&r, &policy);
+            let area: u64 = p.tiles.iter().map(|t| t.rect.width() as u64 * t.rect.height() as u64).sum();
+            let done = processed(&r);
+            assert_eq!(area, done.width() as u64 * done.height() as u64, "{inb} {outb} {nb:?}");
         }
     }
 
