@@ -141,6 +141,12 @@ fn p12_packs_two_pixels_in_three_bytes_as_tiovx_does() {
     );
     assert_eq!(p12_get(&row, 4), None);
     assert!(!p12_set(&mut row, 4, 1));
+    // Past the row however far: None / false, never an overflow of the byte offset.
+    for x in [usize::MAX, usize::MAX - 1, usize::MAX / 2, usize::MAX / 3 * 2] {
+        assert_eq!(p12_get(&row, x), None, "{x}");
+        assert!(!p12_set(&mut row, x, 1), "{x}");
+    }
+    assert_eq!(row, [0xBC, 0x3A, 0x12, 0x00, 0xF0, 0xFF]);
 }
 
 fn two_exposures(ctx: &Context) -> RawImage {

@@ -260,8 +260,8 @@ pub fn layout(w: &Wire) -> Result<Layout, LayoutError> {
 /// Pixel `x` of a packed 12-bit row (TIOVX's packing: pixel pair `(p0, p1)` in bytes
 /// `p0[7:0]`, `p1[3:0] p0[11:8]`, `p1[11:4]`; pixel `x` starts `12·x/8` bytes in). `None` past the row.
 pub fn p12_get(row: &[u8], x: usize) -> Option<u16> {
-    let i = x / 2 * 3;
-    let b = row.get(i..i + 3)?;
+    let i = (x / 2).checked_mul(3)?;
+    let b = row.get(i..i.checked_add(3)?)?;
     Some(if x.is_multiple_of(2) {
         u16::from(b[0]) | (u16::from(b[1] & 0x0F) << 8)
     } else {
@@ -271,8 +271,7 @@ pub fn p12_get(row: &[u8], x: usize) -> Option<u16> {
 
 /// Write pixel `x` (its low 12 bits) of a packed 12-bit row; false past the row.
 pub fn p12_set(row: &mut [u8], x: usize, v: u16) -> bool {
-    let i = x / 2 * 3;
-    let Some(b) = row.get_mut(i..i + 3) else { return false };
+    let Some(b) = (x / 2).checked_mul(3).and_then(|i| row.get_mut(i..i.checked_add(3)?)) else { return false };
     if x.is_multiple_of(2) {
         b[0] = v as u8;
         b[1] = (b[1] & 0xF0) | ((v >> 8) as u8 & 0x0F);
