@@ -981,6 +981,9 @@ fn outputs_keep_modes_refuse_read_only_files_and_go_to_stdout() {
 
     // Read-only for the user (as root, whom no mode stops, the run drops to nobody): refused.
     let ro_dir = tmp("ro");
+    // The scratch directory is the test process's own (0700): `nobody` may pass through it (to
+    // reach `ro`), not list or write it.
+    std::fs::set_permissions(tmp(""), std::fs::Permissions::from_mode(0o711)).unwrap();
     std::fs::create_dir_all(&ro_dir).unwrap();
     std::fs::set_permissions(&ro_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let ro = ro_dir.join("white.png");
