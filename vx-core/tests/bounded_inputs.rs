@@ -3,6 +3,8 @@
 
 use vx::*;
 
+mod common;
+
 /// Whether the kernel refuses a mapping larger than the machine can back (`vm.overcommit_memory`
 /// 0 or 2). With 1 ("always") a 1 TiB request succeeds and faults later, so the cases that ask the
 /// system for 1 TiB are skipped there.
@@ -90,28 +92,10 @@ fn thread_counts_and_queue_depths_have_ceilings_that_are_errors() {
     assert_eq!(ctx.threads(), 3);
 }
 
-/// Two U8 image parameters; the output takes the input's meta data; processing does nothing.
-fn copy_kernel(ctx: &Context) -> Kernel {
-    let k = ctx
-        .user_kernel("bounded.copy", ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_from_reference(&Reference::from(i))?;
-            Ok(())
-        })
-        .process(|_| Ok(()))
-        .add()
-        .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
-    k.finalize().unwrap();
-    k
-}
-
 #[test]
 fn endless_parameter_lists_and_pipeline_depths_are_refused_before_anything_is_reserved() {
     let ctx = Context::builder().threads(1).build().unwrap();
-    let k = copy_kernel(&ctx);
+    let k = common::u8_kernel(&ctx, "bounded.copy", |b| b.process(|_| Ok(())));
     let g = Graph::new(&ctx).unwrap();
     let img = || Image::new(&ctx, 8, 8, ImageFormat::U8).unwrap();
     let (a, b) = (img(), img());
