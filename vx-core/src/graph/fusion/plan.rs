@@ -155,6 +155,8 @@ pub(super) struct GroupGeometry {
     /// Per member, whether each band owes its band rows (a sink, a `complete` member or the writer
     /// of a materialized image).
     owes_band: Vec<bool>,
+    /// `L`: the lcm of the members' block heights, at most [`MAX_BLOCK_LCM`].
+    block_lcm: u32,
 }
 
 impl GroupGeometry {
@@ -181,7 +183,7 @@ impl GroupGeometry {
         let mut l: u64 = 1;
         for mem in &members {
             let bh = mem.block.height.max(1) as u64;
-            l = l / gcd64(l, bh) * bh;
+            l = l / gcd(l, bh) * bh;
             if l > MAX_BLOCK_LCM as u64 {
                 let heights: Vec<u32> = members.iter().map(|m| m.block.height).collect();
                 return Err(format!(
@@ -211,7 +213,7 @@ impl GroupGeometry {
         for (owes, read) in owes_band.iter_mut().zip(&read) {
             *owes |= !read;
         }
-        Ok(GroupGeometry { height, members, images, inputs, owes_band })
+        Ok(GroupGeometry { height, members, images, inputs, owes_band, block_lcm: l as u32 })
     }
 
     /// The image height shared by every member.
@@ -237,10 +239,7 @@ impl GroupGeometry {
 
     /// `L`: the lcm of the members' block heights; band starts and `k` are multiples of it.
     pub(super) fn block_lcm(&self) -> u32 {
-        self.members.iter().fold(1, |l, mem| {
-            let bh = mem.block.height.max(1);
-            l / gcd(l, bh) * bh
-        })
+        self.block_lcm
     }
 
     /// Whether a descriptor member writes or reads image `i` (its ring capacity is then a multiple
@@ -265,16 +264,12 @@ impl GroupGeometry {
     }
 }
 
-fn gcd(a: u32, b: u32) -> u32 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
 /// The largest `L` a group may have (its block heights' lcm): steps and bands are multiples of it
 /// in u32 arithmetic.
 const MAX_BLOCK_LCM: u32 = 1 << 30;
 
-fn gcd64(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd64(b, a % b) }
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// The hull of the rows window rows `a ..= b` read through `calls` (`None`: none). Only the rows
@@ -479,7 +474,7 @@ pub(super) struct BandLayout {
 
 impl BandLayout {
     /// Bands of `band_rows` rows (at most the height: a policy's `u32::MAX` is one band) rounded
-    /// up to a multiple of `block_lcm` (`L`, at most the height: `GroupGeometry::new`).
+    /// up to a multiple of `block_lcm` (`L`, at most `MAX_BLOCK_LCM`: `GroupGeometry::new`).
     pub(super) fn new(height: u32, band_rows: u32, block_lcm: u32) -> BandLayout {
         let l = block_lcm.max(1) as u64;
         let rows = (band_rows.clamp(1, height.max(1)) as u64).div_ceil(l) * l;
