@@ -135,3 +135,64 @@ fn a_mean_over_more_than_four_billion_runs_is_exact() {
     assert_eq!(perf((1 << 32) + 1, 3 * ((1 << 32) + 1)).avg(), std::time::Duration::from_secs(3));
     assert_eq!(perf(0, 0).avg(), std::time::Duration::ZERO);
 }
+
+/// A fusable U8 copy kernel (flexible: it takes whatever strip verify hands it) whose output
+/// blocks are `block_height` rows.
+fn copy_kernel_with_block_height(ctx: &Context, name: &str, block_height: u32) -> Kernel {
+    let k = ctx
+        .tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
+        .validate(|v, metas| {
+            let i = v.image(0)?;
+            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+            Ok(())
+        })
+        .flexible(|args| {
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            for y in 0..out.height() {
+                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
+                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
+            }
+            Ok(())
+        })
+        .fusable()
+        .add()
+        .unwrap();
+    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
+    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    k.set_attribute(KernelAttribute::OutputTileBlockSize(TileBlockSize { width: 1, height: block_height })).unwrap();
+    k.finalize().unwrap();
+    k
+}
+
+#[test]
+fn fusable_nodes_whose_block_heights_have_a_huge_lcm_run_unfused_instead_of_failing_verify() {
+    // 65537 and 65539 are coprime: a group of the two would step by their lcm, about 2^32 rows.
+    // Verify once failed with InvalidGraph on that; the pair now runs unfused, as with fusion off,
+    // and the report says why. 4 and 6 (lcm 12) still fuse, so the check tells the two apart.
+    let (w, h) = (3u32, 70_000u32);
+    let pixels: Vec<u8> = (0..w * h).map(|i| (i * 7 % 251) as u8).collect();
+    for (a, b, fused) in [(65_537, 65_539, false), (4, 6, true)] {
+        let ctx = Context::builder().threads(2).build().unwrap();
+        let (ka, kb) = (
+            copy_kernel_with_block_height(&ctx, "test.copy_a", a),
+            copy_kernel_with_block_height(&ctx, "test.copy_b", b),
+        );
+        let src = common::u8_image(&ctx, w, h, |x, y| pixels[(y * w + x) as usize]);
+        let dst = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        g.add_node(&ka, [&src, &v]).unwrap().set_name("first").unwrap();
+        g.add_node(&kb, [&v, &dst]).unwrap().set_name("second").unwrap();
+        g.verify().unwrap_or_else(|e| panic!("block heights {a} and {b}: {e}"));
+        g.process().unwrap();
+        assert_eq!(dst.to_vec::<u8>().unwrap(), pixels, "block heights {a} and {b}");
+        let report = g.fusion_report().unwrap();
+        assert_eq!(report.groups.len(), usize::from(fused), "{report}");
+        if !fused {
+            let why: Vec<(&str, FusionRefusal)> = report.unfused.iter().map(|u| (u.node.as_str(), u.reason)).collect();
+            assert_eq!(why, [("first", FusionRefusal::BlockHeights), ("second", FusionRefusal::BlockHeights)]);
+            assert!(report.to_string().contains("least common multiple above 2^30"), "{report}");
+        }
+    }
+}

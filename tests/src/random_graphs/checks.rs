@@ -572,6 +572,7 @@ pub fn fusion_report(
                 | FusionRefusal::WouldNotBeConvex
                 | FusionRefusal::MaterializedInsideGroup
                 | FusionRefusal::TooManyImages
+                | FusionRefusal::BlockHeights
         );
         match mine {
             Some(want) if want != u.reason => {
@@ -594,6 +595,19 @@ pub fn fusion_report(
         };
         let node = &spec.nodes[n];
         let across_any = node.inputs.iter().chain([&node.output]).any(|&i| across(i));
+        if u.reason == FusionRefusal::BlockHeights {
+            // The group's block heights have an lcm above 2^30 rows: then so do those of every
+            // tiling node of the graph.
+            let mut l: u64 = 1;
+            for t in spec.live().filter_map(|m| spec.nodes[m].tiling.as_ref()) {
+                let bh = u64::from(t.block.1.max(1));
+                l = l / gcd(l, bh) * bh;
+                l = l.min(1 << 40);
+            }
+            if l <= 1 << 30 {
+                return Err(format!("unfused {u}, yet the graph's block heights have an lcm of {l} rows"));
+            }
+        }
         if u.reason == FusionRefusal::AcrossTargets && !across_any {
             return Err(format!("unfused {u}, yet no virtual image joins it to a candidate on another target"));
         }
@@ -626,4 +640,8 @@ pub fn fusion_report(
         return Err(format!("tiling node {} neither grouped nor reported unfused: {report:?}", spec.nodes[n].name));
     }
     Ok(groups)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

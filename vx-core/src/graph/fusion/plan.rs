@@ -178,19 +178,12 @@ impl GroupGeometry {
                 return Err(format!("member {n}: neighbourhood rows {}..={} do not hold row 0", nb.top, nb.bottom));
             }
         }
-        // Bands and steps are multiples of `L`, the block heights' lcm (`block_lcm`), in u32 with
-        // room to add a step to it: coprime heights near 2^16 have an lcm near 2^32.
-        let mut l: u64 = 1;
-        for mem in &members {
-            let bh = mem.block.height.max(1) as u64;
-            l = l / gcd(l, bh) * bh;
-            if l > MAX_BLOCK_LCM as u64 {
-                let heights: Vec<u32> = members.iter().map(|m| m.block.height).collect();
-                return Err(format!(
-                    "the members' block heights {heights:?} have a least common multiple above {MAX_BLOCK_LCM} rows"
-                ));
-            }
-        }
+        let Some(l) = block_lcm(members.iter().map(|m| m.block.height)) else {
+            let heights: Vec<u32> = members.iter().map(|m| m.block.height).collect();
+            return Err(format!(
+                "the members' block heights {heights:?} have a least common multiple above {MAX_BLOCK_LCM} rows"
+            ));
+        };
         for (i, img) in images.iter_mut().enumerate() {
             img.readers.sort_unstable();
             img.readers.dedup();
@@ -213,7 +206,7 @@ impl GroupGeometry {
         for (owes, read) in owes_band.iter_mut().zip(&read) {
             *owes |= !read;
         }
-        Ok(GroupGeometry { height, members, images, inputs, owes_band, block_lcm: l as u32 })
+        Ok(GroupGeometry { height, members, images, inputs, owes_band, block_lcm: l })
     }
 
     /// The image height shared by every member.
@@ -265,8 +258,24 @@ impl GroupGeometry {
 }
 
 /// The largest `L` a group may have (its block heights' lcm): steps and bands are multiples of it
-/// in u32 arithmetic.
-const MAX_BLOCK_LCM: u32 = 1 << 30;
+/// in u32 arithmetic, with room to add a step to it (coprime heights near 2¹⁶ have an lcm near
+/// 2³²). The fusion pass leaves the members of a group above it unfused
+/// ([`FusionRefusal::BlockHeights`](super::FusionRefusal::BlockHeights)).
+pub(in crate::graph) const MAX_BLOCK_LCM: u32 = 1 << 30;
+
+/// `L` for members of these block heights (0 counts as 1), computed in u64; `None` above
+/// [`MAX_BLOCK_LCM`].
+pub(in crate::graph) fn block_lcm(heights: impl IntoIterator<Item = u32>) -> Option<u32> {
+    let mut l: u64 = 1;
+    for h in heights {
+        let h = h.max(1) as u64;
+        l = l / gcd(l, h) * h;
+        if l > MAX_BLOCK_LCM as u64 {
+            return None;
+        }
+    }
+    Some(l as u32)
+}
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }

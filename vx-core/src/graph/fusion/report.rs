@@ -47,6 +47,9 @@ pub enum FusionRefusal {
     /// one (a path from it into the other group and one back): contracted, the graph would have a
     /// cycle.
     GroupCycle,
+    /// The members' block heights have a least common multiple above 2³⁰ rows: a group's steps
+    /// and bands are multiples of it.
+    BlockHeights,
 }
 
 impl fmt::Display for FusionRefusal {
@@ -74,6 +77,9 @@ impl fmt::Display for FusionRefusal {
             FusionRefusal::TooManyImages => "the group would touch too many outside images",
             FusionRefusal::GroupCycle => {
                 "the group would have to run both before and after another group (a cycle between groups)"
+            }
+            FusionRefusal::BlockHeights => {
+                "the group's block heights have a least common multiple above 2^30 rows (steps are multiples of it)"
             }
         })
     }

@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 use crate::data::reference::Reference;
 use crate::data::types::Direction;
 use crate::error::Result;
+use crate::graph::fusion::plan::block_lcm;
 use crate::graph::fusion::{
     FusedGroup, FusedGroupReport, FusionRefusal, FusionReport, FusionState, ImageSpec, MAX_OUTSIDE_IMAGES, MemberSpec,
     ParamRole, UnfusedNode,
@@ -455,6 +456,9 @@ fn build_group(
     let size = (specs[0].request.width, specs[0].request.height);
     if specs.iter().any(|s| (s.request.width, s.request.height) != size) {
         return Ok(Err(FusionRefusal::MaterializedInsideGroup));
+    }
+    if block_lcm(specs.iter().map(|s| s.request.block.height)).is_none() {
+        return Ok(Err(FusionRefusal::BlockHeights));
     }
     let work: Vec<_> = members
         .iter()
