@@ -342,3 +342,18 @@ fn levels_cover_the_cpu() {
     assert_eq!(Level::parse("avx2"), Some(Level::Avx2));
     assert_eq!(Level::parse("mmx"), None);
 }
+
+#[test]
+fn streaming_starts_past_the_l2_and_on_amd_past_half_the_l3() {
+    use crate::simd::{cache_bytes, is_amd, l2_bytes, stream_threshold};
+    // The vendor from cpuid against the kernel's own reading of it.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(line) = cpuinfo.lines().find(|l| l.starts_with("vendor_id")) {
+        assert_eq!(is_amd(), line.contains("AuthenticAMD"), "{line}");
+    }
+    let (l2, t) = (l2_bytes(), stream_threshold());
+    match cache_bytes(3).filter(|_| is_amd()) {
+        Some(l3) => assert_eq!(t, (l3 / 2).max(l2)),
+        None => assert_eq!(t, l2),
+    }
+}
