@@ -14,7 +14,8 @@
 //! share one CPU while another idles, until the load balancer notices milliseconds later. For the
 //! same reason a helper does not spin on the caller's CPU.
 //!
-//! A helper that finishes a job spins for [`SPIN`] before it parks: a graph publishes its next
+//! A helper that finishes a job spins for [`SPIN`] before it parks (and so does one woken for a
+//! job that was retired before it arrived): a graph publishes its next
 //! parallel step (the next node's tiles, the next frame) within microseconds, and a futex wake-up
 //! of a parked vCPU on a VM costs 50–300 µs — as much as a whole 1080p 3×3 filter on one core.
 //! OpenCV's pool waits actively for the same reason. The spin reads atomics; it never takes the
@@ -318,35 +319,51 @@ fn helper(state: &CrewState) {
     // caller's CPU restricts it to this set minus that one CPU.
     let allowed = CpuSet::of_this_thread();
     let mut seen = 0u64;
-    loop {
+    'next: loop {
+        // Off the caller's CPU before spinning (spinning there would take the CPU from it) and
+        // before joining, not after: a helper counted in `running` that then migrates (a wake-up
+        // of the other vCPU, 100 µs and more on a VM) kept the caller waiting in `Retire` for it
+        // long after the caller had done every item (a 1080p `not` on two threads: 370 µs a run
+        // against 100 µs alone). Moved first, it finds the job retired if it arrives too late,
+        // and no one waits for it.
+        leave_callers_cpu(state, allowed.as_ref());
         state.spinning.fetch_add(1, Ordering::SeqCst);
         spin_for_next(state, seen);
         state.spinning.fetch_sub(1, Ordering::SeqCst);
-        // Off the caller's CPU before joining, not after: a helper counted in `running` that then
-        // migrates (a wake-up of the other vCPU, 100 µs and more on a VM) kept the caller waiting
-        // in `Retire` for it long after the caller had done every item (a 1080p `not` on two
-        // threads: 370 µs a run against 100 µs alone). Moved first, it finds the job retired if
-        // it arrives too late, and no one waits for it.
         leave_callers_cpu(state, allowed.as_ref());
         let mut slot = state.slot();
         // Holding the mutex, this helper sees every job published before: a wake-up signalled
         // before now has done its work (or was not needed).
         state.waking.store(false, Ordering::SeqCst);
-        // Moves tried since this helper last slept (one per wake-up: a move that fails, or that
+        // A move tried since this helper last slept (one per wake-up: a move that fails, or that
         // the scheduler undoes, must not keep it cycling through the mutex while a job waits).
         let mut moved = false;
         loop {
-            while !slot.shutdown && (slot.epoch == seen || slot.job.is_none() || slot.wanted == 0) {
+            if slot.shutdown {
+                return;
+            }
+            if slot.epoch == seen || slot.job.is_none() || slot.wanted == 0 {
                 if slot.job.is_none() {
                     seen = slot.epoch; // a job retired before this helper got to it: skip it
                 }
                 slot = state.start.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
                 state.waking.store(false, Ordering::SeqCst);
                 moved = false;
+                if !slot.shutdown && slot.job.is_none() && slot.epoch != seen {
+                    // Woken for a job already retired (the wake-up took longer than the job):
+                    // spin for the next one rather than park again — a caller that published one
+                    // job is likely to publish another within the spin, and will find this helper
+                    // warm. (Parking here kept a VGA node's helper cold for good: each wake-up
+                    // came after the node was done.)
+                    seen = slot.epoch;
+                    drop(slot);
+                    continue 'next;
+                }
+                continue;
             }
-            // Woken onto the caller's CPU (Linux wakes a thread where its waker runs): move off
-            // it outside the mutex, then look at the slot again.
-            if slot.shutdown || moved || !on_callers_cpu(state, allowed.as_ref()) {
+            // A job to join. Woken onto the caller's CPU (Linux wakes a thread where its waker
+            // runs): move off it outside the mutex, then look at the slot again.
+            if moved || !on_callers_cpu(state, allowed.as_ref()) {
                 break;
             }
             drop(slot);
@@ -354,9 +371,6 @@ fn helper(state: &CrewState) {
             moved = true;
             slot = state.slot();
             state.waking.store(false, Ordering::SeqCst);
-        }
-        if slot.shutdown {
-            return;
         }
         seen = slot.epoch;
         slot.wanted -= 1;

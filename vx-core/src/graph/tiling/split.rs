@@ -186,22 +186,13 @@ impl Split {
         };
         // Cold helpers in a stream (this run starts within a spin of the last one's end): a job
         // published now wakes them — a futex wake-up for the caller, which does not wait for them
-        // — and the next runs find them warm. So a stream that pays warm shares from cold too,
-        // unless runs shared from cold have been slower on the clock than runs alone: then the
-        // helpers did not stay warm (parked again between the runs, or woken on the caller's CPU
-        // and moved off it while the caller waited for them), and every run paid a wake-up. On a
-        // 2-vCPU EPYC VM a 1080p `not` shared that way from cold took 120–520 µs a run against
-        // 105 µs alone; it now runs alone until an exploration finds the helpers warm.
+        // — and the next runs find them warm. So a stream that pays warm shares from cold too.
         let last_end = self.last_end_ns.load(Ordering::Relaxed);
         let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
-        let cold_was_slower = {
-            let cold = self.together_cold_ns.load(Ordering::Relaxed);
-            cold != 0 && alone != 0 && cold >= alone
-        };
         let share = if join.helpers_warm {
             pays(join.warm, true)
         } else {
-            pays(join.cold, false) || (stream && !cold_was_slower && pays(join.warm, true))
+            pays(join.cold, false) || (stream && pays(join.warm, true))
         };
         if share {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
@@ -410,15 +401,6 @@ mod tests {
         // takes longer than the whole node.
         s.note_alone(20 * US, end);
         assert_eq!(s.decide(cold, end + 1_000_000), Decision::Alone { measure: true });
-        // Nor once runs shared from cold were slower than runs alone (the helpers did not stay
-        // warm): alone, until cold sharing is measured faster again.
-        s.note_together(20 * US, 25 * US, false, end);
-        s.note_alone(20 * US, end);
-        assert_eq!(s.decide(cold, end + 5_000), Decision::Alone { measure: true });
-        for _ in 0..40 {
-            s.note_together(20 * US, 15 * US, false, end);
-        }
-        assert_eq!(s.decide(cold, end + 5_000), Decision::Together);
         // Nor does a stream wake them for a node whose warm sharing did not pay.
         for _ in 0..40 {
             s.note_together(20 * US, 30 * US, true, end);
