@@ -553,4 +553,30 @@ mod tests {
         });
         assert!(n.load(SeqCst) >= 1);
     }
+
+    #[test]
+    fn a_helper_woken_for_a_job_already_retired_spins_for_the_next_one() {
+        // A parked helper woken by a job the caller finishes at once arrives after the retire.
+        // It must spin for the next job (warm: `join_estimate().2`), not park again: a stream of
+        // jobs shorter than a wake-up otherwise never finds it warm.
+        let crew = Crew::new(1, |i| format!("crew-late-{i}")).unwrap();
+        let tries = 10;
+        let mut warm_after = 0;
+        for _ in 0..tries {
+            // Past the spin: parked.
+            std::thread::sleep(super::SPIN * 20);
+            assert!(!crew.join_estimate().2, "the helper still spins 4 ms after its last job");
+            crew.run(1, &|| {});
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_millis(50) {
+                if crew.join_estimate().2 {
+                    warm_after += 1;
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        // Every try, but for a helper that sleeps through 50 ms on a loaded machine.
+        assert!(warm_after * 2 > tries, "the helper spun after {warm_after} of {tries} late wake-ups");
+    }
 }
