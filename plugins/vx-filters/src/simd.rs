@@ -9,11 +9,10 @@
 //! - `multiversion!`: one portable row function compiled for each level (baseline, AVX2,
 //!   AVX-512), for the loops the compiler vectorizes well enough by itself.
 //! - [`stream_stores`]: whether a point operation over images of this many bytes writes its output
-//!   with non-temporal stores (`VX_FILTERS_NT=on|off|auto`, read once; `auto`: when the bytes
-//!   exceed a quarter of the last-level cache). Measured on the showcase bench: streaming stores
-//!   lose while the images stay in the cache (a following node, or the next frame, reads them from
-//!   there) and win once they take a fair part of it (the cache is shared with the other cores:
-//!   the crossover lay between a sixteenth and a quarter of the reported size); the 3×3 filters
+//!   with non-temporal stores (`VX_FILTERS_NT=on|off|auto`, read once; `auto`: past
+//!   [`stream_threshold`] — the private L2, or on AMD a quarter of the L3 when that is larger).
+//!   Streaming stores lose while the images stay in a fast cache (a following node, or the next
+//!   frame, reads them from there) and win once the output would leave it anyway; the 3×3 filters
 //!   (staged through an L1 buffer) did not win at any size measured, so they always write with
 //!   plain stores.
 
@@ -143,7 +142,8 @@ pub(crate) fn l2_bytes() -> usize {
     *L2.get_or_init(|| cache_bytes(2).unwrap_or(1 << 20))
 }
 
-/// Whether the CPU is an AMD one (`AuthenticAMD` from `cpuid` leaf 0).
+/// Whether the CPU is an AMD one, or a Hygon (Zen-based): `AuthenticAMD` / `HygonGenuine` from
+/// `cpuid` leaf 0.
 pub(crate) fn is_amd() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -155,24 +155,28 @@ pub(crate) fn is_amd() -> bool {
         v[..4].copy_from_slice(&r.ebx.to_le_bytes());
         v[4..8].copy_from_slice(&r.edx.to_le_bytes());
         v[8..].copy_from_slice(&r.ecx.to_le_bytes());
-        &v == b"AuthenticAMD"
+        &v == b"AuthenticAMD" || &v == b"HygonGenuine"
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
 }
 
-/// The image bytes past which [`stream_stores`] says yes, read once: the private L2, or on AMD
-/// half the L3 when that is larger. An AMD L3 is the victim cache of the few cores of one
-/// complex, fast enough that an output kept there beats writing it to memory; Intel's server L3
-/// is one cache over the whole mesh, and there streaming paid from the L2 on.
+/// The image bytes past which [`stream_stores`] says yes, read once: the private L2, or on AMD a
+/// quarter of the L3 when that is larger. An AMD L3 is the victim cache of the few cores of one
+/// complex, fast enough that an output kept there beats writing it to memory, while images that
+/// take a fair part of it (shared with the other cores, and on a VM with other tenants) leave it
+/// before the next frame; Intel's server L3 is one cache over the whole mesh, and there streaming
+/// paid from the L2 on. With a 32 MiB L3 the quarter (8 MiB) lies between a 1080p point
+/// operation's images (4.1 MB) and a 4K one's (16.6 MB).
 pub(crate) fn stream_threshold() -> usize {
     static T: OnceLock<usize> = OnceLock::new();
     *T.get_or_init(|| {
         let l2 = l2_bytes();
-        if is_amd() { cache_bytes(3).map_or(l2, |l3| (l3 / 2).max(l2)) } else { l2 }
+        if is_amd() { cache_bytes(3).map_or(l2, |l3| (l3 / 4).max(l2)) } else { l2 }
     })
 }
 
+/// Non-temporal store policy from `VX_FILTERS_NT`: 0 auto, 1 always, 2 never.
 fn nt_policy() -> u8 {
     static NT: OnceLock<u8> = OnceLock::new();
     *NT.get_or_init(|| match std::env::var("VX_FILTERS_NT").as_deref().map(str::trim) {
@@ -183,8 +187,8 @@ fn nt_policy() -> u8 {
 }
 
 /// Whether a node whose images (inputs and outputs) take `bytes` writes its output with
-/// non-temporal stores: past [`stream_threshold`] (the core's private L2; on AMD half the L3 when
-/// larger), unless `VX_FILTERS_NT` says otherwise. Past that the output leaves the fast caches
+/// non-temporal stores: past [`stream_threshold`] (the core's private L2; on AMD a quarter of the
+/// L3 when larger), unless `VX_FILTERS_NT` says otherwise. Past that the output leaves the fast caches
 /// before anyone reads it, and plain stores would first read every line (twice the traffic of the
 /// write). Measured (`tests/benches/performance.sh`, `VX_FILTERS_NT=never` / `always` against
 /// the rule):
@@ -194,8 +198,9 @@ fn nt_policy() -> u8 {
 ///   0.52 ms; at VGA (0.6 MB) plain stores stay (the next frame finds the output in L2).
 /// - AMD EPYC VM, 2 vCPUs, L2 512 KiB, L3 32 MiB (2026-11-26): streaming from the L2 on made
 ///   VGA threshold and not 17–20 µs against 10–13 µs plain (slower than OpenCV), and 1080p
-///   0.11–0.13 ms against 0.07–0.09 ms; at 4K (17 MB) streaming was faster (0.76–0.89 ms
-///   against 0.94–1.23 ms). Half the L3 (16 MB) separates them.
+///   (4.1 MB) 0.11–0.13 ms against 0.07–0.09 ms; at 4K (16.6 MB) streaming measured 0.76–0.89 ms
+///   against 0.94–1.23 ms plain in one pair of runs, and within the machine's noise (0.7–1.0 ms
+///   either way) in later ones. A quarter of the L3 (8 MiB) separates 1080p from 4K.
 #[inline]
 pub(crate) fn stream_stores(bytes: usize) -> bool {
     match nt_policy() {
