@@ -83,10 +83,12 @@ struct CrewState {
     inside: AtomicUsize,
     /// Helpers spinning for the next job now (in `spin_for_next`).
     spinning: AtomicUsize,
-    /// A caller has signalled `start` for parked helpers and none has taken the mutex since: a
+    /// A caller has signalled `start` for parked helpers and none has looked at the slot since: a
     /// wake-up is on its way, and a job published meanwhile needs no second system call (the
-    /// woken helper takes the mutex and finds the newest job). Set by a caller just before its
-    /// `notify_all`; cleared by a helper each time it takes the mutex.
+    /// woken helper takes the mutex and finds the newest job). Set by a caller under the mutex,
+    /// in the critical section that publishes the job (its `notify_all` follows the unlock);
+    /// cleared by a helper in every critical section in which it looks for a job (and so in the
+    /// one in which it starts to wait).
     waking: AtomicBool,
     /// Whether a helper was spinning when the latest job was published.
     posted_warm: AtomicBool,
@@ -346,19 +348,17 @@ fn helper(state: &CrewState) {
         // A move tried since this helper last slept (one per wake-up: a move that fails, or that
         // the scheduler undoes, must not keep it cycling through the mutex while a job waits).
         let mut moved = false;
-        // Whether this helper has been away from the mutex since it last looked (asleep, or
-        // moving off the caller's CPU) — then a job published and retired meanwhile was missed.
-        let mut away = false;
         loop {
             if slot.shutdown {
                 return;
             }
-            if away && slot.job.is_none() && slot.epoch != seen {
-                // Woken (or moved) for a job already retired: the wake-up took longer than the
-                // job. Spin for the next one rather than park again — a caller that published one
-                // job is likely to publish another within the spin, and will find this helper
-                // warm. (Parking here kept a VGA node's helper cold for good: each wake-up came
-                // after the node was done.)
+            if slot.job.is_none() && slot.epoch != seen {
+                // A job published since this helper last looked and already retired: it came too
+                // late (a wake-up, or a move off the caller's CPU, took longer than the job).
+                // Spin for the next one rather than park — a caller that published one job is
+                // likely to publish another within the spin, and will find this helper warm.
+                // (Parking here kept a VGA node's helper cold for good: each wake-up came after
+                // the node was done.) Each pass needs a newer epoch: no loop without jobs.
                 seen = slot.epoch;
                 drop(slot);
                 continue 'next;
@@ -369,7 +369,7 @@ fn helper(state: &CrewState) {
                 }
                 slot = state.start.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
                 state.waking.store(false, Ordering::SeqCst);
-                (moved, away) = (false, true);
+                moved = false;
                 continue;
             }
             // A job to join. Woken onto the caller's CPU (Linux wakes a thread where its waker
@@ -379,7 +379,7 @@ fn helper(state: &CrewState) {
             }
             drop(slot);
             leave_callers_cpu(state, allowed.as_ref());
-            (moved, away) = (true, true);
+            moved = true;
             slot = state.slot();
             state.waking.store(false, Ordering::SeqCst);
         }
