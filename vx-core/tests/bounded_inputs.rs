@@ -139,13 +139,7 @@ fn a_mean_over_more_than_four_billion_runs_is_exact() {
 /// A fusable U8 copy kernel (flexible: it takes whatever strip verify hands it) whose output
 /// blocks are `block_height` rows.
 fn copy_kernel_with_block_height(ctx: &Context, name: &str, block_height: u32) -> Kernel {
-    let k = ctx
-        .tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-            Ok(())
-        })
+    let k = common::u8_tiling_builder(ctx, name)
         .flexible(|args| {
             let input = args.input::<u8>(0)?;
             let mut out = args.output::<u8>(1)?;
@@ -158,8 +152,7 @@ fn copy_kernel_with_block_height(ctx: &Context, name: &str, block_height: u32) -
         .fusable()
         .add()
         .unwrap();
-    k.add_parameter(0, ParamDirection::Input, DataType::Image, ParamState::Required).unwrap();
-    k.add_parameter(1, ParamDirection::Output, DataType::Image, ParamState::Required).unwrap();
+    common::image_in_out(&k);
     k.set_attribute(KernelAttribute::OutputTileBlockSize(TileBlockSize { width: 1, height: block_height })).unwrap();
     k.finalize().unwrap();
     k

@@ -363,10 +363,9 @@ fn helper(state: &CrewState) {
                 drop(slot);
                 continue 'next;
             }
+            // Nothing to join: no new job (the branch above took a newer epoch without one), or
+            // the job needs no more helpers.
             if slot.epoch == seen || slot.job.is_none() || slot.wanted == 0 {
-                if slot.job.is_none() {
-                    seen = slot.epoch; // a job retired before this helper got to it: skip it
-                }
                 slot = state.start.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
                 state.waking.store(false, Ordering::SeqCst);
                 moved = false;

@@ -41,22 +41,23 @@ pub(crate) fn parallel_tiling_ctx() -> Context {
         .unwrap()
 }
 
+/// A tiling kernel `image in → U8 image out` of the input's size, its validator set: the caller
+/// adds the tile functions, then `add` and [`image_in_out`].
+pub(crate) fn u8_tiling_builder<'c>(ctx: &'c Context, name: &str) -> KernelBuilder<'c> {
+    ctx.tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2).validate(|v, metas| {
+        let i = v.image(0)?;
+        metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
+        Ok(())
+    })
+}
+
 /// A finalized tiling kernel `image in → U8 image out` (one size) whose fast function is `fast`.
 pub(crate) fn tiling_kernel_with(
     ctx: &Context,
     name: &str,
     fast: impl Fn(&mut TileArgs<'_>) -> std::result::Result<(), TileError> + Send + Sync + 'static,
 ) -> Kernel {
-    let k = ctx
-        .tiling_kernel(name, ctx.allocate_user_kernel_id().unwrap(), 2)
-        .validate(|v, metas| {
-            let i = v.image(0)?;
-            metas.get(1)?.set_image(ImageFormat::U8, i.width(), i.height())?;
-            Ok(())
-        })
-        .fast(fast)
-        .add()
-        .unwrap();
+    let k = u8_tiling_builder(ctx, name).fast(fast).add().unwrap();
     image_in_out(&k);
     k
 }
