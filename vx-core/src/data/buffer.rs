@@ -255,9 +255,52 @@ struct BufState {
     /// The object's memory is the application's ([`SharedBuffer::import`]): never allocated by
     /// the runtime, even after the application took it back.
     imported: bool,
-    /// Outstanding mappings: region (in the root image's pixel coordinates; a whole array or user
-    /// data object uses one fixed cell) and whether it is for writing.
-    leases: [Option<(Rect, bool)>; MAX_LEASES],
+    /// Outstanding mappings.
+    leases: Leases,
+}
+
+/// Outstanding mappings: region (in the root image's pixel coordinates; a whole array or user data
+/// object uses one fixed cell) and whether it is for writing, in slots marked in a bit set (a map
+/// looks at the mappings there are, not at every slot: this is on every node run's path).
+#[derive(Clone, Copy)]
+struct Leases {
+    used: u32,
+    slots: [(Rect, bool); MAX_LEASES],
+}
+
+const _: () = assert!(MAX_LEASES <= u32::BITS as usize, "one bit per slot");
+
+impl Leases {
+    const NONE: Leases = Leases { used: 0, slots: [(Rect::new(0, 0, 0, 0), false); MAX_LEASES] };
+
+    fn any(&self) -> bool {
+        self.used != 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(Rect, bool)> {
+        let mut bits = self.used;
+        std::iter::from_fn(move || {
+            let i = (bits != 0).then(|| bits.trailing_zeros() as usize)?;
+            bits &= bits - 1;
+            Some(&self.slots[i])
+        })
+    }
+
+    /// Take a free slot for `lease`; `None` when every slot is taken.
+    fn insert(&mut self, lease: (Rect, bool)) -> Option<usize> {
+        let slot = self.used.trailing_ones() as usize;
+        if slot >= MAX_LEASES {
+            return None;
+        }
+        self.used |= 1 << slot;
+        self.slots[slot] = lease;
+        Some(slot)
+    }
+
+    fn remove(&mut self, slot: usize) {
+        debug_assert!(self.used & (1 << slot) != 0, "lease slot {slot} given back twice");
+        self.used &= !(1u32 << slot);
+    }
 }
 
 /// The bytes of a data object plus who has which part mapped.
@@ -279,7 +322,7 @@ pub(super) const WHOLE: Rect = Rect::new(0, 0, 1, 1);
 
 impl SharedBuffer {
     pub(super) fn new() -> SharedBuffer {
-        SharedBuffer { state: Mutex::new(BufState { buf: None, imported: false, leases: [None; MAX_LEASES] }) }
+        SharedBuffer { state: Mutex::new(BufState { buf: None, imported: false, leases: Leases::NONE }) }
     }
 
     fn lock(&self) -> MutexGuard<'_, BufState> {
@@ -305,7 +348,7 @@ impl SharedBuffer {
                 ),
             });
         }
-        if st.leases.iter().any(Option::is_some) {
+        if st.leases.any() {
             return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be reallocated"));
         }
         st.buf = None;
@@ -327,7 +370,7 @@ impl SharedBuffer {
         {
             return Ok(());
         }
-        if st.leases.iter().any(Option::is_some) {
+        if st.leases.any() {
             return Err(Error::new(ErrorKind::NotSupported, "the buffer is mapped and cannot be moved"));
         }
         st.buf = Some(Backing::Placed { arena: Arc::clone(arena), offset, len });
@@ -339,7 +382,7 @@ impl SharedBuffer {
     /// while mapped (a graph processing the object maps it), leaving everything as it was.
     pub(super) fn import(&self, block: Option<ExternalBlock>) -> Result<Option<ExternalBlock>> {
         let mut st = self.lock();
-        if st.leases.iter().any(Option::is_some) {
+        if st.leases.any() {
             return Err(Error::new(
                 ErrorKind::NotSupported,
                 "the image is mapped (by the application or a running graph); its memory cannot be swapped now",
@@ -358,7 +401,7 @@ impl SharedBuffer {
     /// own); a buffer of its own is kept. Nothing happens while mapped.
     pub(super) fn unplace(&self) {
         let mut st = self.lock();
-        if matches!(st.buf, Some(Backing::Placed { .. })) && st.leases.iter().all(Option::is_none) {
+        if matches!(st.buf, Some(Backing::Placed { .. })) && !st.leases.any() {
             st.buf = None;
         }
     }
@@ -374,7 +417,7 @@ impl SharedBuffer {
     /// Free the bytes unless mapped (a virtual image bound to another's storage by aliasing).
     pub(super) fn free_if_unmapped(&self) {
         let mut st = self.lock();
-        if st.leases.iter().all(Option::is_none) && !st.imported {
+        if !st.leases.any() && !st.imported {
             st.buf = None;
         }
     }
@@ -397,7 +440,7 @@ impl SharedBuffer {
             return Err(Error::new(ErrorKind::NotAllocated, "the buffer is not allocated"));
         };
         let (ptr, len) = (buf.as_ptr(), buf.len());
-        for (r, w) in st.leases.iter().flatten() {
+        for (r, w) in st.leases.iter() {
             if (write || *w) && r.overlaps(&region) {
                 return Err(Error::new(
                     ErrorKind::NotSupported,
@@ -410,16 +453,58 @@ impl SharedBuffer {
                 .expected_found("no overlapping mapping", r));
             }
         }
-        let Some(slot) = st.leases.iter().position(Option::is_none) else {
+        let Some(slot) = st.leases.insert((region, write)) else {
             return Err(Error::new(ErrorKind::NoResources, "too many simultaneous mappings of one object")
                 .expected_found(format!("at most {MAX_LEASES}"), MAX_LEASES + 1));
         };
-        st.leases[slot] = Some((region, write));
         Ok(Lease { ptr, len, slot })
     }
 
     /// Give back a mapping granted by [`acquire`](Self::acquire).
     pub(super) fn release(&self, slot: usize) {
-        self.lock().leases[slot] = None;
+        self.lock().leases.remove(slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bit-set lease table against a plain table of options (the old representation): the
+    /// same slot taken, the same mappings seen, the same refusal when full, over random sequences.
+    #[test]
+    fn the_lease_bit_set_matches_a_table_of_options() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2_000 {
+            let mut fast = Leases::NONE;
+            let mut plain: [Option<(Rect, bool)>; MAX_LEASES] = [None; MAX_LEASES];
+            for step in 0..200u32 {
+                let r = next();
+                if r % 3 != 0 {
+                    let lease = (Rect::new(step, 0, step + 1 + (r >> 8) as u32 % 5, 1), r & 8 != 0);
+                    let expected = plain.iter().position(Option::is_none);
+                    if let Some(i) = expected {
+                        plain[i] = Some(lease);
+                    }
+                    assert_eq!(fast.insert(lease), expected);
+                } else {
+                    let taken: Vec<usize> = (0..MAX_LEASES).filter(|&i| plain[i].is_some()).collect();
+                    if let Some(&slot) = taken.get((r >> 16) as usize % taken.len().max(1)) {
+                        plain[slot] = None;
+                        fast.remove(slot);
+                    }
+                }
+                assert_eq!(fast.any(), plain.iter().any(Option::is_some));
+                let seen: Vec<(Rect, bool)> = fast.iter().copied().collect();
+                let want: Vec<(Rect, bool)> = plain.iter().flatten().copied().collect();
+                assert_eq!(seen, want);
+            }
+        }
     }
 }

@@ -34,7 +34,7 @@ use crate::kernel::callbacks::KernelFunctions;
 use crate::shared::ContextShared;
 use crate::shared::crew::Crew;
 use crate::support::sync::lock;
-use crate::support::time::now_ns;
+use crate::support::time::ns_of;
 use crate::support::unwind::{catch_panic, panic_message};
 
 use super::MAX_OUTSIDE_IMAGES;
@@ -64,7 +64,7 @@ pub(crate) fn run_group(
     let _active = ActiveGuard::enter(graph);
     let t0 = Instant::now();
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
-    let result = run(shared, graph, body, g, params);
+    let result = run(shared, graph, body, g, params, t0);
     let took = t0.elapsed();
     let status = match &result {
         Ok(()) => Status::Success,
@@ -76,7 +76,14 @@ pub(crate) fn run_group(
     result
 }
 
-fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, params: FrameParams<'_>) -> Result<()> {
+fn run(
+    shared: &ContextShared,
+    graph: u64,
+    body: &GraphBody,
+    g: &FusedGroup,
+    params: FrameParams<'_>,
+    start: Instant,
+) -> Result<()> {
     let node = |n: usize| body.nodes[n].as_ref().expect("group members are live");
     let mut leases: [Option<PlaneLease<'_>>; MAX_OUTSIDE_IMAGES] = std::array::from_fn(|_| None);
     let mut mapped: [Option<Mapped>; MAX_OUTSIDE_IMAGES] = [None; MAX_OUTSIDE_IMAGES];
@@ -123,7 +130,8 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, par
         split::Decision::Alone { measure: false }
     } else {
         let (warm, cold, helpers_warm) = shared.crew.join_estimate();
-        g.split.decide(split::Joining { warm, cold, helpers_warm }, now_ns())
+        // The group's start stands for "now" (the model's stream check needs no finer time).
+        g.split.decide(split::Joining { warm, cold, helpers_warm }, ns_of(start))
     };
     let result = match decision {
         split::Decision::Alone { measure } => {
@@ -131,7 +139,8 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, par
             let mut set = lock(&g.sets[set_of(Crew::current_index())]);
             let r = run.band(&mut set, &g.whole);
             if measure {
-                g.split.note_alone(t0.elapsed(), now_ns());
+                let end = Instant::now();
+                g.split.note_alone(end.saturating_duration_since(t0), ns_of(end));
             }
             r
         }
@@ -155,7 +164,9 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, par
                 }
                 busy_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             });
-            g.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed(), warm, now_ns());
+            let end = Instant::now();
+            let wall = end.saturating_duration_since(wall);
+            g.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall, warm, ns_of(end));
             match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -163,7 +174,8 @@ fn run(shared: &ContextShared, graph: u64, body: &GraphBody, g: &FusedGroup, par
         }
     };
     drop(scalars);
-    drop(leases);
+    // The leases drop here, after every band returned (dropped in place: `drop(leases)` would
+    // copy the array first).
     result
 }
 

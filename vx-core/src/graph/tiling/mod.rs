@@ -5,6 +5,7 @@
 //! calling thread), each with its `repr(C)` descriptors built on the stack.
 
 use std::hash::{Hash, Hasher};
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ pub(super) mod split;
 
 use crate::support::hash::FastHasher;
 use crate::support::sync::lock;
-use crate::support::time::now_ns;
+use crate::support::time::ns_of;
 use crate::support::unwind::catch_panic;
 use plan::{PlannedTile, TileFunction, TileRequest, TilingPolicy, plan};
 
@@ -232,7 +233,10 @@ struct TileRun<'a> {
 // has returned.
 unsafe impl Sync for TileRun<'_> {}
 
-/// Run every tile of a verified tiling node on `pool`.
+/// Run every tile of a verified tiling node, alone or with the crew, for a node run that started
+/// at `start`; returns when it ended if it read the clock at the end (the caller's end time then,
+/// one clock read less).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     shared: &ContextShared,
     graph: u64,
@@ -241,7 +245,8 @@ pub(super) fn run(
     fin: &FinalKernel,
     fast: Option<&TilingFn>,
     flexible: Option<&TilingFn>,
-) -> Result<()> {
+    start: Instant,
+) -> Result<Option<Instant>> {
     let state =
         s.tiling.as_ref().ok_or_else(|| Error::new(ErrorKind::InvalidNode, "the tiling node has no tile plan"))?;
     let n = params.len();
@@ -306,7 +311,8 @@ pub(super) fn run(
     // (see `shared::crew`). Which one is the cost model's choice (`split.rs`).
     let (warm_join, cold_join, warm) = shared.crew.join_estimate();
     let joining = split::Joining { warm: warm_join, cold: cold_join, helpers_warm: warm };
-    let result = match state.split.decide(joining, now_ns()) {
+    // The node's start stands for "now" (the model's stream check needs no finer time).
+    let result = match state.split.decide(joining, ns_of(start)) {
         split::Decision::Together => {
             let claims = claims::TileClaims::new(state.tiles.len(), shared.threads);
             let busy_ns = AtomicU64::new(0);
@@ -330,21 +336,27 @@ pub(super) fn run(
                 let _active = ActiveGuard::enter(graph);
                 work()
             });
-            state.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall.elapsed(), warm, now_ns());
+            let end = Instant::now();
+            let wall = end.saturating_duration_since(wall);
+            state.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall, warm, ns_of(end));
             match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
-                None => Ok(()),
+                None => Ok(Some(end)),
             }
         }
-        split::Decision::Alone { measure: false } => state.tiles.iter().try_for_each(|t| run_tile(&run, t)),
+        split::Decision::Alone { measure: false } => {
+            state.tiles.iter().try_for_each(|t| run_tile(&run, t)).map(|()| None)
+        }
         split::Decision::Alone { measure: true } => {
             let t0 = Instant::now();
             let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t));
-            state.split.note_alone(t0.elapsed(), now_ns());
-            r
+            let end = Instant::now();
+            state.split.note_alone(end.saturating_duration_since(t0), ns_of(end));
+            r.map(|()| Some(end))
         }
     };
-    drop(leases);
+    // The leases drop here, after every tile returned (dropped in place: `drop(leases)` would
+    // copy the array first).
     result
 }
 
@@ -379,11 +391,13 @@ pub(super) fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
 
 fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
     let st = run.state;
-    let mut descs = [EMPTY_DESC; MAX_TILING_PARAMS];
+    // Only the image parameters' descriptors are written, and only theirs are pointed to (no
+    // copy of sixteen empty descriptors per tile).
+    let mut descs = [const { MaybeUninit::<TileDesc>::uninit() }; MAX_TILING_PARAMS];
     for (i, ((desc, image), (kind, _))) in descs.iter_mut().zip(&run.images).zip(&run.kinds).take(run.n).enumerate() {
         let Some(g) = image else { continue };
         let input = *kind == TileParamKind::InputImage;
-        *desc = TileDesc {
+        desc.write(TileDesc {
             base: g.base,
             format: g.format,
             tile_x: tile.rect.start_x,
@@ -398,15 +412,16 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
             image_height: g.height,
             readable: if input { grow(tile.rect, st.neighborhood, g.width, g.height) } else { tile.rect },
             flags: if st.aliased & (1 << i) != 0 { TILE_ALIASED } else { 0 },
-        };
+        });
     }
     let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];
     for i in 0..run.n {
         let (kind, type_code) = run.kinds[i];
-        let ptr = match kind {
-            TileParamKind::Absent => std::ptr::null_mut(),
-            TileParamKind::Scalar => run.scalars[i].as_ptr() as *mut _,
-            _ => &descs[i] as *const TileDesc as *mut _,
+        let ptr = match (kind, run.images[i].is_some()) {
+            (TileParamKind::Scalar, _) => run.scalars[i].as_ptr() as *mut _,
+            // An image parameter: its descriptor was written above (exactly where `images[i]` is set).
+            (TileParamKind::InputImage | TileParamKind::OutputImage, true) => descs[i].as_ptr() as *mut _,
+            _ => std::ptr::null_mut(),
         };
         params[i] = TileParam { kind, type_code, ptr };
     }

@@ -45,7 +45,7 @@ use std::time::Duration;
 use crate::kernel::record::KernelInner;
 use crate::shared::crew::Crew;
 #[cfg(doc)]
-use crate::support::time::now_ns;
+use crate::support::time::ns_of;
 use crate::support::time::settling_average;
 
 /// A node kept alone by the model splits anyway once in this many runs (to re-measure joining); each
@@ -103,7 +103,7 @@ pub(in crate::graph) struct Split {
     alone_ns: AtomicU64,
     together_warm_ns: AtomicU64,
     together_cold_ns: AtomicU64,
-    /// When its latest run ended ([`now_ns`] clock; 0: never): a run that starts within a
+    /// When its latest run ended ([`ns_of`] clock; 0: never): a run that starts within a
     /// helper's spin of it is part of a stream.
     last_end_ns: AtomicU64,
     /// Runs the model kept alone (for exploring).
@@ -158,7 +158,7 @@ impl Split {
     }
 
     /// Share this run's tiles or not, given how helpers have lately joined and whether they are
-    /// warm now; `now`: the [`now_ns`] clock.
+    /// warm now; `now`: the [`ns_of`] clock.
     pub(in crate::graph) fn decide(&self, join: Joining, now: u64) -> Decision {
         if !self.possible {
             return Decision::Alone { measure: false };
