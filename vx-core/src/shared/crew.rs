@@ -31,14 +31,94 @@
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::support::cpu::{self, CpuSet};
-use crate::support::sync::lock;
 use crate::support::unwind::catch_panic;
+use model::{
+    Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu, thread,
+};
+
+/// What the crew's protocol is built of: the standard library's threads and locks, the host's
+/// CPUs, and clock-bounded spins — or, under `--cfg loom`, loom's threads, locks and atomics (so
+/// the model checker explores every interleaving of the protocol below; `loom_tests`), a fake
+/// CPU per thread (every thread starts on CPU 0, where the caller runs, so helpers take the
+/// move-off path), and spins that give up after one look (loom cannot model time).
+#[cfg(not(loom))]
+mod model {
+    pub(super) use crate::support::cpu::{self, CpuSet};
+    pub(super) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(super) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(super) use std::thread::{self, JoinHandle};
+    use std::time::{Duration, Instant};
+
+    /// A spin bounded by the clock.
+    pub(super) struct SpinBudget(Instant);
+
+    impl SpinBudget {
+        /// Loads of the awaited atomic between two looks at the clock.
+        pub(super) const BATCH: usize = 64;
+        pub(super) fn start() -> SpinBudget {
+            SpinBudget(Instant::now())
+        }
+        pub(super) fn spent(&self, limit: Duration) -> bool {
+            self.0.elapsed() >= limit
+        }
+        pub(super) fn pause() {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(loom)]
+mod model {
+    pub(super) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(super) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(super) use loom::thread::{self, JoinHandle};
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    /// A spin of one look: loom explores what happens after it gives up at every point.
+    pub(super) struct SpinBudget;
+
+    impl SpinBudget {
+        pub(super) const BATCH: usize = 1;
+        pub(super) fn start() -> SpinBudget {
+            SpinBudget
+        }
+        pub(super) fn spent(&self, _limit: Duration) -> bool {
+            true
+        }
+        pub(super) fn pause() {
+            loom::thread::yield_now();
+        }
+    }
+
+    loom::thread_local! {
+        /// The CPU this model thread "runs on": all start on CPU 0 (the caller's).
+        static CPU: Cell<usize> = Cell::new(0);
+    }
+
+    pub(super) mod cpu {
+        /// This thread's fake CPU.
+        pub(crate) fn current() -> Option<usize> {
+            Some(super::CPU.with(|c| c.get()))
+        }
+    }
+
+    /// The fake CPUs a thread may use: a move off one always succeeds.
+    pub(super) struct CpuSet;
+
+    impl CpuSet {
+        pub(super) fn of_this_thread() -> Option<CpuSet> {
+            Some(CpuSet)
+        }
+        pub(super) fn move_off(&self, cpu: usize) -> bool {
+            CPU.with(|c| c.set(cpu + 1));
+            true
+        }
+    }
+}
 
 /// A borrowed job, its lifetime erased (see `Crew::run` for why that is sound).
 #[derive(Clone, Copy)]
@@ -76,8 +156,9 @@ struct CrewState {
     finished: Condvar,
     /// When the crew was built: `posted_at` counts from here.
     origin: Instant,
-    /// When the latest job was published, ns since `origin`.
-    posted_at: AtomicU64,
+    /// When the latest job was published, ns since `origin` (statistics, outside the protocol: a
+    /// plain atomic under loom too, like the other measurements below).
+    posted_at: std::sync::atomic::AtomicU64,
     /// A copy of `Slot::running`, written under the mutex, read without it by a caller waiting for
     /// its helpers to leave the job (Release/Acquire: what they wrote is visible once it reads 0).
     inside: AtomicUsize,
@@ -91,14 +172,14 @@ struct CrewState {
     /// one in which it starts to wait).
     waking: AtomicBool,
     /// Whether a helper was spinning when the latest job was published.
-    posted_warm: AtomicBool,
+    posted_warm: std::sync::atomic::AtomicBool,
     /// Moving averages of the delay from publishing a job to a helper starting it, ns (0: none
     /// yet): for jobs published while a helper spun (warm: about a microsecond) and while every
     /// helper was parked (cold: a futex wake-up, 50–300 µs on a VM). Kept apart, because a node that
     /// shares every frame keeps its helpers warm, and one average would let the cold wake-ups of
     /// rare explorations stop it from ever sharing.
-    join_warm_ns: AtomicU64,
-    join_cold_ns: AtomicU64,
+    join_warm_ns: std::sync::atomic::AtomicU64,
+    join_cold_ns: std::sync::atomic::AtomicU64,
 }
 
 impl CrewState {
@@ -115,16 +196,26 @@ impl CrewState {
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
-        lock(&self.slot)
+        // A poisoned lock only means a job's panic escaped while the slot was consistent.
+        self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
-thread_local! {
-    /// This thread's crew index (a helper), or `usize::MAX`.
-    static CREW_INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
-    /// This thread is running crew work (as a helper or as the caller of `run`).
-    static IN_CREW: Cell<bool> = const { Cell::new(false) };
+/// The crew's thread-locals (loom's under `--cfg loom`, which resets them per model thread).
+macro_rules! crew_locals {
+    ($local:path, $($init:tt)*) => {
+        $local! {
+            /// This thread's crew index (a helper), or `usize::MAX`.
+            static CREW_INDEX: Cell<usize> = $($init)* { Cell::new(usize::MAX) };
+            /// This thread is running crew work (as a helper or as the caller of `run`).
+            static IN_CREW: Cell<bool> = $($init)* { Cell::new(false) };
+        }
+    };
 }
+#[cfg(not(loom))]
+crew_locals!(std::thread_local, const);
+#[cfg(loom)]
+crew_locals!(loom::thread_local,);
 
 /// Marks the thread as running crew work until dropped.
 struct InCrew(bool);
@@ -157,18 +248,18 @@ impl Crew {
             start: Condvar::new(),
             finished: Condvar::new(),
             origin: Instant::now(),
-            posted_at: AtomicU64::new(0),
+            posted_at: std::sync::atomic::AtomicU64::new(0),
             inside: AtomicUsize::new(0),
             spinning: AtomicUsize::new(0),
             waking: AtomicBool::new(false),
-            posted_warm: AtomicBool::new(false),
-            join_warm_ns: AtomicU64::new(0),
-            join_cold_ns: AtomicU64::new(0),
+            posted_warm: std::sync::atomic::AtomicBool::new(false),
+            join_warm_ns: std::sync::atomic::AtomicU64::new(0),
+            join_cold_ns: std::sync::atomic::AtomicU64::new(0),
         });
         let mut crew = Crew { state, handles: Vec::with_capacity(helpers) };
         for i in 0..helpers {
             let state = Arc::clone(&crew.state);
-            let spawned = std::thread::Builder::new().name(name(i)).spawn(move || {
+            let spawned = thread::Builder::new().name(name(i)).spawn(move || {
                 CREW_INDEX.with(|c| c.set(i));
                 state.slot().started += 1;
                 state.finished.notify_all();
@@ -189,7 +280,7 @@ impl Crew {
     /// all were parked (cold), zero before the first such job; and whether one is spinning now (a
     /// job published now is warm).
     pub(crate) fn join_estimate(&self) -> (Duration, Duration, bool) {
-        let ns = |a: &AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
+        let ns = |a: &std::sync::atomic::AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
         (ns(&self.state.join_warm_ns), ns(&self.state.join_cold_ns), self.state.spinning.load(Ordering::Relaxed) > 0)
     }
 
@@ -276,10 +367,10 @@ impl Drop for Retire<'_> {
         // futex sleep and wake-up of this thread costs more than that on a VM. No helper can join
         // now (the job is gone), so `inside` only falls.
         drop(slot);
-        let start = Instant::now();
-        while self.0.inside.load(Ordering::Acquire) > 0 && start.elapsed() < RETIRE_SPIN {
-            for _ in 0..64 {
-                std::hint::spin_loop();
+        let start = SpinBudget::start();
+        while self.0.inside.load(Ordering::Acquire) > 0 && !start.spent(RETIRE_SPIN) {
+            for _ in 0..SpinBudget::BATCH {
+                SpinBudget::pause();
             }
         }
         let mut slot = self.0.slot();
@@ -293,15 +384,15 @@ impl Drop for Retire<'_> {
 /// the last caller's CPU (spinning there would take the CPU from the caller). The helper then takes
 /// the mutex and either joins the job or parks.
 fn spin_for_next(state: &CrewState, seen: u64) {
-    let start = Instant::now();
+    let start = SpinBudget::start();
     loop {
-        for _ in 0..64 {
+        for _ in 0..SpinBudget::BATCH {
             if state.posted.load(Ordering::Acquire) != seen {
                 return;
             }
-            std::hint::spin_loop();
+            SpinBudget::pause();
         }
-        if start.elapsed() >= SPIN || cpu::current() == Some(state.caller_cpu.load(Ordering::Relaxed)) {
+        if start.spent(SPIN) || cpu::current() == Some(state.caller_cpu.load(Ordering::Relaxed)) {
             return;
         }
     }
@@ -413,7 +504,116 @@ impl Drop for Crew {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! The crew's protocol under the model checker: every interleaving (up to a preemption bound)
+    //! of a caller publishing jobs and a helper spinning, parking, being woken onto the caller's
+    //! CPU and moving off it, joining, and shutting down. Run with
+    //! `RUSTFLAGS="--cfg loom" cargo test -p vx-rs --lib --release loom` (`.ci/run` does).
+    //! A deadlock or a thread left blocked fails the model; so does a job whose caller waits for a
+    //! helper that never comes (a lost wake-up: the caller's wait runs out of loom's branches).
+
+    use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+
+    use super::Crew;
+
+    /// Check `f` in every interleaving with up to `preemptions` preemptions (`LOOM_MAX_PREEMPTIONS`
+    /// overrides it).
+    fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
+        let mut b = loom::model::Builder::new();
+        if b.preemption_bound.is_none() {
+            b.preemption_bound = Some(preemptions);
+        }
+        b.check(f);
+    }
+
+    /// Two helpers, one job that needs both of them: `wanted` lets each join once, and both are
+    /// woken (one wake-up for all parked helpers) or find it spinning.
+    #[test]
+    fn loom_two_helpers_both_join_a_job_that_needs_both() {
+        model(2, || {
+            let crew = Crew::new(2, |i| format!("loom-{i}")).unwrap();
+            let joined = [AtomicBool::new(false), AtomicBool::new(false)];
+            crew.run(2, &|| match Crew::current_index() {
+                Some(i) => {
+                    assert!(!joined[i].swap(true, SeqCst), "helper {i} joined the job twice");
+                }
+                None => {
+                    while !joined.iter().all(|j| j.load(SeqCst)) {
+                        loom::thread::yield_now();
+                    }
+                }
+            });
+        });
+    }
+
+    /// Items shared by the caller and one helper: each runs once, and `run` returns only when no
+    /// helper is inside the job (the job's borrowed closure outlives every call through it).
+    #[test]
+    fn loom_every_item_runs_once_and_run_returns_with_no_helper_inside() {
+        model(3, || {
+            let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
+            for _ in 0..2 {
+                let next = AtomicUsize::new(0);
+                let done = [AtomicUsize::new(0), AtomicUsize::new(0)];
+                let inside = AtomicUsize::new(0);
+                crew.run(1, &|| {
+                    inside.fetch_add(1, SeqCst);
+                    while let Some(d) = done.get(next.fetch_add(1, SeqCst)) {
+                        d.fetch_add(1, SeqCst);
+                    }
+                    inside.fetch_sub(1, SeqCst);
+                });
+                assert_eq!(inside.load(SeqCst), 0, "a helper was still inside the job when run returned");
+                assert!(done.iter().all(|d| d.load(SeqCst) == 1), "an item ran twice or never");
+            }
+        });
+    }
+
+    /// Jobs that finish only once a helper has run them, published one after another (the helper
+    /// spinning, parking, or woken with a wake-up already on its way): every one is joined.
+    #[test]
+    fn loom_every_job_that_waits_for_a_helper_is_joined() {
+        model(3, || {
+            let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
+            for _ in 0..2 {
+                let helped = AtomicBool::new(false);
+                crew.run(1, &|| {
+                    if Crew::current_index().is_some() {
+                        helped.store(true, SeqCst);
+                    } else {
+                        while !helped.load(SeqCst) {
+                            loom::thread::yield_now();
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// A job the caller finishes alone, then one that needs the helper: the first may retire
+    /// before the helper arrives (it then looks for the next job instead of parking), and the
+    /// second must still be joined.
+    #[test]
+    fn loom_a_helper_late_for_one_job_joins_the_next() {
+        model(3, || {
+            let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
+            crew.run(1, &|| {});
+            let helped = AtomicBool::new(false);
+            crew.run(1, &|| {
+                if Crew::current_index().is_some() {
+                    helped.store(true, SeqCst);
+                } else {
+                    while !helped.load(SeqCst) {
+                        loom::thread::yield_now();
+                    }
+                }
+            });
+        });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
