@@ -552,3 +552,111 @@ fn target_names_are_case_insensitive_and_any_chooses_a_target_that_implements_th
         assert_eq!(e.kind(), ErrorKind::InvalidValue, "{reserved}");
     }
 }
+
+/// A fusable U8 copy tiling kernel (flexible) that takes commands: each command's control
+/// callback records whether a tile was running then (`busy` is 1 while a tile runs).
+fn commanded_copy_kernel(ctx: &Context, name: &str, busy: Arc<AtomicUsize>, overlaps: Arc<AtomicUsize>) -> Kernel {
+    let in_tile = busy.clone();
+    let k = common::u8_tiling_builder(ctx, name)
+        .flexible(move |args| {
+            in_tile.fetch_add(1, SeqCst);
+            std::thread::sleep(Duration::from_millis(2));
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            for y in 0..out.height() {
+                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
+                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
+            }
+            in_tile.fetch_sub(1, SeqCst);
+            Ok(())
+        })
+        .fusable()
+        .control(move |_| {
+            if busy.load(SeqCst) != 0 {
+                overlaps.fetch_add(1, SeqCst);
+            }
+            Ok(())
+        })
+        .add()
+        .unwrap();
+    common::image_in_out(&k);
+    k.finalize().unwrap();
+    k
+}
+
+#[test]
+fn a_command_to_a_tiling_node_waits_for_the_nodes_run() {
+    // A tiling node has no run state of its own, but one that takes commands is serialized with
+    // them all the same: a command sent while its tiles run waits for the run to end.
+    let ctx = Context::builder().threads(2).build().unwrap();
+    let (busy, overlaps) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let k = commanded_copy_kernel(&ctx, "test.commanded_copy", busy.clone(), overlaps.clone());
+    let g = Graph::new(&ctx).unwrap();
+    let (a, o) = (input(&ctx), out(&ctx));
+    let n = g.add_node(&k, [&a, &o]).unwrap();
+    g.verify().unwrap();
+    let stop = AtomicBool::new(false);
+    let frames = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(SeqCst) {
+                g.process().unwrap();
+                frames.fetch_add(1, SeqCst);
+            }
+        });
+        for _ in 0..50 {
+            // Sent while a tile runs (it sleeps 2 ms): without the node's lock the command runs
+            // beside it.
+            while busy.load(SeqCst) == 0 && !stop.load(SeqCst) {
+                std::hint::spin_loop();
+            }
+            n.send_command(1, &[], LONG).unwrap();
+        }
+        stop.store(true, SeqCst);
+    });
+    assert!(frames.load(SeqCst) > 0);
+    assert_eq!(overlaps.load(SeqCst), 0, "a command ran while the node's tiles ran");
+}
+
+#[test]
+fn a_tiling_node_that_takes_commands_is_not_fused() {
+    // A command waits for its node's run; inside a fused group that run would be the group's.
+    let ctx = Context::builder().threads(1).build().unwrap();
+    let k = commanded_copy_kernel(
+        &ctx,
+        "test.commanded_copy",
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let plain = common::u8_tiling_builder(&ctx, "test.plain_copy")
+        .flexible(|args| {
+            let input = args.input::<u8>(0)?;
+            let mut out = args.output::<u8>(1)?;
+            for y in 0..out.height() {
+                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
+                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
+            }
+            Ok(())
+        })
+        .fusable()
+        .add()
+        .unwrap();
+    common::image_in_out(&plain);
+    plain.finalize().unwrap();
+    for (first, fused) in [(&k, false), (&plain, true)] {
+        let g = Graph::new(&ctx).unwrap();
+        let (a, o) = (input(&ctx), out(&ctx));
+        let v = Image::new_virtual(&g, 0, 0, ImageFormat::Virtual).unwrap();
+        g.add_node(first, [&a, &v]).unwrap().set_name("first").unwrap();
+        g.add_node(&plain, [&v, &o]).unwrap().set_name("second").unwrap();
+        g.process().unwrap();
+        assert_eq!(o.to_vec::<u8>().unwrap(), a.to_vec::<u8>().unwrap());
+        let report = g.fusion_report().unwrap();
+        assert_eq!(report.groups.len(), usize::from(fused), "{report}");
+        if !fused {
+            let why: Vec<(&str, FusionRefusal)> = report.unfused.iter().map(|u| (u.node.as_str(), u.reason)).collect();
+            assert_eq!(why, [("first", FusionRefusal::TakesCommands), ("second", FusionRefusal::NothingToFuseWith)]);
+            assert!(report.to_string().contains("takes commands"), "{report}");
+        }
+    }
+}

@@ -216,11 +216,14 @@ fn run_node_from(
     // callback that re-enters its graph gets an error instead of a deadlock.
     let _active = ActiveGuard::enter(graph);
     let _span = tracing::debug_span!("node", node = %s.name, kernel = %s.kernel.name).entered();
+    // The node's run state, held for the whole run (the call, the statistics, the completion
+    // callback): a control command (which takes it too) waits for the run. A tiling node without
+    // a control port has neither state nor commands, and skips the lock (one less per run).
+    let user = matches!(s.kernel.functions, KernelFunctions::User { .. });
+    let mut held = (user || s.port.is_some()).then(|| s.run());
     let result = match &s.kernel.functions {
         KernelFunctions::User { .. } => {
-            // A user node's own state (a tiling node has none: its tiles see descriptors only).
-            let mut run = s.run();
-            let run = &mut *run;
+            let run = &mut **held.as_mut().expect("taken for every user node above");
             let process = s.process_fn().expect("placed user nodes have a process function");
             let arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {

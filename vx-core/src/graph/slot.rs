@@ -21,7 +21,8 @@ use crate::support::sync::lock;
 
 use super::targets;
 
-/// A node's `VX_NODE_STATUS` and `VX_NODE_PERFORMANCE`, apart from its run lock (held while it runs).
+/// A node's `VX_NODE_STATUS` and `VX_NODE_PERFORMANCE`, apart from its run lock (held while it runs:
+/// a user node, or a tiling node that takes commands; other tiling nodes have no run state).
 pub(crate) struct NodeStats(pub(crate) Mutex<(Status, Perf)>);
 
 impl NodeStats {

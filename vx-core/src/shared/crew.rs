@@ -106,7 +106,19 @@ mod model {
         }
     }
 
-    /// The fake CPUs a thread may use: a move off one always succeeds.
+    std::thread_local! {
+        /// Set by a model (on the test's OS thread, where loom runs every model thread): each
+        /// thread's first move off a CPU fails, as when the scheduler undoes it or the other CPU
+        /// is not allowed.
+        pub(super) static FIRST_MOVE_FAILS: Cell<bool> = const { Cell::new(false) };
+    }
+
+    loom::thread_local! {
+        /// Moves this model thread tried.
+        static MOVES: Cell<u32> = Cell::new(0);
+    }
+
+    /// The fake CPUs a thread may use: a move off one succeeds (but see [`FIRST_MOVE_FAILS`]).
     pub(super) struct CpuSet;
 
     impl CpuSet {
@@ -114,6 +126,10 @@ mod model {
             Some(CpuSet)
         }
         pub(super) fn move_off(&self, cpu: usize) -> bool {
+            let tried = MOVES.with(|m| m.replace(m.get() + 1));
+            if tried == 0 && FIRST_MOVE_FAILS.with(Cell::get) {
+                return false;
+            }
             CPU.with(|c| c.set(cpu + 1));
             true
         }
@@ -533,22 +549,27 @@ mod loom_tests {
     fn loom_two_helpers_both_join_a_job_that_needs_both() {
         model(2, || {
             let crew = Crew::new(2, |i| format!("loom-{i}")).unwrap();
-            let joined = [AtomicBool::new(false), AtomicBool::new(false)];
+            let joined = [AtomicUsize::new(0), AtomicUsize::new(0)];
             crew.run(2, &|| match Crew::current_index() {
                 Some(i) => {
-                    assert!(!joined[i].swap(true, SeqCst), "helper {i} joined the job twice");
+                    joined[i].fetch_add(1, SeqCst);
                 }
                 None => {
-                    while !joined.iter().all(|j| j.load(SeqCst)) {
+                    while joined.iter().any(|j| j.load(SeqCst) == 0) {
                         loom::thread::yield_now();
                     }
                 }
             });
+            // Checked on the caller: a panic inside the job would be caught on a helper.
+            for (i, j) in joined.iter().enumerate() {
+                assert_eq!(j.load(SeqCst), 1, "helper {i} joined the job {} times", j.load(SeqCst));
+            }
         });
     }
 
-    /// Items shared by the caller and one helper: each runs once, and `run` returns only when no
-    /// helper is inside the job (the job's borrowed closure outlives every call through it).
+    /// Items shared by the caller and one helper: `run` returns only when no helper is inside the
+    /// job (the job's borrowed closure outlives every call through it) and every item has run
+    /// (none finished by a helper after `run` returned).
     #[test]
     fn loom_every_item_runs_once_and_run_returns_with_no_helper_inside() {
         model(3, || {
@@ -575,6 +596,29 @@ mod loom_tests {
     #[test]
     fn loom_every_job_that_waits_for_a_helper_is_joined() {
         model(3, || {
+            let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
+            for _ in 0..2 {
+                let helped = AtomicBool::new(false);
+                crew.run(1, &|| {
+                    if Crew::current_index().is_some() {
+                        helped.store(true, SeqCst);
+                    } else {
+                        while !helped.load(SeqCst) {
+                            loom::thread::yield_now();
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// Jobs that wait for a helper whose first move off the caller's CPU fails: it joins from
+    /// the caller's CPU (one move per wake-up, then it joins where it is) instead of cycling
+    /// through the mutex while the job waits.
+    #[test]
+    fn loom_a_helper_whose_move_fails_joins_where_it_is() {
+        model(3, || {
+            super::model::FIRST_MOVE_FAILS.with(|f| f.set(true));
             let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
             for _ in 0..2 {
                 let helped = AtomicBool::new(false);

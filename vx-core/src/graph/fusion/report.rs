@@ -24,6 +24,9 @@ pub enum FusionRefusal {
     NeighbourhoodOverridden,
     /// The node has a completion callback (it may abandon the graph after this node alone).
     HasCallback,
+    /// The node takes commands (its kernel has a control callback): a command waits for the
+    /// node's own run, which inside a group would be the whole group's.
+    TakesCommands,
     /// No image joins the node to another fusable node on its own target, and one that would
     /// have joined it is read on another target than its writer's (a group runs on one target:
     /// its members share one executor).
@@ -62,6 +65,7 @@ impl fmt::Display for FusionRefusal {
             }
             FusionRefusal::NeighbourhoodOverridden => "the node's neighbourhood differs from the kernel's",
             FusionRefusal::HasCallback => "the node has a completion callback",
+            FusionRefusal::TakesCommands => "the node takes commands (a control callback)",
             FusionRefusal::AcrossTargets => {
                 "an image that would join it to other fusable nodes is read on another target than its writer's"
             }

@@ -441,7 +441,8 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
         }
     };
     let mem_ptr = arena.as_mut().map_or(std::ptr::null_mut(), |a| a.as_mut_slice().as_mut_ptr());
-    // SAFETY: descriptors describe the leased image buffers (mapped until `run` returns); input
+    // SAFETY: every image parameter points at a descriptor written above (no uninitialized one
+    // is pointed to); descriptors describe the leased image buffers (mapped until `run` returns); input
     // `readable` rectangles are inside their images and not written during the node unless flagged
     // aliased; output tiles of concurrently running calls are disjoint (the plan's tiles are); scalar
     // pointers point to their value bytes; the arena is locked for this call and holds at least

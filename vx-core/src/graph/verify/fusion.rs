@@ -5,7 +5,8 @@
 //! run). The fused images take no buffer (`buffers`, `memory plan` skip them).
 //!
 //! A node is a *candidate* when it is a tiling node whose kernel declared bounded views (or a row
-//! entry), with no completion callback, no aliased pair, no tile memory, and either a row entry
+//! entry), with no completion callback, no control callback (commands wait for a node's own run), no
+//! aliased pair, no tile memory, and either a row entry
 //! (its node neighbourhood the declared one) or no vertical neighbourhood. Pixels it leaves
 //! unprocessed (border `Undefined`, fast-only remainders) stay unprocessed when fused. An image is *fused* when a candidate writes it, it is a standalone
 //! virtual image, not a graph parameter, and every node reading it (any overlap) is a candidate
@@ -50,6 +51,9 @@ fn candidate(s: &NodeSlot) -> std::result::Result<Option<RowFill>, Option<Fusion
     }
     if s.callback.is_some() {
         return Err(Some(FusionRefusal::HasCallback));
+    }
+    if s.control_fn().is_some() {
+        return Err(Some(FusionRefusal::TakesCommands));
     }
     if !s.aliased.is_empty() {
         return Err(Some(FusionRefusal::Aliased));
