@@ -139,19 +139,7 @@ fn a_mean_over_more_than_four_billion_runs_is_exact() {
 /// A fusable U8 copy kernel (flexible: it takes whatever strip verify hands it) whose output
 /// blocks are `block_height` rows.
 fn copy_kernel_with_block_height(ctx: &Context, name: &str, block_height: u32) -> Kernel {
-    let k = common::u8_tiling_builder(ctx, name)
-        .flexible(|args| {
-            let input = args.input::<u8>(0)?;
-            let mut out = args.output::<u8>(1)?;
-            for y in 0..out.height() {
-                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
-                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
-            }
-            Ok(())
-        })
-        .fusable()
-        .add()
-        .unwrap();
+    let k = common::u8_tiling_builder(ctx, name).flexible(common::copy_tile).fusable().add().unwrap();
     common::image_in_out(&k);
     k.set_attribute(KernelAttribute::OutputTileBlockSize(TileBlockSize { width: 1, height: block_height })).unwrap();
     k.finalize().unwrap();

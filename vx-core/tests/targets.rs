@@ -44,6 +44,23 @@ fn out(ctx: &Context) -> Image {
     Image::new(ctx, W, H, ImageFormat::U8).unwrap()
 }
 
+/// Process `g` over and over on another thread while `f` runs; the frames processed meanwhile.
+fn processing_while(g: &Graph, f: impl FnOnce()) -> usize {
+    let stop = AtomicBool::new(false);
+    let frames = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(SeqCst) {
+                g.process().unwrap();
+                frames.fetch_add(1, SeqCst);
+            }
+        });
+        f();
+        stop.store(true, SeqCst);
+    });
+    frames.into_inner()
+}
+
 fn ctx_with(targets: &[TargetConfig]) -> Context {
     let mut b = Context::builder().threads(2);
     for t in targets {
@@ -213,21 +230,12 @@ fn control_is_serialized_with_process_and_returns_the_callbacks_status() {
     let (a, o) = (input(&ctx), out(&ctx));
     let n = g.add_node(&k, [&a, &o]).unwrap();
     g.verify().unwrap();
-    let stop = AtomicBool::new(false);
-    let frames = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !stop.load(SeqCst) {
-                g.process().unwrap();
-                frames.fetch_add(1, SeqCst);
-            }
-        });
+    let frames = processing_while(&g, || {
         for _ in 0..100 {
             n.send_command(1, &[], LONG).unwrap();
         }
-        stop.store(true, SeqCst);
     });
-    assert!(frames.load(SeqCst) > 0);
+    assert!(frames > 0);
     assert_eq!(overlaps.load(SeqCst), 0, "a control command overlapped a process call");
     g.process().unwrap();
     assert_eq!(o.to_vec::<u8>().unwrap()[0], 101, "100 commands raised the gain from 1 to 101");
@@ -561,14 +569,9 @@ fn commanded_copy_kernel(ctx: &Context, name: &str, busy: Arc<AtomicUsize>, over
         .flexible(move |args| {
             in_tile.fetch_add(1, SeqCst);
             std::thread::sleep(Duration::from_millis(2));
-            let input = args.input::<u8>(0)?;
-            let mut out = args.output::<u8>(1)?;
-            for y in 0..out.height() {
-                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
-                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
-            }
+            let r = common::copy_tile(args);
             in_tile.fetch_sub(1, SeqCst);
-            Ok(())
+            r
         })
         .fusable()
         .control(move |_| {
@@ -595,26 +598,17 @@ fn a_command_to_a_tiling_node_waits_for_the_nodes_run() {
     let (a, o) = (input(&ctx), out(&ctx));
     let n = g.add_node(&k, [&a, &o]).unwrap();
     g.verify().unwrap();
-    let stop = AtomicBool::new(false);
-    let frames = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !stop.load(SeqCst) {
-                g.process().unwrap();
-                frames.fetch_add(1, SeqCst);
-            }
-        });
+    let frames = processing_while(&g, || {
         for _ in 0..50 {
             // Sent while a tile runs (it sleeps 2 ms): without the node's lock the command runs
             // beside it.
-            while busy.load(SeqCst) == 0 && !stop.load(SeqCst) {
+            while busy.load(SeqCst) == 0 {
                 std::hint::spin_loop();
             }
             n.send_command(1, &[], LONG).unwrap();
         }
-        stop.store(true, SeqCst);
     });
-    assert!(frames.load(SeqCst) > 0);
+    assert!(frames > 0);
     assert_eq!(overlaps.load(SeqCst), 0, "a command ran while the node's tiles ran");
 }
 
@@ -628,19 +622,7 @@ fn a_tiling_node_that_takes_commands_is_not_fused() {
         Arc::new(AtomicUsize::new(0)),
         Arc::new(AtomicUsize::new(0)),
     );
-    let plain = common::u8_tiling_builder(&ctx, "test.plain_copy")
-        .flexible(|args| {
-            let input = args.input::<u8>(0)?;
-            let mut out = args.output::<u8>(1)?;
-            for y in 0..out.height() {
-                let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
-                out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
-            }
-            Ok(())
-        })
-        .fusable()
-        .add()
-        .unwrap();
+    let plain = common::u8_tiling_builder(&ctx, "test.plain_copy").flexible(common::copy_tile).fusable().add().unwrap();
     common::image_in_out(&plain);
     plain.finalize().unwrap();
     for (first, fused) in [(&k, false), (&plain, true)] {

@@ -34,107 +34,11 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::support::unwind::catch_panic;
-use model::{
-    Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu, thread,
+use crate::support::model::{
+    Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu,
+    protocol_local, thread,
 };
-
-/// What the crew's protocol is built of: the standard library's threads and locks, the host's
-/// CPUs, and clock-bounded spins — or, under `--cfg loom`, loom's threads, locks and atomics (so
-/// the model checker explores every interleaving of the protocol below; `loom_tests`), a fake
-/// CPU per thread (every thread starts on CPU 0, where the caller runs, so helpers take the
-/// move-off path), and spins that give up after one look (loom cannot model time).
-#[cfg(not(loom))]
-mod model {
-    pub(super) use crate::support::cpu::{self, CpuSet};
-    pub(super) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-    pub(super) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-    pub(super) use std::thread::{self, JoinHandle};
-    use std::time::{Duration, Instant};
-
-    /// A spin bounded by the clock.
-    pub(super) struct SpinBudget(Instant);
-
-    impl SpinBudget {
-        /// Loads of the awaited atomic between two looks at the clock.
-        pub(super) const BATCH: usize = 64;
-        pub(super) fn start() -> SpinBudget {
-            SpinBudget(Instant::now())
-        }
-        pub(super) fn spent(&self, limit: Duration) -> bool {
-            self.0.elapsed() >= limit
-        }
-        pub(super) fn pause() {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-#[cfg(loom)]
-mod model {
-    pub(super) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-    pub(super) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-    pub(super) use loom::thread::{self, JoinHandle};
-    use std::cell::Cell;
-    use std::time::Duration;
-
-    /// A spin of one look: loom explores what happens after it gives up at every point.
-    pub(super) struct SpinBudget;
-
-    impl SpinBudget {
-        pub(super) const BATCH: usize = 1;
-        pub(super) fn start() -> SpinBudget {
-            SpinBudget
-        }
-        pub(super) fn spent(&self, _limit: Duration) -> bool {
-            true
-        }
-        pub(super) fn pause() {
-            loom::thread::yield_now();
-        }
-    }
-
-    loom::thread_local! {
-        /// The CPU this model thread "runs on": all start on CPU 0 (the caller's).
-        static CPU: Cell<usize> = Cell::new(0);
-    }
-
-    pub(super) mod cpu {
-        /// This thread's fake CPU.
-        pub(crate) fn current() -> Option<usize> {
-            Some(super::CPU.with(|c| c.get()))
-        }
-    }
-
-    std::thread_local! {
-        /// Set by a model (on the test's OS thread, where loom runs every model thread): each
-        /// thread's first move off a CPU fails, as when the scheduler undoes it or the other CPU
-        /// is not allowed.
-        pub(super) static FIRST_MOVE_FAILS: Cell<bool> = const { Cell::new(false) };
-    }
-
-    loom::thread_local! {
-        /// Moves this model thread tried.
-        static MOVES: Cell<u32> = Cell::new(0);
-    }
-
-    /// The fake CPUs a thread may use: a move off one succeeds (but see [`FIRST_MOVE_FAILS`]).
-    pub(super) struct CpuSet;
-
-    impl CpuSet {
-        pub(super) fn of_this_thread() -> Option<CpuSet> {
-            Some(CpuSet)
-        }
-        pub(super) fn move_off(&self, cpu: usize) -> bool {
-            let tried = MOVES.with(|m| m.replace(m.get() + 1));
-            if tried == 0 && FIRST_MOVE_FAILS.with(Cell::get) {
-                return false;
-            }
-            CPU.with(|c| c.set(cpu + 1));
-            true
-        }
-    }
-}
+use crate::support::unwind::catch_panic;
 
 /// A borrowed job, its lifetime erased (see `Crew::run` for why that is sound).
 #[derive(Clone, Copy)]
@@ -217,21 +121,12 @@ impl CrewState {
     }
 }
 
-/// The crew's thread-locals (loom's under `--cfg loom`, which resets them per model thread).
-macro_rules! crew_locals {
-    ($local:path, $($init:tt)*) => {
-        $local! {
-            /// This thread's crew index (a helper), or `usize::MAX`.
-            static CREW_INDEX: Cell<usize> = $($init)* { Cell::new(usize::MAX) };
-            /// This thread is running crew work (as a helper or as the caller of `run`).
-            static IN_CREW: Cell<bool> = $($init)* { Cell::new(false) };
-        }
-    };
+protocol_local! {
+    /// This thread's crew index (a helper), or `usize::MAX`.
+    static CREW_INDEX: Cell<usize> = Cell::new(usize::MAX);
+    /// This thread is running crew work (as a helper or as the caller of `run`).
+    static IN_CREW: Cell<bool> = Cell::new(false);
 }
-#[cfg(not(loom))]
-crew_locals!(std::thread_local, const);
-#[cfg(loom)]
-crew_locals!(loom::thread_local,);
 
 /// Marks the thread as running crew work until dropped.
 struct InCrew(bool);
@@ -543,6 +438,20 @@ mod loom_tests {
         b.check(f);
     }
 
+    /// A job that finishes only once a helper has run it (the caller waits inside it).
+    fn run_needing_a_helper(crew: &Crew) {
+        let helped = AtomicBool::new(false);
+        crew.run(1, &|| {
+            if Crew::current_index().is_some() {
+                helped.store(true, SeqCst);
+            } else {
+                while !helped.load(SeqCst) {
+                    loom::thread::yield_now();
+                }
+            }
+        });
+    }
+
     /// Two helpers, one job that needs both of them: `wanted` lets each join once, and both are
     /// woken (one wake-up for all parked helpers) or find it spinning.
     #[test]
@@ -598,16 +507,7 @@ mod loom_tests {
         model(3, || {
             let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
             for _ in 0..2 {
-                let helped = AtomicBool::new(false);
-                crew.run(1, &|| {
-                    if Crew::current_index().is_some() {
-                        helped.store(true, SeqCst);
-                    } else {
-                        while !helped.load(SeqCst) {
-                            loom::thread::yield_now();
-                        }
-                    }
-                });
+                run_needing_a_helper(&crew);
             }
         });
     }
@@ -618,19 +518,10 @@ mod loom_tests {
     #[test]
     fn loom_a_helper_whose_move_fails_joins_where_it_is() {
         model(3, || {
-            super::model::FIRST_MOVE_FAILS.with(|f| f.set(true));
+            crate::support::model::FIRST_MOVE_FAILS.with(|f| f.set(true));
             let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
             for _ in 0..2 {
-                let helped = AtomicBool::new(false);
-                crew.run(1, &|| {
-                    if Crew::current_index().is_some() {
-                        helped.store(true, SeqCst);
-                    } else {
-                        while !helped.load(SeqCst) {
-                            loom::thread::yield_now();
-                        }
-                    }
-                });
+                run_needing_a_helper(&crew);
             }
         });
     }
@@ -643,16 +534,7 @@ mod loom_tests {
         model(3, || {
             let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
             crew.run(1, &|| {});
-            let helped = AtomicBool::new(false);
-            crew.run(1, &|| {
-                if Crew::current_index().is_some() {
-                    helped.store(true, SeqCst);
-                } else {
-                    while !helped.load(SeqCst) {
-                        loom::thread::yield_now();
-                    }
-                }
-            });
+            run_needing_a_helper(&crew);
         });
     }
 }

@@ -18,16 +18,23 @@
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::panic::resume_unwind;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::support::cpu::CpuSet;
 use crate::support::ids::next_id;
-use crate::support::sync::lock;
+use crate::support::model::{
+    AtomicU64, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, join_by, protocol_local, thread,
+};
+// `std`'s even under loom: executors are shared with the rest of the runtime as `std::sync::Arc`
+// (loom's `Arc` only adds leak checks).
 use crate::support::unwind::catch_panic;
+use std::sync::Arc;
+
+/// Lock `m` (a poisoned lock only means a panic happened while its state was consistent).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The name of the default target: nodes run on the calling thread and the crew.
 pub const HOST_TARGET: &str = "host";
@@ -134,9 +141,9 @@ pub(crate) struct Executor {
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
-thread_local! {
+protocol_local! {
     /// The executor the current thread works for (0: none).
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
+    static CURRENT: Cell<u64> = Cell::new(0);
 }
 
 impl Executor {
@@ -157,7 +164,7 @@ impl Executor {
         for i in 0..ex.config.threads {
             let (worker, started, pin_failed) = (Arc::clone(&ex), Arc::clone(&started), Arc::clone(&pin_failed));
             let spawned =
-                std::thread::Builder::new().name(format!("vx-ctx{context}-{}-{i}", ex.config.name)).spawn(move || {
+                thread::Builder::new().name(format!("vx-ctx{context}-{}-{i}", ex.config.name)).spawn(move || {
                     if !worker.config.cores.is_empty() && !CpuSet::pin_to_cores(&worker.config.cores) {
                         pin_failed.fetch_add(1, Ordering::Relaxed);
                     }
@@ -313,15 +320,10 @@ impl Executor {
         let handles: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
         let deadline = Instant::now() + JOIN_GRACE;
         for h in handles {
-            if h.thread().id() == std::thread::current().id() {
+            if h.thread().id() == thread::current().id() {
                 continue; // the last reference dropped inside a job: this thread ends on its own
             }
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            } else {
+            if !join_by(h, deadline) {
                 tracing::error!(target_name = %self.config.name, "a target thread did not stop (a callback hangs); detached");
             }
         }
@@ -369,7 +371,92 @@ impl Latch {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! The executor's queue, latch and stop under the model checker (`support::model`): every
+    //! interleaving, up to a preemption bound, of submitters, the target's thread and `stop`.
+    //! A deadlock or a thread left blocked fails the model.
+
+    use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::*;
+
+    fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
+        let mut b = loom::model::Builder::new();
+        if b.preemption_bound.is_none() {
+            b.preemption_bound = Some(preemptions);
+        }
+        b.check(f);
+    }
+
+    unsafe fn count(p: *const (), _: usize) {
+        // SAFETY: the models keep the counter alive until the executor has stopped.
+        unsafe { &*(p as *const AtomicUsize) }.fetch_add(1, SeqCst);
+    }
+
+    unsafe fn block(p: *const (), _: usize) {
+        // SAFETY: the models keep the latch alive until the executor has stopped.
+        unsafe { &*(p as *const Latch) }.wait();
+    }
+
+    /// Two threads call `run_sync` at once: each gets its own result back, both jobs ran on the
+    /// target, and `stop` joins its thread.
+    #[test]
+    fn loom_concurrent_run_sync_calls_each_get_their_result() {
+        model(3, || {
+            let ex = Executor::start(TargetConfig::new("t"), 0).unwrap();
+            let other = {
+                let ex = Arc::clone(&ex);
+                loom::thread::spawn(move || ex.run_sync(|| 2).unwrap())
+            };
+            assert_eq!(ex.run_sync(|| 1).unwrap(), 1);
+            assert_eq!(other.join().unwrap(), 2);
+            ex.stop();
+            assert_eq!(ex.info().jobs_run, 2);
+        });
+    }
+
+    /// A queue of one job behind a busy thread: a submitter waiting for space and `stop` racing
+    /// it. A job the queue accepted runs (the thread drains the queue before it ends); one it
+    /// refused is refused because the target stopped; nobody waits for good.
+    #[test]
+    fn loom_a_job_accepted_runs_and_one_refused_is_refused_as_stopped() {
+        model(2, || {
+            let ex = Executor::start(TargetConfig::new("t").queue_depth(1), 0).unwrap();
+            let gate = Arc::new(Latch::new(1));
+            let ran = Arc::new(AtomicUsize::new(0));
+            let job = |run: unsafe fn(*const (), usize), data: *const ()| Job { run, data, arg: 0 };
+            // SAFETY: `gate` and `ran` outlive the executor's jobs (joined by `stop` below).
+            unsafe { ex.submit(job(block, Arc::as_ptr(&gate) as *const ()), true).unwrap() };
+            let waiter = {
+                let (ex, ran) = (Arc::clone(&ex), Arc::clone(&ran));
+                loom::thread::spawn(move || {
+                    // Up to two jobs: the first may fill the queue, the second then waits for
+                    // space (or is refused once the target stops).
+                    let mut accepted = 0;
+                    for _ in 0..2 {
+                        // SAFETY: as above; `ran` is kept by this thread's clone until the model
+                        // ends, after `stop`.
+                        match unsafe { ex.submit(job(count, Arc::as_ptr(&ran) as *const ()), true) } {
+                            Ok(()) => accepted += 1,
+                            Err(e) => {
+                                assert_eq!(e.kind(), ErrorKind::InvalidReference, "{e}");
+                                assert!(e.to_string().contains("stopped"), "{e}");
+                            }
+                        }
+                    }
+                    accepted
+                })
+            };
+            gate.count_down();
+            ex.stop();
+            let accepted = waiter.join().unwrap();
+            assert_eq!(ran.load(SeqCst), accepted, "an accepted job did not run (or a refused one did)");
+        });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;

@@ -51,6 +51,17 @@ pub(crate) fn u8_tiling_builder<'c>(ctx: &'c Context, name: &str) -> KernelBuild
     })
 }
 
+/// A tile function copying U8 input 0 to U8 output 1, row by row (unaliased tiles).
+pub(crate) fn copy_tile(args: &mut TileArgs<'_>) -> std::result::Result<(), TileError> {
+    let input = args.input::<u8>(0)?;
+    let mut out = args.output::<u8>(1)?;
+    for y in 0..out.height() {
+        let src = input.row(y as i32).expect("unaliased tiles have rows").to_vec();
+        out.row_mut(y).expect("unaliased tiles have rows").copy_from_slice(&src);
+    }
+    Ok(())
+}
+
 /// A finalized tiling kernel `image in → U8 image out` (one size) whose fast function is `fast`.
 pub(crate) fn tiling_kernel_with(
     ctx: &Context,
