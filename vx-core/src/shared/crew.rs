@@ -34,7 +34,7 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::support::model::{
+use crate::shared::model::{
     Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu,
     protocol_local, thread,
 };
@@ -518,7 +518,7 @@ mod loom_tests {
     #[test]
     fn loom_a_helper_whose_move_fails_joins_where_it_is() {
         model(3, || {
-            crate::support::model::FIRST_MOVE_FAILS.with(|f| f.set(true));
+            crate::shared::model::FIRST_MOVE_FAILS.with(|f| f.set(true));
             let crew = Crew::new(1, |i| format!("loom-{i}")).unwrap();
             for _ in 0..2 {
                 run_needing_a_helper(&crew);

@@ -7,6 +7,7 @@
 mod config;
 pub(crate) mod crew;
 pub(crate) mod limits;
+mod model;
 mod resources;
 pub(crate) mod target;
 pub(crate) mod trust;

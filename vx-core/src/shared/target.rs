@@ -22,13 +22,13 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::support::ids::next_id;
-use crate::support::model::{
+use crate::shared::model::{
     AtomicU64, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, join_by, protocol_local, thread,
 };
-// `std`'s even under loom: executors are shared with the rest of the runtime as `std::sync::Arc`
-// (loom's `Arc` only adds leak checks).
+use crate::support::ids::next_id;
 use crate::support::unwind::catch_panic;
+// `std`'s `Arc` even under loom: executors are shared with the rest of the runtime as
+// `std::sync::Arc` (loom's `Arc` only adds leak checks).
 use std::sync::Arc;
 
 /// Lock `m` (a poisoned lock only means a panic happened while its state was consistent).
@@ -373,7 +373,7 @@ impl Latch {
 
 #[cfg(all(test, loom))]
 mod loom_tests {
-    //! The executor's queue, latch and stop under the model checker (`support::model`): every
+    //! The executor's queue, latch and stop under the model checker (`shared::model`): every
     //! interleaving, up to a preemption bound, of submitters, the target's thread and `stop`.
     //! A deadlock or a thread left blocked fails the model.
 

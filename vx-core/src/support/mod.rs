@@ -4,7 +4,6 @@
 pub(crate) mod cpu;
 pub(crate) mod hash;
 pub(crate) mod ids;
-pub(crate) mod model;
 pub(crate) mod size;
 pub(crate) mod sync;
 pub(crate) mod time;

@@ -4,14 +4,14 @@
 //! (so it explores every interleaving of those protocols: their `loom_tests`), with a fake CPU per
 //! model thread (every thread starts on CPU 0, where a crew's caller runs, so helpers take the
 //! move-off path), spins that give up after one look and joins without a deadline (loom cannot
-//! model time). A leaf: it imports nothing from the layers above.
+//! model time). It imports nothing from the layers above; only the crew and the executors use it.
 //!
 //! Run the models: `RUSTFLAGS="--cfg loom" cargo test --release -p vx-rs --lib loom`.
 
 #[cfg(not(loom))]
-pub(crate) use self::host::*;
+pub(super) use self::host::*;
 #[cfg(loom)]
-pub(crate) use self::model_checked::*;
+pub(super) use self::model_checked::*;
 
 /// `thread_local!` for protocol state: the standard library's (`const`-initialized) or, under
 /// loom, loom's (which gives every model thread its own, fresh in every execution).
@@ -27,36 +27,36 @@ macro_rules! protocol_local {
         loom::thread_local! { $($(#[$m])* static $name: $t = $init;)* }
     };
 }
-pub(crate) use protocol_local;
+pub(super) use protocol_local;
 
 #[cfg(not(loom))]
 mod host {
-    pub(crate) use crate::support::cpu::{self, CpuSet};
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-    pub(crate) use std::thread::{self, JoinHandle};
+    pub(in crate::shared) use crate::support::cpu::{self, CpuSet};
+    pub(in crate::shared) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(in crate::shared) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(in crate::shared) use std::thread::{self, JoinHandle};
     use std::time::{Duration, Instant};
 
     /// A spin bounded by the clock.
-    pub(crate) struct SpinBudget(Instant);
+    pub(in crate::shared) struct SpinBudget(Instant);
 
     impl SpinBudget {
         /// Loads of the awaited atomic between two looks at the clock.
-        pub(crate) const BATCH: usize = 64;
-        pub(crate) fn start() -> SpinBudget {
+        pub(in crate::shared) const BATCH: usize = 64;
+        pub(in crate::shared) fn start() -> SpinBudget {
             SpinBudget(Instant::now())
         }
-        pub(crate) fn spent(&self, limit: Duration) -> bool {
+        pub(in crate::shared) fn spent(&self, limit: Duration) -> bool {
             self.0.elapsed() >= limit
         }
-        pub(crate) fn pause() {
+        pub(in crate::shared) fn pause() {
             std::hint::spin_loop();
         }
     }
 
     /// Join `h` if its thread ends before `deadline` (polled every millisecond); false when it
     /// did not, and the thread is left to run on (detached).
-    pub(crate) fn join_by(h: JoinHandle<()>, deadline: Instant) -> bool {
+    pub(in crate::shared) fn join_by(h: JoinHandle<()>, deadline: Instant) -> bool {
         while !h.is_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -71,30 +71,30 @@ mod host {
 
 #[cfg(loom)]
 mod model_checked {
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-    pub(crate) use loom::thread::{self, JoinHandle};
+    pub(in crate::shared) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(in crate::shared) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(in crate::shared) use loom::thread::{self, JoinHandle};
     use std::cell::Cell;
     use std::time::{Duration, Instant};
 
     /// A spin of one look: loom explores what happens after it gives up at every point.
-    pub(crate) struct SpinBudget;
+    pub(in crate::shared) struct SpinBudget;
 
     impl SpinBudget {
-        pub(crate) const BATCH: usize = 1;
-        pub(crate) fn start() -> SpinBudget {
+        pub(in crate::shared) const BATCH: usize = 1;
+        pub(in crate::shared) fn start() -> SpinBudget {
             SpinBudget
         }
-        pub(crate) fn spent(&self, _limit: Duration) -> bool {
+        pub(in crate::shared) fn spent(&self, _limit: Duration) -> bool {
             true
         }
-        pub(crate) fn pause() {
+        pub(in crate::shared) fn pause() {
             loom::thread::yield_now();
         }
     }
 
     /// Join `h` (no deadline: a thread that never ends fails the model as a deadlock).
-    pub(crate) fn join_by(h: JoinHandle<()>, _deadline: Instant) -> bool {
+    pub(in crate::shared) fn join_by(h: JoinHandle<()>, _deadline: Instant) -> bool {
         let _ = h.join();
         true
     }
@@ -106,9 +106,9 @@ mod model_checked {
         static MOVES: Cell<u32> = Cell::new(0);
     }
 
-    pub(crate) mod cpu {
+    pub(in crate::shared) mod cpu {
         /// This thread's fake CPU.
-        pub(crate) fn current() -> Option<usize> {
+        pub(in crate::shared) fn current() -> Option<usize> {
             Some(super::CPU.with(|c| c.get()))
         }
     }
@@ -117,18 +117,18 @@ mod model_checked {
         /// Set by a model (on the test's OS thread, where loom runs every model thread): each
         /// thread's first move off a CPU fails, as when the scheduler undoes it or the other CPU
         /// is not allowed.
-        pub(crate) static FIRST_MOVE_FAILS: Cell<bool> = const { Cell::new(false) };
+        pub(in crate::shared) static FIRST_MOVE_FAILS: Cell<bool> = const { Cell::new(false) };
     }
 
     /// The fake CPUs a thread may use: a move off one succeeds (but see [`FIRST_MOVE_FAILS`]);
     /// pinning always does.
-    pub(crate) struct CpuSet;
+    pub(in crate::shared) struct CpuSet;
 
     impl CpuSet {
-        pub(crate) fn of_this_thread() -> Option<CpuSet> {
+        pub(in crate::shared) fn of_this_thread() -> Option<CpuSet> {
             Some(CpuSet)
         }
-        pub(crate) fn move_off(&self, cpu: usize) -> bool {
+        pub(in crate::shared) fn move_off(&self, cpu: usize) -> bool {
             let tried = MOVES.with(|m| m.replace(m.get() + 1));
             if tried == 0 && FIRST_MOVE_FAILS.with(Cell::get) {
                 return false;
@@ -136,7 +136,7 @@ mod model_checked {
             CPU.with(|c| c.set(cpu + 1));
             true
         }
-        pub(crate) fn pin_to_cores(_cpus: &[usize]) -> bool {
+        pub(in crate::shared) fn pin_to_cores(_cpus: &[usize]) -> bool {
             true
         }
     }
