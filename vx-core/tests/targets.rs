@@ -45,7 +45,14 @@ fn out(ctx: &Context) -> Image {
 }
 
 /// Process `g` over and over on another thread while `f` runs; the frames processed meanwhile.
+/// The processing stops when `f` returns or panics (a failing `f` fails the test, not hangs it).
 fn processing_while(g: &Graph, f: impl FnOnce()) -> usize {
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, SeqCst);
+        }
+    }
     let stop = AtomicBool::new(false);
     let frames = AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -55,8 +62,8 @@ fn processing_while(g: &Graph, f: impl FnOnce()) -> usize {
                 frames.fetch_add(1, SeqCst);
             }
         });
+        let _stop = StopOnDrop(&stop);
         f();
-        stop.store(true, SeqCst);
     });
     frames.into_inner()
 }
@@ -602,7 +609,9 @@ fn a_command_to_a_tiling_node_waits_for_the_nodes_run() {
         for _ in 0..50 {
             // Sent while a tile runs (it sleeps 2 ms): without the node's lock the command runs
             // beside it.
+            let t = Instant::now();
             while busy.load(SeqCst) == 0 {
+                assert!(t.elapsed() < LONG, "no tile ran within {LONG:?}");
                 std::hint::spin_loop();
             }
             n.send_command(1, &[], LONG).unwrap();

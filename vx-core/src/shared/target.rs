@@ -216,6 +216,12 @@ impl Executor {
             self.jobs_run.fetch_add(1, Ordering::Relaxed);
             // SAFETY: the submitter promised `data` is usable until the job has run (`submit`).
             let r = catch_panic(|| unsafe { (job.run)(job.data, job.arg) });
+            // Under loom a panic in a job is the model checker's own (a deadlock, a model's
+            // assertion): it must fail the model, not be logged away.
+            #[cfg(loom)]
+            if let Err(p) = r {
+                resume_unwind(p);
+            }
             if r.is_err() {
                 tracing::error!(target_name = %self.config.name, "a job panicked outside a guarded callback");
             }
