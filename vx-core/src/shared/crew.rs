@@ -35,7 +35,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::shared::model::{
-    Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu,
+    Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, SpinBudget, cpu, lock,
     protocol_local, thread,
 };
 use crate::support::unwind::catch_panic;
@@ -116,8 +116,7 @@ impl CrewState {
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
-        // A poisoned lock only means a job's panic escaped while the slot was consistent.
-        self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.slot)
     }
 }
 
@@ -428,15 +427,7 @@ mod loom_tests {
 
     use super::Crew;
 
-    /// Check `f` in every interleaving with up to `preemptions` preemptions (`LOOM_MAX_PREEMPTIONS`
-    /// overrides it).
-    fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
-        let mut b = loom::model::Builder::new();
-        if b.preemption_bound.is_none() {
-            b.preemption_bound = Some(preemptions);
-        }
-        b.check(f);
-    }
+    use crate::shared::model::check as model;
 
     /// A job that finishes only once a helper has run it (the caller waits inside it).
     fn run_needing_a_helper(crew: &Crew) {

@@ -29,6 +29,23 @@ macro_rules! protocol_local {
 }
 pub(super) use protocol_local;
 
+/// Lock `m` (std's or loom's): a poisoned lock only means a panic escaped while the state it
+/// guards was consistent.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Check `f` in every interleaving with up to `preemptions` preemptions (`LOOM_MAX_PREEMPTIONS`
+/// overrides it): the models' runner.
+#[cfg(all(test, loom))]
+pub(super) fn check(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(preemptions);
+    }
+    b.check(f);
+}
+
 #[cfg(not(loom))]
 mod host {
     pub(in crate::shared) use crate::support::cpu::{self, CpuSet};

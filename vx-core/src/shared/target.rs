@@ -22,19 +22,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::shared::model::{
-    AtomicU64, Condvar, CpuSet, JoinHandle, Mutex, MutexGuard, join_by, protocol_local, thread,
-};
+use crate::shared::model::{AtomicU64, Condvar, CpuSet, JoinHandle, Mutex, join_by, lock, protocol_local, thread};
 use crate::support::ids::next_id;
 use crate::support::unwind::catch_panic;
 // `std`'s `Arc` even under loom: executors are shared with the rest of the runtime as
 // `std::sync::Arc` (loom's `Arc` only adds leak checks).
 use std::sync::Arc;
-
-/// Lock `m` (a poisoned lock only means a panic happened while its state was consistent).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// The name of the default target: nodes run on the calling thread and the crew.
 pub const HOST_TARGET: &str = "host";
@@ -387,13 +380,7 @@ mod loom_tests {
 
     use super::*;
 
-    fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
-        let mut b = loom::model::Builder::new();
-        if b.preemption_bound.is_none() {
-            b.preemption_bound = Some(preemptions);
-        }
-        b.check(f);
-    }
+    use crate::shared::model::check as model;
 
     unsafe fn count(p: *const (), _: usize) {
         // SAFETY: the models keep the counter alive until the executor has stopped.
