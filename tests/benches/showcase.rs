@@ -15,7 +15,7 @@
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
 //! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
-//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`, `reverify`) runs that section alone.
+//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`, `reverify`, `stages`) runs that section alone.
 //!
 //! Re-verification per frame (`reverify`): the pipelining section's three stages as a plain graph
 //! of a 2-thread context, fusion on and off, whose input and output are replaced every frame by
@@ -25,8 +25,8 @@
 //! Pipelining: a three-stage graph (gaussian3x3 → box3x3 → not) with each stage on a target of its
 //! own (one thread each; the context computes with one thread, so a stage never forks), streamed
 //! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds, against the same
-//! three stages as a plain `process` loop of a 2-thread context (no targets: each node split by the
-//! cost model); frames per second, the ratios, and the outputs compared frame by frame. `bound` is
+//! three stages as a plain `process` loop of a 2-thread context (no targets, fusion on as by default:
+//! one fused group, its bands split by the cost model); frames per second, the ratios, and the outputs compared frame by frame. `bound` is
 //! the most any pipeline of these stages can reach on this machine: a frame takes at least its
 //! slowest stage (one thread per target) and at least the stages' sum over the cores; `bound /
 //! plain` is therefore the ceiling of `3 / plain` here (on 2 cores, with a plain loop that already
@@ -34,6 +34,13 @@
 //! (depth 1) and beside the others (depth 3), the share of the cores the stages keep busy at
 //! depth 3 (low: hand-offs; high with slower stages: the stages share the memory system), and depth
 //! 3 with the targets pinned to cores (a: 0, b and c: 1).
+//!
+//! Stages (`VX_BENCH_ONLY=stages`, not in the full run): where a pipelined frame's time goes. The
+//! same three stages, fusion off, one thread per context: as a plain `process` loop, as a
+//! `process` loop with each stage on a target of its own (so each node is a hand-off to a parked
+//! thread and back), and streamed at depth 1 and 3; per line the time per frame and each stage's
+//! mean run. Frame time above the stages' sum is hand-offs; a stage slower than in the plain loop
+//! reads data another core wrote (or shares the memory system).
 
 #[path = "common/filters.rs"]
 mod filters;
@@ -453,6 +460,76 @@ fn reverify(dir: &Path) {
     }
 }
 
+fn stages(dir: &Path) {
+    const FRAMES: usize = 200;
+    let mk = |targets: bool| {
+        let mut b = Context::builder().threads(1).fusion(false);
+        if targets {
+            b = b.target(TargetConfig::new("a")).target(TargetConfig::new("b")).target(TargetConfig::new("c"));
+        }
+        let ctx = b.build().unwrap();
+        ctx.add_module_dir(dir);
+        ctx.load_module("vx_filters").unwrap();
+        ctx
+    };
+    let (plain, tctx) = (mk(false), mk(true));
+    for (w, h) in sizes() {
+        for (label, ctx, on_targets) in [("plain", &plain, false), ("targets", &tctx, true)] {
+            let g = Graph::new(ctx).unwrap();
+            let (ins, outs) = frame_images(ctx, w, h, 4);
+            let nodes = three_stages(ctx, &g, &ins[0], &outs[0]);
+            if on_targets {
+                for (n, t) in nodes.iter().zip(["a", "b", "c"]) {
+                    n.set_target(t).unwrap();
+                }
+            }
+            g.verify().unwrap();
+            let t0 = Instant::now();
+            for _ in 0..FRAMES {
+                g.process().unwrap();
+            }
+            let per = t0.elapsed().as_secs_f64() * 1e6 / FRAMES as f64;
+            let m: Vec<f64> = nodes
+                .iter()
+                .map(|n| {
+                    let q = n.perf().unwrap();
+                    q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
+                })
+                .collect();
+            println!("{w}x{h} {label:<8} frame {per:.0} µs; stage mean µs {:.0} / {:.0} / {:.0}", m[0], m[1], m[2]);
+        }
+        let ctx = Context::builder()
+            .threads(1)
+            .fusion(false)
+            .target(TargetConfig::new("a"))
+            .target(TargetConfig::new("b"))
+            .target(TargetConfig::new("c"))
+            .build()
+            .unwrap();
+        ctx.add_module_dir(dir);
+        ctx.load_module("vx_filters").unwrap();
+        for depth in [1, 3] {
+            let p = pipelined(&ctx, w, h, depth, 4);
+            let (t, _) = stream(&p, FRAMES, false);
+            let m: Vec<f64> = p
+                .nodes
+                .iter()
+                .map(|n| {
+                    let q = n.perf().unwrap();
+                    q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
+                })
+                .collect();
+            println!(
+                "{w}x{h} depth {depth} frame {:.0} µs; stage mean µs {:.0} / {:.0} / {:.0}",
+                t.as_secs_f64() * 1e6 / FRAMES as f64,
+                m[0],
+                m[1],
+                m[2]
+            );
+        }
+    }
+}
+
 fn main() {
     eprintln!("building the modules (release)…");
     let filters = build_module_profile("vx-filters", &[], true);
@@ -463,6 +540,7 @@ fn main() {
         Ok("aliasing") => return aliasing(&dir),
         Ok("pipelining") => return pipelining(&dir),
         Ok("reverify") => return reverify(&dir),
+        Ok("stages") => return stages(&dir),
         _ => {}
     }
     let ctxs = [context(1, &dir), context(2, &dir)];
