@@ -322,6 +322,8 @@ fn main() {
         };
     }
     let mut below = Vec::new();
+    // Per two-thread cell: what the crew did in its timed rounds (`Context::crew_stats`).
+    let mut crew_rows = Vec::new();
     let mut below_sides: Vec<Vec<String>> = vec![Vec::new(); sides.len()];
     for (w, h) in sizes() {
         let (a_px, b_px) = (pixels(1, w, h), pixels(2, w, h));
@@ -355,6 +357,7 @@ fn main() {
             let edges = name == "pipeline" || name == "fused";
             let op = if edges { "pipeline" } else { name };
             let n_sides = if edges { sides.len() } else { 0 };
+            let mut one_thread_median = None;
             for (t, (ctx, s)) in ctxs.iter().zip(&ins).enumerate() {
                 let threads = t + 1;
                 let g = if !edges {
@@ -377,6 +380,7 @@ fn main() {
                 for _ in 0..3 {
                     g.process().unwrap();
                 }
+                ctx.reset_crew_stats();
                 let (mut vx, mut ocv) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
                 let mut other = vec![Vec::with_capacity(rounds); n_sides];
                 for _ in 0..rounds {
@@ -393,6 +397,22 @@ fn main() {
                 }
                 let (v, c) = (spread(vx), spread(ocv));
                 let ratio = c[1].as_secs_f64() / v[1].as_secs_f64();
+                let crew = ctx.reset_crew_stats();
+                match one_thread_median {
+                    None => one_thread_median = Some(v[1]),
+                    Some(one) => crew_rows.push(format!(
+                        "| {name} {w}×{h} | {:.2}× | {} | {} | {} | {} | {} | {} ({}) | {:.0} µs |",
+                        one.as_secs_f64() / v[1].as_secs_f64(),
+                        crew.jobs,
+                        crew.warm_jobs,
+                        crew.wakeups,
+                        crew.moves,
+                        crew.late_arrivals,
+                        crew.retire_waits,
+                        crew.retire_sleeps,
+                        crew.retire_wait_max.as_secs_f64() * 1e6
+                    )),
+                }
                 if ratio < 1.0 {
                     below.push(format!("{name} {w}×{h} {threads}t ({ratio:.2}×)"));
                 }
@@ -429,6 +449,22 @@ fn main() {
             }
             let _ = writeln!(md, "\n|---|---|---|---|---|{}", "---|---|".repeat(sides.len()));
             md.push_str(&pipeline_md);
+        }
+        md.push('\n');
+    }
+    if !crew_rows.is_empty() {
+        let _ = writeln!(
+            md,
+            "### The helper thread in the two-thread cells\n\n`Context::crew_stats` over each cell's timed rounds \
+             (every round's frames and the untimed frame before them): speed-up = the one-thread median / the \
+             two-thread median; jobs handed to the helper, of which warm (published while it spun), wake-ups of \
+             the parked helper, moves off the caller's CPU, late arrivals (the job was done), caller waits for \
+             the helper to leave a job (of which slept past the spin), and the longest wait.\n\n\
+             | cell | speed-up | jobs | warm | wake-ups | moves | late | waits (slept) | longest wait |\n\
+             |---|---|---|---|---|---|---|---|---|"
+        );
+        for row in &crew_rows {
+            let _ = writeln!(md, "{row}");
         }
         md.push('\n');
     }

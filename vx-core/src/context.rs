@@ -227,6 +227,20 @@ impl Context {
         self.inner.shared.targets.list.iter().map(|t| t.info()).collect()
     }
 
+    /// What the context's helper threads did since it was built or since the last
+    /// [`reset_crew_stats`](Self::reset_crew_stats): jobs handed to them, wake-ups, moves, and the
+    /// waits of callers for helpers (see [`CrewStats`](crate::shared::crew::CrewStats)). All zero with one
+    /// thread.
+    pub fn crew_stats(&self) -> crate::shared::crew::CrewStats {
+        self.inner.shared.crew.stats(false)
+    }
+
+    /// [`crew_stats`](Self::crew_stats), then every count back to zero (to look at one stretch of
+    /// work, such as one benchmark cell).
+    pub fn reset_crew_stats(&self) -> crate::shared::crew::CrewStats {
+        self.inner.shared.crew.stats(true)
+    }
+
     /// Usage of one kind of resource: current, peak and configured maximum.
     pub fn usage(&self, kind: ResourceKind) -> ResourceUsage {
         self.inner.shared.resources.usage(kind)

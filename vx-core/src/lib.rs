@@ -108,6 +108,7 @@ pub use module::library::check_elf_bytes as __check_elf_bytes;
 pub use module::library::{ModuleState, module_name_of_file};
 pub use module::loader::{MODULE_PATH_VAR, ReloadOptions, ReloadReport};
 pub use module::trust::module_digest;
+pub use shared::crew::CrewStats;
 pub use shared::{
     AsContext, ContextConfig, ContextShared, DEFAULT_MAX_MODULE_BYTES, HOST_TARGET, Limits, MAX_LIMITS_FILE_BYTES,
     MAX_QUEUE_DEPTH, MAX_THREADS, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat, ResourceUsage, TARGET_ANY,

@@ -80,7 +80,9 @@ unsafe fn vertical(a: &[u8], b: &[u8], c: &[u8], x: usize, double_middle: bool) 
     _mm512_add_epi16(_mm512_add_epi16(ra, rc), rb)
 }
 
-/// The separable 3×3 row loop of `avx2.rs::separable`, 32 columns per step.
+/// The separable 3×3 row loop of `avx2.rs::separable` (vertical sums once per column, neighbors by
+/// lane shifts of the next block's), 32 columns per step in column order (`vpmovzxbw` widens a
+/// whole 256-bit load into 512 bits).
 ///
 /// # Safety
 /// AVX-512 F and BW are available.

@@ -502,7 +502,8 @@ impl Magnitude for Sse2 {
 /// 2³¹ is clamped as unsigned instead). The square root bounds this kernel on the CPUs measured
 /// (one `vsqrtps` per 8 lanes, on the divider); the sums by `vpmaddwd` take the conversions and
 /// multiplies of the i16 → f32 route off the other ports: 0.20 against 0.27 ns a pixel on a Zen 3
-/// in L1 (the estimate-and-correct route of [`mag16_avx512`] took 0.36 there).
+/// in L1 (an AVX2 port of [`mag16_avx512`]'s estimate-and-correct route, with `vrsqrtps`, took
+/// 0.36 there).
 #[inline]
 #[target_feature(enable = "avx2")]
 fn mag8_avx2(pairs: __m256i) -> __m256i {

@@ -66,6 +66,93 @@ const SPIN: Duration = Duration::from_micros(200);
 /// `CrewState::caller_cpu` when the caller's CPU is not known.
 const NO_CPU: usize = usize::MAX;
 
+/// What the crew of a context did since it was built or since the last
+/// [`Context::reset_crew_stats`](crate::Context::reset_crew_stats) ([`Context::crew_stats`](crate::Context::crew_stats)):
+/// how often the helpers were handed work, how they came to it, and how long callers waited for
+/// them. A run on several threads that is slower than on one shows its cause here: helpers that
+/// were parked (`wakeups`), that arrived after the work was done (`late_arrivals`), that had to
+/// move off the caller's CPU (`moves`), or that kept the caller waiting (`retire_waits`,
+/// `retire_wait_max`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CrewStats {
+    /// Parallel steps handed to the helpers (a tiling node's tiles shared out, a graph level's
+    /// nodes run at once).
+    pub jobs: u64,
+    /// Of those, handed out while a helper was spinning for work (it joins within microseconds).
+    pub warm_jobs: u64,
+    /// Wake-ups sent to parked helpers (a futex system call; on a VM tens to hundreds of µs before
+    /// the helper runs).
+    pub wakeups: u64,
+    /// Times a helper started on a job.
+    pub helper_joins: u64,
+    /// Times a helper came for a job the caller had already finished alone.
+    pub late_arrivals: u64,
+    /// Times a helper moved off the caller's CPU before joining (Linux had woken it there).
+    pub moves: u64,
+    /// Jobs whose caller finished its share while a helper was still inside, and waited for it.
+    pub retire_waits: u64,
+    /// Of those, waits longer than the caller's spin: it slept until the helper left.
+    pub retire_sleeps: u64,
+    /// The time callers waited for helpers to leave jobs, in all.
+    pub retire_wait_total: Duration,
+    /// The longest such wait.
+    pub retire_wait_max: Duration,
+}
+
+/// [`CrewStats`]' counters (relaxed `std` atomics, outside the protocol: plain under loom too).
+#[derive(Default)]
+struct Counters {
+    jobs: std::sync::atomic::AtomicU64,
+    warm_jobs: std::sync::atomic::AtomicU64,
+    wakeups: std::sync::atomic::AtomicU64,
+    helper_joins: std::sync::atomic::AtomicU64,
+    late_arrivals: std::sync::atomic::AtomicU64,
+    moves: std::sync::atomic::AtomicU64,
+    retire_waits: std::sync::atomic::AtomicU64,
+    retire_sleeps: std::sync::atomic::AtomicU64,
+    retire_wait_ns: std::sync::atomic::AtomicU64,
+    retire_wait_max_ns: std::sync::atomic::AtomicU64,
+}
+
+impl Counters {
+    fn bump(c: &std::sync::atomic::AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn all(&self) -> [&std::sync::atomic::AtomicU64; 10] {
+        [
+            &self.jobs,
+            &self.warm_jobs,
+            &self.wakeups,
+            &self.helper_joins,
+            &self.late_arrivals,
+            &self.moves,
+            &self.retire_waits,
+            &self.retire_sleeps,
+            &self.retire_wait_ns,
+            &self.retire_wait_max_ns,
+        ]
+    }
+
+    fn read(&self) -> CrewStats {
+        let [jobs, warm_jobs, wakeups, helper_joins, late_arrivals, moves, retire_waits, retire_sleeps, wait, max] =
+            self.all().map(|c| c.load(Ordering::Relaxed));
+        CrewStats {
+            jobs,
+            warm_jobs,
+            wakeups,
+            helper_joins,
+            late_arrivals,
+            moves,
+            retire_waits,
+            retire_sleeps,
+            retire_wait_total: Duration::from_nanos(wait),
+            retire_wait_max: Duration::from_nanos(max),
+        }
+    }
+}
+
 struct CrewState {
     slot: Mutex<Slot>,
     /// A copy of `Slot::epoch`, written under the mutex, read without it by spinning helpers.
@@ -100,6 +187,8 @@ struct CrewState {
     /// rare explorations stop it from ever sharing.
     join_warm_ns: std::sync::atomic::AtomicU64,
     join_cold_ns: std::sync::atomic::AtomicU64,
+    /// What [`Crew::stats`] reports.
+    counters: Counters,
 }
 
 impl CrewState {
@@ -165,6 +254,7 @@ impl Crew {
             posted_warm: std::sync::atomic::AtomicBool::new(false),
             join_warm_ns: std::sync::atomic::AtomicU64::new(0),
             join_cold_ns: std::sync::atomic::AtomicU64::new(0),
+            counters: Counters::default(),
         });
         let mut crew = Crew { state, handles: Vec::with_capacity(helpers) };
         for i in 0..helpers {
@@ -196,6 +286,16 @@ impl Crew {
 
     /// How long a helper spins for the next job before it parks.
     pub(crate) const SPIN: Duration = SPIN;
+
+    /// What the crew did since it was built or last reset (`reset`: the counters start again from
+    /// zero; counts made meanwhile by running jobs may land on either side).
+    pub(crate) fn stats(&self, reset: bool) -> CrewStats {
+        let stats = self.state.counters.read();
+        if reset {
+            self.state.counters.all().iter().for_each(|c| c.store(0, Ordering::Relaxed));
+        }
+        stats
+    }
 
     /// This thread's helper index, if it is a crew thread (of any context).
     pub(crate) fn current_index() -> Option<usize> {
@@ -247,7 +347,13 @@ impl Crew {
         let wake =
             self.state.spinning.load(Ordering::SeqCst) < helpers && !self.state.waking.swap(true, Ordering::SeqCst);
         drop(slot);
+        let counters = &self.state.counters;
+        Counters::bump(&counters.jobs);
+        if self.state.posted_warm.load(Ordering::Relaxed) {
+            Counters::bump(&counters.warm_jobs);
+        }
         if wake {
+            Counters::bump(&counters.wakeups);
             self.state.start.notify_all();
         }
         let _retire = Retire(&self.state, helpers);
@@ -277,6 +383,8 @@ impl Drop for Retire<'_> {
         // futex sleep and wake-up of this thread costs more than that on a VM. No helper can join
         // now (the job is gone), so `inside` only falls.
         drop(slot);
+        // The statistics' clock (real time under loom too: outside the protocol).
+        let waited_from = Instant::now();
         let start = SpinBudget::start();
         while self.0.inside.load(Ordering::Acquire) > 0 && !start.spent(RETIRE_SPIN) {
             for _ in 0..SpinBudget::BATCH {
@@ -284,9 +392,18 @@ impl Drop for Retire<'_> {
             }
         }
         let mut slot = self.0.slot();
+        let counters = &self.0.counters;
+        if slot.running > 0 {
+            Counters::bump(&counters.retire_sleeps);
+        }
         while slot.running > 0 {
             slot = self.0.finished.wait(slot).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
+        drop(slot);
+        let waited = waited_from.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        Counters::bump(&counters.retire_waits);
+        counters.retire_wait_ns.fetch_add(waited, Ordering::Relaxed);
+        counters.retire_wait_max_ns.fetch_max(waited, Ordering::Relaxed);
     }
 }
 
@@ -320,8 +437,9 @@ fn leave_callers_cpu(state: &CrewState, allowed: Option<&CpuSet>) {
     let caller = state.caller_cpu.load(Ordering::Relaxed);
     if let (Some(allowed), Some(here)) = (allowed, cpu::current())
         && here == caller
+        && allowed.move_off(here)
     {
-        allowed.move_off(here);
+        Counters::bump(&state.counters.moves);
     }
 }
 
@@ -354,6 +472,7 @@ fn helper(state: &CrewState) {
                 return;
             }
             if slot.job.is_none() && slot.epoch != seen {
+                Counters::bump(&state.counters.late_arrivals);
                 // A job published since this helper last looked and already retired: it came too
                 // late (a wake-up, or a move off the caller's CPU, took longer than the job).
                 // Spin for the next one rather than park — a caller that published one job is
@@ -390,6 +509,7 @@ fn helper(state: &CrewState) {
         let Some(Job(job)) = slot.job else { continue };
         drop(slot);
         state.note_join();
+        Counters::bump(&state.counters.helper_joins);
         {
             let _inside = InCrew::enter();
             // Items catch their own panics; this only keeps the helper alive if one escapes.
@@ -573,6 +693,37 @@ mod tests {
             }
         });
         out.into_inner().unwrap().expect("a helper joined the job")
+    }
+
+    /// The statistics count what happened: a job a helper joins, a job whose caller finishes
+    /// while the helper is still inside (and sleeps past its spin until it leaves), and a reset.
+    #[test]
+    fn the_statistics_count_jobs_joins_and_waits_for_a_helper() {
+        let crew = Crew::new(1, |i| format!("stats-{i}")).unwrap();
+        assert_eq!(crew.stats(false), super::CrewStats::default());
+        assert!(on_a_helper(&crew, || true));
+        let s = crew.stats(false);
+        assert_eq!((s.jobs, s.helper_joins, s.retire_sleeps), (1, 1, 0), "{s:?}");
+        // The helper stays inside 20 ms after the caller saw it start.
+        let inside = std::sync::atomic::AtomicBool::new(false);
+        crew.run(1, &|| {
+            if Crew::current_index().is_some() {
+                inside.store(true, SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            } else {
+                let t = std::time::Instant::now();
+                while !inside.load(SeqCst) && t.elapsed() < std::time::Duration::from_secs(10) {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        assert!(inside.load(SeqCst), "a helper joined the job");
+        let s = crew.stats(true);
+        assert_eq!((s.jobs, s.helper_joins, s.retire_waits, s.retire_sleeps), (2, 2, 1, 1), "{s:?}");
+        assert!(s.retire_wait_max >= std::time::Duration::from_millis(10), "{s:?}");
+        assert!(s.retire_wait_total >= s.retire_wait_max, "{s:?}");
+        assert!(s.wakeups + s.warm_jobs >= 1, "each job reached the helper somehow: {s:?}");
+        assert_eq!(crew.stats(false), super::CrewStats::default(), "reset");
     }
 
     /// The next of a xorshift sequence (the tests' gaps between jobs).
