@@ -401,11 +401,12 @@ fn main() {
                 match one_thread_median {
                     None => one_thread_median = Some(v[1]),
                     Some(one) => crew_rows.push(format!(
-                        "| {name} {w}×{h} | {:.2}× | {} | {} | {} | {} | {} | {} ({}) | {:.0} µs |",
+                        "| {name} {w}×{h} | {:.2}× | {} | {} | {} ({:.0} µs) | {} | {} | {} ({}) | {:.0} µs |",
                         one.as_secs_f64() / v[1].as_secs_f64(),
                         crew.jobs,
                         crew.warm_jobs,
                         crew.wakeups,
+                        crew.wakeup_time.as_secs_f64() * 1e6 / crew.wakeups.max(1) as f64,
                         crew.moves,
                         crew.late_arrivals,
                         crew.retire_waits,
@@ -458,7 +459,7 @@ fn main() {
             "### The helper thread in the two-thread cells\n\n`Context::crew_stats` over each cell's timed rounds \
              (every round's frames and the untimed frame before them): speed-up = the one-thread median / the \
              two-thread median; jobs handed to the helper, of which warm (published while it spun), wake-ups of \
-             the parked helper, moves off the caller's CPU, late arrivals (the job was done), caller waits for \
+             the parked helper (and the caller's time per wake-up, in the system call), moves off the caller's CPU, late arrivals (the job was done), caller waits for \
              the helper to leave a job (of which slept past the spin), and the longest wait.\n\n\
              | cell | speed-up | jobs | warm | wake-ups | moves | late | waits (slept) | longest wait |\n\
              |---|---|---|---|---|---|---|---|---|"

@@ -15,7 +15,8 @@
 //!
 //! Timings are medians of rounds of about 4 Mpixel of frames, the 1- and 2-thread graphs' rounds
 //! interleaved (each round after one untimed frame, so both sides are timed in steady state); the machine is shared and noisy, so compare ratios. `VX_BENCH_SIZES=640x480,1920x1080` limits the sizes;
-//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`, `reverify`, `stages`) runs that section alone.
+//! `VX_BENCH_ONLY=memory` (or `aliasing`, `pipelining`, `reverify`, `stages`, `split`) runs that
+//! section alone.
 //!
 //! Re-verification per frame (`reverify`): the pipelining section's three stages as a plain graph
 //! of a 2-thread context, fusion on and off, whose input and output are replaced every frame by
@@ -41,6 +42,11 @@
 //! thread and back), and streamed at depth 1 and 3; per line the time per frame and each stage's
 //! mean run. Frame time above the stages' sum is hand-offs; a stage slower than in the plain loop
 //! reads data another core wrote (or shares the memory system).
+//!
+//! Split (`VX_BENCH_ONLY=split`, not in the full run): the tiling cost model of a 2-thread context
+//! against always sharing and never sharing (and a 1-thread context) on one-node graphs, in bursts
+//! of frames after an idle gap in which the helper parks (`VX_SPLIT_BURSTS`, `VX_SPLIT_FRAMES`,
+//! `VX_SPLIT_GAP_US`), with the crew's counts and one burst of the model frame by frame.
 
 #[path = "common/filters.rs"]
 mod filters;
@@ -530,6 +536,97 @@ fn stages(dir: &Path) {
     }
 }
 
+/// The split cost model against always sharing and never sharing, in bursts of frames after an idle
+/// gap (the helper parks in it), as a benchmark's rounds or a bursty stream see it.
+fn split(dir: &Path) {
+    let mk = |p: TilingPolicy, t: usize| {
+        let ctx = Context::builder().threads(t).tiling_policy(p).build().unwrap();
+        ctx.add_module_dir(dir);
+        ctx.load_module("vx_filters").unwrap();
+        ctx
+    };
+    let var = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (bursts, frames, gap) =
+        (var("VX_SPLIT_BURSTS", 300), var("VX_SPLIT_FRAMES", 12) as u32, var("VX_SPLIT_GAP_US", 300));
+    let policies = [
+        ("model", TilingPolicy::default(), 2),
+        ("always", TilingPolicy { split_by_cost: false, ..TilingPolicy::default() }, 2),
+        ("never", TilingPolicy { min_parallel_pixels: usize::MAX, ..TilingPolicy::default() }, 2),
+        ("1 thread", TilingPolicy::default(), 1),
+    ];
+    let ctxs: Vec<(&str, Context)> = policies.into_iter().map(|(n, p, t)| (n, mk(p, t))).collect();
+    println!(
+        "\nsplit: one-node graphs, {bursts} bursts of an untimed frame and {frames} timed ones, {gap} µs idle between \
+         bursts (the policies' bursts interleaved); µs per timed frame, and the crew's counts (Context::crew_stats)"
+    );
+    for kernel in ["not", "threshold", "gaussian3x3"] {
+        for (w, h) in sizes() {
+            let px = pixels(3, w, h);
+            let graphs: Vec<(&str, &Context, Inputs, Graph)> = ctxs
+                .iter()
+                .map(|(n, c)| {
+                    let s = inputs(c, w, h, &px, &px);
+                    let g = filter_graph(c, &s, kernel);
+                    (*n, c, s, g)
+                })
+                .collect();
+            let mut t: Vec<Vec<Duration>> = vec![Vec::new(); graphs.len()];
+            for (_, c, _, _) in &graphs {
+                let _ = c.reset_crew_stats();
+            }
+            for _ in 0..bursts {
+                for (i, (_, _, _, g)) in graphs.iter().enumerate() {
+                    g.process().unwrap();
+                    let t0 = Instant::now();
+                    for _ in 0..frames {
+                        g.process().unwrap();
+                    }
+                    t[i].push(t0.elapsed() / frames);
+                    std::thread::sleep(Duration::from_micros(gap));
+                }
+            }
+            for (i, (n, c, _, _)) in graphs.iter().enumerate() {
+                t[i].sort();
+                let us = |d: Duration| d.as_secs_f64() * 1e6;
+                let (v, s) = (&t[i], c.crew_stats());
+                println!(
+                    "{kernel:<12} {:<10} {n:<9} median {:>7.1} (p25 {:>7.1}, p75 {:>7.1}); jobs {}, warm {}, wake-ups {} \
+                     ({:.1} µs each), late {}",
+                    format!("{w}x{h}"),
+                    us(v[v.len() / 2]),
+                    us(v[v.len() / 4]),
+                    us(v[v.len() * 3 / 4]),
+                    s.jobs,
+                    s.warm_jobs,
+                    s.wakeups,
+                    us(s.wakeup_time) / s.wakeups.max(1) as f64,
+                    s.late_arrivals
+                );
+            }
+            // One burst of the model, frame by frame: A alone, K shared with a wake-up sent, C
+            // shared while the helper was still parked, W shared while it spun; µs.
+            let (_, c, _, g) = &graphs[0];
+            std::thread::sleep(Duration::from_micros(gap));
+            let mut line = String::new();
+            for _ in 0..=frames {
+                c.reset_crew_stats();
+                let t0 = Instant::now();
+                g.process().unwrap();
+                let took = t0.elapsed().as_secs_f64() * 1e6;
+                let s = c.crew_stats();
+                let kind = match (s.jobs, s.warm_jobs, s.wakeups) {
+                    (0, _, _) => 'A',
+                    (_, 0, 0) => 'C',
+                    (_, 0, _) => 'K',
+                    _ => 'W',
+                };
+                line += &format!(" {kind}{took:.1}");
+            }
+            println!("{:<23} one burst of the model:{line}", "");
+        }
+    }
+}
+
 fn main() {
     eprintln!("building the modules (release)…");
     let filters = build_module_profile("vx-filters", &[], true);
@@ -541,6 +638,7 @@ fn main() {
         Ok("pipelining") => return pipelining(&dir),
         Ok("reverify") => return reverify(&dir),
         Ok("stages") => return stages(&dir),
+        Ok("split") => return split(&dir),
         _ => {}
     }
     let ctxs = [context(1, &dir), context(2, &dir)];

@@ -84,6 +84,10 @@ pub struct CrewStats {
     /// Wake-ups sent to parked helpers (a futex system call; on a VM tens to hundreds of µs before
     /// the helper runs).
     pub wakeups: u64,
+    /// The time callers spent sending them, in all: the system call itself, which on a VM that
+    /// must interrupt a halted virtual CPU can cost the caller more than a small node's work
+    /// (15–20 µs each on the 2-vCPU machine of `docs/performance.md`).
+    pub wakeup_time: Duration,
     /// Times a helper started on a job.
     pub helper_joins: u64,
     /// Times a helper came for a job the caller had already finished alone.
@@ -106,6 +110,7 @@ struct Counters {
     jobs: std::sync::atomic::AtomicU64,
     warm_jobs: std::sync::atomic::AtomicU64,
     wakeups: std::sync::atomic::AtomicU64,
+    wakeup_ns: std::sync::atomic::AtomicU64,
     helper_joins: std::sync::atomic::AtomicU64,
     late_arrivals: std::sync::atomic::AtomicU64,
     moves: std::sync::atomic::AtomicU64,
@@ -120,11 +125,12 @@ impl Counters {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn all(&self) -> [&std::sync::atomic::AtomicU64; 10] {
+    fn all(&self) -> [&std::sync::atomic::AtomicU64; 11] {
         [
             &self.jobs,
             &self.warm_jobs,
             &self.wakeups,
+            &self.wakeup_ns,
             &self.helper_joins,
             &self.late_arrivals,
             &self.moves,
@@ -136,12 +142,24 @@ impl Counters {
     }
 
     fn read(&self) -> CrewStats {
-        let [jobs, warm_jobs, wakeups, helper_joins, late_arrivals, moves, retire_waits, retire_sleeps, wait, max] =
-            self.all().map(|c| c.load(Ordering::Relaxed));
+        let [
+            jobs,
+            warm_jobs,
+            wakeups,
+            wakeup_ns,
+            helper_joins,
+            late_arrivals,
+            moves,
+            retire_waits,
+            retire_sleeps,
+            wait,
+            max,
+        ] = self.all().map(|c| c.load(Ordering::Relaxed));
         CrewStats {
             jobs,
             warm_jobs,
             wakeups,
+            wakeup_time: Duration::from_nanos(wakeup_ns),
             helper_joins,
             late_arrivals,
             moves,
@@ -354,7 +372,11 @@ impl Crew {
         }
         if wake {
             Counters::bump(&counters.wakeups);
+            // The statistics' clock (real time under loom too: outside the protocol).
+            let sent_from = Instant::now();
             self.state.start.notify_all();
+            let took = sent_from.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+            counters.wakeup_ns.fetch_add(took, Ordering::Relaxed);
         }
         let _retire = Retire(&self.state, helpers);
         let _inside = InCrew::enter();

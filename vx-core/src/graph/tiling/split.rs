@@ -27,7 +27,10 @@
 //! together for each. So a stream of frames whose node shares keeps its helpers warm and goes on
 //! sharing at a microsecond's cost per frame, while the cold wake-up an exploration pays (the
 //! helpers were parked because the node ran alone) does not count against it: the run after an
-//! exploration finds the helpers warm and is judged as such. Frames further apart than the spin
+//! exploration that finds the helpers warm is shared too, timing warm sharing afresh. (It once was
+//! only judged by the warm estimate, which a node kept alone never refreshes: one estimate
+//! inflated by slow runs — the first frames after an idle gap run 3–5 times slower here — kept a
+//! 1080p `not` alone at 74 µs a frame where sharing takes 48.) Frames further apart than the spin
 //! find them cold every time and are judged by the cold figures.
 //!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
@@ -38,7 +41,7 @@
 //! `set_parameter` re-verifies every frame, and a model that forgot its measurements each time
 //! would run every frame alone, measuring (it did: a 2-thread loop ran at 1-thread speed).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -112,6 +115,11 @@ pub(in crate::graph) struct Split {
     kept_together: AtomicU32,
     /// The current interval between explorations of a node kept alone.
     explore_every: AtomicU32,
+    /// An exploration of a node kept alone was made with parked helpers (it timed a cold run) and
+    /// no run since found them spinning: the first that does is shared too, to time sharing with
+    /// warm helpers afresh (nothing else would: a node kept alone never finds its
+    /// helpers warm otherwise, and a stale warm estimate kept it alone for good).
+    explored: AtomicBool,
 }
 
 /// What a node's measured times are times of: its kernel (the version its tile plan was made for:
@@ -154,6 +162,7 @@ impl Split {
             kept_alone: AtomicU32::new(0),
             kept_together: AtomicU32::new(0),
             explore_every: AtomicU32::new(EXPLORE_EVERY),
+            explored: AtomicBool::new(false),
         }
     }
 
@@ -173,6 +182,11 @@ impl Split {
         let per_thread = Duration::from_nanos(work / self.threads as u64);
         if per_thread < LEAST_WORK_PER_THREAD {
             return Decision::Alone { measure: true };
+        }
+        // The first run after an exploration that finds its helpers spinning (the one woken came;
+        // for a node of a few µs, some runs later): time warm sharing afresh.
+        if join.helpers_warm && self.explored.swap(false, Ordering::Relaxed) {
+            return Decision::Together;
         }
         // Sharing must pay on the clock too: once both ways were timed, together must have been
         // faster (a helper that joins fast may still cost more than it saves, e.g. on a busy
@@ -211,6 +225,7 @@ impl Split {
             // Explore, and wait twice as long for the next one unless sharing pays by then.
             self.kept_alone.store(0, Ordering::Relaxed);
             self.explore_every.store(every.saturating_mul(2).min(EXPLORE_EVERY_MAX), Ordering::Relaxed);
+            self.explored.store(true, Ordering::Relaxed);
             Decision::Together
         } else {
             Decision::Alone { measure: true }
@@ -385,6 +400,35 @@ mod tests {
             s.note_together(20 * US, 30 * US, true, 1);
         }
         assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true });
+    }
+
+    #[test]
+    fn a_stale_warm_estimate_is_timed_again_after_an_exploration() {
+        let s = Split::new(true, true, 2);
+        s.note_alone(70 * US, 1);
+        // Warm sharing once timed slow (runs after an idle gap): the node is kept alone…
+        s.note_together(70 * US, 120 * US, true, 1);
+        assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true });
+        // …until an exploration, made with parked helpers (cold).
+        let cold = Joining { warm: US, cold: 100 * US, helpers_warm: false };
+        let explored = (0..EXPLORE_EVERY).position(|_| s.decide(cold, FAR) == Decision::Together);
+        assert!(explored.is_some(), "an exploration within EXPLORE_EVERY runs");
+        s.note_together(70 * US, 100 * US, false, 1);
+        // The helper it woke now spins: the next run is shared, whatever the stale estimate says.
+        assert_eq!(s.decide(warm(US), FAR), Decision::Together);
+        // Warm sharing pays now (48 µs): the node goes on sharing.
+        s.note_together(80 * US, 48 * US, true, 1);
+        assert!((0..10).all(|_| s.decide(warm(US), FAR) == Decision::Together));
+        // Runs after an exploration whose helper has not come yet (still parked) are decided as
+        // usual; the first that finds it spinning is shared, and only that one.
+        let s = Split::new(true, true, 2);
+        s.note_alone(70 * US, 1);
+        s.note_together(70 * US, 120 * US, true, 1);
+        (0..EXPLORE_EVERY).find(|_| s.decide(cold, FAR) == Decision::Together).expect("explored");
+        assert_eq!(s.decide(cold, FAR), Decision::Alone { measure: true });
+        assert_eq!(s.decide(cold, FAR), Decision::Alone { measure: true });
+        assert_eq!(s.decide(warm(US), FAR), Decision::Together);
+        assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true }, "stale estimate, not re-timed");
     }
 
     #[test]
