@@ -116,7 +116,7 @@ pub(in crate::graph) struct Split {
     /// The current interval between explorations of a node kept alone.
     explore_every: AtomicU32,
     /// An exploration of a node kept alone was made with parked helpers (it timed a cold run) and
-    /// no run since found them spinning: the first that does is shared too, to time sharing with
+    /// no run since found them spinning (an exploration made while they spun sets nothing): the first that does is shared too, to time sharing with
     /// warm helpers afresh (nothing else would: a node kept alone never finds its
     /// helpers warm otherwise, and a stale warm estimate kept it alone for good).
     explored: AtomicBool,
@@ -225,7 +225,11 @@ impl Split {
             // Explore, and wait twice as long for the next one unless sharing pays by then.
             self.kept_alone.store(0, Ordering::Relaxed);
             self.explore_every.store(every.saturating_mul(2).min(EXPLORE_EVERY_MAX), Ordering::Relaxed);
-            self.explored.store(true, Ordering::Relaxed);
+            // Made with parked helpers, it times a cold run: the next run that finds them warm
+            // times a warm one. (Made with warm ones, it timed that already.)
+            if !join.helpers_warm {
+                self.explored.store(true, Ordering::Relaxed);
+            }
             Decision::Together
         } else {
             Decision::Alone { measure: true }
@@ -255,6 +259,9 @@ impl Split {
         ] {
             new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
         }
+        // A loop that re-verifies every frame explores on one state and runs the next frame on
+        // its successor.
+        self.explored.store(old.explored.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// Record one run alone, ended at `now`: its time is its busy time and its wall time.
@@ -429,6 +436,22 @@ mod tests {
         assert_eq!(s.decide(cold, FAR), Decision::Alone { measure: true });
         assert_eq!(s.decide(warm(US), FAR), Decision::Together);
         assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true }, "stale estimate, not re-timed");
+        // A loop that re-verifies every frame: the exploration on one state, the warm run on its
+        // successor.
+        let s = Split::new(true, true, 2);
+        s.note_alone(70 * US, 1);
+        s.note_together(70 * US, 120 * US, true, 1);
+        (0..EXPLORE_EVERY).find(|_| s.decide(cold, FAR) == Decision::Together).expect("explored");
+        let next = Split::new(true, true, 2);
+        next.inherit(&s);
+        assert_eq!(next.decide(warm(US), FAR), Decision::Together);
+        // An exploration made with warm helpers timed a warm run already: no second one.
+        let s = Split::new(true, true, 2);
+        s.note_alone(70 * US, 1);
+        s.note_together(70 * US, 120 * US, true, 1);
+        let slow = Joining { warm: 200 * US, cold: 200 * US, helpers_warm: true };
+        (0..EXPLORE_EVERY).find(|_| s.decide(slow, FAR) == Decision::Together).expect("explored");
+        assert_eq!(s.decide(warm(US), FAR), Decision::Alone { measure: true });
     }
 
     #[test]
