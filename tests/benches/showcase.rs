@@ -387,16 +387,7 @@ fn pipelining(dir: &Path) {
         // depth 3 (the stages' summed means per frame over the frame time times the cores). A
         // stage slower at depth 3 shares the machine (memory, caches, a core); cores left idle
         // are the hand-offs' and the scheduler's.
-        let mean = |p: &Pipelined| -> Vec<f64> {
-            p.nodes
-                .iter()
-                .map(|n| {
-                    let q = n.perf().unwrap();
-                    q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
-                })
-                .collect()
-        };
-        let (m1, m3) = (mean(&d1), mean(&d3));
+        let (m1, m3) = (stage_means(&d1.nodes), stage_means(&d3.nodes));
         println!(
             "{:<12} stage mean µs: depth 1 {:.0} / {:.0} / {:.0}, depth 3 {:.0} / {:.0} / {:.0}; depth 3 keeps {:.0} % of {cores} cores busy",
             "",
@@ -410,7 +401,7 @@ fn pipelining(dir: &Path) {
         );
         if let Some(p) = &pinned {
             let fpin = fps(median(tpin));
-            let m = mean(p);
+            let m = stage_means(&p.nodes);
             println!(
                 "{:<12} pinned (a: core 0, b and c: core 1): depth 3 {fpin:.1} fps, {:.2}x plain; stage mean µs {:.0} / {:.0} / {:.0}",
                 "",
@@ -466,6 +457,17 @@ fn reverify(dir: &Path) {
     }
 }
 
+/// Each node's mean run (µs) over the frames it ran.
+fn stage_means(nodes: &[Node]) -> Vec<f64> {
+    nodes
+        .iter()
+        .map(|n| {
+            let q = n.perf().unwrap();
+            q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
+        })
+        .collect()
+}
+
 fn stages(dir: &Path) {
     const FRAMES: usize = 200;
     let mk = |targets: bool| {
@@ -495,36 +497,14 @@ fn stages(dir: &Path) {
                 g.process().unwrap();
             }
             let per = t0.elapsed().as_secs_f64() * 1e6 / FRAMES as f64;
-            let m: Vec<f64> = nodes
-                .iter()
-                .map(|n| {
-                    let q = n.perf().unwrap();
-                    q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
-                })
-                .collect();
+            let m = stage_means(&nodes);
             println!("{w}x{h} {label:<8} frame {per:.0} µs; stage mean µs {:.0} / {:.0} / {:.0}", m[0], m[1], m[2]);
         }
-        let ctx = Context::builder()
-            .threads(1)
-            .fusion(false)
-            .target(TargetConfig::new("a"))
-            .target(TargetConfig::new("b"))
-            .target(TargetConfig::new("c"))
-            .build()
-            .unwrap();
-        ctx.add_module_dir(dir);
-        ctx.load_module("vx_filters").unwrap();
+        // The pipelined graph places its stages on the targets itself.
         for depth in [1, 3] {
-            let p = pipelined(&ctx, w, h, depth, 4);
+            let p = pipelined(&tctx, w, h, depth, 4);
             let (t, _) = stream(&p, FRAMES, false);
-            let m: Vec<f64> = p
-                .nodes
-                .iter()
-                .map(|n| {
-                    let q = n.perf().unwrap();
-                    q.sum.as_secs_f64() / q.num.max(1) as f64 * 1e6
-                })
-                .collect();
+            let m = stage_means(&p.nodes);
             println!(
                 "{w}x{h} depth {depth} frame {:.0} µs; stage mean µs {:.0} / {:.0} / {:.0}",
                 t.as_secs_f64() * 1e6 / FRAMES as f64,
