@@ -232,13 +232,13 @@ impl Context {
     /// waits of callers for helpers (see [`CrewStats`](crate::shared::crew::CrewStats)). All zero with one
     /// thread.
     pub fn crew_stats(&self) -> crate::shared::crew::CrewStats {
-        self.inner.shared.crew.stats(false)
+        self.inner.shared.crew.stats()
     }
 
     /// [`crew_stats`](Self::crew_stats), then every count back to zero (to look at one stretch of
     /// work, such as one benchmark cell).
     pub fn reset_crew_stats(&self) -> crate::shared::crew::CrewStats {
-        self.inner.shared.crew.stats(true)
+        self.inner.shared.crew.take_stats()
     }
 
     /// Usage of one kind of resource: current, peak and configured maximum.

@@ -34,6 +34,17 @@ unsafe fn store16_u8(o: &mut [u8], x: usize, v: __m256i) {
     unsafe { _mm_storeu_si128(o.as_mut_ptr().add(x) as *mut __m128i, p) }
 }
 
+/// Columns `x+1 .. x+17` and `x+2 .. x+18` of 16-bit lanes, from columns `x .. x+16` (`cur`) and
+/// `x+16 .. x+32` (`next`): the horizontal neighbors without loading again.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shifted(cur: __m256i, next: __m256i) -> (__m256i, __m256i) {
+    // [cur.hi | next.lo], so that alignr (which works per 128-bit lane) sees the lanes it needs.
+    let mid = _mm256_permute2x128_si256(cur, next, 0x21);
+    (_mm256_alignr_epi8(mid, cur, 2), _mm256_alignr_epi8(mid, cur, 4))
+}
+
 /// Vertical sums of a 3×3 filter over 16 columns from `x`: `a + k·b + c` (`k` = 1 or 2).
 ///
 /// # Safety
@@ -199,12 +210,7 @@ pub(crate) unsafe fn sobel_row(a: &[u8], b: &[u8], c: &[u8], ox: &mut [i16], oy:
     while x + 16 <= n {
         let (s2, d1, d2, next) = if x + 32 <= n + 2 {
             let next = smooth_and_difference(x + 16);
-            // [cur.hi | next.lo], so that alignr (which works per 128-bit lane) sees the lanes it
-            // needs.
-            let (ms, md) =
-                (_mm256_permute2x128_si256(cur.0, next.0, 0x21), _mm256_permute2x128_si256(cur.1, next.1, 0x21));
-            let (s2, d1, d2) =
-                (_mm256_alignr_epi8(ms, cur.0, 4), _mm256_alignr_epi8(md, cur.1, 2), _mm256_alignr_epi8(md, cur.1, 4));
+            let ((_, s2), (d1, d2)) = (shifted(cur.0, next.0), shifted(cur.1, next.1));
             (s2, d1, d2, next)
         } else {
             // x + 2 + 16 <= n + 2 (x + 16 <= n).

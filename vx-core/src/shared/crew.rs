@@ -320,10 +320,15 @@ impl Crew {
     /// How long a helper spins for the next job before it parks.
     pub(crate) const SPIN: Duration = SPIN;
 
-    /// What the crew did since it was built or last reset (`reset`: the counters start again from
-    /// zero; counts made meanwhile by running jobs may land on either side).
-    pub(crate) fn stats(&self, reset: bool) -> CrewStats {
-        if reset { self.state.counters.take() } else { self.state.counters.read() }
+    /// What the crew did since it was built or since the last [`take_stats`](Self::take_stats).
+    pub(crate) fn stats(&self) -> CrewStats {
+        self.state.counters.read()
+    }
+
+    /// [`stats`](Self::stats), the counters starting again from zero (a count made meanwhile by a
+    /// running job lands on one side or the other).
+    pub(crate) fn take_stats(&self) -> CrewStats {
+        self.state.counters.take()
     }
 
     /// This thread's helper index, if it is a crew thread (of any context).
@@ -738,10 +743,10 @@ mod tests {
     #[test]
     fn the_statistics_count_jobs_joins_and_waits_for_a_helper() {
         let crew = Crew::new(1, |i| format!("stats-{i}")).unwrap();
-        assert_eq!(crew.stats(false), super::CrewStats::default());
+        assert_eq!(crew.stats(), super::CrewStats::default());
         assert!(on_a_helper(&crew, || true));
         // (Whether the caller waited for that helper to leave is up to the scheduler.)
-        let s = crew.stats(true);
+        let s = crew.take_stats();
         assert_eq!((s.jobs, s.helper_joins), (1, 1), "{s:?}");
         // The helper stays inside 20 ms after the caller saw it start.
         let inside = std::sync::atomic::AtomicBool::new(false);
@@ -757,12 +762,12 @@ mod tests {
             }
         });
         assert!(inside.load(SeqCst), "a helper joined the job");
-        let s = crew.stats(true);
+        let s = crew.take_stats();
         assert_eq!((s.jobs, s.helper_joins, s.retire_waits, s.retire_sleeps), (1, 1, 1, 1), "{s:?}");
         assert!(s.retire_wait_max >= std::time::Duration::from_millis(10), "{s:?}");
         assert!(s.retire_wait_total >= s.retire_wait_max, "{s:?}");
         // Reset: what the caller counts starts again from zero (a helper may still move).
-        let s = crew.stats(false);
+        let s = crew.stats();
         assert_eq!((s.jobs, s.helper_joins, s.retire_waits, s.wakeups), (0, 0, 0, 0), "{s:?}");
     }
 

@@ -116,9 +116,10 @@ pub(in crate::graph) struct Split {
     /// The current interval between explorations of a node kept alone.
     explore_every: AtomicU32,
     /// An exploration of a node kept alone was made with parked helpers (it timed a cold run) and
-    /// no run since found them spinning (an exploration made while they spun sets nothing): the first that does is shared too, to time sharing with
-    /// warm helpers afresh (nothing else would: a node kept alone never finds its
-    /// helpers warm otherwise, and a stale warm estimate kept it alone for good).
+    /// no run since found them spinning (an exploration made while they spun sets nothing): the
+    /// first that does is shared too, to time sharing with warm helpers afresh (nothing else
+    /// would: a node kept alone never finds its helpers warm otherwise, and a stale warm estimate
+    /// kept it alone for good).
     explored: AtomicBool,
 }
 
