@@ -22,7 +22,7 @@
 //! mutex, so the caller publishing a job is not slowed by spinning helpers.
 //!
 //! The crew measures how long a helper takes to join a job (publication to its first step inside,
-//! moving averages, [`Crew::join_estimate`]), apart for jobs published while a helper was spinning
+//! settling estimates, [`Crew::join_estimate`]), apart for jobs published while a helper was spinning
 //! (warm) and while all were parked (cold): the tiling cost model weighs a node's work per thread
 //! against the one for the helpers' present state (`graph/tiling/split.rs`). A job no helper joined before the caller finished
 //! counts the caller's time as the sample (a lower bound of the helpers' delay).
@@ -213,11 +213,16 @@ struct CrewState {
     waking: AtomicBool,
     /// Whether a helper was spinning when the latest job was published.
     posted_warm: std::sync::atomic::AtomicBool,
-    /// Moving averages of the delay from publishing a job to a helper starting it, ns (0: none
-    /// yet): for jobs published while a helper spun (warm: about a microsecond) and while every
-    /// helper was parked (cold: a futex wake-up, 50–300 µs on a VM). Kept apart, because a node that
-    /// shares every frame keeps its helpers warm, and one average would let the cold wake-ups of
-    /// rare explorations stop it from ever sharing.
+    /// Settling estimates (`support::time::settling_average`: down fast, up slowly) of the delay
+    /// from publishing a job to a helper starting it, ns (0: none yet): for jobs published while
+    /// a helper spun (warm: about a microsecond) and while every helper was parked (cold: a futex
+    /// wake-up, 50–300 µs on a VM). Kept apart, because a node that shares every frame keeps its
+    /// helpers warm, and one average would let the cold wake-ups of rare explorations stop it from
+    /// ever sharing. Settling, because a delay is noisy upwards only (the helper's vCPU taken
+    /// away): with a moving average one 100 µs outlier among 1 µs joins held the warm estimate
+    /// above 6 µs for a dozen jobs, and a VGA `not` (10 µs) alone meanwhile — and a node kept
+    /// alone publishes no warm job to bring the estimate back down (issue 29: the model shared
+    /// 2114 of 3900 runs that always sharing ran 20 % faster; 3662 with this).
     join_warm_ns: std::sync::atomic::AtomicU64,
     join_cold_ns: std::sync::atomic::AtomicU64,
     /// What [`Crew::stats`] reports.
@@ -234,7 +239,7 @@ impl CrewState {
     fn note_join(&self) {
         let delay = self.now_ns().saturating_sub(self.posted_at.load(Ordering::Relaxed));
         let average = if self.posted_warm.load(Ordering::Relaxed) { &self.join_warm_ns } else { &self.join_cold_ns };
-        crate::support::time::moving_average(average, delay);
+        crate::support::time::settling_average(average, delay);
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {

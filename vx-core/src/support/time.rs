@@ -1,6 +1,6 @@
 //! Deadlines from callers' durations: any `Duration` is accepted, and one too long to add to the
 //! clock means "no deadline" (it saturates) instead of the panic of `Instant + Duration`. Every
-//! deadline in the runtime is made here; and the moving average of measured times (the cost
+//! deadline in the runtime is made here; and the settling estimate of measured times (the cost
 //! model's estimates).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,15 +24,6 @@ pub(crate) fn remaining(deadline: Option<Instant>, now: Instant) -> Option<Durat
 pub(crate) fn ns_of(t: Instant) -> u64 {
     static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     t.saturating_duration_since(*ORIGIN.get_or_init(Instant::now)).as_nanos().min(u64::MAX as u128) as u64
-}
-
-/// Fold `sample` into the moving average in `avg` (weight 1/8; the first sample sets it). Updates
-/// that race may lose one sample, which an estimate tolerates.
-pub(crate) fn moving_average(avg: &AtomicU64, sample: u64) {
-    let sample = sample.max(1);
-    let old = avg.load(Ordering::Relaxed);
-    let new = if old == 0 { sample } else { old - old / 8 + sample / 8 };
-    avg.store(new.max(1), Ordering::Relaxed);
 }
 
 /// Fold the run time `sample` into the estimate in `est`, trusting a faster run more than a slower

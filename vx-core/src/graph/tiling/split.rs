@@ -33,6 +33,15 @@
 //! 1080p `not` alone at 74 µs a frame where sharing takes 48.) Frames further apart than the spin
 //! find them cold every time and are judged by the cold figures.
 //!
+//! Frames come in bursts (a batch, a `process` loop after an idle spell): the first run after a gap
+//! whose predecessor was in a stream is treated as a stream's, so it wakes the parked helpers when
+//! warm sharing pays and the burst's second run finds them warm (it used to run alone, and the
+//! second run paid the wake-up and the third or fourth found them warm: a VGA `threshold` in
+//! bursts of 13 ran 30 % slower than always sharing). Spaced runs, each after a gap, never wake
+//! them. A node kept together runs alone one run in [`EXPLORE_EVERY`], then, while together stays
+//! clearly (a quarter) faster, twice as far apart each time, up to [`EXPLORE_EVERY_MAX`]: at 4K a
+//! run alone costs two frames (the helpers park during it, and the next run wakes them).
+//!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
 //! are identical whatever it decides.
 //!
@@ -115,6 +124,11 @@ pub(in crate::graph) struct Split {
     kept_together: AtomicU32,
     /// The current interval between explorations of a node kept alone.
     explore_every: AtomicU32,
+    /// The current interval between runs alone of a node kept together.
+    alone_every: AtomicU32,
+    /// The latest run was decided in a stream (it started within a helper's spin of the run
+    /// before): the next run after a gap is expected to start a stream again.
+    streamed: AtomicBool,
     /// An exploration of a node kept alone was made with parked helpers (it timed a cold run) and
     /// no run since found them spinning (an exploration made while they spun sets nothing): the
     /// first that does is shared too, to time sharing with warm helpers afresh (nothing else
@@ -163,6 +177,8 @@ impl Split {
             kept_alone: AtomicU32::new(0),
             kept_together: AtomicU32::new(0),
             explore_every: AtomicU32::new(EXPLORE_EVERY),
+            alone_every: AtomicU32::new(EXPLORE_EVERY),
+            streamed: AtomicBool::new(false),
             explored: AtomicBool::new(false),
         }
     }
@@ -202,24 +218,38 @@ impl Split {
         // Cold helpers in a stream (this run starts within a spin of the last one's end): a job
         // published now wakes them — a futex wake-up for the caller, which does not wait for them
         // — and the next runs find them warm. So a stream that pays warm shares from cold too.
+        // A run after a gap whose predecessor was in a stream is expected to start one again
+        // (frames come in bursts: a batch, a `process` loop after an idle spell): it wakes the
+        // helpers too, so the burst's second run finds them warm instead of waking them itself.
+        // Spaced runs (every one after a gap) never do.
         let last_end = self.last_end_ns.load(Ordering::Relaxed);
         let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
+        let streamed = self.streamed.swap(stream, Ordering::Relaxed);
         let share = if join.helpers_warm {
             pays(join.warm, true)
         } else {
-            pays(join.cold, false) || (stream && pays(join.warm, true))
+            pays(join.cold, false) || ((stream || streamed) && pays(join.warm, true))
         };
         if share {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
-            // preempted one) cannot keep the node sharing for good on a stale average.
+            // preempted one) cannot keep the node sharing for good on a stale average. A run
+            // alone costs a node of a few hundred µs twice (its helpers park meanwhile, and the
+            // next run wakes them): while together stays clearly faster than the last runs alone,
+            // the interval doubles (up to EXPLORE_EVERY_MAX); a close call keeps it short.
             self.explore_every.store(EXPLORE_EVERY, Ordering::Relaxed);
+            let every = self.alone_every.load(Ordering::Relaxed);
             let n = self.kept_together.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-            return if n.is_multiple_of(EXPLORE_EVERY) {
-                Decision::Alone { measure: true }
-            } else {
-                Decision::Together
-            };
+            if n < every {
+                return Decision::Together;
+            }
+            self.kept_together.store(0, Ordering::Relaxed);
+            let together = self.together(join.helpers_warm).load(Ordering::Relaxed);
+            let clearly = together != 0 && alone != 0 && together.saturating_mul(5) / 4 < alone;
+            let next = if clearly { every.saturating_mul(2).min(EXPLORE_EVERY_MAX) } else { EXPLORE_EVERY };
+            self.alone_every.store(next, Ordering::Relaxed);
+            return Decision::Alone { measure: true };
         }
+        self.alone_every.store(EXPLORE_EVERY, Ordering::Relaxed);
         let every = self.explore_every.load(Ordering::Relaxed);
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         if n >= every {
@@ -257,12 +287,14 @@ impl Split {
             (&self.kept_alone, &old.kept_alone),
             (&self.kept_together, &old.kept_together),
             (&self.explore_every, &old.explore_every),
+            (&self.alone_every, &old.alone_every),
         ] {
             new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
         }
         // A loop that re-verifies every frame explores on one state and runs the next frame on
         // its successor.
         self.explored.store(old.explored.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.streamed.store(old.streamed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// Record one run alone, ended at `now`: its time is its busy time and its wall time.
@@ -362,15 +394,46 @@ mod tests {
         // One run alone preempted (1 ms); together 30 µs: sharing pays on those averages.
         s.note_alone(1000 * US, 1);
         s.note_together(40 * US, 30 * US, false, 1);
+        // Together is clearly faster than the runs alone so far: alone after 32 runs, then 64,
+        // then 128 (three in 224).
         let alone =
-            (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
-        assert_eq!(alone, 3, "one run in EXPLORE_EVERY alone");
+            (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
+        assert_eq!(alone, 3, "alone after EXPLORE_EVERY runs, then twice as many each time");
         // Those runs alone are fast (10 µs): the average falls below together's, and sharing stops.
         for _ in 0..40 {
             s.note_alone(10 * US, 1);
         }
         let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Together).count();
         assert_eq!(together, 2, "alone again, but to explore (after 32 runs, then 64)");
+    }
+
+    #[test]
+    fn a_close_call_keeps_the_runs_alone_frequent_and_a_clear_one_backs_them_off_to_a_bound() {
+        // Together 90 µs against 100 alone: one run in EXPLORE_EVERY alone, for good.
+        let s = Split::new(true, true, 2);
+        s.note_alone(100 * US, 1);
+        s.note_together(180 * US, 90 * US, false, 1);
+        let alone =
+            (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
+        assert_eq!(alone, 7);
+        // Together 50 µs: 32 + 64 + … + 4096 runs for the first eight, then one per 4096.
+        let s = Split::new(true, true, 2);
+        s.note_alone(100 * US, 1);
+        s.note_together(100 * US, 50 * US, false, 1);
+        let runs = 100_000;
+        let alone = (0..runs).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
+        assert_eq!(alone, 8 + (runs - 8160) / EXPLORE_EVERY_MAX as usize);
+        // The model keeping the node alone once resets the interval.
+        for _ in 0..40 {
+            s.note_alone(40 * US, 1);
+        }
+        assert_eq!(s.decide(both(US), FAR), Decision::Alone { measure: true });
+        for _ in 0..40 {
+            s.note_alone(100 * US, 1);
+        }
+        let alone =
+            (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
+        assert_eq!(alone, 2, "alone after 32 runs, then 64");
     }
 
     #[test]
@@ -465,10 +528,17 @@ mod tests {
         let end = 1_000_000;
         s.note_alone(20 * US, end);
         assert_eq!(s.decide(cold, end + 5_000), Decision::Together);
-        // A run a millisecond after the last one ended: the helpers would be cold, and a wake-up
-        // takes longer than the whole node.
+        // A run a millisecond after the last one ended, that one in a stream: a stream is
+        // expected to start again, and it wakes them too.
         s.note_alone(20 * US, end);
+        assert_eq!(s.decide(cold, end + 1_000_000), Decision::Together);
+        // Spaced runs (the one before came after a gap too): the helpers would be cold, and a
+        // wake-up takes longer than the whole node.
+        let end = end + 1_000_000 + 20_000;
+        s.note_together(20 * US, 12 * US, false, end);
         assert_eq!(s.decide(cold, end + 1_000_000), Decision::Alone { measure: true });
+        s.note_alone(20 * US, end + 1_020_000);
+        assert_eq!(s.decide(cold, end + 2_000_000), Decision::Alone { measure: true });
         // Nor does a stream wake them for a node whose warm sharing did not pay.
         for _ in 0..40 {
             s.note_together(20 * US, 30 * US, true, end);
