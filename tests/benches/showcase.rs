@@ -432,6 +432,7 @@ fn reverify(dir: &Path) {
             g.verify().unwrap();
             g.process().unwrap();
             let (mut set, mut verify, mut process) = (Vec::new(), Vec::new(), Vec::new());
+            vx::__verify_pass_times(true);
             for f in 0..FRAMES {
                 let t0 = Instant::now();
                 first.set_parameter(0, Reference::from(&ins[f % 4])).unwrap();
@@ -453,6 +454,15 @@ fn reverify(dir: &Path) {
                 us(verify),
                 us(process)
             );
+            // Where verify's time went: the passes that took a tenth of it or more, µs per frame.
+            let passes = vx::__verify_pass_times(false);
+            let total: Duration = passes.iter().filter(|(p, _)| !p.starts_with("nodes/")).map(|(_, d)| *d).sum();
+            let big: Vec<String> = passes
+                .iter()
+                .filter(|(_, d)| *d * 10 >= total)
+                .map(|(p, d)| format!("{p} {:.1}", d.as_secs_f64() * 1e6 / FRAMES as f64))
+                .collect();
+            println!("{:<12} verify's passes (µs per frame): {}", "", big.join(", "));
         }
     }
 }

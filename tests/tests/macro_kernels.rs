@@ -30,6 +30,19 @@ fn threshold(input: &Tile<u8>, level: u8, high: Option<u8>, out: &mut TileMut<u8
     }
 }
 
+/// Writes at every pixel of its tile how many threads shared the run the tile was in
+/// (`TileMut::run_threads`), plus its input's pixel (0 in the test): what a kernel choosing its
+/// stores by the bytes one thread writes sees.
+#[tiling_kernel(name = "macro.run_threads", flexible)]
+fn run_threads(input: &Tile<u8>, out: &mut TileMut<u8>) {
+    let n = out.run_threads().min(255) as u8;
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, n.wrapping_add(input.pixel(x, y, 0, 0)));
+        }
+    }
+}
+
 /// Weight of input row `i`, column `j` of a row kernel's lopsided 4×2 neighborhood: all different,
 /// so a row or column served from the wrong place changes the sum.
 fn weight(i: usize, j: usize) -> u16 {
@@ -217,6 +230,7 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
             "macro.rows_constant",
             "macro.rows_replicate",
             "macro.rows_unfused",
+            "macro.run_threads",
             "macro.scale",
             "macro.threshold",
             "spec.add",
@@ -561,5 +575,44 @@ fn row_entries_of_in_process_row_kernels_equal_their_nodes() {
             k.__call_rows(&args).unwrap_or_else(|e| panic!("{name} {w}x{h}: {e}"));
             assert_eq!(got, out.to_vec::<u16>().unwrap(), "{name} {w}x{h}: row entry vs unfused node");
         }
+    }
+}
+
+/// A kernel learns from its tile descriptors how many threads share the run (the flags' bits 8–15,
+/// `TILE_RUN_THREADS_SHIFT`): the crew's threads when the run's tiles are shared, 1 when the
+/// calling thread runs them alone, one node or a fused group alike.
+#[test]
+fn a_kernel_sees_how_many_threads_share_its_run() {
+    let (w, h) = (512u32, 512u32);
+    let always = TilingPolicy { split_by_cost: false, min_parallel_pixels: 0, ..TilingPolicy::default() };
+    let never = TilingPolicy { min_parallel_pixels: usize::MAX, ..TilingPolicy::default() };
+    for (threads, policy, fusion, want) in [
+        (2, always, false, 2u8),
+        (3, always, false, 3),
+        (2, never, false, 1),
+        (1, always, false, 1),
+        (2, always, true, 2),
+        (2, never, true, 1),
+    ] {
+        let ctx = Context::builder().threads(threads).tiling_policy(policy).fusion(fusion).build().unwrap();
+        ctx.publish_in_process().unwrap();
+        let k = ctx.kernel_by_name("macro.run_threads").unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let input = u8_image(&ctx, w, h, &vec![0; (w * h) as usize]);
+        let mid = Image::new_virtual(&g, w, h, ImageFormat::U8).unwrap();
+        let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        // Two nodes, so that with fusion on they run as one fused group (the first writes a line
+        // buffer): the output's pixels are the second's count plus the first's.
+        g.add_node(&k, [&input, &mid]).unwrap();
+        g.add_node(&k, [&mid, &out]).unwrap();
+        g.process().unwrap();
+        assert_eq!(g.fusion_report().unwrap().groups.len(), usize::from(fusion), "{threads} threads, fusion {fusion}");
+        let px = out.to_vec::<u8>().unwrap();
+        assert!(
+            px.iter().all(|&p| p == 2 * want),
+            "{threads} threads, {policy:?}, fusion {fusion}: want {} everywhere, found {:?}",
+            2 * want,
+            px.iter().copied().collect::<std::collections::BTreeSet<u8>>()
+        );
     }
 }

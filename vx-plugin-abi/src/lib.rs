@@ -31,8 +31,9 @@ pub use module_abi::{AbiError, Validator};
 pub use object_meta::{ObjectMeta, ParamPath};
 pub use status::Status;
 pub use tile::{
-    BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, RowArgs, RowRegion, Rows, TILE_ALIASED, TILE_LINE_BUFFER, Tile,
-    TileArgs, TileContext, TileDesc, TileError, TileMut, TileParam, TileParamKind, TilePixel, TileScalar,
+    BorderFill, InPlace, InPlaceRow, MAX_TILING_PARAMS, RowArgs, RowRegion, Rows, TILE_ALIASED, TILE_LINE_BUFFER,
+    TILE_RUN_THREADS_MASK, TILE_RUN_THREADS_SHIFT, Tile, TileArgs, TileContext, TileDesc, TileError, TileMut,
+    TileParam, TileParamKind, TilePixel, TileScalar, tile_run_threads_flags,
 };
 pub use unwind::{expect_panics, panic_message};
 pub use views::{ImageIn, ImageOut};

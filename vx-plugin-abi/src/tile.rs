@@ -38,6 +38,23 @@ pub const TILE_ALIASED: u32 = 1;
 /// line buffer, read back at once — write it with ordinary stores, never non-temporal ones.
 pub const TILE_LINE_BUFFER: u32 = 2;
 
+/// [`TileDesc::flags`] bits 8–15 (added within ABI v8: a host before it leaves them 0): how many
+/// threads share the tiles of this run of the node, each writing its own bands of the image,
+/// saturated at 255 (1: the calling thread alone; 0: the host does not say, read as 1 —
+/// [`TileMut::run_threads`]). A kernel that chooses its stores by how much of the image one
+/// thread writes (non-temporal stores past the cache a core has) divides by it: two threads on
+/// two cores each keep half the image in their caches.
+pub const TILE_RUN_THREADS_SHIFT: u32 = 8;
+
+/// The bits of [`TileDesc::flags`] that hold the run's thread count ([`TILE_RUN_THREADS_SHIFT`]).
+pub const TILE_RUN_THREADS_MASK: u32 = 0xff << TILE_RUN_THREADS_SHIFT;
+
+/// The [`TileDesc::flags`] bits that say `threads` threads share a run's tiles (saturated at 255).
+pub const fn tile_run_threads_flags(threads: usize) -> u32 {
+    let n = if threads > 255 { 255 } else { threads as u32 };
+    n << TILE_RUN_THREADS_SHIFT
+}
+
 /// The `vx_tile_t` content for one single-plane image.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, StableAbi)]
@@ -68,7 +85,8 @@ pub struct TileDesc {
     pub image_height: u32,
     /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
     pub readable: Rect,
-    /// [`TILE_ALIASED`], [`TILE_LINE_BUFFER`] or both, or 0.
+    /// [`TILE_ALIASED`], [`TILE_LINE_BUFFER`] or both, or 0, and the run's thread count in bits
+    /// 8–15 ([`TILE_RUN_THREADS_SHIFT`]).
     pub flags: u32,
 }
 
@@ -419,6 +437,10 @@ macro_rules! geometry {
         pub fn is_line_buffer(&self) -> bool {
             self.d.flags & TILE_LINE_BUFFER != 0
         }
+        /// How many threads share this run's tiles (at least 1; [`TILE_RUN_THREADS_SHIFT`]).
+        pub fn run_threads(&self) -> u32 {
+            ((self.d.flags & TILE_RUN_THREADS_MASK) >> TILE_RUN_THREADS_SHIFT).max(1)
+        }
         fn addr(&self, ix: i64, iy: i64) -> *mut T {
             // Callers checked (ix, iy) against `readable` (reads) or the tile (writes), both inside
             // the image, so the offset stays inside the image buffer.
@@ -624,6 +646,14 @@ impl<T: TilePixel> InPlace<'_, T> {
     /// True when the runtime placed the input and the output in one buffer.
     pub fn is_aliased(&self) -> bool {
         self.aliased
+    }
+    /// True when the output is a fused group's line buffer ([`TILE_LINE_BUFFER`]).
+    pub fn is_line_buffer(&self) -> bool {
+        self.dst.flags & TILE_LINE_BUFFER != 0
+    }
+    /// How many threads share this run's tiles (at least 1; [`TILE_RUN_THREADS_SHIFT`]).
+    pub fn run_threads(&self) -> u32 {
+        ((self.dst.flags & TILE_RUN_THREADS_MASK) >> TILE_RUN_THREADS_SHIFT).max(1)
     }
 
     fn row_ptr(d: &TileDesc, y: u32) -> *mut T {

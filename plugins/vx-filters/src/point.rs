@@ -49,10 +49,17 @@ fn binary<A: TilePixel, B: TilePixel, O: TilePixel>(
 }
 
 /// Whether a node whose images take `bytes_per_pixel` bytes per pixel over `out`'s image writes
-/// `out` with non-temporal stores (see [`stream_stores`]). Never into a fused group's line buffer:
-/// its rows are read back at once, from the cache.
+/// `out` with non-temporal stores (see [`stream_stores`]): by the bytes one thread of the run
+/// touches (the run's threads each write their own bands, and keep them in their own core's
+/// caches). Never into a fused group's line buffer: its rows are read back at once, from the cache.
 fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
-    !out.is_line_buffer() && stream_stores(out.image_width() as usize * out.image_height() as usize * bytes_per_pixel)
+    !out.is_line_buffer()
+        && stream_stores(per_thread_bytes(out.image_width(), out.image_height(), bytes_per_pixel, out.run_threads()))
+}
+
+/// The bytes of a node's images that one of the run's `threads` threads touches.
+pub(crate) fn per_thread_bytes(width: u32, height: u32, bytes_per_pixel: usize, threads: u32) -> usize {
+    width as usize * height as usize * bytes_per_pixel / threads.max(1) as usize
 }
 
 /// Gradient magnitude `sqrt(gx² + gy²)`, rounded and saturated to U8 (OpenCV: `magnitude` on
@@ -107,7 +114,9 @@ fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>
 /// it is written, so they would gain nothing).
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
-    let (l, nt) = (level(), stream_stores(io.image_width() as usize * io.image_height() as usize * 2));
+    let nt = !io.is_line_buffer()
+        && stream_stores(per_thread_bytes(io.image_width(), io.image_height(), 2, io.run_threads()));
+    let l = level();
     match io.as_slices() {
         Some(InPlaceRow::Same(all)) => return rows::not_in_place(l, all),
         Some(InPlaceRow::Apart(src, dst)) => return rows::not(l, src, dst, nt),

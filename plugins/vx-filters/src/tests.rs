@@ -368,6 +368,18 @@ fn streaming_starts_past_the_l2_and_on_amd_past_a_quarter_of_the_l3() {
             // A 32–64 MiB AMD L3 (the EPYC VM these thresholds were measured on): 1080p stays in
             // it, 4K streams.
             assert!(!stream_stores(hd) && stream_stores(uhd), "L3 {l3}");
+            // Shared by two threads, a 4K point operation's half (8.3 MB) stays under the
+            // quarter (8.4 MB): plain stores, each core keeps its bands (measured 230–280 µs a
+            // frame against 360–410 streaming, `VX_BENCH_ONLY=split` of the showcase bench).
+            let (w, h) = (3840, 2160);
+            assert!(stream_stores(crate::point::per_thread_bytes(w, h, 2, 1)));
+            assert!(!stream_stores(crate::point::per_thread_bytes(w, h, 2, 2)));
         }
     }
+    // One thread's share of the bytes; a count of 0 (a host that does not say) is one thread.
+    use crate::point::per_thread_bytes;
+    assert_eq!(per_thread_bytes(3840, 2160, 2, 1), 3840 * 2160 * 2);
+    assert_eq!(per_thread_bytes(3840, 2160, 2, 0), 3840 * 2160 * 2);
+    assert_eq!(per_thread_bytes(3840, 2160, 2, 2), 3840 * 2160);
+    assert_eq!(per_thread_bytes(640, 480, 5, 3), 640 * 480 * 5 / 3);
 }

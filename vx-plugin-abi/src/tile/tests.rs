@@ -464,3 +464,40 @@ fn in_place_views_give_the_whole_tile_shared_or_apart() {
     });
     assert_eq!(dst[(2 * W) as usize..(5 * W) as usize], want[(2 * W) as usize..(5 * W) as usize]);
 }
+
+#[test]
+fn the_run_thread_count_is_read_from_the_flags_beside_the_other_bits() {
+    assert_eq!(tile_run_threads_flags(1), 1 << 8);
+    assert_eq!(tile_run_threads_flags(2), 2 << 8);
+    assert_eq!(tile_run_threads_flags(255), TILE_RUN_THREADS_MASK);
+    assert_eq!(tile_run_threads_flags(100_000), TILE_RUN_THREADS_MASK, "saturated");
+    let mut src = image_u8();
+    let mut dst = image_u8();
+    let tile = Rect::new(0, 0, W, H);
+    for (flags, threads, line_buffer) in [
+        (0, 1, false),
+        (TILE_LINE_BUFFER, 1, true),
+        (tile_run_threads_flags(2), 2, false),
+        (tile_run_threads_flags(7) | TILE_LINE_BUFFER | TILE_ALIASED, 7, true),
+    ] {
+        let din = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), flags);
+        let dout = desc(dst.as_mut_ptr(), ImageFormat::U8, 1, W as i32, tile, Neighborhood::default(), flags);
+        let params = [
+            TileParam {
+                kind: TileParamKind::InputImage,
+                type_code: ImageFormat::U8.fourcc(),
+                ptr: &din as *const _ as *mut _,
+            },
+            TileParam {
+                kind: TileParamKind::OutputImage,
+                type_code: ImageFormat::U8.fourcc(),
+                ptr: &dout as *const _ as *mut _,
+            },
+        ];
+        // SAFETY: descriptors point into live vectors of the described size; one output view.
+        let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+        assert_eq!(args.input::<u8>(0).unwrap().run_threads(), threads, "{flags:#x}");
+        let out = args.output::<u8>(1).unwrap();
+        assert_eq!((out.run_threads(), out.is_line_buffer()), (threads, line_buffer), "{flags:#x}");
+    }
+}

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use vx_plugin_abi::module_abi::{RowSinkDesc, RowSourceDesc};
 use vx_plugin_abi::{
     MAX_TILING_PARAMS, Rect, RowArgs, RowRegion, Status, TILE_LINE_BUFFER, TileArgs, TileDesc, TileError, TileParam,
-    TileParamKind,
+    TileParamKind, tile_run_threads_flags,
 };
 
 use super::group::{FusedGroup, GroupScratch, Member, ParamRole};
@@ -123,16 +123,17 @@ fn run(
             }
         }
     }
-    let run = GroupRun { g, body, mapped: &mapped, scalars: &scalars };
     // The calling thread's set is the last; crew helper `i`'s is `sets[i]` (one set: everyone's).
     let set_of = |index: Option<usize>| index.filter(|&i| i + 1 < g.sets.len()).unwrap_or(g.sets.len() - 1);
+    let (warm, cold, helpers_warm) = shared.crew.join_estimate();
     let decision = if g.bands.is_empty() {
         split::Decision::Alone { measure: false }
     } else {
-        let (warm, cold, helpers_warm) = shared.crew.join_estimate();
         // The group's start stands for "now" (the model's stream check needs no finer time).
         g.split.decide(split::Joining { warm, cold, helpers_warm }, ns_of(start))
     };
+    let threads = if decision == split::Decision::Together { shared.threads } else { 1 };
+    let run = GroupRun { g, body, mapped: &mapped, scalars: &scalars, run_threads: tile_run_threads_flags(threads) };
     let result = match decision {
         split::Decision::Alone { measure } => {
             let t0 = Instant::now();
@@ -145,7 +146,6 @@ fn run(
             r
         }
         split::Decision::Together => {
-            let (_, _, warm) = shared.crew.join_estimate();
             let claims = TileClaims::new(g.bands.len(), shared.threads);
             let busy_ns = AtomicU64::new(0);
             let failure: Mutex<Option<Error>> = Mutex::new(None);
@@ -166,7 +166,7 @@ fn run(
             });
             let end = Instant::now();
             let wall = end.saturating_duration_since(wall);
-            g.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall, warm, ns_of(end));
+            g.split.note_together(Duration::from_nanos(busy_ns.into_inner()), wall, helpers_warm, ns_of(end));
             match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -199,6 +199,8 @@ struct GroupRun<'a> {
     body: &'a GraphBody,
     mapped: &'a [Option<Mapped>; MAX_OUTSIDE_IMAGES],
     scalars: &'a [([u8; 8], u32)],
+    /// How many threads share this run's bands, as descriptor flags ([`tile_run_threads_flags`]).
+    run_threads: u32,
 }
 
 // SAFETY: the mapped images' addresses are shared by the threads running the group's bands; each
@@ -504,7 +506,7 @@ impl GroupRun<'_> {
                 image_width: w,
                 image_height: h,
                 readable: if input { grow(rect, m.neighborhood, w, h) } else { rect },
-                flags,
+                flags: flags | self.run_threads,
             };
         }
         let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use vx_plugin_abi::{
     BorderMode, MAX_TILING_PARAMS, Neighborhood, Rect, TILE_ALIASED, TileArgs, TileBlockSize, TileDesc, TileParam,
-    TileParamKind,
+    TileParamKind, tile_run_threads_flags,
 };
 
 use crate::data::buffer::RawBuf;
@@ -322,7 +322,7 @@ pub(super) fn run(
                 // The caller's home range is the first, helper i's the (i + 1)th (`claims.rs`).
                 let home = Crew::current_index().map_or(0, |i| i + 1);
                 while let Some(tile) = claims.next(home) {
-                    if let Err(e) = run_tile(&run, &state.tiles[tile]) {
+                    if let Err(e) = run_tile(&run, &state.tiles[tile], shared.threads) {
                         claims.stop();
                         lock(&failure).get_or_insert(e);
                     }
@@ -345,11 +345,11 @@ pub(super) fn run(
             }
         }
         split::Decision::Alone { measure: false } => {
-            state.tiles.iter().try_for_each(|t| run_tile(&run, t)).map(|()| None)
+            state.tiles.iter().try_for_each(|t| run_tile(&run, t, 1)).map(|()| None)
         }
         split::Decision::Alone { measure: true } => {
             let t0 = Instant::now();
-            let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t));
+            let r = state.tiles.iter().try_for_each(|t| run_tile(&run, t, 1));
             let end = Instant::now();
             state.split.note_alone(end.saturating_duration_since(t0), ns_of(end));
             r.map(|()| Some(end))
@@ -389,8 +389,11 @@ pub(super) fn grow(tile: Rect, nb: Neighborhood, w: u32, h: u32) -> Rect {
     )
 }
 
-fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
+/// Run one tile; `threads`: how many threads share this run's tiles (told to the kernel in the
+/// descriptors' flags, [`tile_run_threads_flags`]).
+fn run_tile(run: &TileRun<'_>, tile: &PlannedTile, threads: usize) -> Result<()> {
     let st = run.state;
+    let run_threads = tile_run_threads_flags(threads);
     // Only the image parameters' descriptors are written, and only theirs are pointed to (no
     // copy of sixteen empty descriptors per tile).
     let mut descs = [const { MaybeUninit::<TileDesc>::uninit() }; MAX_TILING_PARAMS];
@@ -411,7 +414,7 @@ fn run_tile(run: &TileRun<'_>, tile: &PlannedTile) -> Result<()> {
             image_width: g.width,
             image_height: g.height,
             readable: if input { grow(tile.rect, st.neighborhood, g.width, g.height) } else { tile.rect },
-            flags: if st.aliased & (1 << i) != 0 { TILE_ALIASED } else { 0 },
+            flags: run_threads | if st.aliased & (1 << i) != 0 { TILE_ALIASED } else { 0 },
         });
     }
     let mut params = [TileParam::ABSENT; MAX_TILING_PARAMS];
