@@ -615,4 +615,19 @@ fn a_kernel_sees_how_many_threads_share_its_run() {
             px.iter().copied().collect::<std::collections::BTreeSet<u8>>()
         );
     }
+    // Two nodes in one parallel level: the crew runs the level, each node's tiles on the thread
+    // that took the node — alone, and told so.
+    let ctx = Context::builder().threads(2).tiling_policy(always).fusion(false).build().unwrap();
+    ctx.publish_in_process().unwrap();
+    let k = ctx.kernel_by_name("macro.run_threads").unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let input = u8_image(&ctx, w, h, &vec![0; (w * h) as usize]);
+    let outs = [(); 2].map(|()| Image::new(&ctx, w, h, ImageFormat::U8).unwrap());
+    for out in &outs {
+        g.add_node(&k, [&input, out]).unwrap();
+    }
+    g.process().unwrap();
+    for out in &outs {
+        assert!(out.to_vec::<u8>().unwrap().iter().all(|&p| p == 1), "a node of a parallel level");
+    }
 }

@@ -39,7 +39,8 @@ pub const TILE_ALIASED: u32 = 1;
 pub const TILE_LINE_BUFFER: u32 = 2;
 
 /// [`TileDesc::flags`] bits 8–15 (added within ABI v8: a host before it leaves them 0): how many
-/// threads share the tiles of this run of the node, each writing its own bands of the image,
+/// threads were asked to share the tiles of this run of the node, each writing its own bands of
+/// the image (no more than there are tiles; one invited may come late and find none left),
 /// saturated at 255 (1: the calling thread alone; 0: the host does not say, read as 1 —
 /// [`TileMut::run_threads`]). A kernel that chooses its stores by how much of the image one
 /// thread writes (non-temporal stores past the cache a core has) divides by it: two threads on
@@ -86,7 +87,8 @@ pub struct TileDesc {
     /// The pixels this view may read: the tile grown by the neighborhood, clipped to the image.
     pub readable: Rect,
     /// [`TILE_ALIASED`], [`TILE_LINE_BUFFER`] or both, or 0, and the run's thread count in bits
-    /// 8–15 ([`TILE_RUN_THREADS_SHIFT`]).
+    /// 8–15 ([`TILE_RUN_THREADS_SHIFT`]); bits 16–31 are reserved (0). Test the bits you need
+    /// (the accessors do), never the whole word.
     pub flags: u32,
 }
 

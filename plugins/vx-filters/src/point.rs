@@ -50,8 +50,12 @@ fn binary<A: TilePixel, B: TilePixel, O: TilePixel>(
 
 /// Whether a node whose images take `bytes_per_pixel` bytes per pixel over `out`'s image writes
 /// `out` with non-temporal stores (see [`stream_stores`]): by the bytes one thread of the run
-/// touches (the run's threads each write their own bands, and keep them in their own core's
-/// caches). Never into a fused group's line buffer: its rows are read back at once, from the cache.
+/// touches (`run_threads`: each writes its own bands). Measured on the AMD VM of `stream_stores`
+/// (two vCPUs, usually on two dies of the host): a 4K point operation shared by two threads ran in
+/// 190–270 µs with plain stores and 360–420 µs streaming (`VX_BENCH_ONLY=split` of the showcase
+/// bench, `VX_FILTERS_NT=always` against the default, alternating), while alone it still gains
+/// from streaming. Never into a fused group's line buffer: its rows are read back at once, from
+/// the cache.
 fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
     !out.is_line_buffer()
         && stream_stores(per_thread_bytes(out.image_width(), out.image_height(), bytes_per_pixel, out.run_threads()))

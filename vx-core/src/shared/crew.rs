@@ -25,7 +25,8 @@
 //! settling estimates, [`Crew::join_estimate`]), apart for jobs published while a helper was spinning
 //! (warm) and while all were parked (cold): the tiling cost model weighs a node's work per thread
 //! against the one for the helpers' present state (`graph/tiling/split.rs`). A job no helper joined before the caller finished
-//! counts the caller's time as the sample (a lower bound of the helpers' delay).
+//! counts the caller's time as a lower bound of the helpers' delay: it may raise the estimate,
+//! never lower it.
 //!
 //! One job at a time: a caller that finds the crew busy (another graph on another thread) or that
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
@@ -235,11 +236,16 @@ impl CrewState {
         self.origin.elapsed().as_nanos().min(u64::MAX as u128) as u64
     }
 
-    /// A helper joined the current job (or the caller finished it alone) now.
-    fn note_join(&self) {
+    /// A helper joined the current job now (`lower_bound` false), or the caller finished it before
+    /// any did (`lower_bound`: the delay was at least this long). A lower bound only ever raises the
+    /// estimate, an eighth of the way as a slower sample does: settled in like a join, a 30 µs
+    /// node's lower bounds would pull a 150 µs cold estimate to 60.
+    fn note_join(&self, lower_bound: bool) {
         let delay = self.now_ns().saturating_sub(self.posted_at.load(Ordering::Relaxed));
         let average = if self.posted_warm.load(Ordering::Relaxed) { &self.join_warm_ns } else { &self.join_cold_ns };
-        crate::support::time::settling_average(average, delay);
+        if !lower_bound || delay > average.load(Ordering::Relaxed) {
+            crate::support::time::settling_average(average, delay);
+        }
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
@@ -346,10 +352,18 @@ impl Crew {
     /// every one of them has returned from it. `work` must share its items out itself (an atomic
     /// counter) and must not unwind (callers catch panics per item). Allocates nothing.
     pub(crate) fn run(&self, helpers: usize, work: &(dyn Fn() + Sync)) {
+        self.run_counted(helpers, &|_| work());
+    }
+
+    /// [`run`](Self::run), telling `work` how many threads were invited to share it: the caller
+    /// and the helpers the job was published to, or 1 when the caller runs it alone (inside
+    /// another crew job, or with the crew busy with another caller's). Helpers invited may still
+    /// come late and find nothing left.
+    pub(crate) fn run_counted(&self, helpers: usize, work: &(dyn Fn(usize) + Sync)) {
         let helpers = helpers.min(self.handles.len());
         if helpers == 0 || IN_CREW.with(|c| c.get()) {
             let _inside = InCrew::enter();
-            work();
+            work(1);
             return;
         }
         let mut slot = self.state.slot();
@@ -357,14 +371,15 @@ impl Crew {
             // Another caller's job: do this one alone rather than wait.
             drop(slot);
             let _inside = InCrew::enter();
-            work();
+            work(1);
             return;
         }
+        let invited = &|| work(helpers + 1);
         // SAFETY: the job is only called by helpers between here and the `Retire` guard's drop,
         // which runs before this function returns or unwinds: it takes the job out of the slot (no
-        // helper can start it afterwards) and waits until no helper is inside it. So `work` outlives
-        // every call made through the erased reference.
-        let job = Job(unsafe { std::mem::transmute::<&(dyn Fn() + Sync), &'static (dyn Fn() + Sync)>(work) });
+        // helper can start it afterwards) and waits until no helper is inside it. So `invited` (and
+        // `work`, which it borrows) outlives every call made through the erased reference.
+        let job = Job(unsafe { std::mem::transmute::<&(dyn Fn() + Sync), &'static (dyn Fn() + Sync)>(invited) });
         slot.job = Some(job);
         slot.wanted = helpers;
         slot.epoch = slot.epoch.wrapping_add(1);
@@ -404,7 +419,7 @@ impl Crew {
         }
         let _retire = Retire(&self.state, helpers);
         let _inside = InCrew::enter();
-        work();
+        invited();
     }
 }
 
@@ -417,7 +432,7 @@ impl Drop for Retire<'_> {
         let mut slot = self.0.slot();
         if slot.wanted == self.1 {
             // No helper came before the caller finished: its time is a lower bound of the delay.
-            self.0.note_join();
+            self.0.note_join(true);
         }
         // Every helper that joined took one of the `wanted` places, under this mutex.
         let joined = self.1.saturating_sub(slot.wanted) as u64;
@@ -557,7 +572,7 @@ fn helper(state: &CrewState) {
         state.inside.store(slot.running, Ordering::Release);
         let Some(Job(job)) = slot.job else { continue };
         drop(slot);
-        state.note_join();
+        state.note_join(false);
         {
             let _inside = InCrew::enter();
             // Items catch their own panics; this only keeps the helper alive if one escapes.
@@ -855,6 +870,24 @@ mod tests {
         });
         // The outer job ran on the caller and on up to 2 helpers: 1 to 3 inner runs.
         assert!((1..=3).contains(&total.load(SeqCst)), "{}", total.load(SeqCst));
+    }
+
+    /// `run_counted` tells the work how many threads were invited: the caller and the helpers (no
+    /// more than the crew has), or 1 when the caller runs it alone (nested, or no helper asked).
+    #[test]
+    fn counted_runs_tell_the_work_how_many_threads_were_invited() {
+        let crew = Crew::new(2, |i| format!("crew-count-{i}")).unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        for (helpers, want) in [(0, 1), (1, 2), (2, 3), (5, 3)] {
+            seen.lock().unwrap().clear();
+            crew.run_counted(helpers, &|n| seen.lock().unwrap().push(n));
+            let seen = seen.lock().unwrap();
+            assert!(!seen.is_empty() && seen.iter().all(|&n| n == want), "{helpers} helpers: {seen:?}");
+        }
+        let inner = std::sync::Mutex::new(Vec::new());
+        crew.run(2, &|| crew.run_counted(2, &|n| inner.lock().unwrap().push(n)));
+        let inner = inner.into_inner().unwrap();
+        assert!(!inner.is_empty() && inner.iter().all(|&n| n == 1), "nested: {inner:?}");
     }
 
     #[test]

@@ -29,8 +29,9 @@ pub(crate) fn ns_of(t: Instant) -> u64 {
 /// Fold the run time `sample` into the estimate in `est`, trusting a faster run more than a slower
 /// one: a run's time is noisy upwards only (preemption, a first run's page faults, a cold cache),
 /// so a sample below the estimate moves it three quarters of the way down, one above it an eighth
-/// of the way up (the first sample sets it). The split cost model's estimates: an outlier (the
-/// first run of a node took 25 times its usual time here) fades in two runs, not in forty.
+/// of the way up (the first sample sets it). The split cost model's estimates and the crew's join
+/// delays: an outlier (the first run of a node took 25 times its usual time here) fades in two
+/// runs, not in forty.
 pub(crate) fn settling_average(est: &AtomicU64, sample: u64) {
     let sample = sample.max(1);
     let old = est.load(Ordering::Relaxed);

@@ -36,7 +36,9 @@ use super::host::Host;
 /// [`RowSourceDesc`](super::RowSourceDesc), [`RowSinkDesc`](super::RowSinkDesc) and the
 /// `TileParamKind` values `InputRows` / `OutputRows`), declared with the optional host function
 /// `declare_fusion` ([`FusionDesc`](super::FusionDesc)); the tile descriptor flag
-/// [`TILE_LINE_BUFFER`](crate::TILE_LINE_BUFFER).
+/// [`TILE_LINE_BUFFER`](crate::TILE_LINE_BUFFER). Later within version 8, with no bump (a hint a
+/// module reads with a default: a host before it leaves the bits 0, read as one thread): the
+/// run's thread count in the flags' bits 8–15 ([`TILE_RUN_THREADS_SHIFT`](crate::TILE_RUN_THREADS_SHIFT)).
 pub const ABI_VERSION: u32 = 8;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host

@@ -132,8 +132,7 @@ fn run(
         // The group's start stands for "now" (the model's stream check needs no finer time).
         g.split.decide(split::Joining { warm, cold, helpers_warm }, ns_of(start))
     };
-    let threads = if decision == split::Decision::Together { shared.threads } else { 1 };
-    let run = GroupRun { g, body, mapped: &mapped, scalars: &scalars, run_threads: tile_run_threads_flags(threads) };
+    let run = GroupRun { g, body, mapped: &mapped, scalars: &scalars, run_threads: tile_run_threads_flags(1) };
     let result = match decision {
         split::Decision::Alone { measure } => {
             let t0 = Instant::now();
@@ -150,7 +149,10 @@ fn run(
             let busy_ns = AtomicU64::new(0);
             let failure: Mutex<Option<Error>> = Mutex::new(None);
             let wall = Instant::now();
-            shared.crew.run(shared.threads - 1, &|| {
+            // `invited`: the threads the crew asked to share the bands (1 when it runs them on the
+            // caller alone), no more than there are bands: what the members are told.
+            shared.crew.run_counted(shared.threads - 1, &|invited| {
+                let run = run.with_threads(invited.min(g.bands.len()));
                 let _active = ActiveGuard::enter(graph);
                 let t0 = Instant::now();
                 let index = Crew::current_index();
@@ -194,6 +196,7 @@ fn panicked(payload: &(dyn std::any::Any + Send), what: &str, y0: u32, y1: u32) 
     )
 }
 
+#[derive(Clone, Copy)]
 struct GroupRun<'a> {
     g: &'a FusedGroup,
     body: &'a GraphBody,
@@ -213,6 +216,11 @@ struct GroupRun<'a> {
 unsafe impl Sync for GroupRun<'_> {}
 
 impl GroupRun<'_> {
+    /// The same run, its members told that `threads` threads share its bands.
+    fn with_threads(&self, threads: usize) -> GroupRun<'_> {
+        GroupRun { run_threads: tile_run_threads_flags(threads.max(1)), ..*self }
+    }
+
     /// Every step of band `plan` with the rings of `scratch`.
     fn band(&self, scratch: &mut GroupScratch, plan: &BandPlan) -> Result<()> {
         let node = |n: usize| self.body.nodes[n].as_ref().expect("group members are live");

@@ -317,12 +317,15 @@ pub(super) fn run(
             let claims = claims::TileClaims::new(state.tiles.len(), shared.threads);
             let busy_ns = AtomicU64::new(0);
             let failure: Mutex<Option<Error>> = Mutex::new(None);
-            let work = || {
+            // `invited`: the threads the crew asked to share the tiles (1 when it runs them on the
+            // caller alone), no more than there are tiles: what the kernel is told.
+            let work = |invited: usize| {
                 let t0 = Instant::now();
+                let threads = invited.min(state.tiles.len()).max(1);
                 // The caller's home range is the first, helper i's the (i + 1)th (`claims.rs`).
                 let home = Crew::current_index().map_or(0, |i| i + 1);
                 while let Some(tile) = claims.next(home) {
-                    if let Err(e) = run_tile(&run, &state.tiles[tile], shared.threads) {
+                    if let Err(e) = run_tile(&run, &state.tiles[tile], threads) {
                         claims.stop();
                         lock(&failure).get_or_insert(e);
                     }
@@ -330,11 +333,11 @@ pub(super) fn run(
                 busy_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             };
             let wall = Instant::now();
-            shared.crew.run(shared.threads - 1, &|| {
+            shared.crew.run_counted(shared.threads - 1, &|invited| {
                 // Helpers run the graph's code too: a tile function re-entering its graph gets an
                 // error there as well, not a deadlock.
                 let _active = ActiveGuard::enter(graph);
-                work()
+                work(invited)
             });
             let end = Instant::now();
             let wall = end.saturating_duration_since(wall);

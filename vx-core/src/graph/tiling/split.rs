@@ -15,9 +15,9 @@
 //! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
 //! anyway after [`EXPLORE_EVERY`] runs, then after twice as many each time it still does not pay
 //! (up to [`EXPLORE_EVERY_MAX`]: an exploration costs a helper's wake-up, 100 µs and more on a VM),
-//! and a node kept together runs alone one run in as many (a
-//! run alone that was slow by accident — preempted — must not keep it sharing on a stale
-//! average), so the estimates follow the machine (helpers that now
+//! and a node kept together runs alone after as many runs, then — while those runs alone take over
+//! a quarter longer than sharing — twice as far apart each time (a run alone that was slow by
+//! accident — preempted — must not keep it sharing on a stale average), so the estimates follow the machine (helpers that now
 //! spin between frames join in a microsecond; parked ones on a VM take 50–300 µs). Splitting never
 //! costs the caller more than the publication of the job: the caller starts on the tiles at once
 //! and finishes them alone if no helper comes (`shared::crew`).
@@ -38,9 +38,10 @@
 //! warm sharing pays and the burst's second run finds them warm (it used to run alone, and the
 //! second run paid the wake-up and the third or fourth found them warm: a VGA `threshold` in
 //! bursts of 13 ran 30 % slower than always sharing). Spaced runs, each after a gap, never wake
-//! them. A node kept together runs alone one run in [`EXPLORE_EVERY`], then, while together stays
-//! clearly (a quarter) faster, twice as far apart each time, up to [`EXPLORE_EVERY_MAX`]: at 4K a
-//! run alone costs two frames (the helpers park during it, and the next run wakes them).
+//! them. A node kept together runs alone after [`EXPLORE_EVERY`] runs, then, while each such run
+//! alone takes over a quarter longer than sharing did, twice as far apart each time, up to
+//! [`EXPLORE_EVERY_MAX`]: at 4K a run alone costs two frames (the helpers park during it, and the
+//! next run wakes them).
 //!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
 //! are identical whatever it decides.
@@ -126,6 +127,9 @@ pub(in crate::graph) struct Split {
     explore_every: AtomicU32,
     /// The current interval between runs alone of a node kept together.
     alone_every: AtomicU32,
+    /// A run alone made by the model for a node kept together is under way: the time together
+    /// it is to be compared with, ns (0: none).
+    alone_check_ns: AtomicU64,
     /// The latest run was decided in a stream (it started within a helper's spin of the run
     /// before): the next run after a gap is expected to start a stream again.
     streamed: AtomicBool,
@@ -178,6 +182,7 @@ impl Split {
             kept_together: AtomicU32::new(0),
             explore_every: AtomicU32::new(EXPLORE_EVERY),
             alone_every: AtomicU32::new(EXPLORE_EVERY),
+            alone_check_ns: AtomicU64::new(0),
             streamed: AtomicBool::new(false),
             explored: AtomicBool::new(false),
         }
@@ -192,6 +197,11 @@ impl Split {
         if !self.by_cost {
             return Decision::Together;
         }
+        // Whether this run is in a stream (it starts within a helper's spin of the last one's
+        // end), and whether the one before was: noted for every run, whatever is decided below.
+        let last_end = self.last_end_ns.load(Ordering::Relaxed);
+        let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
+        let streamed = self.streamed.swap(stream, Ordering::Relaxed);
         let work = self.work_ns.load(Ordering::Relaxed);
         if work == 0 {
             return Decision::Alone { measure: true };
@@ -215,41 +225,39 @@ impl Split {
             let saved = (work.saturating_sub(join.as_nanos().min(u64::MAX as u128) as u64)) * (threads - 1) / threads;
             saved > LEAST_GAIN.as_nanos() as u64 && (together == 0 || alone == 0 || together < alone)
         };
-        // Cold helpers in a stream (this run starts within a spin of the last one's end): a job
-        // published now wakes them — a futex wake-up for the caller, which does not wait for them
-        // — and the next runs find them warm. So a stream that pays warm shares from cold too.
-        // A run after a gap whose predecessor was in a stream is expected to start one again
-        // (frames come in bursts: a batch, a `process` loop after an idle spell): it wakes the
-        // helpers too, so the burst's second run finds them warm instead of waking them itself.
-        // Spaced runs (every one after a gap) never do.
-        let last_end = self.last_end_ns.load(Ordering::Relaxed);
-        let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
-        let streamed = self.streamed.swap(stream, Ordering::Relaxed);
+        // Cold helpers in a stream: a job published now wakes them — a futex wake-up for the
+        // caller, which does not wait for them — and the next runs find them warm. So a stream
+        // that pays warm shares from cold too. A run after a gap whose predecessor was in a stream
+        // is expected to start one again (frames come in bursts: a batch, a `process` loop after
+        // an idle spell): it wakes the helpers too, so the burst's second run finds them warm
+        // instead of waking them itself. Spaced runs (every one after a gap) never do.
+        // `share`: by the warm figures or the cold ones.
         let share = if join.helpers_warm {
-            pays(join.warm, true)
+            pays(join.warm, true).then_some(true)
+        } else if pays(join.cold, false) {
+            Some(false)
         } else {
-            pays(join.cold, false) || ((stream || streamed) && pays(join.warm, true))
+            ((stream || streamed) && pays(join.warm, true)).then_some(true)
         };
-        if share {
+        if let Some(warm) = share {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
             // preempted one) cannot keep the node sharing for good on a stale average. A run
             // alone costs a node of a few hundred µs twice (its helpers park meanwhile, and the
-            // next run wakes them): while together stays clearly faster than the last runs alone,
-            // the interval doubles (up to EXPLORE_EVERY_MAX); a close call keeps it short.
+            // next run wakes them): when that run alone took over a quarter longer than sharing
+            // (`note_alone`), the next one comes twice as far apart (up to EXPLORE_EVERY_MAX); a
+            // close call brings it back to EXPLORE_EVERY.
             self.explore_every.store(EXPLORE_EVERY, Ordering::Relaxed);
-            let every = self.alone_every.load(Ordering::Relaxed);
+            self.kept_alone.store(0, Ordering::Relaxed);
             let n = self.kept_together.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-            if n < every {
+            if n < self.alone_every.load(Ordering::Relaxed) {
                 return Decision::Together;
             }
             self.kept_together.store(0, Ordering::Relaxed);
-            let together = self.together(join.helpers_warm).load(Ordering::Relaxed);
-            let clearly = together != 0 && alone != 0 && together.saturating_mul(5) / 4 < alone;
-            let next = if clearly { every.saturating_mul(2).min(EXPLORE_EVERY_MAX) } else { EXPLORE_EVERY };
-            self.alone_every.store(next, Ordering::Relaxed);
+            self.alone_check_ns.store(self.together(warm).load(Ordering::Relaxed), Ordering::Relaxed);
             return Decision::Alone { measure: true };
         }
         self.alone_every.store(EXPLORE_EVERY, Ordering::Relaxed);
+        self.kept_together.store(0, Ordering::Relaxed);
         let every = self.explore_every.load(Ordering::Relaxed);
         let n = self.kept_alone.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         if n >= every {
@@ -301,6 +309,15 @@ impl Split {
     pub(in crate::graph) fn note_alone(&self, took: Duration, now: u64) {
         self.last_end_ns.store(now.max(1), Ordering::Relaxed);
         let ns = took.as_nanos().min(u64::MAX as u128) as u64;
+        // A run alone the model made while keeping the node together: against the time together
+        // it was decided on, it sets how far apart the next one comes.
+        let against = self.alone_check_ns.swap(0, Ordering::Relaxed);
+        if against != 0 {
+            let every = self.alone_every.load(Ordering::Relaxed);
+            let clearly = ns > against.saturating_add(against / 4);
+            let next = if clearly { every.saturating_mul(2).min(EXPLORE_EVERY_MAX) } else { EXPLORE_EVERY };
+            self.alone_every.store(next, Ordering::Relaxed);
+        }
         settling_average(&self.work_ns, ns);
         settling_average(&self.alone_ns, ns);
     }
@@ -388,52 +405,62 @@ mod tests {
         assert_eq!(s.decide(both(US), FAR), Decision::Together);
     }
 
+    /// `runs` decisions with helpers joining in 1 µs (parked), each followed by its run's report as
+    /// the node does it: `alone` for a run alone, `together` for a run together (busy twice that);
+    /// the indexes of the runs alone.
+    fn runs_alone(s: &Split, runs: usize, alone: Duration, together: Duration) -> Vec<usize> {
+        (0..runs)
+            .filter(|_| match s.decide(both(US), FAR) {
+                Decision::Alone { .. } => {
+                    s.note_alone(alone, 1);
+                    true
+                }
+                Decision::Together => {
+                    s.note_together(2 * together, together, false, 1);
+                    false
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn a_node_kept_sharing_runs_alone_once_in_a_while_and_a_slow_alone_run_does_not_stick() {
         let s = Split::new(true, true, 2);
-        // One run alone preempted (1 ms); together 30 µs: sharing pays on those averages.
+        // One run alone preempted (1 ms); together 30 µs: sharing pays on those averages. Alone
+        // really takes 10 µs: each run alone brings the estimate down (1000 → 258 → 72 → 25 µs),
+        // and none is slower than sharing, so they come every EXPLORE_EVERY runs until the model
+        // keeps the node alone; from then on it explores sharing after 32 runs, then 64.
         s.note_alone(1000 * US, 1);
         s.note_together(40 * US, 30 * US, false, 1);
-        // Together is clearly faster than the runs alone so far: alone after 32 runs, then 64,
-        // then 128 (three in 224).
-        let alone =
-            (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
-        assert_eq!(alone, 3, "alone after EXPLORE_EVERY runs, then twice as many each time");
-        // Those runs alone are fast (10 µs): the average falls below together's, and sharing stops.
-        for _ in 0..40 {
-            s.note_alone(10 * US, 1);
-        }
-        let together = (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Together).count();
-        assert_eq!(together, 2, "alone again, but to explore (after 32 runs, then 64)");
+        let alone = runs_alone(&s, 200, 10 * US, 30 * US);
+        let e = EXPLORE_EVERY as usize;
+        assert_eq!(alone[..3], [e - 1, 2 * e - 1, 3 * e - 1], "{alone:?}");
+        let together: Vec<usize> = (3 * e..200).filter(|i| !alone.contains(i)).collect();
+        assert_eq!(together, [4 * e - 1, 6 * e - 1], "kept alone, but to explore (after 32 runs, then 64)");
     }
 
     #[test]
     fn a_close_call_keeps_the_runs_alone_frequent_and_a_clear_one_backs_them_off_to_a_bound() {
-        // Together 90 µs against 100 alone: one run in EXPLORE_EVERY alone, for good.
+        let e = EXPLORE_EVERY as usize;
+        // Alone 100 µs against 90 together: one run in EXPLORE_EVERY alone, for good.
         let s = Split::new(true, true, 2);
         s.note_alone(100 * US, 1);
         s.note_together(180 * US, 90 * US, false, 1);
-        let alone =
-            (0..EXPLORE_EVERY * 7).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
-        assert_eq!(alone, 7);
-        // Together 50 µs: 32 + 64 + … + 4096 runs for the first eight, then one per 4096.
+        let alone = runs_alone(&s, 7 * e, 100 * US, 90 * US);
+        assert_eq!(alone, (1..=7).map(|k| k * e - 1).collect::<Vec<_>>());
+        // Alone 100 µs against 50: after 32 runs, then 64, 128 … 4096, and then every 4096.
         let s = Split::new(true, true, 2);
         s.note_alone(100 * US, 1);
         s.note_together(100 * US, 50 * US, false, 1);
-        let runs = 100_000;
-        let alone = (0..runs).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
-        assert_eq!(alone, 8 + (runs - 8160) / EXPLORE_EVERY_MAX as usize);
-        // The model keeping the node alone once resets the interval.
-        for _ in 0..40 {
-            s.note_alone(40 * US, 1);
-        }
-        assert_eq!(s.decide(both(US), FAR), Decision::Alone { measure: true });
-        for _ in 0..40 {
-            s.note_alone(100 * US, 1);
-        }
-        let alone =
-            (0..EXPLORE_EVERY * 3).filter(|_| s.decide(both(US), FAR) == Decision::Alone { measure: true }).count();
-        assert_eq!(alone, 2, "alone after 32 runs, then 64");
+        let alone = runs_alone(&s, 100_000, 100 * US, 50 * US);
+        let gaps: Vec<usize> = alone.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(alone[0], e - 1);
+        assert_eq!(gaps[..7], [2 * e, 4 * e, 8 * e, 16 * e, 32 * e, 64 * e, 128 * e]);
+        assert!(gaps[7..].iter().all(|&g| g == EXPLORE_EVERY_MAX as usize), "{gaps:?}");
+        // A run alone that was fast (a close call) brings the interval back to EXPLORE_EVERY.
+        let alone = runs_alone(&s, 2 * EXPLORE_EVERY_MAX as usize, 60 * US, 50 * US);
+        let gaps: Vec<usize> = alone.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g == e), "{gaps:?}");
     }
 
     #[test]
