@@ -38,7 +38,10 @@
 //! warm sharing pays and the burst's second run finds them warm (it used to run alone, and the
 //! second run paid the wake-up and the third or fourth found them warm: a VGA `threshold` in
 //! bursts of 13 ran 30 % slower than always sharing). Spaced runs, each after a gap, never wake
-//! them. A node kept together runs alone after [`EXPLORE_EVERY`] runs, then, while each such run
+//! them, and a stream wakes them only when the runs it still expects (streams' measured length;
+//! one already longer is expected to last as long again) save more shared warm than the wake-up
+//! costs the caller (a run shared with parked helpers against one alone): a VM that charged
+//! 350 µs a wake-up once made a 1080p `not` in bursts of two take 390 µs a run instead of 97. A node kept together runs alone after [`EXPLORE_EVERY`] runs, then, while each such run
 //! alone takes over a quarter longer than sharing did, twice as far apart each time, up to
 //! [`EXPLORE_EVERY_MAX`]: at 4K a run alone costs two frames (the helpers park during it, and the
 //! next run wakes them).
@@ -133,6 +136,11 @@ pub(in crate::graph) struct Split {
     /// The latest run was decided in a stream (it started within a helper's spin of the run
     /// before): the next run after a gap is expected to start a stream again.
     streamed: AtomicBool,
+    /// Runs of the current stream so far (this one included; 0: none yet).
+    stream_runs: AtomicU32,
+    /// Moving average of the runs a stream of this node has had, in sixteenths (0: no stream
+    /// ended yet): how many warm runs a wake-up sent now can expect to serve.
+    stream_len_16: AtomicU32,
     /// An exploration of a node kept alone was made with parked helpers (it timed a cold run) and
     /// no run since found them spinning (an exploration made while they spun sets nothing): the
     /// first that does is shared too, to time sharing with warm helpers afresh (nothing else
@@ -184,6 +192,8 @@ impl Split {
             alone_every: AtomicU32::new(EXPLORE_EVERY),
             alone_check_ns: AtomicU64::new(0),
             streamed: AtomicBool::new(false),
+            stream_runs: AtomicU32::new(0),
+            stream_len_16: AtomicU32::new(0),
             explored: AtomicBool::new(false),
         }
     }
@@ -202,6 +212,20 @@ impl Split {
         let last_end = self.last_end_ns.load(Ordering::Relaxed);
         let stream = last_end != 0 && now.saturating_sub(last_end) < Crew::SPIN.as_nanos() as u64;
         let streamed = self.streamed.swap(stream, Ordering::Relaxed);
+        let run_in_stream = if stream {
+            self.stream_runs.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+        } else {
+            // A run after a gap starts a stream (or runs alone between gaps): the last one's
+            // length goes into the estimate.
+            let last = self.stream_runs.swap(1, Ordering::Relaxed);
+            if last > 0 {
+                let old = self.stream_len_16.load(Ordering::Relaxed);
+                let last = last.min(1 << 20) * 16;
+                let new = if old == 0 { last } else { old - old / 4 + last / 4 };
+                self.stream_len_16.store(new.max(16), Ordering::Relaxed);
+            }
+            1
+        };
         let work = self.work_ns.load(Ordering::Relaxed);
         if work == 0 {
             return Decision::Alone { measure: true };
@@ -237,7 +261,7 @@ impl Split {
         } else if pays(join.cold, false) {
             Some(false)
         } else {
-            ((stream || streamed) && pays(join.warm, true)).then_some(true)
+            ((stream || streamed) && pays(join.warm, true) && self.wake_pays(alone, run_in_stream)).then_some(true)
         };
         if let Some(warm) = share {
             // Kept together by the model: alone again once in a while, so a slow run alone (a
@@ -303,6 +327,8 @@ impl Split {
         // its successor.
         self.explored.store(old.explored.load(Ordering::Relaxed), Ordering::Relaxed);
         self.streamed.store(old.streamed.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.stream_runs.store(old.stream_runs.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.stream_len_16.store(old.stream_len_16.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// Record one run alone, ended at `now`: its time is its busy time and its wall time.
@@ -328,6 +354,25 @@ impl Split {
         self.last_end_ns.store(now.max(1), Ordering::Relaxed);
         settling_average(&self.work_ns, busy.as_nanos().min(u64::MAX as u128) as u64);
         settling_average(self.together(warm), wall.as_nanos().min(u64::MAX as u128) as u64);
+    }
+
+    /// Whether waking parked helpers for this run — the `run_in_stream`th of its stream — pays
+    /// back within the stream: what a run shared with cold helpers costs more than one alone (the
+    /// caller's wake-up system call, 10–350 µs on a VM) against what the stream's remaining runs
+    /// save shared warm. Yes while any of those is not measured yet (and a stream's length is not
+    /// known before one ended): a `process` loop that never pauses is one endless stream. A VM that charged the caller 350 µs a wake-up made a 1080p `not`
+    /// in bursts of two runs take 390 µs a run instead of 97 alone.
+    fn wake_pays(&self, alone: u64, run_in_stream: u32) -> bool {
+        let (cold, warm) =
+            (self.together_cold_ns.load(Ordering::Relaxed), self.together_warm_ns.load(Ordering::Relaxed));
+        let len_16 = self.stream_len_16.load(Ordering::Relaxed);
+        if cold == 0 || warm == 0 || alone == 0 || len_16 == 0 {
+            return true;
+        }
+        // The runs still to come: what streams have lasted on average, and a stream already
+        // longer than that is expected to go on about as long again.
+        let rest = u64::from(len_16.div_ceil(16).saturating_sub(run_in_stream).max(run_in_stream - 1));
+        cold.saturating_sub(alone) < rest.saturating_mul(alone.saturating_sub(warm))
     }
 
     fn together(&self, warm: bool) -> &AtomicU64 {
@@ -571,6 +616,62 @@ mod tests {
             s.note_together(20 * US, 30 * US, true, end);
         }
         assert_eq!(s.decide(cold, end + 5_000), Decision::Alone { measure: true });
+    }
+
+    /// Streams of `len` runs each (100 µs apart, 1 ms between streams), every run reported as a
+    /// 100 µs run alone (the estimates stay put); each stream's decisions.
+    fn streams(s: &Split, join: Joining, lens: &[u32]) -> Vec<Vec<Decision>> {
+        let mut t = s.last_end_ns.load(Ordering::Relaxed).max(1_000_000);
+        lens.iter()
+            .map(|&len| {
+                t += 1_000_000;
+                (0..len)
+                    .map(|_| {
+                        let d = s.decide(join, t);
+                        t += 100_000;
+                        s.note_alone(100 * US, t);
+                        d
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wake_up_in_a_stream_is_sent_only_when_the_streams_warm_runs_pay_it_back() {
+        let cold = Joining { warm: US, cold: 50 * US, helpers_warm: false };
+        let new = || {
+            let s = Split::new(true, true, 2);
+            // Alone 100 µs; shared with warm helpers 78 (22 saved a run); shared with parked ones
+            // 390: the wake-up cost the caller 290 µs (it happened here, on a VM).
+            s.note_alone(100 * US, 1);
+            s.note_together(156 * US, 78 * US, true, 1);
+            s.note_together(100 * US, 390 * US, false, 1);
+            s
+        };
+        let together = |d: &Vec<Decision>| d.iter().filter(|&&d| d == Decision::Together).count();
+        // Streams of two runs: the wake-up would serve one warm run (22 µs): not sent (but to
+        // explore, once in 32 runs kept alone).
+        let s = new();
+        let d = streams(&s, cold, &[2; 20]);
+        assert!(d[1..].iter().all(|d| d[0] == Decision::Alone { measure: true }), "{d:?}");
+        assert_eq!(d[1..].iter().map(together).sum::<usize>(), 1, "{d:?}");
+        // Streams of twenty: it serves nineteen (418 µs): every stream's first run wakes them.
+        let s = new();
+        let d = streams(&s, cold, &[20; 20]);
+        assert!(d[1..].iter().all(|d| d[0] == Decision::Together), "{d:?}");
+        // A stream longer than the streams before it is expected to go on about as long again:
+        // after streams of two, the 25th run of a long one wakes them (24 more runs expected).
+        let s = new();
+        streams(&s, cold, &[2; 20]);
+        let d = &streams(&s, cold, &[40])[0];
+        assert_eq!(d.iter().position(|&d| d == Decision::Together), Some(14), "{d:?}");
+        // Before any stream ended (a `process` loop that never pauses), or before a run shared with
+        // parked helpers was timed, the wake-up is sent.
+        let s = Split::new(true, true, 2);
+        s.note_alone(100 * US, 1);
+        s.note_together(156 * US, 78 * US, true, 1);
+        assert!(streams(&s, cold, &[2; 3])[1..].iter().all(|d| d[0] == Decision::Together));
     }
 
     #[test]
