@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx::*;
 
 use vx_plugin_abi::module_abi::{AbiError, Controller, Lifecycle};
-use vx_plugin_abi::{ImageIn, ImageOut, Rows, Tile, TileContext, TileMut, target_kernel, tiling_kernel, user_kernel};
+use vx_plugin_abi::{
+    ImageIn, ImageOut, InPlace, InPlaceRow, Rows, Tile, TileContext, TileMut, target_kernel, tiling_kernel, user_kernel,
+};
 use vx_tests::workspace_root;
 
 // The spec's example kernels: the very source of the `vx-spec-kernels` module, compiled in here.
@@ -39,6 +41,19 @@ fn run_threads(input: &Tile<u8>, out: &mut TileMut<u8>) {
     for y in 0..out.height() {
         for x in 0..out.width() {
             out.set(x, y, n.wrapping_add(input.pixel(x, y, 0, 0)));
+        }
+    }
+}
+
+/// The same through an in-place view (`InPlace::run_threads`).
+#[tiling_kernel(name = "macro.run_threads_in_place", flexible, alias(0, 1, dense))]
+fn run_threads_in_place(io: &mut InPlace<u8>) {
+    let n = io.run_threads().min(255) as u8;
+    for y in 0..io.height() {
+        match io.rows(y) {
+            Some(InPlaceRow::Same(row)) => row.iter_mut().for_each(|p| *p = p.wrapping_add(n)),
+            Some(InPlaceRow::Apart(src, dst)) => dst.iter_mut().zip(src).for_each(|(d, s)| *d = s.wrapping_add(n)),
+            None => {}
         }
     }
 }
@@ -231,6 +246,7 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
             "macro.rows_replicate",
             "macro.rows_unfused",
             "macro.run_threads",
+            "macro.run_threads_in_place",
             "macro.scale",
             "macro.threshold",
             "spec.add",
@@ -614,6 +630,17 @@ fn a_kernel_sees_how_many_threads_share_its_run() {
             2 * want,
             px.iter().copied().collect::<std::collections::BTreeSet<u8>>()
         );
+    }
+    // Through an in-place view (not fused: a dense in-place kernel is no fusion member).
+    for (policy, want) in [(always, 2u8), (never, 1)] {
+        let ctx = Context::builder().threads(2).tiling_policy(policy).build().unwrap();
+        ctx.publish_in_process().unwrap();
+        let g = Graph::new(&ctx).unwrap();
+        let input = u8_image(&ctx, w, h, &vec![0; (w * h) as usize]);
+        let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+        g.add_node(&ctx.kernel_by_name("macro.run_threads_in_place").unwrap(), [&input, &out]).unwrap();
+        g.process().unwrap();
+        assert!(out.to_vec::<u8>().unwrap().iter().all(|&p| p == want), "in place, {policy:?}");
     }
     // Two nodes in one parallel level: the crew runs the level, each node's tiles on the thread
     // that took the node — alone, and told so.
