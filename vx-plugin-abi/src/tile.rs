@@ -56,6 +56,11 @@ pub const fn tile_run_threads_flags(threads: usize) -> u32 {
     n << TILE_RUN_THREADS_SHIFT
 }
 
+/// The run's thread count in a descriptor's `flags` (0, from a host that does not say, reads as 1).
+fn run_threads_of(flags: u32) -> u32 {
+    ((flags & TILE_RUN_THREADS_MASK) >> TILE_RUN_THREADS_SHIFT).max(1)
+}
+
 /// The `vx_tile_t` content for one single-plane image.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, StableAbi)]
@@ -441,7 +446,7 @@ macro_rules! geometry {
         }
         /// How many threads share this run's tiles (at least 1; [`TILE_RUN_THREADS_SHIFT`]).
         pub fn run_threads(&self) -> u32 {
-            ((self.d.flags & TILE_RUN_THREADS_MASK) >> TILE_RUN_THREADS_SHIFT).max(1)
+            run_threads_of(self.d.flags)
         }
         fn addr(&self, ix: i64, iy: i64) -> *mut T {
             // Callers checked (ix, iy) against `readable` (reads) or the tile (writes), both inside
@@ -655,7 +660,7 @@ impl<T: TilePixel> InPlace<'_, T> {
     }
     /// How many threads share this run's tiles (at least 1; [`TILE_RUN_THREADS_SHIFT`]).
     pub fn run_threads(&self) -> u32 {
-        ((self.dst.flags & TILE_RUN_THREADS_MASK) >> TILE_RUN_THREADS_SHIFT).max(1)
+        run_threads_of(self.dst.flags)
     }
 
     fn row_ptr(d: &TileDesc, y: u32) -> *mut T {

@@ -57,8 +57,12 @@ fn binary<A: TilePixel, B: TilePixel, O: TilePixel>(
 /// from streaming. Never into a fused group's line buffer: its rows are read back at once, from
 /// the cache.
 fn nt<O: TilePixel>(out: &TileMut<'_, O>, bytes_per_pixel: usize) -> bool {
-    !out.is_line_buffer()
-        && stream_stores(per_thread_bytes(out.image_width(), out.image_height(), bytes_per_pixel, out.run_threads()))
+    streams_output(out.is_line_buffer(), out.image_width(), out.image_height(), bytes_per_pixel, out.run_threads())
+}
+
+/// [`nt`]'s rule from the view's facts (an in-place view gives the same ones).
+fn streams_output(line_buffer: bool, width: u32, height: u32, bytes_per_pixel: usize, threads: u32) -> bool {
+    !line_buffer && stream_stores(per_thread_bytes(width, height, bytes_per_pixel, threads))
 }
 
 /// The bytes of a node's images that one of the run's `threads` threads touches.
@@ -118,8 +122,7 @@ fn threshold_range(input: &Tile<u8>, lower: u8, upper: u8, out: &mut TileMut<u8>
 /// it is written, so they would gain nothing).
 #[tiling_kernel(name = "filters.not", flexible, alias(0, 1, dense))]
 fn not(io: &mut InPlace<u8>) {
-    let nt = !io.is_line_buffer()
-        && stream_stores(per_thread_bytes(io.image_width(), io.image_height(), 2, io.run_threads()));
+    let nt = streams_output(io.is_line_buffer(), io.image_width(), io.image_height(), 2, io.run_threads());
     let l = level();
     match io.as_slices() {
         Some(InPlaceRow::Same(all)) => return rows::not_in_place(l, all),
