@@ -97,6 +97,10 @@ pub struct CrewStats {
     /// since its last look (once per look, however many it missed; with several helpers, one the
     /// job did not want, or one that came after the others, counts too).
     pub late_arrivals: u64,
+    /// Times a helper began spinning for the next job: when it started, after each job it
+    /// joined, and after each late arrival (it spins rather than parks, for a caller likely to
+    /// publish again within the spin).
+    pub spins: u64,
     /// Times a helper moved off the latest caller's CPU (before spinning for a job or before
     /// joining one: Linux had woken it there, or the caller came to its CPU).
     pub moves: u64,
@@ -119,6 +123,7 @@ struct Counters {
     wakeup_ns: std::sync::atomic::AtomicU64,
     helper_joins: std::sync::atomic::AtomicU64,
     late_arrivals: std::sync::atomic::AtomicU64,
+    spins: std::sync::atomic::AtomicU64,
     moves: std::sync::atomic::AtomicU64,
     retire_waits: std::sync::atomic::AtomicU64,
     retire_sleeps: std::sync::atomic::AtomicU64,
@@ -131,7 +136,7 @@ impl Counters {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn all(&self) -> [&std::sync::atomic::AtomicU64; 11] {
+    fn all(&self) -> [&std::sync::atomic::AtomicU64; 12] {
         [
             &self.jobs,
             &self.warm_jobs,
@@ -139,6 +144,7 @@ impl Counters {
             &self.wakeup_ns,
             &self.helper_joins,
             &self.late_arrivals,
+            &self.spins,
             &self.moves,
             &self.retire_waits,
             &self.retire_sleeps,
@@ -157,7 +163,7 @@ impl Counters {
         Counters::stats(self.all().map(|c| c.swap(0, Ordering::Relaxed)))
     }
 
-    fn stats(values: [u64; 11]) -> CrewStats {
+    fn stats(values: [u64; 12]) -> CrewStats {
         let [
             jobs,
             warm_jobs,
@@ -165,6 +171,7 @@ impl Counters {
             wakeup_ns,
             helper_joins,
             late_arrivals,
+            spins,
             moves,
             retire_waits,
             retire_sleeps,
@@ -178,6 +185,7 @@ impl Counters {
             wakeup_time: Duration::from_nanos(wakeup_ns),
             helper_joins,
             late_arrivals,
+            spins,
             moves,
             retire_waits,
             retire_sleeps,
@@ -521,6 +529,7 @@ fn helper(state: &CrewState) {
         // and no one waits for it.
         leave_callers_cpu(state, allowed.as_ref());
         state.spinning.fetch_add(1, Ordering::SeqCst);
+        Counters::bump(&state.counters.spins);
         spin_for_next(state, seen);
         state.spinning.fetch_sub(1, Ordering::SeqCst);
         leave_callers_cpu(state, allowed.as_ref());
@@ -925,27 +934,34 @@ mod tests {
             return;
         }
         let crew = Crew::new(1, |i| format!("crew-late-{i}")).unwrap();
-        let mut tries = 0;
-        let mut warm_after = 0;
-        for _ in 0..10 {
-            // Past the spin: parked (a try that finds the helper still spinning, on a loaded
-            // machine, does not count).
-            std::thread::sleep(super::SPIN * 20);
-            if crew.join_estimate().2 {
-                continue;
-            }
-            tries += 1;
-            crew.run(1, &|| {});
+        // Waits for a condition the crew must reach; the bound is only there to fail instead of
+        // hang (events, not timing, decide the outcome: a loaded machine only makes it slower).
+        let reach = |what: &str, done: &dyn Fn() -> bool| {
             let t = std::time::Instant::now();
-            while t.elapsed() < std::time::Duration::from_millis(50) {
-                if crew.join_estimate().2 {
-                    warm_after += 1;
-                    break;
-                }
-                std::hint::spin_loop();
+            while !done() {
+                assert!(t.elapsed() < std::time::Duration::from_secs(20), "the helper never {what}");
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
+        };
+        let mut late = 0;
+        for _ in 0..20 {
+            // Parked (a helper still spinning would join the job warm instead of arriving late).
+            std::thread::sleep(super::SPIN * 5);
+            reach("parked", &|| !crew.join_estimate().2);
+            let before = crew.stats();
+            crew.run(1, &|| {});
+            if crew.stats().helper_joins > before.helper_joins {
+                continue; // It came in time.
+            }
+            // Woken for the job (or on its way to the mutex when it was published), it finds the
+            // job retired, counts a late arrival, and then starts spinning: a helper that parked
+            // again would never count a spin, as nothing else wakes it.
+            reach("arrived", &|| crew.stats().late_arrivals > before.late_arrivals);
+            reach("spun after arriving late", &|| crew.stats().spins > before.spins);
+            late += 1;
         }
-        // Every try, but for a helper that sleeps through 50 ms on a loaded machine.
-        assert!(tries == 0 || warm_after * 2 > tries, "the helper spun after {warm_after} of {tries} late wake-ups");
+        // The caller of a one-item job with nothing to do finishes first nearly every time; a
+        // helper that made every one of 20 jobs in time would leave the path above untested.
+        assert!(late > 0, "no late arrival in 20 jobs: the test did not exercise the path");
     }
 }
