@@ -27,10 +27,13 @@
 //! own (one thread each; the context computes with one thread, so a stage never forks), streamed
 //! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds, against the same
 //! three stages as a plain `process` loop of a 2-thread context (no targets, fusion on as by default:
-//! one fused group, its bands split by the cost model); frames per second, the ratios, and the outputs compared frame by frame. `bound` is
-//! the most any pipeline of these stages can reach on this machine: a frame takes at least its
-//! slowest stage (one thread per target) and at least the stages' sum over the cores; `bound /
-//! plain` is therefore the ceiling of `3 / plain` here (on 2 cores, with a plain loop that already
+//! one fused group, its bands split by the cost model); frames per second, the ratios, and the
+//! outputs compared frame by frame. `bound` is the most any hand-off design can reach with these
+//! stages on this machine: each stage runs on its target's one thread, so a frame takes at least
+//! the slowest stage's CPU time and the stages' CPU times share the cores; the stage CPU times are
+//! the target threads' (`/proc/self/task/*/schedstat`) per frame while depth 3 streams, a stage
+//! working beside the others on what another core wrote. `bound / plain` is therefore the ceiling
+//! of `3 / plain` here (on 2 cores, with a plain loop that fuses the stages and
 //! splits every stage over both, it is near 1). Under each size: each stage's mean run alone
 //! (depth 1) and beside the others (depth 3), the share of the cores the stages keep busy at
 //! depth 3 (low: hand-offs; high with slower stages: the stages share the memory system), and depth
@@ -266,19 +269,22 @@ fn pipelined(ctx: &Context, w: u32, h: u32, depth: usize, refs: usize) -> Pipeli
 
 /// The same three stages as a sequential graph of a 2-thread context, no targets: what a plain
 /// `process` loop does with the machine; `frames` frames (frame `f` reads input `f % refs` and
-/// writes output `f % refs`), the elapsed time.
-fn plain_loop(ctx: &Context, w: u32, h: u32, refs: usize, frames: usize) -> Duration {
+/// writes output `f % refs`), the elapsed time and the CPU time of every thread of the process
+/// meanwhile.
+fn plain_loop(ctx: &Context, w: u32, h: u32, refs: usize, frames: usize) -> (Duration, Duration) {
     let g = Graph::new(ctx).unwrap();
     let (ins, outs) = frame_images(ctx, w, h, refs);
     let [first, _, last] = three_stages(ctx, &g, &ins[0], &outs[0]);
     g.verify().unwrap();
+    let cpu = thread_cpu();
     let t0 = Instant::now();
     for f in 0..frames {
         first.set_parameter(0, Reference::from(&ins[f % refs])).unwrap();
         last.set_parameter(1, Reference::from(&outs[f % refs])).unwrap();
         g.process().unwrap();
     }
-    t0.elapsed()
+    let took = t0.elapsed();
+    (took, cpu_since(&cpu, &thread_cpu()).values().sum())
 }
 
 /// Stream `frames` frames (frame `f` reads input `f % refs`); the elapsed time and, when `check`,
@@ -354,21 +360,40 @@ fn pipelining(dir: &Path) {
         let same = first1 == first3;
         let pinned = pinned_ctx.as_ref().map(|c| pipelined(c, w, h, 3, 4));
         let (mut t1, mut t3, mut tp, mut tpin) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // CPU time by thread while depth 3 streams, and in all while the plain loop runs.
+        let (mut cpu3, mut cpu_plain) = (std::collections::BTreeMap::<String, Duration>::new(), Duration::ZERO);
         for _ in 0..ROUNDS {
             t1.push(stream(&d1, FRAMES, false).0);
+            let before = thread_cpu();
             t3.push(stream(&d3, FRAMES, false).0);
-            tp.push(plain_loop(&plain_ctx, w, h, 4, FRAMES));
+            for (k, v) in cpu_since(&before, &thread_cpu()) {
+                *cpu3.entry(k).or_insert(Duration::ZERO) += v;
+            }
+            let (took, cpu) = plain_loop(&plain_ctx, w, h, 4, FRAMES);
+            tp.push(took);
+            cpu_plain += cpu;
             if let Some(p) = &pinned {
                 tpin.push(stream(p, FRAMES, false).0);
             }
         }
         let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
         let (f1, f3, fp) = (fps(median(t1)), fps(median(t3)), fps(median(tp)));
-        // The most any pipeline of these stages can do here: each stage runs on one thread (its
-        // target's), so a frame takes at least the slowest stage, and all stages share `cores`
-        // cores. Stage times: the depth-1 graph's per-node minimum (one frame at a time, alone).
-        let stage: Vec<f64> = d1.nodes.iter().map(|n| n.perf().unwrap().min.as_secs_f64()).collect();
-        let bound = 1.0 / stage.iter().copied().fold(stage.iter().sum::<f64>() / cores as f64, f64::max);
+        // The most any hand-off design can reach with these stages here: each stage runs on one
+        // thread (its target's), so a frame takes at least the slowest stage's CPU time, and the
+        // stages' CPU times share `cores` cores. Stage CPU: the target threads' CPU time per frame
+        // while depth 3 streamed (the work of a stage beside the others, reading what another
+        // core wrote; hand-offs add their own CPU on top, so the rate cannot exceed this).
+        let per_frame = |d: Duration| d.as_secs_f64() / (ROUNDS * FRAMES) as f64;
+        let stage_cpu: Vec<f64> = ["-a-0", "-b-0", "-c-0"]
+            .iter()
+            .map(|t| per_frame(cpu3.iter().filter(|(k, _)| k.ends_with(t)).map(|(_, v)| *v).sum()))
+            .collect();
+        let all_cpu3 = per_frame(cpu3.values().sum());
+        let bound = if stage_cpu.iter().all(|&c| c > 0.0) {
+            1.0 / stage_cpu.iter().copied().fold(stage_cpu.iter().sum::<f64>() / cores as f64, f64::max)
+        } else {
+            f64::NAN // no per-thread CPU times on this system
+        };
         println!(
             "{:<12} {:>12.1} {:>12.1} {:>8.2}x {:>15.1} {:>10.2}x {:>12.1} {:>12.2}x  {}",
             format!("{w}x{h}"),
@@ -380,6 +405,15 @@ fn pipelining(dir: &Path) {
             bound,
             bound / fp,
             if same { "identical frame by frame" } else { "DIFFER" }
+        );
+        println!(
+            "{:<12} CPU µs per frame: depth 3 stages {:.0} / {:.0} / {:.0}, all threads {:.0}; plain loop all threads {:.0}",
+            "",
+            stage_cpu[0] * 1e6,
+            stage_cpu[1] * 1e6,
+            stage_cpu[2] * 1e6,
+            all_cpu3 * 1e6,
+            per_frame(cpu_plain) * 1e6
         );
         assert!(same, "depth 3 changed the outputs");
         // Where depth 3's time goes: each stage's mean run (over every frame streamed) alone at
@@ -476,6 +510,32 @@ fn reverify(dir: &Path) {
 }
 
 /// Each node's mean run (µs) over the frames it ran.
+/// CPU time of each thread of this process so far, by thread name (Linux: `/proc/self/task/*/comm`
+/// and the first field of `schedstat`, ns on a CPU; empty elsewhere). Threads of one name add up.
+fn thread_cpu() -> std::collections::BTreeMap<String, Duration> {
+    let mut by_name = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return by_name };
+    for task in tasks.flatten() {
+        let read = |f: &str| std::fs::read_to_string(task.path().join(f)).ok();
+        let (Some(name), Some(stat)) = (read("comm"), read("schedstat")) else { continue };
+        let Some(ns) = stat.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()) else { continue };
+        *by_name.entry(name.trim().to_owned()).or_insert(Duration::ZERO) += Duration::from_nanos(ns);
+    }
+    by_name
+}
+
+/// What each thread of `after` ran since `before` (threads new since then: all of their time).
+fn cpu_since(
+    before: &std::collections::BTreeMap<String, Duration>,
+    after: &std::collections::BTreeMap<String, Duration>,
+) -> std::collections::BTreeMap<String, Duration> {
+    after
+        .iter()
+        .map(|(k, v)| (k.clone(), v.saturating_sub(before.get(k).copied().unwrap_or(Duration::ZERO))))
+        .filter(|(_, v)| !v.is_zero())
+        .collect()
+}
+
 fn stage_means(nodes: &[Node]) -> Vec<f64> {
     nodes
         .iter()
