@@ -262,7 +262,9 @@ fn a_huge_image_costs_what_is_touched() {
     assert_eq!(ctx.buffer_bytes().current, 65536 * 65536, "accounted in full");
     println!("65536² U8 image: created and one pixel written in {took:?}, +{grew} KiB resident");
     assert!(grew < 64 * 1024, "{grew} KiB resident after one pixel");
-    assert!(took < std::time::Duration::from_millis(100), "{took:?}");
+    // Zeroing 4 GiB would take seconds (and show in the resident size above); the bound is loose
+    // so a loaded machine does not fail it.
+    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
     drop(img);
     assert_eq!(ctx.buffer_bytes().current, 0);
 }
