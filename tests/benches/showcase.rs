@@ -28,11 +28,13 @@
 //! through graph-parameter queues at pipeline depth 1 and 3 in interleaved rounds, against the same
 //! three stages as a plain `process` loop of a 2-thread context (no targets, fusion on as by default:
 //! one fused group, its bands split by the cost model); frames per second, the ratios, and the
-//! outputs compared frame by frame. `bound` is the most any hand-off design can reach with these
-//! stages on this machine: each stage runs on its target's one thread, so a frame takes at least
+//! outputs compared frame by frame. `bound` is the most depth 3 can reach with its stages as they
+//! cost now on this machine: each stage runs on its target's one thread, so a frame takes at least
 //! the slowest stage's CPU time and the stages' CPU times share the cores; the stage CPU times are
 //! the target threads' (`/proc/self/task/*/schedstat`) per frame while depth 3 streams, a stage
-//! working beside the others on what another core wrote. `bound / plain` is therefore the ceiling
+//! working beside the others on what another core wrote (with the hand-off work done on the target
+//! threads; a running thread's last tick may be missing from its figure, which matters only for
+//! the "all threads" figures). `bound / plain` is therefore the ceiling
 //! of `3 / plain` here (on 2 cores, with a plain loop that fuses the stages and
 //! splits every stage over both, it is near 1). Under each size: each stage's mean run alone
 //! (depth 1) and beside the others (depth 3), the share of the cores the stages keep busy at
@@ -378,16 +380,27 @@ fn pipelining(dir: &Path) {
         }
         let fps = |d: Duration| FRAMES as f64 / d.as_secs_f64();
         let (f1, f3, fp) = (fps(median(t1)), fps(median(t3)), fps(median(tp)));
-        // The most any hand-off design can reach with these stages here: each stage runs on one
+        // The most depth 3 can reach with its stages as they cost now: each stage runs on one
         // thread (its target's), so a frame takes at least the slowest stage's CPU time, and the
         // stages' CPU times share `cores` cores. Stage CPU: the target threads' CPU time per frame
         // while depth 3 streamed (the work of a stage beside the others, reading what another
-        // core wrote; hand-offs add their own CPU on top, so the rate cannot exceed this).
+        // core wrote, and the hand-off work done on those threads; the coordinator's comes on
+        // top). A hand-off design that costs the target threads no more than this one cannot
+        // exceed it; one that takes the other threads' time to nothing could reach it.
         let per_frame = |d: Duration| d.as_secs_f64() / (ROUNDS * FRAMES) as f64;
-        let stage_cpu: Vec<f64> = ["-a-0", "-b-0", "-c-0"]
+        // Target threads are named `vx-ctx<id>-<target>-<i>` (cut to 15 bytes by Linux: the
+        // target's name survives while the id has under 7 digits; the pinned context's threads
+        // of the same names sleep through the window).
+        let stage_cpu: Vec<f64> = ["a", "b", "c"]
             .iter()
-            .map(|t| per_frame(cpu3.iter().filter(|(k, _)| k.ends_with(t)).map(|(_, v)| *v).sum()))
+            .map(|t| {
+                let of_target = |k: &&String| k.starts_with("vx-ctx") && k.split('-').nth(2) == Some(*t);
+                per_frame(cpu3.iter().filter(|(k, _)| of_target(k)).map(|(_, v)| *v).sum())
+            })
             .collect();
+        if stage_cpu.iter().any(|&c| c == 0.0) {
+            println!("(no CPU time found for a target thread: no bound; thread names seen: {:?})", cpu3.keys());
+        }
         let all_cpu3 = per_frame(cpu3.values().sum());
         let bound = if stage_cpu.iter().all(|&c| c > 0.0) {
             1.0 / stage_cpu.iter().copied().fold(stage_cpu.iter().sum::<f64>() / cores as f64, f64::max)
@@ -509,7 +522,6 @@ fn reverify(dir: &Path) {
     }
 }
 
-/// Each node's mean run (µs) over the frames it ran.
 /// CPU time of each thread of this process so far, by thread name (Linux: `/proc/self/task/*/comm`
 /// and the first field of `schedstat`, ns on a CPU; empty elsewhere). Threads of one name add up.
 fn thread_cpu() -> std::collections::BTreeMap<String, Duration> {
@@ -536,6 +548,7 @@ fn cpu_since(
         .collect()
 }
 
+/// Each node's mean run (µs) over the frames it ran.
 fn stage_means(nodes: &[Node]) -> Vec<f64> {
     nodes
         .iter()

@@ -228,8 +228,8 @@ impl Context {
     }
 
     /// What the context's helper threads did since it was built or since the last
-    /// [`reset_crew_stats`](Self::reset_crew_stats): jobs handed to them, wake-ups, moves, and the
-    /// waits of callers for helpers (see [`CrewStats`](crate::shared::crew::CrewStats)). All zero with one
+    /// [`reset_crew_stats`](Self::reset_crew_stats): jobs handed to them, wake-ups, late arrivals,
+    /// spins, moves, and the waits of callers for helpers (see [`CrewStats`](crate::shared::crew::CrewStats)). All zero with one
     /// thread.
     pub fn crew_stats(&self) -> crate::shared::crew::CrewStats {
         self.inner.shared.crew.stats()

@@ -930,8 +930,8 @@ mod tests {
     #[test]
     fn a_helper_woken_for_a_job_already_retired_spins_for_the_next_one() {
         // A parked helper woken by a job the caller finishes at once arrives after the retire.
-        // It must spin for the next job (warm: `join_estimate().2`), not park again: a stream of
-        // jobs shorter than a wake-up otherwise never finds it warm.
+        // It must spin for the next job, not park again: a stream of jobs shorter than a wake-up
+        // otherwise never finds it warm.
         // One CPU: the helper cannot leave the caller's, and does not spin there.
         if CpuSet::of_this_thread().is_none_or(|s| s.count() < 2) {
             return;
@@ -946,21 +946,30 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
         };
+        // A helper starts spinning when it starts, after each job it joined and after each late
+        // arrival, and nowhere else: every spin it owes is begun (and it is not spinning now).
+        let settled = || {
+            let s = crew.stats();
+            s.spins == 1 + s.helper_joins + s.late_arrivals && !crew.join_estimate().2
+        };
         let mut late = 0;
         for _ in 0..20 {
             // Parked (a helper still spinning would join the job warm instead of arriving late).
             std::thread::sleep(super::SPIN * 5);
-            reach("parked", &|| !crew.join_estimate().2);
+            reach("settled", &settled);
             let before = crew.stats();
             crew.run(1, &|| {});
             if crew.stats().helper_joins > before.helper_joins {
                 continue; // It came in time.
             }
             // Woken for the job (or on its way to the mutex when it was published), it finds the
-            // job retired, counts a late arrival, and then starts spinning: a helper that parked
-            // again would never count a spin, as nothing else wakes it.
+            // job retired, counts a late arrival, and then begins a spin: a helper that parked
+            // again would owe that spin for good, as nothing else wakes it.
             reach("arrived", &|| crew.stats().late_arrivals > before.late_arrivals);
-            reach("spun after arriving late", &|| crew.stats().spins > before.spins);
+            reach("spun after arriving late", &|| {
+                let s = crew.stats();
+                s.spins == 1 + s.helper_joins + s.late_arrivals
+            });
             late += 1;
         }
         // The caller of a one-item job with nothing to do finishes first nearly every time; a
