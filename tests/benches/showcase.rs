@@ -398,7 +398,7 @@ fn pipelining(dir: &Path) {
                 per_frame(cpu3.iter().filter(|(k, _)| of_target(k)).map(|(_, v)| *v).sum())
             })
             .collect();
-        if stage_cpu.iter().any(|&c| c == 0.0) {
+        if stage_cpu.contains(&0.0) {
             println!("(no CPU time found for a target thread: no bound; thread names seen: {:?})", cpu3.keys());
         }
         let all_cpu3 = per_frame(cpu3.values().sum());
