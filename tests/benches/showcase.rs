@@ -35,8 +35,8 @@
 //! working beside the others on what another core wrote (with the hand-off work done on the target
 //! threads; a running thread's last tick may be missing from its figure, which matters only for
 //! the "all threads" figures). `bound / plain` is therefore the ceiling
-//! of `3 / plain` here (on 2 cores, with a plain loop that fuses the stages and
-//! splits every stage over both, it is near 1). Under each size: each stage's mean run alone
+//! of `3 / plain` here (1.2–1.9 on the 2-core machine of `docs/design/pipeline-handoff.md`; the
+//! line under it counts every thread's CPU time). Under each size: each stage's mean run alone
 //! (depth 1) and beside the others (depth 3), the share of the cores the stages keep busy at
 //! depth 3 (low: hand-offs; high with slower stages: the stages share the memory system), and depth
 //! 3 with the targets pinned to cores (a: 0, b and c: 1).
@@ -398,17 +398,16 @@ fn pipelining(dir: &Path) {
                 per_frame(cpu3.iter().filter(|(k, _)| of_target(k)).map(|(_, v)| *v).sum())
             })
             .collect();
-        if stage_cpu.contains(&0.0) {
-            println!("(no CPU time found for a target thread: no bound; thread names seen: {:?})", cpu3.keys());
-        }
+
         let all_cpu3 = per_frame(cpu3.values().sum());
         // The coordinator (`vx-graph<id>-pipeline`, cut to 15 bytes) and everything else (the
         // application's thread enqueueing and dequeueing).
         let coordinator = per_frame(cpu3.iter().filter(|(k, _)| k.starts_with("vx-graph")).map(|(_, v)| *v).sum());
-        let bound = if stage_cpu.iter().all(|&c| c > 0.0) {
-            1.0 / stage_cpu.iter().copied().fold(stage_cpu.iter().sum::<f64>() / cores as f64, f64::max)
+        let bound = if stage_cpu.contains(&0.0) {
+            println!("(no CPU time found for a target thread: no bound; thread names seen: {:?})", cpu3.keys());
+            f64::NAN
         } else {
-            f64::NAN // no per-thread CPU times on this system
+            1.0 / stage_cpu.iter().copied().fold(stage_cpu.iter().sum::<f64>() / cores as f64, f64::max)
         };
         println!(
             "{:<12} {:>12.1} {:>12.1} {:>8.2}x {:>15.1} {:>10.2}x {:>12.1} {:>12.2}x  {}",

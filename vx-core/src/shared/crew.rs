@@ -948,10 +948,11 @@ mod tests {
         };
         // A helper starts spinning when it starts, after each job it joined and after each late
         // arrival, and nowhere else: every spin it owes is begun (and it is not spinning now).
-        let settled = || {
+        let owes_no_spin = || {
             let s = crew.stats();
-            s.spins == 1 + s.helper_joins + s.late_arrivals && !crew.join_estimate().2
+            s.spins == 1 + s.helper_joins + s.late_arrivals
         };
+        let settled = || owes_no_spin() && !crew.join_estimate().2;
         let mut late = 0;
         for _ in 0..20 {
             // Parked (a helper still spinning would join the job warm instead of arriving late).
@@ -966,10 +967,7 @@ mod tests {
             // job retired, counts a late arrival, and then begins a spin: a helper that parked
             // again would owe that spin for good, as nothing else wakes it.
             reach("arrived", &|| crew.stats().late_arrivals > before.late_arrivals);
-            reach("spun after arriving late", &|| {
-                let s = crew.stats();
-                s.spins == 1 + s.helper_joins + s.late_arrivals
-            });
+            reach("spun after arriving late", &owes_no_spin);
             late += 1;
         }
         // The caller of a one-item job with nothing to do finishes first nearly every time; a

@@ -743,9 +743,9 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let now = end + if end == 0 || x.is_multiple_of(3) { spin + 1 + x % 1000 } else { x % spin };
-                // (A stream's first decided run counts the run it follows, decided or not.)
                 let stream = end != 0 && now - end < spin;
-                // The reference: the run whose end this one follows counts in its stream.
+                // The reference: the run whose end this one follows counts in its stream, decided
+                // or not.
                 if stream {
                     runs = runs.max(1) + 1;
                 } else {
