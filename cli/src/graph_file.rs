@@ -1,6 +1,6 @@
 //! Graph files: a graph described in TOML (modules to load, targets, images, scalars, nodes by
 //! kernel name) and how it becomes a verified [`Graph`]. The format, key by key, is
-//! `docs/graph-file.md`; every example there is a file under `examples/graphs/` that a test runs.
+//! `docs/book/src/graph-file.md`; every example there is a file under `examples/graphs/` that a test runs.
 //!
 //! Reading a file is two steps. [`GraphFile::parse`] checks *everything* that can be checked
 //! without loading a module or reading an image — every key of every table (an unknown key is

@@ -62,7 +62,7 @@ pub(crate) struct TilingReport {
     pub(crate) neighborhood: [i32; 4],
     pub(crate) border: String,
     pub(crate) tile_memory: usize,
-    /// What the kernel offers fused execution (`docs/fusion.md`).
+    /// What the kernel offers fused execution (`docs/book/src/fusion.md`).
     pub(crate) fusion: String,
 }
 
@@ -394,12 +394,41 @@ pub(crate) struct KernelDetails<'a> {
     pub(crate) kernel: &'a KernelReport,
 }
 
-/// Kernel `name` of the module report `r` (refused, with the module's kernels, when it has none).
+/// `name` is a short name of the kernel `full`: the part of `full` after one of its dots.
+pub(crate) fn short_name_of(full: &str, name: &str) -> bool {
+    !name.is_empty() && full.strip_suffix(name).is_some_and(|head| head.ends_with('.'))
+}
+
+/// Kernel `name` of the module report `r`: its full name, or a unique short name — the part after
+/// a `.` of the full name (`gaussian3x3` for `filters.gaussian3x3`). Refused, listing the
+/// candidates, when a short name fits several kernels, and listing the module's kernels when it
+/// fits none.
 pub(crate) fn kernel_details<'a>(r: &'a ModuleReport, name: &str) -> Result<KernelDetails<'a>, Failure> {
-    let kernel = r.kernels.iter().find(|k| k.name == name).ok_or_else(|| {
-        let names: Vec<&str> = r.kernels.iter().map(|k| k.name.as_str()).collect();
-        Failure::usage(format!("module '{}' has no kernel '{name}' (its kernels: {})", r.module, names.join(", ")))
-    })?;
+    let kernel = match r.kernels.iter().find(|k| k.name == name) {
+        Some(k) => k,
+        None => {
+            let fits: Vec<&'a KernelReport> = r.kernels.iter().filter(|k| short_name_of(&k.name, name)).collect();
+            match fits.as_slice() {
+                [one] => *one,
+                [] => {
+                    let names: Vec<&str> = r.kernels.iter().map(|k| k.name.as_str()).collect();
+                    return Err(Failure::usage(format!(
+                        "module '{}' has no kernel '{name}' (its kernels: {})",
+                        r.module,
+                        names.join(", ")
+                    )));
+                }
+                many => {
+                    let names: Vec<&str> = many.iter().map(|k| k.name.as_str()).collect();
+                    return Err(Failure::usage(format!(
+                        "kernel name '{name}' is ambiguous in module '{}': it could be {}; give the full name",
+                        r.module,
+                        names.join(" or ")
+                    )));
+                }
+            }
+        }
+    };
     Ok(KernelDetails { module: &r.module, version: &r.version, abi_version: r.abi_version, kernel })
 }
 
@@ -457,4 +486,19 @@ pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
     let _ = writeln!(s, "  local data: {} bytes", k.local_data_size);
     let _ = writeln!(s, "  valid rectangle: {}", k.valid_rect);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name_of;
+
+    #[test]
+    fn a_short_name_is_what_follows_a_dot() {
+        assert!(short_name_of("filters.gaussian3x3", "gaussian3x3"));
+        assert!(short_name_of("a.b.c", "c") && short_name_of("a.b.c", "b.c"));
+        assert!(!short_name_of("filters.gaussian3x3", "ussian3x3"));
+        assert!(!short_name_of("filters.gaussian3x3", "filters.gaussian3x3"));
+        assert!(!short_name_of("gaussian3x3", "gaussian3x3"));
+        assert!(!short_name_of("filters.gaussian3x3", ""));
+    }
 }

@@ -3,7 +3,7 @@
 //! - `vx inspect [MODULE|DIR] [KERNEL] [--json]`: what kernel modules hold — every module of a
 //!   directory (or of the search path), one module's kernels, or one kernel in detail.
 //! - `vx run <graph.toml> [--set key=value]… [--frames N] [--target SPEC]… [--place NODE=TARGET]…`:
-//!   run a graph described in a file (`docs/graph-file.md`), with a progress bar over frames and
+//!   run a graph described in a file (`docs/book/src/graph-file.md`), with a progress bar over frames and
 //!   the per-node time table.
 //! - `vx watch <dir> <graph.toml> [--fps N] [--force-reload]`: the same graph as a service,
 //!   reloading modules from `dir` as they change.
@@ -60,7 +60,7 @@ struct Cli {
 /// What `run` and `watch` share: the graph file and what the command line changes in it.
 #[derive(clap::Args, Debug)]
 struct GraphArgs {
-    /// The graph file (format: docs/graph-file.md).
+    /// The graph file (format: docs/book/src/graph-file.md).
     graph: PathBuf,
     /// Set a variable the file uses as `${key}` (`--set threshold=80`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]

@@ -656,7 +656,7 @@ target = "{t}"
         format!(
             r#"# {crate_name}'s kernels as a graph: input.png → brighten → invert{chain} → out.png.
 #   cargo build && vx run -M target/debug graph.toml --set amount=80
-# Paths are relative to this file; see vx-rs's docs/graph-file.md for every key.
+# Paths are relative to this file; see vx-rs's docs/book/src/graph-file.md for every key.
 
 name = "{crate_name}"
 modules = ["{lib_name}"]

@@ -57,7 +57,25 @@ pub(crate) fn inspect(
             // A kernel of one of the directory's modules.
             let dir = Path::new(m);
             let listed = inspect::list_dir(dir, true);
-            let Some(module) = listed.modules.iter().find(|l| l.kernels.iter().any(|n| n == k)) else {
+            // The module with a kernel of that full name; else the one whose kernel has it as a
+            // short name (`gaussian3x3` for `filters.gaussian3x3`), refused when several have.
+            let exact = listed.modules.iter().find(|l| l.kernels.iter().any(|n| n == k));
+            let fits: Vec<_> =
+                listed.modules.iter().filter(|l| l.kernels.iter().any(|n| inspect::short_name_of(n, k))).collect();
+            if exact.is_none() && fits.len() > 1 {
+                let names: Vec<String> = fits
+                    .iter()
+                    .flat_map(|l| {
+                        l.kernels.iter().filter(|n| inspect::short_name_of(n, k)).map(|n| format!("{n} ({})", l.name))
+                    })
+                    .collect();
+                return Err(Failure::usage(format!(
+                    "kernel name '{k}' is ambiguous in {}: it could be {}; give the full name",
+                    dir.display(),
+                    names.join(" or ")
+                )));
+            }
+            let Some(module) = exact.or(fits.first().copied()) else {
                 let names: Vec<&str> = listed.modules.iter().map(|l| l.name.as_str()).collect();
                 return Err(Failure::usage(format!(
                     "no module of {} has a kernel '{k}' (its modules: {}; `vx inspect {}` lists their kernels)",
@@ -191,27 +209,28 @@ fn us(d: Duration) -> String {
 fn time_table(b: &BuiltGraph) -> Result<String, Failure> {
     use std::fmt::Write;
     let fail = |e: vx::Error| Failure::process(e.to_string());
+    // One row per unit that runs: a node, or a fused group (its members share one time).
+    let table = b.graph.perf_table().map_err(fail)?;
     let mut rows = Vec::new();
-    for (name, node) in &b.nodes {
-        rows.push((
-            name.clone(),
-            node.kernel_name().map_err(fail)?,
-            node.target().map_err(fail)?,
-            node.perf().map_err(fail)?,
-        ));
+    for r in &table.rows {
+        let leader = b.nodes.iter().find(|(name, _)| *name == r.nodes[0]).map(|(_, n)| n);
+        let target = match leader {
+            Some(n) => n.target().map_err(fail)?,
+            None => String::new(),
+        };
+        rows.push((r.label(), r.kernel_label(), target, r.perf));
     }
-    let nw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(5);
-    let kw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
-    let tw = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(6);
+    let nw = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0).max(5);
+    let kw = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0).max(6);
+    let tw = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(0).max(6);
     let mut s = String::new();
     let _ =
         writeln!(s, "{:<nw$}  {:<kw$}  {:<tw$}  {:>12} {:>12} {:>12}", "node", "kernel", "target", "avg", "min", "max");
     for (node, kernel, target, p) in &rows {
         let _ = writeln!(s, "{node:<nw$}  {kernel:<kw$}  {target:<tw$}  {} {} {}", us(p.avg()), us(p.min), us(p.max));
     }
-    let g = b.graph.perf().map_err(fail)?;
+    let g = table.graph;
     let _ = writeln!(s, "{:<nw$}  {:<kw$}  {:<tw$}  {} {} {}", "graph", "", "", us(g.avg()), us(g.min), us(g.max));
-    // Fused groups: each member's times are its group's.
     let fusion = b.graph.fusion_report().map_err(fail)?;
     if fusion.enabled {
         let _ = write!(s, "\n{fusion}");

@@ -102,10 +102,15 @@ fn run_of_the_sample_graph_matches_the_library() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    // The time table lists every node by name and kernel.
-    for line in ["gaussian   filters.gaussian3x3", "threshold  filters.threshold", "graph"] {
-        assert!(s.contains(line), "{line} missing in:\n{s}");
-    }
+    // The time table: the four fused nodes run as one, so they are one row naming them all,
+    // and no node has a row of its own that would repeat the group's time.
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains(" µs")).collect();
+    assert_eq!(rows.len(), 2, "one row for the group and one for the graph:\n{s}");
+    assert!(
+        rows[0].starts_with("fused: gaussian + sobel + magnitude + threshold  4 kernels  "),
+        "the group's row:\n{s}"
+    );
+    assert!(rows[1].starts_with("graph "), "the graph's row:\n{s}");
     // The file asks for fusion: the four nodes run as one group, whose report follows the table.
     assert!(s.contains("fusion: 1 group(s)") && s.contains("gaussian -> sobel"), "no fused group in:\n{s}");
     let written = image::open(&out_png).unwrap().to_luma8();
@@ -763,11 +768,11 @@ fn inspect_lists_directories_and_details_kernels() {
     assert!(text(&o.stderr).contains("lib<name>.so"), "{}", text(&o.stderr));
 }
 
-/// docs/graph-file.md shows the example files byte for byte, and every example file is run.
+/// docs/book/src/graph-file.md shows the example files byte for byte, and every example file is run.
 #[test]
 fn the_graph_file_docs_show_the_example_files_and_each_runs() {
     let root = workspace_root();
-    let doc = std::fs::read_to_string(root.join("docs/graph-file.md")).unwrap();
+    let doc = std::fs::read_to_string(root.join("docs/book/src/graph-file.md")).unwrap();
     let mut shown = Vec::new();
     let mut rest = doc.as_str();
     while let Some(i) = rest.find("<!-- examples/graphs/") {
@@ -776,7 +781,7 @@ fn the_graph_file_docs_show_the_example_files_and_each_runs() {
         let block = &after[after.find("```toml\n").unwrap() + 8..];
         let body = &block[..block.find("```\n").unwrap()];
         let file = std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(body, file, "docs/graph-file.md shows {name} as it is");
+        assert_eq!(body, file, "docs/book/src/graph-file.md shows {name} as it is");
         shown.push(name.to_owned());
         rest = &block[body.len()..];
     }
@@ -1052,6 +1057,45 @@ fn two_spellings_of_one_output_file_are_refused() {
     }
     std::fs::remove_file(&link).ok();
     std::fs::remove_dir_all(&work).ok();
+}
+
+/// `vx inspect FILE|MODULE|DIR NAME` takes a kernel's unique short name (`gaussian3x3` for
+/// `filters.gaussian3x3`) and lists the candidates when a short name fits several kernels.
+#[test]
+fn inspect_takes_a_unique_short_kernel_name() {
+    let lib = build_module("vx-filters", &[]);
+    let dir = plugin_dir(
+        "cli-short-names",
+        &[("vx_filters", &lib), ("vx_spec_kernels", &build_module("vx-spec-kernels", &[]))],
+    );
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["inspect", lib.to_str().unwrap(), "gaussian3x3"],
+        vec!["-M", d, "inspect", "vx_filters", "gaussian3x3"],
+        vec!["inspect", d, "filters.gaussian3x3"],
+        vec!["inspect", d, "sobel3x3"],
+    ] {
+        let o = vx(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        let s = text(&o.stdout);
+        let want =
+            if args.last() == Some(&"sobel3x3") { "Kernel filters.sobel3x3" } else { "Kernel filters.gaussian3x3" };
+        assert!(s.starts_with(want), "{args:?}:\n{s}");
+    }
+    // Two modules of the directory have a `gaussian3x3`: both are named, none is picked.
+    let o = vx(&["inspect", d, "gaussian3x3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("kernel name 'gaussian3x3' is ambiguous in")
+            && e.contains("filters.gaussian3x3 (vx_filters) or spec.gaussian3x3 (vx_spec_kernels)")
+            && e.contains("give the full name"),
+        "{e}"
+    );
+    // A short name is a whole segment after a dot: `ussian3x3` is no kernel's.
+    let o = vx(&["inspect", lib.to_str().unwrap(), "ussian3x3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("has no kernel 'ussian3x3' (its kernels: filters.add"), "{}", text(&o.stderr));
 }
 
 /// `vx inspect`: a directory and a kernel (searched among its modules), a target kernel called one,

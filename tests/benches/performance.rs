@@ -1,7 +1,7 @@
 //! vx against OpenCV, kernel by kernel, with both sides' rounds interleaved (issue 29):
 //! `cargo bench -p vx-tests --bench performance`, or `bash tests/benches/performance.sh`, which
 //! first makes a Python virtual environment with `opencv-python-headless` and `numpy` under
-//! `target/` and writes `docs/performance.md` from this bench's output.
+//! `target/` and writes `docs/book/src/performance.md` from this bench's output.
 //!
 //! One OpenCV process stays up for the whole run (`opencv_bench.py --serve`); for every size,
 //! kernel and thread count, each round times one batch of vx frames (a one-node graph of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate docs/performance.md: vx-rs against OpenCV 5, kernel by kernel, rounds interleaved
+# Regenerate docs/book/src/performance.md: vx-rs against OpenCV 5, kernel by kernel, rounds interleaved
 # (tests/benches/performance.rs). Makes a Python virtual environment with opencv-python-headless (or
 # -contrib-, see below) and numpy under target/perf-venv when python3 lacks them, then runs the bench
 # in release and writes the report with the date and the machine.
@@ -53,5 +53,5 @@ VX_PERF_OUT="$out" cargo bench -p vx-tests --bench performance
     echo "The machine is shared and noisy: compare ratios, and rerun to see how much a cell moves."
     echo
     cat "$out"
-} > "$repo/docs/performance.md"
-echo "wrote docs/performance.md" >&2
+} > "$repo/docs/book/src/performance.md"
+echo "wrote docs/book/src/performance.md" >&2

@@ -152,7 +152,7 @@ impl ContextBuilder {
     /// Which module files the context loads (default [`ModuleTrust::owner`]: a module file and
     /// every directory above it owned by root or this process's user and writable by no one else;
     /// [`ModuleTrust::any`] for development; [`ModuleTrust::pin`] to list the SHA-256 of each
-    /// module build allowed). See `docs/security.md`.
+    /// module build allowed). See `docs/book/src/security.md`.
     pub fn module_trust(mut self, trust: ModuleTrust) -> Self {
         self.config.module_trust = trust;
         self

@@ -85,7 +85,7 @@ pub use graph::tiling::plan as tile_plan;
 pub use graph::verify::check_always as __verify_check_always;
 pub use graph::verify::pass_times::pass_times as __verify_pass_times;
 pub use graph::verify::{AliasDecision, KernelMemoryUse, MemoryPlan, NodeMemoryUse, PlannedBuffer};
-pub use graph::{Graph, GraphState};
+pub use graph::{Graph, GraphState, PerfRow, PerfTable};
 pub use kernel::builder::KernelBuilder;
 pub use kernel::callbacks::{ControlFn, LifecycleFn, ProcessFn, RowFn, TargetKernel, TilingFn, ValidateFn};
 pub use kernel::contexts::{
@@ -125,3 +125,49 @@ pub use watcher::{ModuleWatcher, WatchEvent, WatchOptions};
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The book's chapters (`docs/book/src/`), every Rust block compiled and run as a doctest, so
+/// nothing in the book can rot. `tests/tests/docs.rs` checks that every chapter is listed here.
+#[cfg(doctest)]
+pub mod book {
+    #[doc = include_str!("../../docs/book/src/introduction.md")]
+    pub struct Introduction;
+    #[doc = include_str!("../../docs/book/src/first-kernel.md")]
+    pub struct FirstKernel;
+    #[doc = include_str!("../../docs/book/src/tiling.md")]
+    pub struct Tiling;
+    #[doc = include_str!("../../docs/book/src/user-kernels.md")]
+    pub struct UserKernels;
+    #[doc = include_str!("../../docs/book/src/aliasing.md")]
+    pub struct Aliasing;
+    #[doc = include_str!("../../docs/book/src/applications.md")]
+    pub struct Applications;
+    #[doc = include_str!("../../docs/book/src/modules.md")]
+    pub struct Modules;
+    #[doc = include_str!("../../docs/book/src/fusion.md")]
+    pub struct Fusion;
+    #[doc = include_str!("../../docs/book/src/memory.md")]
+    pub struct Memory;
+    #[doc = include_str!("../../docs/book/src/targets.md")]
+    pub struct Targets;
+    #[doc = include_str!("../../docs/book/src/pipelining.md")]
+    pub struct Pipelining;
+    #[doc = include_str!("../../docs/book/src/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../../docs/book/src/graph-file.md")]
+    pub struct GraphFile;
+    #[doc = include_str!("../../docs/book/src/limits.md")]
+    pub struct Limits;
+    #[doc = include_str!("../../docs/book/src/security.md")]
+    pub struct Security;
+    #[doc = include_str!("../../docs/book/src/performance.md")]
+    pub struct Performance;
+    #[doc = include_str!("../../docs/book/src/openvx-mapping.md")]
+    pub struct OpenvxMapping;
+    #[doc = include_str!("../../docs/book/src/c-api.md")]
+    pub struct CApi;
+    #[doc = include_str!("../../docs/book/src/development.md")]
+    pub struct Development;
+    #[doc = include_str!("../../docs/book/src/mutants.md")]
+    pub struct Mutants;
+}

@@ -1,6 +1,6 @@
 //! Edge detection on a real picture with kernels loaded from the `vx_filters` module:
-//! `photo → Gaussian 3×3 → Sobel 3×3 (gx, gy) → magnitude → threshold → edges.png`, with a per-node
-//! time table.
+//! `photo → Gaussian 3×3 → Sobel 3×3 (gx, gy) → magnitude → threshold → edges.png`, with a time table
+//! (a row per node, and one row for a fused group, whose nodes run as one).
 //!
 //! ```text
 //! cargo build --release -p vx-filters && cargo run --release -p vx-examples --bin pipeline -- [INPUT] [OUTPUT] [THRESHOLD]
@@ -11,13 +11,8 @@
 //! the executable's directory (where cargo puts `libvx_filters.so`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use vx::*;
-
-fn us(d: Duration) -> String {
-    format!("{:>8.1} µs", d.as_secs_f64() * 1e6)
-}
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -79,12 +74,8 @@ fn main() -> Result<()> {
         .map_err(|e| Error::new(ErrorKind::Failure, format!("cannot write {}: {e}", output.display())))?;
 
     println!("{} ({w}x{h}) -> {}  [threshold {level}, {FRAMES} frames]", input.display(), output.display());
-    println!("\n{:<10} {:<22} {:>11} {:>11} {:>11}", "node", "kernel", "avg", "min", "max");
-    for (node, kernel, perf) in graph.node_perf()? {
-        println!("{node:<10} {kernel:<22} {} {} {}", us(perf.avg()), us(perf.min), us(perf.max));
-    }
-    let gp = graph.perf()?;
-    println!("{:<10} {:<22} {} {} {}", "graph", "", us(gp.avg()), us(gp.min), us(gp.max));
+    // One row per unit that runs: the four nodes fuse into one group, which is one row.
+    print!("\n{}", graph.perf_table()?);
     let on = out.iter().filter(|&&p| p == 255).count();
     println!("\nedge pixels: {on} of {} ({:.1} %)", out.len(), 100.0 * on as f64 / out.len() as f64);
     Ok(())

@@ -180,6 +180,35 @@ impl Graph {
         Ok(body.nodes.iter().flatten().map(|n| (n.name.clone(), n.kernel.name.clone(), n.stats.get().1)).collect())
     }
 
+    /// The graph's time table, one row per unit that runs: a node, or a fused group (its members
+    /// run as one and share one time, so the group is one row naming them all). In node creation
+    /// order, a group at its first member's place. [`PerfTable`]'s `Display` prints it.
+    pub fn perf_table(&self) -> Result<PerfTable> {
+        let body = self.inner.lock()?;
+        let mut rows: Vec<PerfRow> = Vec::new();
+        let mut row_of_unit: Vec<Option<usize>> = vec![None; body.nodes.len()];
+        for (n, slot) in body.nodes.iter().enumerate() {
+            let Some(slot) = slot else { continue };
+            let unit = body.fusion.unit(n);
+            match row_of_unit.get(unit).copied().flatten() {
+                Some(r) => {
+                    rows[r].nodes.push(slot.name.clone());
+                    rows[r].kernels.push(slot.kernel.name.clone());
+                }
+                None => {
+                    row_of_unit[unit] = Some(rows.len());
+                    let perf = body.nodes[unit].as_ref().map_or(slot.stats.get().1, |u| u.stats.get().1);
+                    rows.push(PerfRow {
+                        nodes: vec![slot.name.clone()],
+                        kernels: vec![slot.kernel.name.clone()],
+                        perf,
+                    });
+                }
+            }
+        }
+        Ok(PerfTable { rows, graph: *lock(&self.inner.observed.perf) })
+    }
+
     /// `vxCreateGenericNode` + `vxSetParameterByIndex`: a node running `kernel` on `params`
     /// (indexed like the kernel's signature; fewer than the kernel's count leaves the rest unset).
     pub fn add_node<I, R>(&self, kernel: &Kernel, params: I) -> Result<Node>
@@ -287,5 +316,67 @@ impl Graph {
             *o = None;
         }
         slot.deinit(&g.ctx.inner.shared).map_err(|e| e.in_graph(&g.name()))
+    }
+}
+
+/// One row of a [`PerfTable`]: a node, or a fused group of nodes that run as one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PerfRow {
+    /// The node's name, or the group's members in node creation order.
+    pub nodes: Vec<String>,
+    /// Each node's kernel name, as `nodes`.
+    pub kernels: Vec<String>,
+    /// The unit's execution times (a fused group's are the group's, measured once per run).
+    pub perf: Perf,
+}
+
+impl PerfRow {
+    /// A fused group (more than one node).
+    pub fn is_fused(&self) -> bool {
+        self.nodes.len() > 1
+    }
+
+    /// The row's name: the node's, or `fused: a + b + c` for a group.
+    pub fn label(&self) -> String {
+        if self.is_fused() { format!("fused: {}", self.nodes.join(" + ")) } else { self.nodes[0].clone() }
+    }
+
+    /// The row's kernel column: the node's kernel, or `N kernels` for a group.
+    pub fn kernel_label(&self) -> String {
+        if self.is_fused() { format!("{} kernels", self.kernels.len()) } else { self.kernels[0].clone() }
+    }
+}
+
+/// A graph's time table ([`Graph::perf_table`]): a row per unit that runs, and the whole graph's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PerfTable {
+    /// One row per node or fused group.
+    pub rows: Vec<PerfRow>,
+    /// The whole graph's times.
+    pub graph: Perf,
+}
+
+impl fmt::Display for PerfTable {
+    /// Columns `node`, `kernel`, `avg`, `min`, `max` (µs); a fused group is one row, `fused: a + b`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = |d: std::time::Duration| format!("{:>9.1} µs", d.as_secs_f64() * 1e6);
+        let labels: Vec<(String, String)> = self.rows.iter().map(|r| (r.label(), r.kernel_label())).collect();
+        let nw = labels.iter().map(|l| l.0.chars().count()).max().unwrap_or(0).max(5);
+        let kw = labels.iter().map(|l| l.1.chars().count()).max().unwrap_or(0).max(6);
+        writeln!(f, "{:<nw$}  {:<kw$}  {:>12} {:>12} {:>12}", "node", "kernel", "avg", "min", "max")?;
+        for ((name, kernel), r) in labels.iter().zip(&self.rows) {
+            writeln!(f, "{name:<nw$}  {kernel:<kw$}  {} {} {}", us(r.perf.avg()), us(r.perf.min), us(r.perf.max))?;
+        }
+        writeln!(
+            f,
+            "{:<nw$}  {:<kw$}  {} {} {}",
+            "graph",
+            "",
+            us(self.graph.avg()),
+            us(self.graph.min),
+            us(self.graph.max)
+        )
     }
 }

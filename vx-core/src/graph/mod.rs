@@ -18,8 +18,8 @@ pub(crate) mod verify;
 
 use body::{ACTIVE_GRAPH, ActiveGuard};
 pub(crate) use body::{GraphBody, GraphInner, Observed, RunGuard, stale};
-pub use handle::Graph;
 use handle::check_param;
+pub use handle::{Graph, PerfRow, PerfTable};
 pub(crate) use slot::{NodeRun, NodeSlot, NodeStats};
 
 /// `VX_GRAPH_STATE`.

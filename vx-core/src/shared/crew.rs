@@ -30,6 +30,61 @@
 //!
 //! One job at a time: a caller that finds the crew busy (another graph on another thread) or that
 //! is itself running crew work (a tiling node inside a parallel level) runs its closure alone.
+//!
+//! # The protocol, interleaving by interleaving
+//!
+//! The slot (job, epoch, `wanted`, `running`) lives under the crew's mutex; `posted` (the epoch)
+//! and `inside` (a copy of `running`) are atomics written under it and read without it. The models
+//! in `loom_tests` check what follows in every interleaving up to a preemption bound.
+//!
+//! - **Publish.** The caller, holding the mutex, stores the borrowed job, `wanted` and a new
+//!   epoch, then `posted` (Release), and decides whether to wake: not if every wanted helper is
+//!   spinning (`spinning`, counted by the helpers around their spin, SeqCst) or a wake-up is on its
+//!   way (`waking`, swapped to true here, under the mutex; cleared by a helper in every critical
+//!   section in which it looks for a job, hence in the one in which it starts to wait). It releases
+//!   the mutex, then calls `notify_all` if it decided to. A helper counted in `spinning` either sees
+//!   `posted` while spinning, or stops spinning and *then* takes the mutex and finds the job; one
+//!   that parked before the publication decremented `spinning` before taking the mutex, so the
+//!   caller, reading in its own later critical section, sees the decrement and notifies.
+//! - **A wake-up on its way** (`waking` true, no notify). It was swapped true inside an earlier
+//!   publication's critical section, whose `notify_all` follows it. A helper that took the mutex
+//!   after that critical section cleared the flag; so the flag still true means every parked helper
+//!   was asleep on the condition variable before that critical section (the wait releases the mutex
+//!   and sleeps as one step), that `notify_all` wakes it, and it takes the mutex after this
+//!   publication and finds the newest job. Swapped after the unlock instead, the flag could be set
+//!   after a helper cleared it but before it slept: the wake-up would come before its sleep, the
+//!   flag stay set, and no later job wake it. Only speed rides on the flag: a caller never waits
+//!   for a helper that did not join.
+//! - **Join.** A helper that saw the new epoch (spinning, Acquire; or woken) first leaves the
+//!   caller's CPU if it is on it, holding nothing and counted nowhere (woken under the mutex, it
+//!   releases it to move, once per wake-up, then looks at the slot again). Under the mutex it joins
+//!   only if the job is still there and `wanted > 0`, incrementing `running` and storing `inside`
+//!   before it releases the mutex — so a caller never waits for a helper in transit between CPUs.
+//!   It calls the job outside the mutex, then, under it, decrements `running`, stores `inside`
+//!   (Release) and notifies `finished` at 0.
+//! - **Retire** (the caller after its own share, also on unwind: `Retire`'s drop). Under the mutex
+//!   it removes the job and sets `wanted = 0`: from then on no helper joins, so `running` and
+//!   `inside` only fall. It releases the mutex, spins up to `RETIRE_SPIN` while `inside > 0`
+//!   (Acquire), then waits on `finished` under the mutex while `running > 0`. A helper that joined
+//!   before the retire was counted before the caller's critical section, so the caller returns (and
+//!   the borrowed job dies) only after it left. A helper that arrives after the retire finds no job
+//!   and does not enter; seeing a newer epoch without a job, it spins again (counted in `spinning`)
+//!   instead of parking, and a job published meanwhile ends that spin and is joined under the mutex
+//!   as above.
+//! - **The last `inside = 0` against the caller's spin.** Release/Acquire make every write the job
+//!   made visible to the caller when it reads 0; after the spin's timeout the mutex gives the same
+//!   order, and the condition-variable loop is the protocol without the spin. The spin exists
+//!   because the other side is usually a fraction of a tile from done, and a futex sleep and
+//!   wake-up of the caller costs more than that on a VM.
+//! - **Tiles and statistics.** Which thread takes which tile is argued in
+//!   `vx-core/src/graph/tiling/claims.rs`. The warm/cold join statistics (`spinning`,
+//!   `posted_warm`) are hints for the cost model: a stale read changes a decision, never a result.
+//!
+//! Checked to fail: swapping `waking` after the unlock fails two of the loom models, and a retire
+//! that does not wait for the last helper fails
+//! `loom_every_item_runs_once_and_run_returns_with_no_helper_inside`. Tested besides: the unit tests
+//! below (`a_helper_joins_every_job_whether_it_spun_or_parked` fails without the wake-up), every
+//! tiling test at 2 and 4 threads, and ThreadSanitizer in `.ci/run`.
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -89,7 +144,7 @@ pub struct CrewStats {
     /// must interrupt a halted virtual CPU can cost the caller more than a small node's work, and
     /// any time the caller lost the CPU meanwhile (a helper woken onto it before moving off);
     /// 5–200 µs a wake-up on average per benchmark cell on the 2-vCPU machine of
-    /// `docs/performance.md`.
+    /// `docs/book/src/performance.md`.
     pub wakeup_time: Duration,
     /// Times a helper started on a job.
     pub helper_joins: u64,

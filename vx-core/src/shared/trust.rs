@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// Digests can be pinned on top of either ([`pin`](Self::pin)): once any digest is pinned, a module
 /// is loaded (or reloaded) only if the SHA-256 of the bytes the loader maps is listed for its name;
 /// any other module, or another build of a pinned one, is refused. `vx inspect` prints a module
-/// file's digest. See `docs/security.md`.
+/// file's digest. See `docs/book/src/security.md`.
 ///
 /// ```
 /// use vx::{Context, ModuleTrust};

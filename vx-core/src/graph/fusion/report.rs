@@ -159,7 +159,7 @@ impl fmt::Display for FusionReport {
 }
 
 impl Graph {
-    /// What fusion did at the last verification (`docs/fusion.md`): the fused groups and, for each
+    /// What fusion did at the last verification (`docs/book/src/fusion.md`): the fused groups and, for each
     /// tiling node left unfused, why. Before the first verification: empty, `enabled` false.
     pub fn fusion_report(&self) -> Result<FusionReport> {
         Ok(self.inner.lock()?.fusion.report.clone())
