@@ -45,6 +45,12 @@
 //! assert_eq!(output.to_vec::<u8>()?, [255, 254, 253, 252, 251, 250, 249, 248]);
 //! # Ok(()) }
 //! ```
+//!
+//! The guide is the vx-rs book, in the repository's `docs/book/` (`mdbook build docs/book`):
+//! *Applications* (`docs/book/src/applications.md`) for contexts, data objects and graphs; *Kernel
+//! modules and hot reload* (`modules.md`); *Fusion*, *Memory*, *Targets and target kernels* and
+//! *Pipelining* for what the runtime does with a graph; *Limits* and *Security* for its bounds and
+//! threat model. Kernels are written with the SDK, `vx-plugin-abi`.
 
 #[cfg(not(target_os = "linux"))]
 compile_error!(

@@ -7,7 +7,9 @@
 //! `run`, the entry wrapper with its fallback); `module.rs` for `vx_module!`. Every error is
 //! collected and reported at once, each pointing at its token.
 //!
-//! Use them through `vx_plugin_abi` (the kernel SDK), which re-exports them.
+//! Use them through `vx_plugin_abi` (the kernel SDK), which re-exports them; its crate docs show
+//! each form, and the vx-rs book's chapters *Your first kernel*, *Tiling kernels and borders* and
+//! *User kernels and validators* (`docs/book/src/` in the repository) explain every key.
 
 mod internals;
 mod module;
