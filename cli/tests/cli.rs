@@ -1069,8 +1069,9 @@ fn inspect_takes_a_unique_short_kernel_name() {
         &[("vx_filters", &lib), ("vx_spec_kernels", &build_module("vx-spec-kernels", &[]))],
     );
     let d = dir.to_str().unwrap();
+    let file = dir.join("libvx_filters.so");
     for args in [
-        vec!["inspect", lib.to_str().unwrap(), "gaussian3x3"],
+        vec!["inspect", file.to_str().unwrap(), "gaussian3x3"],
         vec!["-M", d, "inspect", "vx_filters", "gaussian3x3"],
         vec!["inspect", d, "filters.gaussian3x3"],
         vec!["inspect", d, "sobel3x3"],
@@ -1093,7 +1094,7 @@ fn inspect_takes_a_unique_short_kernel_name() {
         "{e}"
     );
     // A short name is a whole segment after a dot: `ussian3x3` is no kernel's.
-    let o = vx(&["inspect", lib.to_str().unwrap(), "ussian3x3"]);
+    let o = vx(&["inspect", file.to_str().unwrap(), "ussian3x3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("has no kernel 'ussian3x3' (its kernels: filters.add"), "{}", text(&o.stderr));
 }
