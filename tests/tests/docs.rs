@@ -49,10 +49,27 @@ fn documents() -> Vec<PathBuf> {
     docs
 }
 
-/// Names of files that the documented commands write (not in the repository): `vx new`'s crate,
-/// the demo's and `vx run`'s outputs.
-const WRITTEN_BY_COMMANDS: &[&str] =
-    &["graph.toml", "data/input.png", "edges.png", "out.png", "src/lib.rs", "src/tests.rs", ".cargo/config.toml"];
+/// Names of files that the documented commands write (not in the repository), or that a text
+/// names as an example: `vx new`'s crate, the demo's and `vx run`'s outputs, cargo-mutants' report.
+const WRITTEN_BY_COMMANDS: &[&str] = &[
+    "graph.toml",
+    "data/input.png",
+    "edges.png",
+    "out.png",
+    "o.png",
+    "./o.png",
+    "src/lib.rs",
+    "src/tests.rs",
+    ".cargo/config.toml",
+    "mutants.out/",
+    "caught.txt",
+    "missed.txt",
+    "timeout.txt",
+    "unviable.txt",
+    "outcomes.json",
+    "log/",
+    "diff/",
+];
 
 /// What a backticked span names, if it looks like a path of this repository: `a/b.rs`,
 /// `a/b/`, `file.rs` (a `::item` or `:line` suffix dropped).
@@ -65,6 +82,10 @@ fn path_in(span: &str) -> Option<&str> {
     let plain = span.chars().all(|c| c.is_ascii_alphanumeric() || "._/-+".contains(c));
     let skip = ["/", "~", "-", "../", "target/", "http", "$"];
     if !plain || span.is_empty() || skip.iter().any(|s| span.starts_with(s)) || span.ends_with('.') {
+        return None;
+    }
+    // `.png` is an extension, not a file; `VX/vx.h` a header of the OpenVX headers' tree.
+    if (span.starts_with('.') && !span.contains('/')) || span.ends_with(".h") {
         return None;
     }
     let exts = [".rs", ".md", ".toml", ".sh", ".py", ".json", ".png", ".jpg", ".txt"];

@@ -1,4 +1,46 @@
-#![doc = include_str!("guide.md")]
+//! # vx-plugin-abi: the vx-rs kernel SDK
+//!
+//! What the runtime (`vx-rs`) and kernel modules share: status codes, plain `repr(C)` geometry and
+//! image-format types, the views kernels read and write ([`Tile`], [`TileMut`], [`Rows`],
+//! [`InPlace`], the data-object [`views`]), kernel memory and the versioned [`module_abi`]. It
+//! re-exports the macros that turn functions into kernels ([`tiling_kernel`], [`user_kernel`],
+//! [`target_kernel`]) and a `cdylib` crate into a module ([`vx_module!`]). A module depends on this
+//! crate only. A kernel, and a test (with `vx-rs` as a dev-dependency) that publishes it in process,
+//! without a shared library, and runs it in a graph:
+//!
+//! ```
+//! use vx::{Context, Graph, Image, ImageFormat, Rect, Reference, Scalar, ScalarValue};
+//! use vx_plugin_abi::{Tile, TileMut, tiling_kernel};
+//!
+//! /// Brighten every pixel by `amount` (saturating).
+//! #[tiling_kernel(name = "guide.brighten", flexible)]
+//! fn brighten(input: &Tile<u8>, amount: u8, out: &mut TileMut<u8>) {
+//!     for y in 0..out.height() {
+//!         for x in 0..out.width() {
+//!             out.set(x, y, input.pixel(x, y, 0, 0).saturating_add(amount));
+//!         }
+//!     }
+//! }
+//!
+//! fn main() -> vx::Result<()> {
+//!     let ctx = Context::new()?;
+//!     ctx.publish_in_process()?; // every kernel compiled into this binary
+//!     let input = Image::new(&ctx, 20, 1, ImageFormat::U8)?;
+//!     input.copy_from(Rect::full(20, 1), 0, &[200u8; 20])?;
+//!     let amount = Scalar::new(&ctx, ScalarValue::Uint8(100))?;
+//!     let output = Image::new(&ctx, 20, 1, ImageFormat::U8)?;
+//!     let graph = Graph::new(&ctx)?;
+//!     let params = [Reference::from(&input), Reference::from(&amount), Reference::from(&output)];
+//!     graph.add_node(&ctx.kernel_by_name("guide.brighten")?, params)?;
+//!     graph.process()?;
+//!     assert_eq!(output.to_vec::<u8>()?, [255u8; 20]); // saturated
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The guide is the vx-rs book (docs/book/src in the repository): the chapters *Your first kernel*
+//! (first-kernel.md), *Tiling kernels and borders* (tiling.md), *User kernels and validators*
+//! (user-kernels.md) and *Buffer aliasing: in-place kernels* (aliasing.md).
 
 pub mod geometry;
 pub mod image_format;

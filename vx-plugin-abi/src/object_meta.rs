@@ -1,4 +1,4 @@
-//! Every data object across the module ABI (since version 5): which object a call means
+//! Every data object across the module ABI: which object a call means
 //! ([`ParamPath`]: a parameter, an item of an object array, a level of a pyramid), what it is
 //! ([`ObjectMeta`], one variant per OpenVX type (generated from the list of kinds in `kinds/`), with the values a validator may read: a scalar's
 //! value, an array's item count), a mapped object's memory ([`MappedData`]) and a threshold's values

@@ -1,6 +1,16 @@
 //! What a graph's lock guards (`GraphBody`: nodes, schedule, memory, pipeline state) and the shared
 //! graph object (`GraphInner`: the lock, the control ports, what can be read while it runs), with the
 //! rebinding of nodes after a module reload and the guard against re-entering a running graph.
+//!
+//! Why rebinding never mixes versions within a frame, and how idle graphs move at the reload
+//! (`rebind_replaced`, `rebind_if_idle`), is argued in `docs/design/concurrency.md`.
+//!
+//! **Observing a running graph.** `Graph::state` reads `Running` from an atomic count of runs
+//! (`Observed::runs`: `process`, a `schedule`d run until its thread ends) or from the queues'
+//! streaming flag, before it would take the graph's lock; a node's status and perf live in its
+//! `NodeStats`, beside its run lock (`graph/slot.rs`). So a completion callback, which runs while
+//! its run holds the graph's lock, reads them without deadlock; other queries from a callback are
+//! refused with `NotSupported` (`ACTIVE_GRAPH`, `GraphInner::lock`).
 
 use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -17,6 +17,23 @@
 //!   for itself; both are refused at once. The rest is bounded by the timeout.
 //! - **Completion callbacks** (`vxAssignNodeCallback`): called after each successful process of the
 //!   node, on the thread that ran it; [`NodeAction::Abandon`] stops the frame.
+//!
+//! # Commands, interleaving by interleaving
+//!
+//! A `CommandJob` is owned by the queued job (one `Arc` count leaked into the job, taken back by
+//! `run_command`) and by the sender.
+//!
+//! - *The command completes in time*: the job stores the result and counts the latch down; the
+//!   sender reads it.
+//! - *It times out*: the sender returns `Timeout` and drops its count; the job still runs later,
+//!   writes a result no one reads and frees the last count — no use after free.
+//! - *The node is deinitialized*: `ControlPort::retire` clears `live`, then deinit takes the
+//!   node's run lock (`graph/slot.rs`). A command holding the run lock finishes first (control
+//!   before deinit); a later one sees `live` false and is refused. Control never runs during or
+//!   after deinit.
+//!
+//! Timeouts of any size are accepted: a deadline past the clock's range waits without one
+//! (`support/time.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,5 @@
 //! A row kernel served from tables of row pointers instead of an image: what fused execution hands
-//! a module (issue 34, `docs/design/fusion.md` §6.1), whose intermediate rows live in small circular
+//! a module (`docs/design/fusion.md` §6.1), whose intermediate rows live in small circular
 //! line buffers that a [`TileDesc`](super::TileDesc) cannot describe.
 //!
 //! [`RowTable`] is an input image given as one pointer per row (image row `sy` at

@@ -10,6 +10,41 @@
 //! group (`graph/fusion`) is one unit: its leader runs it as one job, its followers are not
 //! scheduled, and the frame slots' dependencies are over units (`verify/frames.rs`) — so a group
 //! never runs two frames at once and its line buffers need not be per frame.
+//!
+//! # Admission, drain, shutdown and `wait`, interleaving by interleaving
+//!
+//! The queues' state (`QueueState`, `graph/pipeline/mod.rs`) lives under the queues' mutex;
+//! `bursting` (mirrored in the `streaming` atomic for lock-free refusals) is true from the moment
+//! the coordinator decides to run until it *has released the graph*. Lock order: the graph's lock,
+//! then the queues' (the coordinator); application calls that need both (`enqueue` verifying an
+//! idle graph) take the graph's first and drop it before they take the queues'.
+//!
+//! - *`enqueue` vs. an idle coordinator*: `enqueue` pushes and notifies `wake` under the lock; the
+//!   coordinator checks `admissible()` under the same lock before it waits: no wake-up is lost.
+//! - *Frame completion*: a job reports through `Queues::complete` (push and notify under the lock)
+//!   as its last touch of the burst; the burst, on the coordinator's stack, ends only when
+//!   `outstanding` is zero, so no job outlives what it points to.
+//! - *`wait` / `dequeue` vs. the end of a burst*: `wait` sleeps while
+//!   `in_flight > 0 || bursting || admissible()`. The coordinator delivers the last frame,
+//!   returns from the burst still `bursting`, drops the graph's lock and its `Arc<GraphInner>`,
+//!   and only then clears `bursting` and notifies `changed` (`main`). So when `wait` returns, no
+//!   runtime thread holds the graph or anything of it; a delivered frame's slot table already gave
+//!   its references back (`deliver`).
+//! - *Drop vs. the coordinator*: dropping `GraphInner` sets `shutdown` and joins the coordinator
+//!   (`Queues::shut_down`), unless the drop runs on the coordinator (it held the last handle),
+//!   which then exits at its next look at `shutdown`. A coordinator that wakes for a graph already
+//!   gone (`Weak::upgrade` fails) exits.
+//! - *A reload while streaming*: a replaced kernel stops admission (`draining`); frames in flight
+//!   finish on the old version; with none left the burst rebinds and verifies, then goes on.
+//! - *Delivery order*: several frames can finish in one settle. A frame is finished only if every
+//!   earlier one is (each node sees frames in order), so the settle delivers finished slots oldest
+//!   frame first, not in slot order.
+//! - *The hand-off* is two wake-ups (job → coordinator → next target): settling on the job's
+//!   thread instead measures slower (`docs/design/pipeline-handoff.md`).
+//!
+//! Tested by `the_hand_off_protocol_holds_under_stress` in `vx-core/tests/pipelining.rs`
+//! (`VX_PIPE_STRESS_RUNS` runs: two graphs over shared one-job target queues, fan-out, failing
+//! frames, dry runs), and under ThreadSanitizer in `.ci/run`.
 
 use std::sync::{Arc, Weak};
 
