@@ -40,7 +40,8 @@ pub(crate) struct NewArgs {
     /// checkout this `vx` was built from, when it is still there.
     #[arg(long, value_name = "DIR", conflicts_with = "registry")]
     pub(crate) sdk_path: Option<PathBuf>,
-    /// Use the SDK from crates.io only (the local-checkout patch is written commented out).
+    /// Depend on the SDK from crates.io only (the local-checkout patch is written commented out).
+    /// The crates are not published yet: such a crate builds once they are.
     #[arg(long)]
     pub(crate) registry: bool,
 }
@@ -60,7 +61,13 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
         (Some(sdk), _) => {
             out += &format!("  SDK: the vx-rs checkout at {} ([patch.crates-io] in Cargo.toml)\n", sdk.display())
         }
-        (None, _) => out += &format!("  SDK: vx-plugin-abi {SDK_VERSION} and vx-rs {SDK_VERSION} from crates.io\n"),
+        (None, _) => {
+            out += &format!(
+                "  SDK: vx-plugin-abi {SDK_VERSION} and vx-rs {SDK_VERSION} from crates.io, where they are not \
+                 published yet: the crate builds once they are, or with the [patch.crates-io] table uncommented \
+                 (or `vx new --sdk-path DIR`)\n"
+            )
+        }
     }
     match &made.workspace {
         Workspace::None => {}
@@ -80,7 +87,7 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
                     args.path.display(),
                     ws.display()
                 ),
-                None => "nothing to do while the SDK comes from crates.io.".to_owned(),
+                None => "nothing to do once the SDK comes from crates.io (it is not published yet).".to_owned(),
             };
             out += &format!(
                 "  note: the crate is a member of the cargo workspace at {} (its `members` match it), and cargo \
@@ -156,7 +163,7 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
                 Some(why) => {
                     eprintln!(
                         "vx new: not using the SDK checkout `{}` this vx was built from: {why}; the crate depends \
-                         on the published crates (--sdk-path uses a checkout anyway)",
+                         on the crates by version, which are not on crates.io yet (--sdk-path uses a checkout anyway)",
                         dir.display()
                     );
                     None
@@ -403,7 +410,7 @@ impl Files<'_> {
                 let p = |c: &str| toml_string(&sdk.join(c).display().to_string());
                 format!(
                     "# The SDK from a local checkout of vx-rs instead of crates.io (written by `vx new`; delete\n\
-                     # this table to use the published crates).\n\
+                     # this table once the crates are published: they are not on crates.io yet).\n\
                      [patch.crates-io]\n\
                      vx-plugin-abi = {{ path = {} }}\n\
                      vx-macros = {{ path = {} }}\n\

@@ -36,8 +36,8 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
 
 /// Turn a function into a tiling kernel (the OpenVX tiling extension): the function's arguments
 /// are the kernel's parameters; the macro generates the validator, the glue to the SDK's
-/// trampolines and the registration record (see the guide in `vx_plugin_abi`'s crate docs for
-/// runnable examples of every form).
+/// trampolines and the registration record (the vx-rs book's chapter *Tiling kernels and borders*,
+/// `docs/book/src/tiling.md`, has runnable examples of every form).
 ///
 /// Arguments: `&Tile<T>` (input image), `&mut TileMut<T>` (output image), a scalar by value,
 /// `Option<…>` of those (optional parameter), `&mut InPlace<T>` (parameters `i` and `i + 1`, in
@@ -71,8 +71,9 @@ pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Turn a function into a user (non-tiling) kernel, called once per frame with whole objects (see
-/// the guide in `vx_plugin_abi`'s crate docs for runnable examples).
+/// Turn a function into a user (non-tiling) kernel, called once per frame with whole objects (the
+/// vx-rs book's chapter *User kernels and validators*, `docs/book/src/user-kernels.md`, has
+/// runnable examples).
 ///
 /// Arguments: `&ImageIn<T>` / `&mut ImageOut<T>` (images), scalars by value, any data object
 /// through the SDK's typed views (`&views::Matrix<f32>`, `&mut views::Array<u32>`, …),

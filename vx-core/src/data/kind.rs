@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// One data-object type, as the host needs it: implemented once, in the type's own file, on a
 /// marker type. Not nameable outside the crate. The code that serves every type (verify, meta
-/// formats, object arrays) reaches these through `data/kinds.rs`, which names no type.
+/// formats, object arrays) reaches these through `data/kinds/mod.rs`, which names no type.
 pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The type's name in `Debug` output (`Matrix('m#3', …)`).
     const NAME: &'static str;

@@ -5,7 +5,7 @@
 //! Steady-state processing of a verified graph performs no heap allocation in the runtime: node
 //! state lives in per-node slots built at verify, a single-node level runs on the calling thread,
 //! and a level of several nodes is shared between the calling thread and the context's crew
-//! (`shared::crew`, allocation-free). Pinned by `tests/zero_alloc.rs`.
+//! (`shared::crew`, allocation-free). Pinned by `vx-core/tests/zero_alloc.rs`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};

@@ -138,9 +138,9 @@ impl Kernel {
     }
 
     /// `vxAliasParameterIndexHint`: the kernel could process parameters `a` and `b` in one buffer.
-    /// Checked at finalize to pair an input with an output. The runtime records hints; until alias
-    /// arbitration exists it never aliases (the extension allows this), so `is_parameter_aliased`
-    /// answers false.
+    /// Checked at finalize to pair an input with an output. Verification arbitrates the hints with
+    /// the whole graph in view (`Graph::alias_decisions` tells which were honoured and why not);
+    /// the kernel asks `is_parameter_aliased` at process time.
     pub fn alias_parameter_index_hint(&self, a: u32, b: u32, kind: AliasKind) -> Result<()> {
         self.check_mutable()?;
         let n = self.inner.num_params;

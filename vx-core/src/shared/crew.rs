@@ -455,7 +455,7 @@ impl Crew {
         // even when nobody sleeps, and on a VM an interrupt to the parked CPU), and only once per
         // wake-up: while one is on its way (`waking`), the woken helper will take the mutex after
         // this publication and find the job. One that stops spinning after this read takes the
-        // mutex after the publication above and finds the job there (see ARCHITECTURE, the crew).
+        // mutex after the publication above and finds the job there (see this file's module doc).
         // Read and swapped under the mutex: a helper that takes it later clears the flag after
         // this swap, and one that took it before is asleep on the condition variable (the wait
         // releases the mutex and sleeps as one step) when the wake-up below is sent. (Swapped

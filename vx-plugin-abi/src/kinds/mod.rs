@@ -9,7 +9,7 @@
 //! - `view`: the SDK view a `#[user_kernel]` function takes ([`crate::views`]),
 //! - `label`: how messages and `vx inspect` name it.
 //!
-//! Adding a kind starts here; the host's `data/kinds.rs` and `data/types.rs` pick it up. On this
+//! Adding a kind starts here; the host's `data/kinds/mod.rs` and `data/types.rs` pick it up. On this
 //! side each kind has its own file, `kinds/<module>.rs`: its wire meta (`Wire`), its `vx_type_e`
 //! code (`CODE`) and its meta-format attribute codes (`attribute`); from the list this file
 //! generates the wire [`ObjectMeta`] (one tuple variant per kind over its `Wire`), the

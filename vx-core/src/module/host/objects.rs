@@ -1,7 +1,7 @@
 //! Every data object across the module ABI: which object a [`ParamPath`] names (a parameter, an
 //! object-array item, a pyramid level) and its meta data as the wire carries it ([`wire_meta`]).
 //! Each type's wire form, and its attributes by OpenVX code, are in its own file
-//! (`ObjectKind::{to_wire, from_wire, attr_by_code}`), reached through `data/kinds.rs`.
+//! (`ObjectKind::{to_wire, from_wire, attr_by_code}`), reached through `data/kinds/mod.rs`.
 
 use vx_plugin_abi::object_meta::{ObjectMeta as WireMeta, PATH_NONE, ParamPath};
 
