@@ -1,4 +1,4 @@
-//! Entry points for the fuzz targets in `fuzz/` (issue 33): what `vx run` does with a graph file
+//! Entry points for the fuzz targets in `fuzz/`: what `vx run` does with a graph file
 //! and with an image file, on bytes instead of files. Not a stable API.
 //!
 //! - [`graph_file`]: the TOML parser and checks, `${var}` expansion and the graph built and verified from it,

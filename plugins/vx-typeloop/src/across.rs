@@ -1,4 +1,4 @@
-//! What crosses the module ABI besides the type loop (object kinds, step 7): a valid-rectangle
+//! What crosses the module ABI besides the type loop (`docs/design/object-kinds.md`, step 7): a valid-rectangle
 //! function (`typeloop.shrink`, `typeloop.shrink_attr`, `typeloop.shrink_panics`) and a
 //! convolution's scale given by a validator (`typeloop.conv_scale`, `typeloop.conv_scale_attr`),
 //! read back downstream (`typeloop.conv_read_scale`).

@@ -1,10 +1,12 @@
-//! What a tiling kernel offers fused execution (issue 34, `docs/design/fusion.md` §6.2): its row
-//! entry ([`RowFn`], kept with the kernel's functions), the border rule and row count of that entry
-//! and whether its views are bounded ([`FusionSupport`], frozen at finalize). A module declares it
+//! What a tiling kernel offers fused execution (`docs/design/fusion.md` §6.2): its row entry
+//! ([`RowFn`], kept with the kernel's functions), the border rule and row count of that entry and
+//! whether its views are bounded ([`FusionSupport`], frozen at finalize). A module declares it
 //! through the host vtable's `declare_fusion`, an in-process kernel with
 //! [`KernelBuilder::rows`](crate::KernelBuilder::rows) / [`fusable`](crate::KernelBuilder::fusable).
-//! Nothing runs the row entry yet (step 4 of the design will). A leaf of `kernel/`: the
-//! declaring and calling methods are on the handle (`handle.rs`).
+//! The fusion pass (`graph/verify/fusion.rs`) reads the support to pick candidates; a fused group's
+//! runner (`graph/fusion/run.rs`) calls a row kernel's row entry with tables of row pointers into
+//! its line buffers. A leaf of `kernel/`: the declaring and calling methods are on the handle
+//! (`handle.rs`).
 
 use vx_plugin_abi::wire;
 

@@ -1,7 +1,7 @@
 //! Sizes from callers, checked once: element counts × element size as bytes that fit the address
 //! space (`isize::MAX`), and vectors reserved fallibly. Every allocation whose size a caller chose
-//! goes through here before any memory is reserved (design note 13: `vec![0; n]` with an unchecked
-//! `n` aborts the process; no `Result`, no panic guard can catch it).
+//! goes through here before any memory is reserved (`vec![0; n]` with an unchecked `n`
+//! aborts the process; no `Result`, no panic guard can catch it).
 
 use crate::error::{Error, ErrorKind, Result};
 

@@ -22,9 +22,10 @@ use crate::shared::{Resources, TilingPolicy};
 pub(crate) const MAX_OUTSIDE_IMAGES: usize = 64;
 
 /// The line buffers' bytes one step aims at: `k` is the most rows of every fused image that fit.
-/// Measured on the edge pipeline (`TilingPolicy::fusion_rows` sweeps, `docs/book/src/fusion.md`): each call costs a
-/// few hundred ns of fixed overhead on both sides of the module ABI, so fewer, longer calls win
-/// while the rings stay in the core's L2 (192 KiB: 4K → 8 rows, 1080p → 16, VGA → 32).
+/// Measured on the edge pipeline (`TilingPolicy::fusion_rows` sweeps, `docs/book/src/fusion.md`):
+/// each call costs a few hundred ns of fixed overhead on both sides of the module ABI, so fewer,
+/// longer calls win while the rings stay in the core's L2 (192 KiB over the edge pipeline's 6 bytes
+/// of fused images per pixel: 4K → 8 rows, 1080p → 17, VGA → 32, the most, `MAX_K`).
 const STEP_BYTES: usize = 192 * 1024;
 
 /// The most rows a step takes (`k`), whatever the size.

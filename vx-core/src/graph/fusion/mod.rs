@@ -1,7 +1,8 @@
-//! Cross-node tile fusion of user kernels (issue 34, `docs/design/fusion.md`): a group of tiling
-//! nodes joined by virtual images runs as one unit, step by step down the image, `k` rows of its
-//! last nodes a step, each intermediate row computed once into a small ring (a line buffer) and
-//! read while hot. The fused images take no image buffer.
+//! Cross-node tile fusion of user kernels (`docs/book/src/fusion.md`; the design:
+//! `docs/design/fusion.md`): a group of tiling nodes joined by virtual images runs as one unit,
+//! step by step down the image, `k` rows of its last nodes a step, each intermediate row computed
+//! once into a small ring (a line buffer) and read while hot. The fused images take no image
+//! buffer.
 //!
 //! - [`plan`]: the pure planner (row ranges, step tables, ring capacities).
 //! - [`group`]: a [`FusedGroup`] built from its members' specs at verify (the pass that forms the

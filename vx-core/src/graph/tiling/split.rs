@@ -1,50 +1,48 @@
 //! When a tiling node's tiles are shared with the crew's helpers: a cost model, not a size
-//! threshold (issue 29). The calling thread starts on the tiles at once and steals the helpers'
-//! when its own are done (`claims.rs`), so helpers that join `j` after publication save
-//! `(work − j)·(T − 1)/T` of a node's `work` on `T` threads when they come before the caller would
-//! have finished alone: a node is split when that saving, with the measured join delay
-//! ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)), exceeds [`LEAST_GAIN`].
-//! (An earlier rule asked the work *per thread* to exceed the delay: it kept a 1080p threshold
-//! alone on two threads whenever the helpers were parked, though a helper woken after half the
-//! node still takes a quarter of it.)
+//! threshold. The calling thread starts on the tiles at once and steals the helpers' when its own
+//! are done (`claims.rs`), so helpers that join `j` after publication save `(work − j)·(T − 1)/T`
+//! of a node's `work` on `T` threads when they come before the caller would have finished alone. A
+//! node is split when that saving, with the measured join delay
+//! ([`Crew::join_estimate`](crate::shared::crew::Crew::join_estimate)), exceeds [`LEAST_GAIN`]. The
+//! saving counts the node's whole work, not its work per thread: a helper woken after half the
+//! node still takes a quarter of it on two threads.
 //!
 //! The node's work is measured, not guessed: every run of a node that could be split records its
 //! busy time (the sum over the threads that ran its tiles) into an estimate that settles fast on
 //! faster runs and slowly on slower ones (`support::time::settling_average`), and its wall time
-//! alone or together; once both were timed, sharing continues only while together was faster. The first run of
-//! such a node runs alone and measures. A node kept alone because helpers were slow to join splits
-//! anyway after [`EXPLORE_EVERY`] runs, then after twice as many each time it still does not pay
-//! (up to [`EXPLORE_EVERY_MAX`]: an exploration costs a helper's wake-up, 100 µs and more on a VM),
-//! and a node kept together runs alone after as many runs, then — while those runs alone take over
-//! a quarter longer than sharing — twice as far apart each time (a run alone that was slow by
-//! accident — preempted — must not keep it sharing on a stale average), so the estimates follow the machine (helpers that now
-//! spin between frames join in a microsecond; parked ones on a VM take 50–300 µs). Splitting never
-//! costs the caller more than the publication of the job: the caller starts on the tiles at once
-//! and finishes them alone if no helper comes (`shared::crew`).
+//! alone or together; once both were timed, sharing continues only while together was faster.
+//! The first run of such a node runs alone and measures.
 //!
-//! Helpers are *warm* while they spin after a job (`shared::crew`: 200 µs) and *cold* once parked, and
-//! the two are judged apart: the crew keeps a join estimate for each, and a node keeps its time
+//! The model explores. A node kept alone splits anyway after [`EXPLORE_EVERY`] runs, then after
+//! twice as many each time it still does not pay, up to [`EXPLORE_EVERY_MAX`] (an exploration
+//! costs a helper's wake-up, 100 µs and more on a VM). A node kept together runs alone after
+//! [`EXPLORE_EVERY`] runs, then — while those runs alone take over a quarter longer than sharing —
+//! twice as far apart each time, up to [`EXPLORE_EVERY_MAX`] (at 4K a run alone costs two frames:
+//! the helpers park during it, and the next run wakes them). So a run alone that was slow by
+//! accident (preempted) cannot keep a node sharing on a stale average, and the estimates follow
+//! the machine (helpers that spin between frames join in a microsecond; parked ones on a VM take
+//! 50–300 µs). Splitting never costs the caller more than the publication of the job: the caller
+//! starts on the tiles at once and finishes them alone if no helper comes (`shared::crew`).
+//!
+//! Helpers are *warm* while they spin after a job (`shared::crew`: 200 µs) and *cold* once parked,
+//! and the two are judged apart: the crew keeps a join estimate for each, and a node keeps its time
 //! together for each. So a stream of frames whose node shares keeps its helpers warm and goes on
 //! sharing at a microsecond's cost per frame, while the cold wake-up an exploration pays (the
-//! helpers were parked because the node ran alone) does not count against it: the run after an
-//! exploration that finds the helpers warm is shared too, timing warm sharing afresh. (It once was
-//! only judged by the warm estimate, which a node kept alone never refreshes: one estimate
-//! inflated by slow runs — the first frames after an idle gap run 3–5 times slower here — kept a
-//! 1080p `not` alone at 74 µs a frame where sharing takes 48.) Frames further apart than the spin
-//! find them cold every time and are judged by the cold figures.
+//! helpers were parked because the node ran alone) does not count against it. The run after an
+//! exploration that finds the helpers warm is shared too, timing warm sharing afresh: a node kept
+//! alone never refreshes its warm estimate otherwise, and one estimate inflated by slow runs (the
+//! first frames after an idle gap run 3–5 times slower on a VM) would keep it alone for good.
+//! Frames further apart than the spin find the helpers cold every time and are judged by the cold
+//! figures.
 //!
 //! Frames come in bursts (a batch, a `process` loop after an idle spell): the first run after a gap
 //! whose predecessor was in a stream is treated as a stream's, so it wakes the parked helpers when
-//! warm sharing pays and the burst's second run finds them warm (it used to run alone, and the
-//! second run paid the wake-up and the third or fourth found them warm: a VGA `threshold` in
-//! bursts of 13 ran 30 % slower than always sharing). Spaced runs, each after a gap, never wake
-//! them, and a stream wakes them only when the runs it still expects (streams' measured length;
-//! one already longer is expected to last as long again) save more shared warm than the wake-up
-//! costs the caller (a run shared with parked helpers against one alone): a VM that charged
-//! 350 µs a wake-up once made a 1080p `not` in bursts of two take 390 µs a run instead of 97. A node kept together runs alone after [`EXPLORE_EVERY`] runs, then, while each such run
-//! alone takes over a quarter longer than sharing did, twice as far apart each time, up to
-//! [`EXPLORE_EVERY_MAX`]: at 4K a run alone costs two frames (the helpers park during it, and the
-//! next run wakes them).
+//! warm sharing pays, and the burst's second run finds them warm. Spaced runs, each after a gap,
+//! never wake them. A stream wakes them only when the runs it still expects (streams' measured
+//! length; one already longer is expected to last as long again) save more shared warm than the
+//! wake-up costs the caller (a run shared with parked helpers against one alone): on a VM that
+//! charges 350 µs a wake-up, waking them for every burst of two would make a 1080p `not` take
+//! 390 µs a run instead of 97.
 //!
 //! The decision only chooses who runs which tiles; every tile is the same either way, so outputs
 //! are identical whatever it decides.
@@ -52,7 +50,7 @@
 //! The estimates outlive a re-verification that leaves the work as it was ([`WorkKey`],
 //! [`Split::inherit`]): a `process` loop that hands each frame its own images through
 //! `set_parameter` re-verifies every frame, and a model that forgot its measurements each time
-//! would run every frame alone, measuring (it did: a 2-thread loop ran at 1-thread speed).
+//! would run every frame alone, measuring, at one thread's speed.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};

@@ -14,7 +14,7 @@
 //!
 //! A hint `(input, output)` is honoured only when it cannot change any result:
 //!
-//! 1. both parameters are given and are images (other object types are not aliased yet);
+//! 1. both parameters are given and are images (only images are aliased);
 //! 2. the input is **virtual**: a non-virtual input is the application's, and in-place processing
 //!    would overwrite data the application can read after the graph ran. The output may be
 //!    non-virtual — the chain then lives in the application's output buffer, which holds the

@@ -1,4 +1,4 @@
-//! Pass `fusion` (issue 34, `docs/design/fusion.md` §2): tiling nodes joined by virtual images
+//! Pass `fusion` (`docs/design/fusion.md` §2): tiling nodes joined by virtual images
 //! form fused groups that run as one unit with line buffers; the schedule is re-levelled so a
 //! group's members share one level (the executor runs the group when it reaches it, and the memory
 //! plan, which reads the same levels, sees every image a member touches live for the group's whole

@@ -2,7 +2,7 @@
 //! so two virtual objects that are never live at once share memory (TIOVX allocates data buffers
 //! at verify; vx-rs also reuses them across the schedule).
 //!
-//! Rules (the design notes of issue 13; every kind since issue 28 step 6):
+//! Rules:
 //!
 //! - **What is planned**: every virtual object that is one buffer, asked through
 //!   `ObjectKind::plan_storage` — the pass iterates node parameters and never names a kind. A kind
@@ -13,19 +13,19 @@
 //!   exists, so a virtual tensor is always a root); an image its effective storage (an aliased
 //!   chain of virtual images is one buffer — the aliasing passes already bound it to one storage,
 //!   and the plan groups by that storage).
-//! - **What is not**, and keeps today's behaviour (a buffer of its own, or none): non-virtual
-//!   objects, which are the application's; a virtual image that buffer aliasing bound to a
-//!   non-virtual one (its pixels *are* the application's image); scalars and thresholds, values
-//!   rather than buffers (the kind's `plan_storage` gives nothing); parts of containers (a pyramid
-//!   level, an object-array item, an ROI: `Reference::is_standalone_virtual`) and so the
-//!   containers themselves (pyramids and object arrays give nothing). A container could be
-//!   planned as one group of its parts' buffers, but its parts are objects of their own that nodes
-//!   use alone (a level, an item), so the group's lifetime would be the union over the container
-//!   and every part, found through `ObjectHeader::ancestors`, and a pipelined graph refuses a
-//!   container and its part both virtual anyway (`frames.rs`); left for when a graph needs it.
+//! - **What is not** (a buffer of its own, or none): non-virtual objects, which are the
+//!   application's; a virtual image that buffer aliasing bound to a non-virtual one (its pixels
+//!   *are* the application's image); scalars and thresholds, values rather than buffers (the
+//!   kind's `plan_storage` gives nothing); parts of containers (a pyramid level, an object-array
+//!   item, an ROI: `Reference::is_standalone_virtual`) and so the containers themselves (pyramids
+//!   and object arrays give nothing). A container could be planned as one group of its parts'
+//!   buffers, but its parts are objects of their own that nodes use alone (a level, an item), so
+//!   the group's lifetime would be the union over the container and every part, found through
+//!   `ObjectHeader::ancestors`, and a pipelined graph refuses a container and its part both
+//!   virtual anyway (`frames.rs`); left for when a graph needs it.
 //! - **When two buffers may share bytes**: only when every use of one is over before any use of
-//!   the other starts, in the order the graph's executor enforces (`run_order.rs`; design note 11:
-//!   a plan serves an executor). A sequential graph runs level by level, so buffers whose *levels*
+//!   the other starts, in the order the graph's executor enforces (`run_order.rs`: a plan
+//!   serves an executor). A sequential graph runs level by level, so buffers whose *levels*
 //!   (first to last level of the schedule in which a node uses them) do not overlap may share; two
 //!   buffers used in one level never do, even if one node only reads the first and another only
 //!   writes the second. A pipelined graph runs a frame's nodes by dataflow, so every user of one

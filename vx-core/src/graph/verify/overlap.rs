@@ -1,4 +1,4 @@
-//! "Which of these references overlaps that one?" by index, not by scan (issue 35).
+//! "Which of these references overlaps that one?" by index, not by scan.
 //!
 //! [`Reference::overlaps`] is true when the two are one object, one is a part of the other (a
 //! pyramid level, an object-array item, an ROI: the part's header lists its containers), or both

@@ -1,4 +1,4 @@
-//! Where verify spends its time, pass by pass, for the scaling benchmark (issue 35): off unless a
+//! Where verify spends its time, pass by pass, for the scaling benchmark: off unless a
 //! caller turns it on with [`pass_times`]; then every graph pass and every node pass adds its wall
 //! time to a process-wide table. A leaf: it imports nothing of the crate.
 

@@ -1,5 +1,5 @@
 //! Re-verification after a module reload (or an input replaced by one of the same meta data),
-//! proportional to the change (issue 35).
+//! proportional to the change.
 //!
 //! A reload rebinds nodes to their kernels' new versions (`graph/body.rs`); the graph was verified
 //! before and nothing else changed. A node whose new version differs in code alone (one shape, one

@@ -1,6 +1,6 @@
 //! What the graph's executor guarantees about the order of its nodes within one frame: the relation
-//! the memory plan may rely on when it lets two buffers share bytes (design note 11: *a plan serves
-//! an executor*).
+//! the memory plan may rely on when it lets two buffers share bytes (*a plan serves an
+//! executor*).
 //!
 //! - **Sequential** graphs (`process`, `schedule`; `graph/execute.rs`) run level by level, and a
 //!   level waits for all of its nodes (host and target) before the next starts: node *a* finishes
@@ -15,7 +15,7 @@
 //! sound for the sequential one, never the other way round.
 //! Cost: levels O(nodes); dataflow reachability O(edges × writer targets / 64) time and nodes ×
 //! writer targets bits (pipelined graphs only: a chain of N virtual buffers is N² bits, 32 MB at
-//! N = 16,000 — the one quadratic table left, see the note).
+//! N = 16,000 — the one quadratic table left).
 
 /// The order the graph's executor enforces between the nodes of one frame.
 pub(super) enum RunOrder {
