@@ -349,15 +349,25 @@ pub(crate) fn scalar_of(ty: &str, value: &str, what: &str) -> Check<ScalarValue>
     })
 }
 
-/// A border mode by name.
+/// A node's border mode by name: `undefined`, `self` (tiling kernels), `replicate`,
+/// `constant:N` (user kernels). A row kernel's own edge rules (`reflect101`, …) are declared in
+/// its source, and the refusal says so.
 fn border_of(s: &str, what: &str) -> Check<BorderMode> {
     let lower = s.to_ascii_lowercase();
     Ok(match lower.as_str() {
         "undefined" => BorderMode::Undefined,
+        "self" => BorderMode::Self_,
         "replicate" => BorderMode::Replicate,
+        "reflect101" | "reflect-101" | "reflect_101" => {
+            return Err(format!(
+                "{what}: `{s}` is a row kernel's edge rule, declared in the kernel's source (`border = Reflect101`) \
+                 and applied by the SDK; a node cannot set it (a node's border: undefined, self, replicate or \
+                 constant:N; `vx inspect MODULE KERNEL` shows what a kernel allows)"
+            ));
+        }
         _ => match lower.strip_prefix("constant:").map(str::parse::<u32>) {
             Some(Ok(v)) => BorderMode::Constant(v),
-            _ => return Err(format!("{what}: unknown border `{s}` (undefined, replicate or constant:N)")),
+            _ => return Err(format!("{what}: unknown border `{s}` (undefined, self, replicate or constant:N)")),
         },
     })
 }
@@ -913,7 +923,7 @@ impl GraphFile {
             objects.insert(name, Reference::from(&s));
         }
         let mut nodes = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for n in &self.nodes {
             let what = format!("{} ({})", n.what, n.kernel);
             let fail = |e: vx::Error| Failure::graph(format!("{what}: {e}"));
             let kernel = ctx.kernel_by_name(&n.kernel).map_err(fail)?;
@@ -929,7 +939,9 @@ impl GraphFile {
             if let Some(t) = &n.target {
                 node.set_target(t).map_err(fail)?;
             }
-            nodes.push((n.name.clone().unwrap_or_else(|| format!("#{i}")), node));
+            // By the graph's own name for it (the file's `name`, else `<kernel>#<index>`), as the
+            // time table names it.
+            nodes.push((node.name().map_err(fail)?, node));
         }
         graph.verify().map_err(|e| Failure::graph(e.to_string()))?;
         Ok(BuiltGraph { graph, nodes, outputs })

@@ -21,7 +21,20 @@ pub(crate) struct ModuleReport {
     pub(crate) file: PathBuf,
     /// SHA-256 of the module file (what `ModuleTrust::pin` takes).
     pub(crate) sha256: String,
+    /// How the module was built: `release`, `debug` (unoptimized) or `unknown`.
+    pub(crate) build: &'static str,
     pub(crate) kernels: Vec<KernelReport>,
+}
+
+/// A build's name in reports, and what a person should know of it.
+fn build_of(b: vx::ModuleBuild) -> (&'static str, &'static str) {
+    match b {
+        vx::ModuleBuild::Release => ("release", ""),
+        vx::ModuleBuild::Debug => {
+            ("debug", " (unoptimized: its kernels run many times slower; cargo build --release for speed)")
+        }
+        _ => ("unknown", " (the module does not say: written against the ABI by hand, or an older SDK)"),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -60,7 +73,11 @@ pub(crate) struct ParamReport {
 pub(crate) struct TilingReport {
     pub(crate) block: [u32; 2],
     pub(crate) neighborhood: [i32; 4],
+    /// The border as the attribute spells it: a row kernel's edge rule (`Reflect101`, `Replicate`,
+    /// `Constant`), else `Undefined` or `Self_`.
     pub(crate) border: String,
+    /// What it means and what a node may set.
+    pub(crate) border_note: String,
     pub(crate) tile_memory: usize,
     /// What the kernel offers fused execution (`docs/book/src/fusion.md`).
     pub(crate) fusion: String,
@@ -78,6 +95,15 @@ pub(crate) struct AliasReport {
 pub(crate) fn load(ctx: &Context, what: &str) -> Result<String, Failure> {
     let p = Path::new(what);
     if !(what.contains('/') || what.ends_with(".so")) {
+        if ctx.resolve_module(what).is_err() && vx::module_name_of_file(Path::new(&format!("lib{what}.so"))).is_some() {
+            let dirs: Vec<String> = ctx.module_search_path().iter().map(|d| d.display().to_string()).collect();
+            return Err(Failure::module(format!(
+                "module '{what}' not found: no lib{what}.so in the search path ({}); give its directory with \
+                 -M DIR (or in VX_MODULE_PATH, absolute directories separated by ':'), or the file itself \
+                 (path/to/lib{what}.so)",
+                dirs.join(", ")
+            )));
+        }
         ctx.load_module(what).map_err(|e| Failure::module(e.to_string()))?;
         return Ok(what.to_owned());
     }
@@ -145,15 +171,12 @@ fn kernel_report(k: &Kernel) -> KernelReport {
         })
         .collect();
     let a = k.attributes();
+    let border = border_report(a.border, k.fusion_support().and_then(|f| f.fill));
     let tiling = k.is_tiling().then(|| TilingReport {
         block: [a.block_size.width, a.block_size.height],
         neighborhood: [a.neighborhood.left, a.neighborhood.right, a.neighborhood.top, a.neighborhood.bottom],
-        border: match a.border {
-            BorderMode::Undefined => "Undefined".into(),
-            BorderMode::Self_ => "Self".into(),
-            BorderMode::Replicate => "Replicate".into(),
-            BorderMode::Constant(v) => format!("Constant({v})"),
-        },
+        border: border.0,
+        border_note: border.1,
         tile_memory: a.tile_memory_size,
         fusion: match k.fusion_support() {
             Some(vx::FusionSupport { fill: Some(fill), rows_n, .. }) => format!("row entry ({fill:?}, {rows_n} rows)"),
@@ -186,6 +209,26 @@ fn kernel_report(k: &Kernel) -> KernelReport {
     }
 }
 
+/// A tiling kernel's border as the attribute spells it, what it means and what a node may set
+/// (`border` in a graph file, `Node::set_border`): a row kernel's declared edge rule, applied by
+/// the SDK, or the kernel's tiling border.
+fn border_report(border: BorderMode, row_rule: Option<vx::RowFill>) -> (String, String) {
+    match (row_rule, border) {
+        (Some(rule), _) => (
+            format!("{rule:?}"),
+            "row kernel: the SDK extends the image edge by this rule; nodes may set: undefined".into(),
+        ),
+        (None, BorderMode::Undefined) => (
+            "Undefined".into(),
+            "the image edge is left unwritten; nodes may set: self, if the kernel has a flexible function".into(),
+        ),
+        (None, BorderMode::Self_) => {
+            ("Self_".into(), "the kernel handles the image edge itself; nodes may set: undefined".into())
+        }
+        (None, other) => (format!("{other:?}"), String::new()),
+    }
+}
+
 /// The valid-rectangle rule of a tiling kernel's outputs.
 const VALID_TILING: &str = "what its tiles cover: the whole output, less the neighborhood's border under border \
                             Undefined and the pixels past the last whole block when it has no flexible function";
@@ -199,14 +242,33 @@ pub(crate) fn report(ctx: &Context, name: &str) -> Result<ModuleReport, Failure>
         Some(ModuleState::Loaded { version, .. }) => version,
         other => return Err(Failure::module(format!("module '{name}' is not loaded ({other:?})"))),
     };
-    let file = ctx.resolve_module(name).map_err(|e| Failure::module(e.to_string()))?;
+    let info = ctx.module_info(name).ok_or_else(|| Failure::module(format!("module '{name}' is not loaded")))?;
+    let file = info.file;
     let sha256 = vx::module_digest(&file).map_err(|e| Failure::module(e.to_string()))?;
+    let build = build_of(info.build).0;
     let kernels = ctx
         .module_kernels(name)
         .iter()
         .map(|k| ctx.kernel_by_name(k).map(|k| kernel_report(&k)).map_err(|e| Failure::module(e.to_string())))
         .collect::<Result<_, _>>()?;
-    Ok(ModuleReport { module: name.to_owned(), version, abi_version: vx::MODULE_ABI_VERSION, file, sha256, kernels })
+    Ok(ModuleReport {
+        module: name.to_owned(),
+        version,
+        abi_version: vx::MODULE_ABI_VERSION,
+        file,
+        sha256,
+        build,
+        kernels,
+    })
+}
+
+/// What `vx inspect` adds to a build's name.
+fn build_note(build: &str) -> &'static str {
+    match build {
+        "debug" => build_of(vx::ModuleBuild::Debug).1,
+        "unknown" => build_of(vx::ModuleBuild::Unknown).1,
+        _ => "",
+    }
 }
 
 /// The report as text, `gst-inspect` style.
@@ -216,6 +278,7 @@ pub(crate) fn text(r: &ModuleReport) -> String {
     let _ = writeln!(s, "Module {} {} (module ABI {})", r.module, r.version, r.abi_version);
     let _ = writeln!(s, "  file: {}", r.file.display());
     let _ = writeln!(s, "  sha256: {}", r.sha256);
+    let _ = writeln!(s, "  build: {}{}", r.build, build_note(r.build));
     let _ = writeln!(s, "  kernels: {}", r.kernels.len());
     for k in &r.kernels {
         let _ = writeln!(s, "\n{}  [{} kernel, enumeration {:#x}]", k.name, k.kind, k.enumeration);
@@ -240,9 +303,10 @@ pub(crate) fn text(r: &ModuleReport) -> String {
             let [l, rr, top, b] = t.neighborhood;
             let _ = writeln!(
                 s,
-                "  tiling: block {}x{}, neighborhood ({l}, {rr}, {top}, {b}), border {}, tile memory {} bytes",
-                t.block[0], t.block[1], t.border, t.tile_memory
+                "  tiling: block {}x{}, neighborhood ({l}, {rr}, {top}, {b}), tile memory {} bytes",
+                t.block[0], t.block[1], t.tile_memory
             );
+            let _ = writeln!(s, "  border: {} ({})", t.border, t.border_note);
             let _ = writeln!(s, "  fusion: {}", t.fusion);
         }
         for h in &k.alias_hints {
@@ -391,6 +455,7 @@ pub(crate) struct KernelDetails<'a> {
     pub(crate) module: &'a str,
     pub(crate) version: &'a str,
     pub(crate) abi_version: u32,
+    pub(crate) build: &'a str,
     pub(crate) kernel: &'a KernelReport,
 }
 
@@ -429,7 +494,7 @@ pub(crate) fn kernel_details<'a>(r: &'a ModuleReport, name: &str) -> Result<Kern
             }
         }
     };
-    Ok(KernelDetails { module: &r.module, version: &r.version, abi_version: r.abi_version, kernel })
+    Ok(KernelDetails { module: &r.module, version: &r.version, abi_version: r.abi_version, build: r.build, kernel })
 }
 
 /// One kernel in detail as text.
@@ -438,7 +503,15 @@ pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
     let k = d.kernel;
     let mut s = String::new();
     let _ = writeln!(s, "Kernel {}  [{} kernel, enumeration {:#x}]", k.name, k.kind, k.enumeration);
-    let _ = writeln!(s, "  module: {} {} (module ABI {})", d.module, d.version, d.abi_version);
+    let _ = writeln!(
+        s,
+        "  module: {} {} (module ABI {}), {} build{}",
+        d.module,
+        d.version,
+        d.abi_version,
+        d.build,
+        build_note(d.build)
+    );
     if let Some(summary) = &k.summary {
         let _ = writeln!(s, "  summary: {summary}");
     }
@@ -463,7 +536,7 @@ pub(crate) fn kernel_text(d: &KernelDetails<'_>) -> String {
             let _ = writeln!(s, "  tiling:");
             let _ = writeln!(s, "    output block: {}x{}", t.block[0], t.block[1]);
             let _ = writeln!(s, "    input neighborhood: left {l}, right {r}, top {top}, bottom {b}");
-            let _ = writeln!(s, "    border: {}", t.border);
+            let _ = writeln!(s, "    border: {} ({})", t.border, t.border_note);
             let _ = writeln!(s, "    tile memory: {} bytes", t.tile_memory);
             let _ = writeln!(s, "    fusion: {}", t.fusion);
         }

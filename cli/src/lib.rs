@@ -4,7 +4,7 @@
 //!   directory (or of the search path), one module's kernels, or one kernel in detail.
 //! - `vx run <graph.toml> [--set key=value]… [--frames N] [--target SPEC]… [--place NODE=TARGET]…`:
 //!   run a graph described in a file (`docs/book/src/graph-file.md`), with a progress bar over frames and
-//!   the per-node time table.
+//!   the time table (a row per node, one per fused group).
 //! - `vx watch <dir> <graph.toml> [--fps N] [--force-reload]`: the same graph as a service,
 //!   reloading modules from `dir` as they change.
 //!
@@ -46,8 +46,9 @@ use vx::{MAX_QUEUE_DEPTH, MAX_THREADS, TargetConfig};
 #[derive(Parser, Debug)]
 #[command(name = "vx", version, about)]
 struct Cli {
-    /// Also search these directories for modules (before VX_MODULE_PATH and the vx binary's own).
-    #[arg(long = "module-dir", short = 'M', global = true, value_name = "DIR")]
+    /// Also search these directories for modules (before VX_MODULE_PATH and the vx binary's own);
+    /// for `inspect`, `run` and `watch`, before or after the command's name.
+    #[arg(long = "module-dir", short = 'M', value_name = "DIR")]
     module_dirs: Vec<PathBuf>,
     /// Log to standard error (a tracing filter such as `info` or `vx=debug`; RUST_LOG works too;
     /// default: warnings; `off`: none).
@@ -55,6 +56,15 @@ struct Cli {
     log: Option<String>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `-M DIR` after a command's name (`vx run -M target/debug graph.toml`): the commands that load
+/// modules take it; `vx new` does not, so its help does not list it.
+#[derive(clap::Args, Debug)]
+struct ModuleDirs {
+    /// Also search these directories for modules (before VX_MODULE_PATH and the vx binary's own).
+    #[arg(long = "module-dir", short = 'M', value_name = "DIR")]
+    module_dirs: Vec<PathBuf>,
 }
 
 /// What `run` and `watch` share: the graph file and what the command line changes in it.
@@ -92,11 +102,14 @@ enum Command {
         /// A plugin directory, a module name (`vx_filters`, searched) or a path to `lib<name>.so`;
         /// none: every module of the search path.
         module: Option<String>,
-        /// A kernel of the module (`filters.sobel3x3`) to describe in detail.
+        /// A kernel of the module to describe in detail: its full name (`filters.sobel3x3`) or a
+        /// unique short one (`sobel3x3`).
         kernel: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        dirs: ModuleDirs,
     },
     /// Run a graph described in a TOML file.
     Run {
@@ -108,6 +121,8 @@ enum Command {
         /// No progress bar and no time table.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        dirs: ModuleDirs,
     },
     /// Make a new kernel-module crate: a tiling kernel, a user kernel, tests that pass, a README.
     New(new::NewArgs),
@@ -117,9 +132,13 @@ enum Command {
         dir: PathBuf,
         #[command(flatten)]
         graph: GraphArgs,
-        /// Frames per second (default: 30).
+        /// Frames per second.
         #[arg(long, default_value_t = run::DEFAULT_FPS, value_parser = parse_fps)]
         fps: f64,
+        /// Write the outputs every N frames (each written whole, then renamed into place), besides
+        /// after every reload and at the end.
+        #[arg(long, value_name = "N", value_parser = parse_frames)]
+        write_every: Option<u64>,
         /// Stop after this many seconds (default: run until interrupted).
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
@@ -128,6 +147,8 @@ enum Command {
         /// refused and the running version keeps serving.
         #[arg(long)]
         force_reload: bool,
+        #[command(flatten)]
+        dirs: ModuleDirs,
     },
 }
 
@@ -257,14 +278,19 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let dirs = |d: ModuleDirs| [cli.module_dirs.clone(), d.module_dirs].concat();
     let result = match cli.command {
-        Command::Inspect { module, kernel, json } => {
-            run::inspect(&cli.module_dirs, module.as_deref(), kernel.as_deref(), json)
+        Command::Inspect { module, kernel, json, dirs: d } => {
+            run::inspect(&dirs(d), module.as_deref(), kernel.as_deref(), json)
         }
-        Command::Run { graph, frames, quiet } => run::run(&cli.module_dirs, &graph, frames, quiet),
+        Command::Run { graph, frames, quiet, dirs: d } => run::run(&dirs(d), &graph, frames, quiet),
+        Command::New(_) if !cli.module_dirs.is_empty() => {
+            Err(Failure::usage("-M / --module-dir is for inspect, run and watch; `vx new` loads no module"))
+        }
         Command::New(args) => new::new(&args),
-        Command::Watch { dir, graph, fps, seconds, force_reload } => {
-            run::watch(&cli.module_dirs, &dir, &graph, fps, seconds, force_reload)
+        Command::Watch { dir, graph, fps, write_every, seconds, force_reload, dirs: d } => {
+            let serve = run::Serve { fps, write_every, seconds, force_reload };
+            run::watch(&dirs(d), &dir, &graph, &serve)
         }
     };
     match result {

@@ -1,21 +1,33 @@
 //! `vx new`: a kernel-module crate that tests, builds, inspects and runs as made.
 //!
-//! `vx new PATH [--target NAME]` writes, into a directory that must not exist yet:
+//! `vx new PATH [--target NAME] [--app]` writes, into a directory that must not exist yet:
 //!
 //! - `Cargo.toml`: a `cdylib` (the module) + `rlib` (tests, other crates), the SDK by version
 //!   (`vx-plugin-abi`, the runtime `vx-rs` as a dev-dependency for in-process tests), `rust-version`
 //!   = the SDK's MSRV (edition 2024's resolver then picks dependency versions that build with it),
 //!   and a `[patch.crates-io]` to a local checkout of vx-rs when this `vx` was built from one (or
 //!   `--sdk-path`), commented out otherwise;
-//! - `src/lib.rs`: `vx_module!`, one `#[tiling_kernel]`, one `#[user_kernel]`, and with `--target`
-//!   one `#[target_kernel]` on that target;
-//! - `src/tests.rs`: a test per kernel, run in process (`Context::publish_in_process`);
+//! - `src/lib.rs`: `vx_module!`, one `#[tiling_kernel]`, one row kernel (`Rows<u8, 3>`, a 3×3
+//!   sharpen under `border = Replicate`), one `#[user_kernel]`, and with `--target` one
+//!   `#[target_kernel]` on that target;
+//! - `src/tests.rs`: a test per kernel, run in process (`Context::publish_in_process`); the row
+//!   kernel's against a reference computed in the test, image edge included;
 //! - `graph.toml` and `data/input.png`: a graph `vx run` runs on the built module;
 //! - `README.md` with the next commands, and `.gitignore`.
 //!
+//! With `--app` the same crate is the root of a cargo workspace whose second member, `app/`, is an
+//! application (package `app`, a binary depending on `vx-rs`) that loads the module from the
+//! directory it is built into (`target/debug` or `target/release`, the workspace's one target
+//! directory), runs the graph of `graph.toml` on `data/input.png` and writes `out-app.png`. The
+//! workspace root is the only place cargo reads `[patch]`, so the one `[patch.crates-io]` table
+//! serves both members; both ask for `vx-rs` with the same features, so the runtime builds once
+//! for the module's tests and the application.
+//!
 //! Every file is created exclusively (`create_new`): nothing existing is overwritten, and nothing
 //! is written through a symlink. A crate made inside another cargo workspace gets an empty
-//! `[workspace]` table so that it builds on its own (the note says how to join the workspace).
+//! `[workspace]` table so that it builds on its own (the note says how to join the workspace); a
+//! `--app` workspace is refused where that workspace's `members` would claim it (a workspace cannot
+//! be a member of another).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -28,7 +40,7 @@ const SDK_VERSION: &str = "0.1";
 /// The SDK's minimum supported Rust version (the workspace's `rust-version`).
 const MSRV: &str = env!("CARGO_PKG_RUST_VERSION");
 
-/// `vx new PATH [--target TARGET]`.
+/// `vx new PATH [--target TARGET] [--app]`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct NewArgs {
     /// The directory to create; its last component is the crate's name (letters, digits, `-`, `_`).
@@ -44,13 +56,29 @@ pub(crate) struct NewArgs {
     /// The crates are not published yet: such a crate builds once they are.
     #[arg(long)]
     pub(crate) registry: bool,
+    /// Make a cargo workspace: the module crate at its root and an application crate `app/` that
+    /// loads the built module and runs its kernels on `data/input.png` (one target directory for
+    /// both, so the runtime builds once).
+    #[arg(long)]
+    pub(crate) app: bool,
 }
+
+/// The package name of the application crate `vx new --app` writes (in `app/`).
+const APP: &str = "app";
 
 /// `vx new`.
 pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
     let made = make(args)?;
     let dir = args.path.display();
-    let mut out = format!("Created kernel module crate `{}` in {dir}\n", made.crate_name);
+    let mut out = if args.app {
+        format!(
+            "Created the cargo workspace {dir}: kernel module crate `{}` at its root, application `{APP}` in \
+             {dir}/app (one target directory for both)\n",
+            made.crate_name
+        )
+    } else {
+        format!("Created kernel module crate `{}` in {dir}\n", made.crate_name)
+    };
     match (&made.sdk, &made.workspace) {
         (Some(sdk), Workspace::Member(_)) => {
             out += &format!(
@@ -71,6 +99,13 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
     }
     match &made.workspace {
         Workspace::None => {}
+        Workspace::Outside(ws) if args.app => {
+            out += &format!(
+                "  note: the workspace is inside the cargo workspace at {} but not one of its members, so it is a \
+                 workspace of its own (its Cargo.toml has a `[workspace]` table).\n",
+                ws.display()
+            )
+        }
         Workspace::Outside(ws) => {
             out += &format!(
                 "  note: the crate is inside the cargo workspace at {} but not one of its members, so it stands \
@@ -96,8 +131,9 @@ pub(crate) fn new(args: &NewArgs) -> Result<(), Failure> {
             )
         }
     }
+    let app = if args.app { "\n  cargo run -p app                       # writes out-app.png" } else { "" };
     out += &format!(
-        "\nNext:\n  cd {dir}\n  cargo test\n  cargo build\n  vx inspect target/debug/lib{}.so\n  \
+        "\nNext:\n  cd {dir}\n  cargo test\n  cargo build{app}\n  vx inspect target/debug/lib{}.so\n  \
          vx run -M target/debug graph.toml      # writes out.png\n",
         made.lib_name
     );
@@ -136,6 +172,12 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
         .to_owned();
     check_crate_name(&crate_name)
         .map_err(|why| Failure::usage(format!("vx new: invalid crate name `{crate_name}`: {why}")))?;
+    if args.app && crate_name.replace('-', "_") == APP {
+        return Err(Failure::usage(format!(
+            "vx new: invalid crate name `{crate_name}`: with --app it is the name of the application crate \
+             (`{APP}/`); choose another directory name"
+        )));
+    }
     if let Some(t) = &args.target {
         check_target_name(t).map_err(|why| Failure::usage(format!("vx new: invalid target name `{t}`: {why}")))?;
     }
@@ -190,13 +232,28 @@ fn make(args: &NewArgs) -> Result<Made, Failure> {
     fs::create_dir_all(&parent)
         .map_err(|e| Failure::usage(format!("vx new: cannot create `{}`: {e}", parent.display())))?;
     let workspace = workspace_of(&parent, &crate_name);
+    if let (true, Workspace::Member(ws)) = (args.app, &workspace) {
+        undo(&created);
+        return Err(Failure::usage(format!(
+            "vx new: --app makes a cargo workspace, and `{}` would be a member of the cargo workspace at {} (its \
+             `members` match it), which cannot hold another workspace: choose a directory outside it, add the path \
+             to its `exclude`, or leave out --app",
+            path.display(),
+            ws.display()
+        )));
+    }
     if let Err(e) = fs::create_dir(path) {
         undo(&created);
         return Err(Failure::usage(format!("vx new: cannot create `{}`: {e}", path.display())));
     }
     let lib_name = crate_name.replace('-', "_");
-    let files =
-        Files { crate_name: &crate_name, lib_name: &lib_name, target: args.target.as_deref(), sdk: sdk.as_deref() };
+    let files = Files {
+        crate_name: &crate_name,
+        lib_name: &lib_name,
+        target: args.target.as_deref(),
+        sdk: sdk.as_deref(),
+        app: args.app,
+    };
     if let Err(e) = files.write_all(path, &workspace) {
         // Only what this call created: the directory did not exist before.
         undo(&created);
@@ -364,6 +421,8 @@ struct Files<'a> {
     lib_name: &'a str,
     target: Option<&'a str>,
     sdk: Option<&'a Path>,
+    /// `--app`: the crate is the root of a workspace with the application crate `app/`.
+    app: bool,
 }
 
 impl Files<'_> {
@@ -373,17 +432,27 @@ impl Files<'_> {
         create(&dir.join("Cargo.toml"), self.cargo_toml(workspace).as_bytes())?;
         create(&dir.join("src/lib.rs"), self.lib_rs().as_bytes())?;
         create(&dir.join("src/tests.rs"), self.tests_rs().as_bytes())?;
+        let mut sources = vec![dir.join("src/lib.rs"), dir.join("src/tests.rs")];
+        if self.app {
+            fs::create_dir(dir.join(APP))?;
+            fs::create_dir(dir.join(APP).join("src"))?;
+            create(&dir.join(APP).join("Cargo.toml"), self.app_cargo_toml().as_bytes())?;
+            create(&dir.join(APP).join("src/main.rs"), self.app_main_rs().as_bytes())?;
+            sources.push(dir.join(APP).join("src/main.rs"));
+        }
         // Formatted as `cargo fmt` would (names of any length); skipped quietly without rustfmt.
         let _ = std::process::Command::new("rustfmt")
             .args(["--edition", "2024"])
-            .arg(dir.join("src/lib.rs"))
-            .arg(dir.join("src/tests.rs"))
+            .args(&sources)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
         create(&dir.join("graph.toml"), self.graph_toml().as_bytes())?;
         create(&dir.join("README.md"), self.readme().as_bytes())?;
-        create(&dir.join(".gitignore"), b"/target\n/Cargo.lock\n/out.png\n")?;
+        // An application's Cargo.lock belongs in version control; a library's need not.
+        let ignore: &[u8] =
+            if self.app { b"/target\n/out.png\n/out-app.png\n" } else { b"/target\n/Cargo.lock\n/out.png\n" };
+        create(&dir.join(".gitignore"), ignore)?;
         create(&dir.join("data/input.png"), &input_png()?)?;
         Ok(())
     }
@@ -427,7 +496,15 @@ impl Files<'_> {
                      # vx-rs = { path = \"/path/to/vx-rs/vx-core\" }\n"
                 .to_owned(),
         };
-        let workspace = if matches!(workspace, Workspace::Outside(_)) {
+        let workspace = if self.app {
+            "\n# The workspace: this module crate and the application in app/. Cargo reads [patch] only here,\n\
+             # at the root, so the table above serves both; one target directory (target/) holds both builds,\n\
+             # so the runtime compiles once for the module's tests and the application.\n\
+             [workspace]\n\
+             members = [\".\", \"app\"]\n\
+             # `cargo build` and `cargo test` here build both (`-p NAME` picks one).\n\
+             default-members = [\".\", \"app\"]\n"
+        } else if matches!(workspace, Workspace::Outside(_)) {
             "\n# This crate was made inside another cargo workspace and stands alone; to make it a member,\n\
              # delete this table and add the crate to that workspace's `members`.\n[workspace]\n"
         } else {
@@ -458,7 +535,8 @@ impl Files<'_> {
 
     fn lib_rs(&self) -> String {
         let Files { lib_name, .. } = self;
-        let mut uses = vec!["ImageIn", "ImageOut", "Tile", "TileMut", "tiling_kernel", "user_kernel", "vx_module"];
+        let mut uses =
+            vec!["ImageIn", "ImageOut", "Rows", "Tile", "TileMut", "tiling_kernel", "user_kernel", "vx_module"];
         let mut target_part = String::new();
         if let Some(t) = self.target {
             uses.push("target_kernel");
@@ -525,6 +603,20 @@ fn brighten_any(input: &Tile<u8>, amount: u8, out: &mut TileMut<u8>) {{
         for x in 0..out.width() {{
             out.set(x, y, input.pixel(x, y, 0, 0).saturating_add(amount));
         }}
+    }}
+}}
+
+/// Sharpen with the 3×3 kernel (0 −1 0 / −1 5 −1 / 0 −1 0), clamped to 0..=255.
+///
+/// A row kernel: for each output row the SDK hands it the three input rows around it, each one
+/// pixel wider than the output on both sides, and past the image edge it repeats the edge pixel
+/// (`border = Replicate`), so this one loop computes the edge too.
+#[tiling_kernel(name = "{lib_name}.sharpen", nbhd = (-1, 1, -1, 1), border = Replicate)]
+fn sharpen([above, row, below]: Rows<u8, 3>, out: &mut [u8]) {{
+    for (x, o) in out.iter_mut().enumerate() {{
+        // Output pixel `x` sits over column `x + 1` of the input rows (they start one pixel left).
+        let around = i16::from(above[x + 1]) + i16::from(row[x]) + i16::from(row[x + 2]) + i16::from(below[x + 1]);
+        *o = (5 * i16::from(row[x + 1]) - around).clamp(0, 255) as u8;
     }}
 }}
 
@@ -601,6 +693,49 @@ fn brighten_saturates_on_blocks_and_at_the_right_edge() -> vx::Result<()> {{
     Ok(())
 }}
 
+/// The 3×3 sharpen computed here, pixel by pixel, with the image edge extended as the kernel's
+/// `border = Replicate` says: a coordinate past the edge reads the nearest edge pixel.
+fn sharpen_reference(px: &[u8], width: usize, height: usize) -> Vec<u8> {{
+    let at = |x: isize, y: isize| {{
+        let (x, y) = (x.clamp(0, width as isize - 1) as usize, y.clamp(0, height as isize - 1) as usize);
+        i32::from(px[y * width + x])
+    }};
+    let mut out = Vec::with_capacity(width * height);
+    for y in 0..height as isize {{
+        for x in 0..width as isize {{
+            let v = 5 * at(x, y) - at(x - 1, y) - at(x + 1, y) - at(x, y - 1) - at(x, y + 1);
+            out.push(v.clamp(0, 255) as u8);
+        }}
+    }}
+    out
+}}
+
+#[test]
+fn sharpen_matches_the_reference_up_to_the_replicated_edge() -> vx::Result<()> {{
+    let ctx = Context::new()?;
+    ctx.publish_in_process()?;
+    let sharpen = ctx.kernel_by_name("{lib_name}.sharpen")?;
+    let (width, height) = (37, 9);
+    // Pixels in 60..=139: some outputs clamp at 0 or 255, most do not.
+    let mut px: Vec<u8> = (0..width * height).map(|i| 60 + (i * 37 % 80) as u8).collect();
+    // The top-left corner, where the rule shows: replicated, its missing left and top neighbors
+    // are the corner itself, so it is 5·90 − 90 − 80 − 90 − 70 = 120 (reflect-101 would give 150).
+    (px[0], px[1], px[width]) = (90, 80, 70);
+    let input = u8_image(&ctx, width as u32, height as u32, &px)?;
+    let output = Image::new(&ctx, width as u32, height as u32, ImageFormat::U8)?;
+    let graph = Graph::new(&ctx)?;
+    graph.add_node(&sharpen, [&input, &output])?;
+    graph.process()?;
+    let got = output.to_vec::<u8>()?;
+    assert_eq!(got[0], 120, "the corner, under Replicate");
+    let want = sharpen_reference(&px, width, height);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {{
+        assert_eq!(g, w, "pixel ({{}}, {{}})", i % width, i / width);
+    }}
+    assert_eq!(got.len(), want.len());
+    Ok(())
+}}
+
 #[test]
 fn invert_maps_p_to_255_minus_p() -> vx::Result<()> {{
     let ctx = Context::new()?;
@@ -661,7 +796,7 @@ target = "{t}"
         };
         let invert_out = if self.target.is_some() { "inverted" } else { "output" };
         format!(
-            r#"# {crate_name}'s kernels as a graph: input.png → brighten → invert{chain} → out.png.
+            r#"# {crate_name}'s kernels as a graph: input.png → sharpen → brighten → invert{chain} → out.png.
 #   cargo build && vx run -M target/debug graph.toml --set amount=80
 # Paths are relative to this file; see vx-rs's docs/book/src/graph-file.md for every key.
 
@@ -674,6 +809,9 @@ amount = 40
 [images.input]
 read = "data/input.png"
 format = "U8"
+
+[images.sharp]
+virtual = true
 
 [images.bright]
 virtual = true
@@ -688,9 +826,14 @@ type = "U8"
 value = "${{amount}}"
 
 [[nodes]]
+name = "sharpen"
+kernel = "{lib_name}.sharpen"
+params = ["input", "sharp"]
+
+[[nodes]]
 name = "brighten"
 kernel = "{lib_name}.brighten"
-params = ["input", "amount", "bright"]
+params = ["sharp", "amount", "bright"]
 
 [[nodes]]
 name = "invert"
@@ -710,25 +853,189 @@ params = ["bright", "{invert_out}"]
             ),
             None => String::new(),
         };
-        format!(
-            r#"# {crate_name}
+        let kernels = format!(
+            "- `{lib_name}.brighten` — a tiling kernel: adds a U8 scalar to every pixel, saturating;\n\
+             - `{lib_name}.sharpen` — a row kernel: a 3×3 sharpen written over `Rows<u8, 3>`, the image edge\n  \
+             extended by `border = Replicate`;\n\
+             - `{lib_name}.invert` — a user kernel: 255 − p, the whole image per call;\n\
+             {target_note}"
+        );
+        let chain = match self.target {
+            Some(_) => "sharpen → brighten → invert → gain",
+            None => "sharpen → brighten → invert",
+        };
+        let watch = "Change a kernel, `cargo build` again, and a running `vx watch target/debug graph.toml` picks the\n\
+                     new code up at its next frame.\n";
+        if !self.app {
+            return format!(
+                r#"# {crate_name}
 
 A vx-rs kernel module (made by `vx new`):
 
-- `{lib_name}.brighten` — a tiling kernel: adds a U8 scalar to every pixel, saturating;
-- `{lib_name}.invert` — a user kernel: 255 − p, the whole image per call;
-{target_note}
+{kernels}
 The next commands:
 
 ```sh
 cargo test                                   # the kernels, in process (src/tests.rs)
 cargo build                                  # target/debug/lib{lib_name}.so, the module
 vx inspect target/debug/lib{lib_name}.so     # what the module holds
-vx run -M target/debug graph.toml            # data/input.png → brighten → invert → out.png
+vx run -M target/debug graph.toml            # data/input.png → {chain} → out.png
 ```
 
-Change a kernel, `cargo build` again, and a running `vx watch target/debug graph.toml` picks the
-new code up at its next frame.
+{watch}"#
+            );
+        }
+        let nested: String = kernels.lines().map(|l| format!("  {l}\n")).collect();
+        format!(
+            r#"# {crate_name}
+
+A vx-rs kernel module and an application that loads it (made by `vx new --app`), one cargo
+workspace of two members:
+
+- the module crate `{crate_name}` at the root (`Cargo.toml`, `src/`), with its kernels:
+{nested}- the application `app/` (package `app`): it loads the module from the directory it is built into,
+  runs {chain} on `data/input.png`, as `graph.toml` does, and writes `out-app.png`.
+
+The vx-rs crates are not on crates.io: the `[patch.crates-io]` table of the root `Cargo.toml`
+points both members at a checkout of vx-rs (cargo reads `[patch]` only at a workspace's root). Both
+build into the one `target/`, so the runtime compiles once, for the module's tests and the
+application alike.
+
+The next commands, at the root:
+
+```sh
+cargo test                                   # the kernels, in process (src/tests.rs)
+cargo build                                  # target/debug/lib{lib_name}.so (the module) and target/debug/app
+cargo run -p app                             # loads the module: data/input.png → … → out-app.png
+vx inspect target/debug/lib{lib_name}.so     # what the module holds
+vx run -M target/debug graph.toml            # the same graph, from its file → out.png
+```
+
+`cargo run -p app -- INPUT OUTPUT AMOUNT` takes another picture (any size; colour is made gray),
+output file and brighten amount (0 to 255, default 40). In release: `cargo build --release &&
+cargo run --release -p app` (the module is then target/release/lib{lib_name}.so).
+
+{watch}"#
+        )
+    }
+
+    fn app_cargo_toml(&self) -> String {
+        format!(
+            "[package]\n\
+             name = \"{APP}\"\n\
+             version = \"0.1.0\"\n\
+             edition = \"2024\"\n\
+             rust-version = \"{MSRV}\"\n\
+             publish = false\n\
+             \n\
+             [dependencies]\n\
+             # The runtime. The kernel module is loaded at run time (lib{lib}.so), not linked; the same\n\
+             # requirement and features as the module's dev-dependency, so one build of vx-rs serves both.\n\
+             vx-rs = \"{SDK_VERSION}\"\n\
+             # Reads and writes the PNG pictures.\n\
+             image = {{ version = \"0.25\", default-features = false, features = [\"png\"] }}\n\
+             \n\
+             # [patch.crates-io] is in the workspace's Cargo.toml (../Cargo.toml): cargo reads it only there.\n",
+            lib = self.lib_name,
+        )
+    }
+
+    fn app_main_rs(&self) -> String {
+        let Files { crate_name, lib_name, .. } = self;
+        let (chain, uses, context, gain) = match self.target {
+            Some(t) => (
+                format!("sharpen → brighten → invert → gain (on target `{t}`)"),
+                ", TargetConfig",
+                format!(
+                    "// The gain kernel runs on target `{t}`, which the context declares (a thread of its own).\n    \
+                     let ctx = Context::builder().target(TargetConfig::new(\"{t}\")).build()?;"
+                ),
+                format!(
+                    r#"
+    let inverted = Image::new_virtual(&graph, 0, 0, ImageFormat::Virtual)?;
+    graph.add_node(&kernel("invert")?, [&bright, &inverted])?.set_name("invert")?;
+    // Placed on `{t}`, the one target that implements it; its gain is 1 until a command sets it.
+    graph.add_node(&kernel("gain")?, [&inverted, &output])?.set_name("gain")?;"#
+                ),
+            ),
+            None => (
+                "sharpen → brighten → invert".to_owned(),
+                "",
+                "let ctx = Context::new()?;".to_owned(),
+                r#"
+    graph.add_node(&kernel("invert")?, [&bright, &output])?.set_name("invert")?;"#
+                    .to_owned(),
+            ),
+        };
+        format!(
+            r#"//! The application of {crate_name}'s workspace: loads the kernel module `{lib_name}` that the
+//! workspace builds, runs {chain} on a picture in a graph (the graph of
+//! `graph.toml`), and writes the result.
+//!
+//! ```text
+//! cargo build                                       # the module and this application
+//! cargo run -p app [-- INPUT [OUTPUT [AMOUNT]]]
+//! ```
+//!
+//! INPUT defaults to the workspace's `data/input.png`, OUTPUT to `out-app.png` at the workspace's
+//! root, AMOUNT (brighten's) to 40.
+
+use std::error::Error;
+use std::path::{{Path, PathBuf}};
+
+use vx::{{Context, Graph, Image, ImageFormat, Rect, Reference, Scalar, ScalarValue{uses}}};
+
+fn main() -> Result<(), Box<dyn Error>> {{
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("app/ is in the workspace")?;
+    let mut args = std::env::args_os().skip(1);
+    let input = args.next().map_or_else(|| root.join("data/input.png"), PathBuf::from);
+    let output_file = args.next().map_or_else(|| root.join("out-app.png"), PathBuf::from);
+    let amount: u8 = match args.next() {{
+        Some(a) => a.to_str().and_then(|a| a.parse().ok()).ok_or("AMOUNT is a number from 0 to 255")?,
+        None => 40,
+    }};
+
+    // Cargo builds the module and this program into one directory: target/debug, or target/release
+    // with --release. (The runtime also searches VX_MODULE_PATH.)
+    let exe = std::env::current_exe()?;
+    let modules = exe.parent().ok_or("the executable is in a directory")?;
+    if !modules.join("lib{lib_name}.so").is_file() {{
+        return Err(format!(
+            "{{}} holds no lib{lib_name}.so: run `cargo build` at the workspace's root first (with --release for a release run)",
+            modules.display()
+        )
+        .into());
+    }}
+    {context}
+    ctx.add_module_dir(modules);
+    ctx.load_module("{lib_name}")?;
+    let kernel = |name: &str| ctx.kernel_by_name(&format!("{lib_name}.{{name}}"));
+
+    let picture = image::open(&input).map_err(|e| format!("cannot read {{}}: {{e}}", input.display()))?.to_luma8();
+    let (width, height) = picture.dimensions();
+    let graph = Graph::with_name(&ctx, "{lib_name}-app")?;
+    let source = Image::new(&ctx, width, height, ImageFormat::U8)?;
+    source.copy_from(Rect::full(width, height), 0, picture.as_raw())?;
+    // Virtual images between the nodes: the graph owns them, and verify may fuse the nodes they join.
+    let sharp = Image::new_virtual(&graph, 0, 0, ImageFormat::Virtual)?;
+    let bright = Image::new_virtual(&graph, 0, 0, ImageFormat::Virtual)?;
+    let amount = Scalar::new(&ctx, ScalarValue::Uint8(amount))?;
+    let output = Image::new(&ctx, width, height, ImageFormat::U8)?;
+    graph.add_node(&kernel("sharpen")?, [&source, &sharp])?.set_name("sharpen")?;
+    graph
+        .add_node(&kernel("brighten")?, [Reference::from(&sharp), Reference::from(&amount), Reference::from(&bright)])?
+        .set_name("brighten")?;{gain}
+    graph.process()?;
+
+    let pixels = output.to_vec::<u8>()?;
+    image::GrayImage::from_raw(width, height, pixels)
+        .ok_or("the output has width × height pixels")?
+        .save(&output_file)
+        .map_err(|e| format!("cannot write {{}}: {{e}}", output_file.display()))?;
+    println!("{{}} ({{width}}×{{height}}) → {{}}", input.display(), output_file.display());
+    print!("{{}}", graph.perf_table()?);
+    Ok(())
+}}
 "#
         )
     }
@@ -803,7 +1110,13 @@ mod tests {
     #[test]
     fn the_generated_files_parse_and_name_the_crate() {
         for target in [None, Some("dsp")] {
-            let f = Files { crate_name: "my-mod", lib_name: "my_mod", target, sdk: Some(Path::new("/x/vx \"rs")) };
+            let f = Files {
+                crate_name: "my-mod",
+                lib_name: "my_mod",
+                target,
+                sdk: Some(Path::new("/x/vx \"rs")),
+                app: false,
+            };
             let cargo: toml::Table =
                 f.cargo_toml(&Workspace::Outside(PathBuf::from("/ws"))).parse().expect("Cargo.toml parses");
             assert_eq!(cargo["package"]["name"].as_str(), Some("my-mod"));
@@ -818,10 +1131,61 @@ mod tests {
             let lib = f.lib_rs();
             assert!(lib.contains("vx_module!(name = \"my_mod\")"));
             assert_eq!(lib.contains("#[target_kernel(name = \"my_mod.gain\", target = \"dsp\""), target.is_some());
-            assert_eq!(f.tests_rs().contains("TargetConfig::new(\"dsp\")"), target.is_some());
+            assert!(
+                lib.contains("#[tiling_kernel(name = \"my_mod.sharpen\", nbhd = (-1, 1, -1, 1), border = Replicate)]")
+            );
+            assert!(lib.contains("fn sharpen([above, row, below]: Rows<u8, 3>, out: &mut [u8])"));
+            let tests = f.tests_rs();
+            assert_eq!(tests.contains("TargetConfig::new(\"dsp\")"), target.is_some());
+            assert!(tests.contains("fn sharpen_matches_the_reference_up_to_the_replicated_edge()"));
+            let nodes = graph["nodes"].as_array().unwrap();
+            assert_eq!(nodes[0]["kernel"].as_str(), Some("my_mod.sharpen"), "the graph starts with the row kernel");
+            assert!(f.readme().contains("`my_mod.sharpen` — a row kernel") && !f.readme().contains("cargo run -p app"));
             let registry = Files { sdk: None, ..f };
             let cargo: toml::Table = registry.cargo_toml(&Workspace::None).parse().unwrap();
             assert!(!cargo.contains_key("patch") && !cargo.contains_key("workspace"));
+        }
+    }
+
+    #[test]
+    fn with_app_the_crate_is_the_root_of_a_workspace_with_the_application() {
+        for target in [None, Some("dsp")] {
+            let f = Files { crate_name: "my-mod", lib_name: "my_mod", target, sdk: Some(Path::new("/sdk")), app: true };
+            for ws in [Workspace::None, Workspace::Outside(PathBuf::from("/ws"))] {
+                let root: toml::Table = f.cargo_toml(&ws).parse().expect("Cargo.toml parses");
+                assert_eq!(root["package"]["name"].as_str(), Some("my-mod"), "the module crate is the root package");
+                let members = |key: &str| -> Vec<&str> {
+                    root["workspace"][key].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect()
+                };
+                assert_eq!(members("members"), [".", APP]);
+                assert_eq!(members("default-members"), [".", APP]);
+                assert_eq!(
+                    root["patch"]["crates-io"]["vx-rs"]["path"].as_str(),
+                    Some("/sdk/vx-core"),
+                    "one patch, here"
+                );
+                // The runtime asked for alike by both members: one build of it.
+                assert_eq!(root["dev-dependencies"]["vx-rs"].as_str(), Some(SDK_VERSION));
+            }
+            let app: toml::Table = f.app_cargo_toml().parse().expect("app/Cargo.toml parses");
+            assert_eq!(app["package"]["name"].as_str(), Some(APP));
+            assert_eq!(app["package"]["rust-version"].as_str(), Some(MSRV));
+            assert_eq!(app["dependencies"]["vx-rs"].as_str(), Some(SDK_VERSION));
+            assert!(!app.contains_key("patch") && !app.contains_key("workspace"), "cargo reads both at the root only");
+            let main = f.app_main_rs();
+            assert!(main.contains("ctx.load_module(\"my_mod\")?;") && main.contains("libmy_mod.so"));
+            for k in ["sharpen", "brighten", "invert"] {
+                assert!(main.contains(&format!("kernel(\"{k}\")")), "{k}");
+            }
+            assert_eq!(
+                main.contains("TargetConfig::new(\"dsp\")") && main.contains("kernel(\"gain\")"),
+                target.is_some()
+            );
+            let readme = f.readme();
+            for c in ["cargo test", "cargo build", "cargo run -p app", "vx run -M target/debug graph.toml"] {
+                assert!(readme.contains(c), "{c}");
+            }
+            assert!(readme.contains("not on crates.io"));
         }
     }
 
@@ -888,7 +1252,7 @@ mod tests {
         assert_eq!(is("", "top"), "outside");
         assert!(matches!(workspace_of(Path::new("/"), "x"), Workspace::None));
         // The Cargo.toml of each: a member has no [workspace] and its patch commented out.
-        let f = Files { crate_name: "km", lib_name: "km", target: None, sdk: Some(Path::new("/sdk")) };
+        let f = Files { crate_name: "km", lib_name: "km", target: None, sdk: Some(Path::new("/sdk")), app: false };
         let member: toml::Table = f.cargo_toml(&Workspace::Member(ws.clone())).parse().unwrap();
         assert!(!member.contains_key("workspace") && !member.contains_key("patch"));
         assert!(

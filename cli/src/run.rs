@@ -143,11 +143,31 @@ fn prepare(args: &GraphArgs) -> Result<GraphFile, Failure> {
 }
 
 /// The context (with the file's and the command line's targets), modules loaded, graph built.
-fn setup(module_dirs: &[PathBuf], args: &GraphArgs, file: &GraphFile) -> Result<(Context, BuiltGraph), Failure> {
+/// Each module loaded is named with its file and build (unless `quiet`); a debug build, whose
+/// kernels `why` (are timed, are served) unoptimized, gets a warning whatever `quiet` says.
+fn setup(
+    module_dirs: &[PathBuf],
+    args: &GraphArgs,
+    file: &GraphFile,
+    quiet: bool,
+    why: &str,
+) -> Result<(Context, BuiltGraph), Failure> {
     let threads = args.threads.map(|n| n as usize).or(file.threads);
     let ctx = context(module_dirs, threads, &file.targets)?;
     for m in &file.modules {
-        inspect::load(&ctx, m)?;
+        let name = inspect::load(&ctx, m)?;
+        if let Some(info) = ctx.module_info(&name) {
+            if !quiet {
+                note!("vx: module {} {} from {} ({})", info.name, info.version, info.file.display(), info.build);
+            }
+            if info.build == vx::ModuleBuild::Debug {
+                note!(
+                    "vx: warning: module '{}' is a debug build: {why} unoptimized code, many times slower than a \
+                     release build (cargo build --release, then -M target/release)",
+                    info.name
+                );
+            }
+        }
     }
     let built = file.build(&ctx)?;
     Ok((ctx, built))
@@ -243,7 +263,7 @@ pub(crate) fn run(module_dirs: &[PathBuf], args: &GraphArgs, frames: Option<u64>
     let stop = Stop::install()?;
     let file = prepare(args)?;
     let frames = frames.or(file.frames).unwrap_or(1);
-    let (_ctx, built) = setup(module_dirs, args, &file)?;
+    let (_ctx, built) = setup(module_dirs, args, &file, quiet, "the times are of")?;
     if !quiet {
         note!("vx: running {frames} frame(s) of graph '{}' (Ctrl-C: stop after the current frame)", file.name);
     }
@@ -310,15 +330,33 @@ fn reload_message(e: &WatchEvent) -> String {
     }
 }
 
+/// How `vx watch` serves: its rate, when it writes, how long, whether reloads are forced.
+pub(crate) struct Serve {
+    pub(crate) fps: f64,
+    /// Write the outputs every this many frames (besides after each reload and at the end).
+    pub(crate) write_every: Option<u64>,
+    pub(crate) seconds: Option<f64>,
+    pub(crate) force_reload: bool,
+}
+
+/// Write the outputs while serving (after a reload, or every N frames): file outputs only (an
+/// image on standard output is written once, at the end), each whole and renamed into place, so a
+/// viewer never sees half a file. A failure is reported and serving goes on.
+fn write_while_serving(built: &BuiltGraph, frame: u64, why: &str) {
+    for (name, img, out) in built.outputs.iter().filter(|(_, _, o)| !output::is_stdout(&o.path)) {
+        match encode_image(img, out.encoding)
+            .map_err(|e| format!("cannot encode: {e}"))
+            .and_then(|bytes| output::write_file(&out.path, &bytes))
+        {
+            Ok(()) => note!("vx: frame {frame} ({why}): {name} -> {}", out.path.display()),
+            Err(e) => note!("vx: frame {frame} ({why}): image '{name}' not written: {e}"),
+        }
+    }
+}
+
 /// `vx watch`.
-pub(crate) fn watch(
-    module_dirs: &[PathBuf],
-    dir: &Path,
-    args: &GraphArgs,
-    fps: f64,
-    seconds: Option<f64>,
-    force_reload: bool,
-) -> Result<(), Failure> {
+pub(crate) fn watch(module_dirs: &[PathBuf], dir: &Path, args: &GraphArgs, serve: &Serve) -> Result<(), Failure> {
+    let Serve { fps, write_every, seconds, force_reload } = *serve;
     let stop = Stop::install()?;
     if !dir.is_dir() {
         return Err(Failure::usage(format!("cannot watch {}: not a directory", dir.display())));
@@ -326,7 +364,7 @@ pub(crate) fn watch(
     let file = prepare(args)?;
     let mut dirs = vec![dir.to_path_buf()];
     dirs.extend_from_slice(module_dirs);
-    let (ctx, built) = setup(&dirs, args, &file)?;
+    let (ctx, built) = setup(&dirs, args, &file, false, "the graph serves")?;
     let reloaded = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&reloaded);
     let options = WatchOptions { load_new: false, ..WatchOptions::default() };
@@ -344,15 +382,27 @@ pub(crate) fn watch(
     let period = Duration::from_secs_f64(1.0 / fps);
     let (start, mut frames, mut errors) = (Instant::now(), 0u64, 0u64);
     let (mut last, mut next) = (start, start);
+    // A reload was seen: the next frame that succeeds runs the new code, and its outputs are written.
+    let mut write_after_reload = false;
     while stop.asked().is_none() && seconds.is_none_or(|s| start.elapsed().as_secs_f64() < s) {
         match built.graph.process() {
-            Ok(()) => frames += 1,
+            Ok(()) => {
+                frames += 1;
+                if write_after_reload {
+                    write_while_serving(&built, frames, "the first after the reload");
+                    write_after_reload = false;
+                } else if write_every.is_some_and(|n| frames % n == 0) {
+                    write_while_serving(&built, frames, "--write-every");
+                }
+            }
             Err(e) => {
                 errors += 1;
                 note!("vx: frame {frames}: {e}");
             }
         }
-        if reloaded.swap(false, Ordering::AcqRel) || last.elapsed() >= Duration::from_secs(5) {
+        let reload_seen = reloaded.swap(false, Ordering::AcqRel);
+        write_after_reload |= reload_seen;
+        if reload_seen || last.elapsed() >= Duration::from_secs(5) {
             note!("vx: {frames} frames, {errors} errors, {:.0} s", start.elapsed().as_secs_f64());
             last = Instant::now();
         }

@@ -32,8 +32,14 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     assert!(s.contains("filters.threshold  [tiling kernel"), "{s}");
     assert!(s.contains("Binary threshold (OpenVX `VX_THRESHOLD_TYPE_BINARY`): 255 where `input > level`"), "{s}");
     assert!(s.contains("1  level  input   scalar  U8      required"), "{s}");
-    assert!(s.contains("2  gy         output  image   S16     required"), "{s}");
-    assert!(s.contains("neighborhood (-1, 1, -1, 1), border Self"), "{s}");
+    assert!(s.contains("2  gy     output  image   S16     required"), "{s}");
+    assert!(s.contains("neighborhood (-1, 1, -1, 1), tile memory 0 bytes"), "{s}");
+    assert!(
+        s.contains(
+            "  border: Reflect101 (row kernel: the SDK extends the image edge by this rule; nodes may set: undefined)"
+        ),
+        "{s}"
+    );
     assert!(s.contains("alias hint: parameters 0 and 1 (dense)"), "{s}");
     // What each kernel offers fused execution: the row kernels a row entry, the others tile views.
     assert!(s.contains("fusion: row entry (Reflect101, 3 rows)"), "{s}");
@@ -54,7 +60,8 @@ fn inspect_describes_every_kernel_in_text_and_json() {
     assert_eq!(sobel["tiling"]["fusion"], "row entry (Reflect101, 3 rows)");
     let names: Vec<&str> =
         sobel["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["[a, b, c]", "gx", "gy"]);
+    // A row kernel's `[a, b, c]: Rows<u8, 3>` is its `input`, not the pattern's text.
+    assert_eq!(names, ["input", "gx", "gy"]);
     assert_eq!(sobel["parameters"][1]["direction"], "output");
     assert_eq!(sobel["parameters"][1]["element"], "S16");
     let truncate = kernels.iter().find(|k| k["name"] == "filters.truncate").unwrap();
@@ -737,7 +744,7 @@ fn inspect_lists_directories_and_details_kernels() {
         "1      gx            output     image    S16      required",
         "output block: 1x1",
         "input neighborhood: left -1, right 1, top -1, bottom 1",
-        "border: Self",
+        "border: Reflect101 (row kernel: the SDK extends the image edge by this rule; nodes may set: undefined)",
         "alias hints: none",
         "targets: host (its own process function: any target)",
         "valid rectangle: what its tiles cover",
@@ -878,6 +885,8 @@ fn an_output_with_unwritten_pixels_is_warned_about() {
     let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--set", &set, "--set", "w=12"]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
+    // The one warning left is the test module's build (a debug build, timed).
+    let err: String = err.lines().filter(|l| !l.contains("is a debug build")).collect::<Vec<_>>().join("\n");
     assert!(!err.contains("warning") && !err.contains("WARN"), "{err}");
     std::fs::remove_file(&out).ok();
     std::fs::remove_file(&g).ok();
@@ -929,6 +938,9 @@ fn watch_refuses_a_reload_that_drops_a_used_kernel_unless_forced() {
         } else {
             c.wait_for("--force-reload");
         }
+        // The first frame after the reload is written while serving, not only at the end.
+        c.wait_for("(the first after the reload): b -> ");
+        assert!(image::open(&out).is_ok(), "the output is written while serving");
         c.signal(libc::SIGINT);
         let (code, stdout, stderr) = c.finish();
         assert_eq!(code, Some(0), "force {force}: {stderr}");
@@ -940,6 +952,10 @@ fn watch_refuses_a_reload_that_drops_a_used_kernel_unless_forced() {
         } else {
             assert!(stderr.contains("module 'vx_testmod' not reloaded"), "{stderr}");
             assert!(stderr.contains("testmod.invert"), "{stderr}");
+            // Two builds of one version are told apart as builds, and the Rust API is not named.
+            assert!(stderr.contains("the new build (version 1.0.0, as the loaded one)"), "{stderr}");
+            assert!(stderr.contains("the loaded build keeps serving"), "{stderr}");
+            assert!(!stderr.contains("ReloadOptions"), "{stderr}");
             assert!(
                 stderr.contains(
                     "restart `vx watch` to rebuild the graph with the new version, or run with --force-reload"
@@ -1142,4 +1158,154 @@ fn inspect_finds_kernels_in_directories_and_names_kinds() {
     assert!(text(&o.stderr).contains("no file") && text(&o.stderr).contains("nosuch/libx.so"), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("in one of"), "{}", text(&o.stderr));
     std::fs::remove_file(&g).ok();
+}
+
+/// What a newcomer meets in the first hour, each message finishing its sentence: a kernel-name typo
+/// gets the nearest name and the loaded ones; a module not found, the search-path flags; a debug
+/// build, a warning where it is timed or served; a module shadowed by another of its name later in
+/// the search path, a warning naming both; the border a kernel declares and what a node may set.
+#[test]
+fn first_hour_messages_say_what_to_do() {
+    let dir = filters_dir();
+    let d = dir.to_str().unwrap();
+    let edges = std::fs::read_to_string(workspace_root().join("examples/graphs/edges.toml")).unwrap();
+    let with_input = |body: String, name: &str| {
+        let photo = workspace_root().join("examples/data/astronaut.jpg");
+        let body = body.replace("../data/astronaut.jpg", photo.to_str().unwrap());
+        write(name, &body.replace("\"edges.png\"", &format!("{:?}", tmp(&format!("{name}.png")).display().to_string())))
+    };
+
+    // A typo in a kernel name: the nearest name, and the kernels there are.
+    let g = with_input(edges.replace("filters.gaussian3x3", "filters.gausian3x3"), "typo");
+    let o = vx(&["-M", d, "run", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(e.contains("no kernel named 'filters.gausian3x3'; did you mean 'filters.gaussian3x3'?"), "{e}");
+    assert!(e.contains("(the context's kernels: filters.add, "), "{e}");
+
+    // A module not found: where vx looked, and how to tell it where to look.
+    let o = vx(&["inspect", "vx_nowhere"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(e.contains("module 'vx_nowhere' not found: no libvx_nowhere.so in the search path ("), "{e}");
+    assert!(e.contains("give its directory with -M DIR (or in VX_MODULE_PATH"), "{e}");
+
+    // A debug build (the test modules are): named with its file, and a warning where it is timed.
+    let g = with_input(edges.clone(), "debug");
+    let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--frames", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(e.contains(&format!("vx: module vx_filters 0.1.0 from {d}/libvx_filters.so (debug build)")), "{e}");
+    assert!(e.contains("vx: warning: module 'vx_filters' is a debug build: the times are of unoptimized code"), "{e}");
+    assert_eq!(e.matches("is a debug build").count(), 1, "one warning: {e}");
+    let o = vx(&["-M", d, "inspect", "vx_filters"]);
+    assert!(
+        text(&o.stdout).contains("  build: debug (unoptimized: its kernels run many times slower"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    // The same module in two directories of the search path: the first loads, the other is named.
+    let other = plugin_dir("cli-shadow", &[("vx_filters", &build_module("vx-filters", &[]))]);
+    let o = vx(&["-M", d, "-M", other.to_str().unwrap(), "run", g.to_str().unwrap(), "--frames", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&format!(
+            "module 'vx_filters': loading {d}/libvx_filters.so, the first of the search path; it shadows {}/libvx_filters.so",
+            other.display()
+        )),
+        "{e}"
+    );
+
+    // Borders: what a kernel declares and what a node may set, in one vocabulary.
+    let o = vx(&["-M", d, "inspect", "vx_filters", "gaussian3x3"]);
+    let s = text(&o.stdout);
+    assert!(
+        s.contains(
+            "    border: Reflect101 (row kernel: the SDK extends the image edge by this rule; nodes may set: undefined)"
+        ),
+        "{s}"
+    );
+    let o = vx(&["-M", d, "inspect", "vx_filters", "threshold"]);
+    let s = text(&o.stdout);
+    assert!(
+        s.contains("    border: Undefined (the image edge is left unwritten; nodes may set: self, if the kernel"),
+        "{s}"
+    );
+    let node_border = |b: &str| {
+        edges.replace(
+            "params = [\"photo\", \"blurred\"]",
+            &format!("params = [\"photo\", \"blurred\"]\nborder = \"{b}\""),
+        )
+    };
+    let g = with_input(node_border("replicate"), "border-replicate");
+    let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--frames", "1"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("node border Replicate refused: the kernel is a row kernel whose edge rule, Reflect101, is declared in its source"),
+        "{e}"
+    );
+    assert!(e.contains("a tiling node's border is Undefined (the image edge is left unwritten"), "{e}");
+    let g = with_input(node_border("reflect101"), "border-reflect");
+    let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--frames", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("`reflect101` is a row kernel's edge rule, declared in the kernel's source"),
+        "{}",
+        text(&o.stderr)
+    );
+    for ok in ["undefined", "self"] {
+        let g = with_input(node_border(ok), &format!("border-{ok}"));
+        let o = vx(&["-M", d, "run", g.to_str().unwrap(), "--frames", "1"]);
+        assert_eq!(o.status.code(), Some(0), "border = {ok}: {}", text(&o.stderr));
+    }
+}
+
+/// `vx watch --write-every N` writes the outputs while serving, each file whole (renamed into place).
+#[test]
+fn watch_writes_every_n_frames_while_serving() {
+    let dir = filters_dir();
+    let graph = workspace_root().join("examples/graphs/edges.toml");
+    let out_png = tmp("watch-every.png");
+    let set = format!("output={}", out_png.display());
+    let args = [
+        "watch",
+        dir.to_str().unwrap(),
+        graph.to_str().unwrap(),
+        "--fps",
+        "50",
+        "--write-every",
+        "5",
+        "--seconds",
+        "60",
+        "--set",
+        &set,
+    ];
+    let mut c = spawn(&args, "vx: serving");
+    c.wait_for("(--write-every): edges -> ");
+    assert!(image::open(&out_png).is_ok(), "written while serving");
+    c.signal(libc::SIGINT);
+    let (code, _, stderr) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("vx: frame 5 (--write-every): edges -> "), "{stderr}");
+    std::fs::remove_file(&out_png).ok();
+}
+
+/// Help texts say each default once, and `vx new` does not list `-M` (it loads no module).
+#[test]
+fn help_texts_are_tidy() {
+    let h = text(&vx(&["watch", "--help"]).stdout);
+    assert!(h.contains("[default: 30]") && !h.contains("(default: 30)"), "{h}");
+    assert!(h.contains("--write-every <N>"), "{h}");
+    let h = text(&vx(&["new", "--help"]).stdout);
+    assert!(!h.contains("--module-dir"), "{h}");
+    let o = vx(&["-M", "/tmp", "new", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("`vx new` loads no module"), "{}", text(&o.stderr));
+    // -M after the command's name, as the book writes it.
+    let dir = filters_dir();
+    let o = vx(&["inspect", "-M", dir.to_str().unwrap(), "vx_filters"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }

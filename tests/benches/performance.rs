@@ -480,7 +480,8 @@ fn main() {
             "Halide" => writeln!(md, "\nPipeline cells where vx's median is slower than Halide's: {below}."),
             _ => writeln!(
                 md,
-                "\n`fused` cells where vx's median is less than 4× faster than G-API Fluid's (issue 34's target): {below}."
+                "\n`fused` cells where vx's median is less than 4× faster than G-API Fluid's (the target of \
+                 `docs/design/fusion.md`): {below}."
             ),
         };
         if !side.inexact.is_empty() {

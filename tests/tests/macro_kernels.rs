@@ -2,7 +2,10 @@
 //! (`Context::publish_in_process`, through the same host interface a module uses): the spec's
 //! example kernels give the OpenCV golden outputs of the tiling tests; scalars, optional parameters,
 //! tile memory and the tile context reach the function; typed kernel memory requests
-//! (`scratch(..)`, `persistent(..)`) are allocated in init, reached in process and freed at deinit.
+//! (`scratch(..)`, `persistent(..)`) are allocated in init, reached in process and freed at deinit;
+//! pattern arguments get the names `input` / `output`, the generated validator names parameters and
+//! views, kernels publish in name order, and a stray `Tile::pixel` names the kernel's line and
+//! `nbhd`.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use vx::*;
@@ -94,6 +97,33 @@ fn rows_constant(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
 #[tiling_kernel(name = "macro.rows_unfused", nbhd = (-2, 1, -1, 0), border = Replicate, fusion = false)]
 fn rows_unfused(rows: Rows<u8, 2>, scale: u8, out: &mut [u16]) {
     weighted_row(rows, scale, out)
+}
+
+/// The row kernel of issue 58: its input is a pattern, so it is registered as `input`.
+#[tiling_kernel(name = "macro.box3x3", nbhd = (-1, 1, -1, 1), border = Reflect101)]
+fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut [u8]) {
+    for (x, o) in out.iter_mut().enumerate() {
+        let sum: u16 = [a, b, c].iter().map(|r| r[x..x + 3].iter().map(|&p| p as u16).sum::<u16>()).sum();
+        *o = (sum / 9) as u8;
+    }
+}
+
+/// Patterns among the inputs and the outputs: `input1`, `input2`, `out`, `output`.
+#[tiling_kernel(name = "macro.patterns", nbhd = (0, 0, -1, 0), border = Replicate)]
+fn patterns([above, here]: Rows<u8, 2>, _: u8, out: &mut [u8], _: &mut [u8]) {
+    for (x, o) in out.iter_mut().enumerate() {
+        *o = above[x].max(here[x]);
+    }
+}
+
+/// Reads two rows down, one more than its neighborhood declares: `Tile::pixel` panics at the read.
+#[tiling_kernel(name = "macro.reads_too_far", nbhd = (-1, 1, -1, 1), border = Undefined)]
+fn reads_too_far(input: &Tile<u8>, out: &mut TileMut<u8>) {
+    for y in 0..out.height() {
+        for x in 0..out.width() {
+            out.set(x, y, input.pixel(x, y, 0, 2));
+        }
+    }
 }
 
 static INITS: AtomicU32 = AtomicU32::new(0);
@@ -239,9 +269,12 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
         names,
         [
             "macro.blend",
+            "macro.box3x3",
             "macro.frames",
             "macro.frames_kept",
             "macro.gain",
+            "macro.patterns",
+            "macro.reads_too_far",
             "macro.rows_constant",
             "macro.rows_replicate",
             "macro.rows_unfused",
@@ -254,7 +287,99 @@ fn macro_kernels_publish_in_process_and_match_the_goldens() {
             "spec.posterize"
         ]
     );
+    // Published in name order (whatever order the linker left the records in), each taking the
+    // next id of a fresh context's pool: the same enumerations in every build.
+    let enumerations: Vec<i32> = names.iter().map(|n| ctx.kernel_by_name(n).unwrap().enumeration()).collect();
+    assert!(enumerations.windows(2).all(|w| w[1] == w[0] + 1), "{enumerations:x?}");
     check_spec_kernels(&ctx);
+}
+
+#[test]
+fn pattern_arguments_are_registered_as_input_and_output() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let names = |k: &str| ctx.kernel_by_name(k).unwrap().docs().param_names;
+    let some = |n: &[&str]| n.iter().map(|n| Some(n.to_string())).collect::<Vec<_>>();
+    assert_eq!(names("macro.box3x3"), some(&["input", "out"]));
+    assert_eq!(names("macro.patterns"), some(&["input1", "input2", "out", "output"]));
+    assert_eq!(names("macro.run_threads_in_place"), some(&["io (in)", "io (out)"]));
+}
+
+#[test]
+fn a_wrong_format_names_the_parameter_and_the_kernels_view() {
+    let ctx = Context::new().unwrap();
+    ctx.publish_in_process().unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let s16 = Image::new(&ctx, 8, 4, ImageFormat::S16).unwrap();
+    let out = Image::new(&ctx, 8, 4, ImageFormat::U8).unwrap();
+    g.add_node(&ctx.kernel_by_name("macro.box3x3").unwrap(), [&s16, &out]).unwrap();
+    let e = g.verify().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidFormat, "{e}");
+    assert!(
+        e.to_string().contains(
+            "(kernel 'macro.box3x3'): parameter 0 (`input`) must be a U8 image (the kernel takes `Rows<u8, 3>`), \
+             found S16"
+        ),
+        "{e}"
+    );
+}
+
+/// Every `vx::module` event a subscriber gets, as `field=value` pairs.
+#[derive(Clone, Default)]
+struct ModuleEvents(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ModuleEvents {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={value:?} ", field.name()));
+            }
+        }
+        if event.metadata().target() == "vx::module" {
+            let mut f = Fields(String::new());
+            event.record(&mut f);
+            self.0.lock().unwrap().push(f.0);
+        }
+    }
+}
+
+#[test]
+fn a_read_past_the_neighborhood_names_the_kernels_line_and_nbhd_once() {
+    use tracing_subscriber::layer::SubscriberExt;
+    vx_plugin_abi::expect_panics("reads 2 rows below the tile");
+    let events = ModuleEvents::default();
+    let _subscriber = tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    // One thread: the tiles, and so the panic's event, are on this thread's subscriber.
+    let ctx = Context::builder().threads(1).build().unwrap();
+    ctx.publish_in_process().unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let input = u8_image(&ctx, 16, 8, &[7; 16 * 8]);
+    let out = Image::new(&ctx, 16, 8, ImageFormat::U8).unwrap();
+    g.add_node(&ctx.kernel_by_name("macro.reads_too_far").unwrap(), [&input, &out]).unwrap();
+    let e = g.process().unwrap_err().to_string();
+
+    // The line of the read in this file (`Tile::pixel` is `#[track_caller]`), and the kernel.
+    let line = include_str!("macro_kernels.rs")
+        .lines()
+        .position(|l| l.contains("input.pixel(x, y, 0, 2)") && !l.contains("contains"))
+        .unwrap()
+        + 1;
+    let at = format!("(at {}:{line}:", file!());
+    assert!(e.contains(&at), "{at} in {e}");
+    assert!(e.contains("kernel 'macro.reads_too_far'"), "{e}");
+    assert!(e.contains("reads 2 rows below the tile"), "{e}");
+    let nbhd = "the kernel declares `nbhd = (-1, 1, -1, 1)` (left, right, top, bottom); read within it or declare a \
+                larger one";
+    assert!(e.contains(nbhd), "{e}");
+    // Once: neither the message nor its place repeated in the error.
+    assert_eq!(e.matches("nbhd = ").count(), 1, "{e}");
+    assert_eq!(e.matches(&format!("{}:{line}:", file!())).count(), 1, "{e}");
+    // The panic's log line is marked an echo of that error (an `error` field), which `vx` leaves
+    // out: the panic is reported once.
+    let events = events.0.lock().unwrap();
+    let echoes: Vec<&String> = events.iter().filter(|ev| ev.contains("reads 2 rows below")).collect();
+    assert!(!echoes.is_empty() && echoes.iter().all(|ev| ev.contains("error=")), "{events:?}");
 }
 
 /// Run the spec kernels published in `ctx` on every golden input and compare.
@@ -327,8 +452,10 @@ fn macro_validators_check_formats_and_sizes() {
     g.add_node(&ctx.kernel_by_name("spec.posterize").unwrap(), [&s16, &out]).unwrap();
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidFormat);
-    assert!(e.message().contains("parameter 0 must be a U8 image"), "{e}");
-    assert!(e.message().contains("found S16"), "{e}");
+    assert!(
+        e.message().contains("parameter 0 (`input`) must be a U8 image (the kernel takes `&Tile<u8>`), found S16"),
+        "{e}"
+    );
 
     // Inputs of different sizes.
     let g = Graph::new(&ctx).unwrap();
@@ -380,7 +507,12 @@ fn a_user_kernel_with_typed_local_data() {
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidType);
     // Types by name, not by code ("type 0x3, found 0x6").
-    assert!(e.message().contains("parameter 1 must be a scalar of type U8, found a scalar of type I32"), "{e}");
+    assert!(
+        e.message().contains(
+            "parameter 1 (`factor`) must be a scalar of type U8 (the kernel takes `u8`), found a scalar of type I32"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

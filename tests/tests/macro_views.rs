@@ -110,7 +110,7 @@ fn a_matrix_view_reads_and_writes_and_its_element_type_is_checked() {
     g.add_node(&k, [Reference::from(&m8), Reference::from(&kk), Reference::from(&out)]).unwrap();
     let e = g.verify().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidType, "{e}");
-    assert!(e.to_string().contains("parameter 0 is a matrix of U8 elements, not the kernel's F32"), "{e}");
+    assert!(e.to_string().contains("parameter 0 (`m`) is a matrix of U8 elements, not the kernel's F32"), "{e}");
 }
 
 #[test]

@@ -215,7 +215,8 @@ fn a_handle_looked_up_before_a_reload_follows_it() {
     let k = ctx.kernel_by_name("testmod.invert").unwrap();
     install(&dir, "testmod_stale", &v2);
     ctx.reload_module("testmod_stale").unwrap();
-    // The README's pattern: look up, (someone reloads), use.
+    // The modules chapter's rule (docs/book/src/modules.md: kernel handles follow the reload):
+    // look up, (someone reloads), use.
     let g = Graph::new(&ctx).unwrap();
     let src = Image::new(&ctx, 1, 1, ImageFormat::U8).unwrap();
     src.copy_from(Rect::full(1, 1), 0, &[10u8]).unwrap();

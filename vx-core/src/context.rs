@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::kernel::builder::KernelBuilder;
 use crate::kernel::handle::Kernel;
 use crate::kernel::table::KernelTable;
-use crate::module::library::ModuleState;
+use crate::module::library::{ModuleInfo, ModuleState};
 use crate::module::loader::{Modules, ReloadOptions, ReloadReport};
 use crate::shared::{
     AsContext, ContextConfig, ContextShared, Limits, MemoryLeak, ModuleTrust, ResourceKind, ResourceStat,
@@ -426,6 +426,13 @@ impl Context {
     /// The state of module `name`, if it was ever loaded in this context.
     pub fn module_state(&self, name: &str) -> Option<ModuleState> {
         self.inner.modules.state(name)
+    }
+
+    /// What module `name` is, while loaded: its version, the file it came from and how it was
+    /// built (a debug build's kernels run many times slower: a tool that times or serves them
+    /// should say so, as `vx run` and `vx watch` do).
+    pub fn module_info(&self, name: &str) -> Option<ModuleInfo> {
+        self.inner.modules.info(name)
     }
 
     /// Names of the kernels module `name` published (while loaded).

@@ -111,7 +111,7 @@ pub use kernel::users::StaleNode;
 pub use module::copy::test_hooks as __test_hooks;
 #[doc(hidden)]
 pub use module::library::check_elf_bytes as __check_elf_bytes;
-pub use module::library::{ModuleState, module_name_of_file};
+pub use module::library::{ModuleBuild, ModuleInfo, ModuleState, module_name_of_file};
 pub use module::loader::{MODULE_PATH_VAR, ReloadOptions, ReloadReport};
 pub use module::trust::module_digest;
 pub use shared::crew::CrewStats;

@@ -44,11 +44,22 @@ pub fn vx_module(input: TokenStream) -> TokenStream {
 /// place), `Rows<T, N>` with `&mut [T]` outputs (a row kernel), and two that are not parameters:
 /// `&mut [u8]` (tile memory) and `TileContext`. Returns `()` or `Result<(), TileError>`.
 ///
+/// Each parameter is registered under its argument's name (what `vx inspect`, graph files and the
+/// generated validator's messages show). An argument that is a pattern, not a plain identifier
+/// (`[a, b, c]: Rows<u8, 3>`, `_: u8`), is named `input` if it is an input and `output` if it is an
+/// output; when several inputs (or outputs) are patterns they are `input1`, `input2`, … in argument
+/// order, skipping a name another argument has. So `fn box3x3([a, b, c]: Rows<u8, 3>, out: &mut
+/// [u8])` has parameters `input` and `out`.
+///
 /// Keys (all optional):
 ///
 /// - `name = "module.kernel"`: the kernel's name; default `<crate>.<function>`. Unique per crate
 ///   (a second kernel of one name is a compile error naming the first); not empty.
-/// - `enumeration = N`: the kernel's enumeration; default: one the host allocates.
+/// - `enumeration = N`: the kernel's enumeration; default: one the host allocates, the lowest free
+///   id of the context's pool, handed out in kernel-name order as the module publishes (never in
+///   link order). The same module published into a fresh context gets the same enumerations in
+///   every build; they move when it adds, removes or renames a kernel that sorts before, or when
+///   other modules took ids first (a reload keeps them). Declare `N` for one that never moves.
 /// - `block = WxH`: the output tile block size; the fast function gets whole blocks.
 /// - `nbhd = (left, right, top, bottom)`: the input neighborhood (`left`, `top` ≤ 0 ≤ `right`,
 ///   `bottom`).
@@ -78,7 +89,8 @@ pub fn tiling_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Arguments: `&ImageIn<T>` / `&mut ImageOut<T>` (images), scalars by value, any data object
 /// through the SDK's typed views (`&views::Matrix<f32>`, `&mut views::Array<u32>`, …),
 /// `Option<…>` of those (optional parameters), `&mut L` for typed local data and `&mut [T]` for
-/// each kernel memory request. Returns `()` or `Result<(), AbiError>`.
+/// each kernel memory request. Returns `()` or `Result<(), AbiError>`. Parameters are named as for
+/// [`macro@tiling_kernel`] (a pattern argument is `input` or `output`, numbered when several).
 ///
 /// Keys (all optional):
 ///

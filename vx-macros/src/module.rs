@@ -98,6 +98,10 @@ pub(crate) fn expand(args: ModuleArgs) -> TokenStream {
             #[unsafe(export_name = "vx_rs_module_abi_version")]
             pub static __VX_MODULE_ABI_VERSION: u32 = __abi::ABI_VERSION;
 
+            // How the module was built (`BUILD_DEBUG_SYMBOL`): the host warns of a debug build.
+            #[unsafe(export_name = "vx_rs_module_debug_assertions")]
+            pub static __VX_MODULE_DEBUG_ASSERTIONS: u8 = ::core::cfg!(debug_assertions) as u8;
+
             #[unsafe(no_mangle)]
             pub static #export_name: __lib::LibHeader = {
                 pub extern "C" fn __vx_erased_root() -> __lib::RootModuleResult {

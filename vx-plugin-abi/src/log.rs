@@ -27,6 +27,12 @@ use crate::wire::log_level;
 
 static HOST_LOG: OnceLock<LogFnPtr> = OnceLock::new();
 
+/// The `source` of the line the SDK's guard logs for a panic it caught in module code. The panic
+/// is also the error the guarded call returns, so the host marks the line as an echo of that error
+/// (an `error` field, as its own echo events have), and a subscriber that shows the errors it gets
+/// leaves it out: `vx` prints the panic once, in the error.
+pub const PANIC_SOURCE: &str = "panic";
+
 /// A log line's level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {

@@ -54,14 +54,46 @@ impl ParamSig {
     }
 }
 
+/// How the generated validator's messages name one parameter: its registered name (what
+/// `vx inspect` and graph files show) and the kernel's view type as written.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamLabel {
+    /// The parameter's registered name (`input`, `strength`; `io (in)` for an in-place half).
+    pub name: &'static str,
+    /// The argument's type as written: `Rows<u8, 3>`, `&Tile<u8>`, `&mut [u8]`, `&mut InPlace<u8>`, ….
+    pub view: &'static str,
+}
+
+/// `parameter 0 (`input`)`: parameter `i` by index and registered name (by index alone without a
+/// label).
+fn param_ref(labels: &[ParamLabel], i: usize) -> String {
+    match labels.get(i) {
+        Some(l) => format!("parameter {i} (`{}`)", l.name),
+        None => format!("parameter {i}"),
+    }
+}
+
+/// `(the kernel takes `Rows<u8, 3>`)`, or nothing without a label.
+fn view_of(labels: &[ParamLabel], i: usize) -> String {
+    labels.get(i).map_or_else(String::new, |l| format!(" (the kernel takes `{}`)", l.view))
+}
+
 fn format_name(code: u32) -> String {
     ImageFormat::from_fourcc(code).map_or_else(|| format!("{code:#x}"), |f| f.to_string())
 }
 
-/// The generated validator (tiling and user kernels): input formats match the Rust types, image parameters have one size
-/// (unless `same_size` is false), every output image gets the first input image's size and its
-/// own type's format.
-pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> Result<(), AbiError> {
+/// The generated validator (tiling and user kernels): input formats match the Rust types, image
+/// parameters have one size (unless `same_size` is false), every output image gets the first input
+/// image's size and its own type's format. Its messages name each parameter by index and by its
+/// `labels` entry (name and view type), e.g. ``parameter 0 (`input`) must be a U8 image (the kernel
+/// takes `Rows<u8, 3>`), found S16``.
+pub fn validate_signature(
+    v: &Validator,
+    sig: &[ParamSig],
+    labels: &[ParamLabel],
+    same_size: bool,
+) -> Result<(), AbiError> {
+    let at = |i: usize| param_ref(labels, i);
     let mut size: Option<(u32, u32, usize)> = None;
     for (i, s) in sig.iter().enumerate() {
         let m = v.param(i as u32)?;
@@ -75,7 +107,10 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
             if optional {
                 continue;
             }
-            return Err(AbiError::new(Status::InvalidParameters, format!("parameter {i} is required")));
+            return Err(AbiError::new(
+                Status::InvalidParameters,
+                format!("{} is required{}", at(i), view_of(labels, i)),
+            ));
         }
         match *s {
             ParamSig::InputImage { format, .. } => {
@@ -83,9 +118,15 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                     return Err(AbiError::new(
                         Status::InvalidFormat,
                         format!(
-                            "parameter {i} must be a {} image (the kernel takes &Tile of its pixel type), found {}",
+                            "{} must be a {} image{}, found {}",
+                            at(i),
                             format_name(format),
-                            if m.data_type == data_type::IMAGE { format_name(m.format) } else { "another type".into() }
+                            view_of(labels, i),
+                            if m.data_type == data_type::IMAGE {
+                                format_name(m.format)
+                            } else {
+                                format!("an object of type {:#x}", m.data_type)
+                            }
                         ),
                     ));
                 }
@@ -95,12 +136,14 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                     return Err(AbiError::new(
                         Status::InvalidType,
                         format!(
-                            "parameter {i} must be a scalar of type {}, found {}",
+                            "{} must be a scalar of type {}{}, found {}",
+                            at(i),
                             crate::wire::scalar_type::name(type_code),
+                            view_of(labels, i),
                             if m.data_type == data_type::SCALAR {
                                 format!("a scalar of type {}", crate::wire::scalar_type::name(m.scalar_type))
                             } else {
-                                "another type".into()
+                                format!("an object of type {:#x}", m.data_type)
                             }
                         ),
                     ));
@@ -112,12 +155,14 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                     return Err(AbiError::new(
                         Status::InvalidType,
                         format!(
-                            "parameter {i} must be an object of type {data_type:#x} (the kernel's view), found type {:#x}",
+                            "{} must be an object of type {data_type:#x}{}, found type {:#x}",
+                            at(i),
+                            view_of(labels, i),
                             meta.data_type()
                         ),
                     ));
                 }
-                check(&meta).map_err(|e| AbiError::new(Status::InvalidType, format!("parameter {i} is {e}")))?;
+                check(&meta).map_err(|e| AbiError::new(Status::InvalidType, format!("{} is {e}", at(i))))?;
             }
             ParamSig::OutputImage { .. } | ParamSig::Object { output: true, .. } => {}
         }
@@ -128,8 +173,11 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                     return Err(AbiError::new(
                         Status::InvalidDimension,
                         format!(
-                            "parameter {i} is {}x{} but parameter {first} is {w}x{h}: the kernel's images must have one size",
-                            m.width, m.height
+                            "{} is {}x{} but {} is {w}x{h}: the kernel's images must have one size",
+                            at(i),
+                            m.width,
+                            m.height,
+                            at(first)
                         ),
                     ));
                 }
@@ -154,7 +202,8 @@ pub fn validate_signature(v: &Validator, sig: &[ParamSig], same_size: bool) -> R
                 AbiError::new(
                     Status::InvalidParameters,
                     format!(
-                        "output {i} takes its meta data from an input of its type, and none is set: give the kernel a validator (`validate = path`)"
+                        "{} takes its meta data from an input of its type, and none is set: give the kernel a validator (`validate = path`)",
+                        at(i)
                     ),
                 )
             })?;

@@ -66,23 +66,36 @@ pub fn install_panic_hook() {
 }
 
 /// Run `f`, turning a panic into an error (never let it cross the boundary): the panic's message,
-/// and where it happened when the module's hook recorded it.
+/// and where it happened when the module's hook recorded it (unless the message names that place
+/// already, as the SDK's own panics do: `Tile::pixel` says `(at file:line:col)` of its caller).
 pub fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, AbiError>) -> AbiResult<T> {
     PANIC_SITE.with(|s| s.set(None));
     match crate::unwind::catch_panic(f) {
         Ok(r) => r.into(),
         Err(payload) => {
-            let at = PANIC_SITE.with(|s| s.take()).map_or(String::new(), |p| {
-                format!(" at {}:{}:{}", String::from_utf8_lossy(&p.file[..p.len as usize]), p.line, p.column)
+            let text = crate::unwind::panic_message(&*payload);
+            let site = PANIC_SITE.with(|s| s.take()).map(|p| {
+                (String::from_utf8_lossy(&p.file[..p.len as usize]).into_owned(), format!(":{}:{}", p.line, p.column))
             });
-            let message = format!("{what} panicked in the module{at}: {}", crate::unwind::panic_message(&*payload));
-            // To the host's subscriber as well as in the error (the error may be handled quietly).
-            if crate::log::is_connected() {
-                crate::log::emit(crate::log::Level::Error, "panic", &message);
-            }
-            RResult::RErr(AbiError::new(Status::Failure, message))
+            RResult::RErr(AbiError::new(Status::Failure, panic_error(what, site, &text)))
         }
     }
+}
+
+/// The error `guard` makes of a panic with message `text` at `site` (file, `:line:column`), and
+/// the one log line of it: to the host's subscriber as an echo of that error
+/// ([`crate::log::PANIC_SOURCE`]; a subscriber that shows the errors it gets, as `vx` does, leaves
+/// it out, so the panic is reported once), for the application that handles the error quietly.
+fn panic_error(what: &str, site: Option<(String, String)>, text: &str) -> String {
+    let at = match site {
+        Some((file, line)) if !(text.contains(&file) && text.contains(&line)) => format!(" at {file}{line}"),
+        _ => String::new(),
+    };
+    let message = format!("{what} panicked in the module{at}: {text}");
+    if crate::log::is_connected() {
+        crate::log::emit(crate::log::Level::Error, crate::log::PANIC_SOURCE, &message);
+    }
+    message
 }
 
 /// A tiling kernel's fast or flexible function.
@@ -406,6 +419,22 @@ mod tests {
         assert_eq!(e.status, Status::Failure.code());
         assert!(e.message.contains("a valid rectangle function panicked in the module"), "{}", e.message);
         assert!(e.message.contains("panics on purpose"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_panic_names_its_place_once() {
+        let site = || Some(("src/lib.rs".to_owned(), ":12:20".to_owned()));
+        assert_eq!(
+            panic_error("a tiling function", site(), "boom"),
+            "a tiling function panicked in the module at src/lib.rs:12:20: boom"
+        );
+        // The SDK's own panics say where already (`Tile::pixel`): not twice.
+        let sdk = "Tile::pixel(0, 0, 0, 2) reads 2 rows below the tile {0,0,4,4} (at src/lib.rs:12:20)";
+        assert_eq!(
+            panic_error("a tiling function", site(), sdk),
+            format!("a tiling function panicked in the module: {sdk}")
+        );
+        assert_eq!(panic_error("validate", None, "boom"), "validate panicked in the module: boom");
     }
 
     #[test]

@@ -496,16 +496,17 @@ impl<'a, T: TilePixel> Tile<'a, T> {
     }
 
     /// `vxImagePixel`: like [`get`](Self::get) but panics outside the readable rectangle (as slice
-    /// indexing does; the runtime turns the panic into a node error).
+    /// indexing does; the runtime turns the panic into a node error). The panic names the caller's
+    /// line (`#[track_caller]`), how far past the tile the read reaches and the kernel's declared
+    /// neighborhood, e.g. ``Tile::pixel(3, 7, 0, 2) reads 2 rows below the tile {0,0,8,8}, outside
+    /// the readable rectangle {0,0,9,9}: the kernel declares `nbhd = (-1, 1, -1, 1)` (left, right,
+    /// top, bottom); read within it or declare a larger one (at src/lib.rs:12:20)``.
     #[inline]
+    #[track_caller]
     pub fn pixel(&self, x: u32, y: u32, ox: i32, oy: i32) -> T {
         match self.get(x, y, ox, oy) {
             Some(p) => p,
-            None => panic!(
-                "tile read at ({x}{ox:+}, {y}{oy:+}) outside the readable rectangle {} of tile {}",
-                self.d.readable,
-                self.rect()
-            ),
+            None => stray_read(self.d, [x, y], [ox, oy]),
         }
     }
 
@@ -529,6 +530,68 @@ impl<'a, T: TilePixel> Tile<'a, T> {
         // SAFETY: the span [x0, x1) of row iy lies in `readable` (inside the image, not written
         // while this view lives because the image is not aliased); T-aligned as in `get`.
         Some(unsafe { std::slice::from_raw_parts(self.addr(x0, iy) as *const T, (x1 - x0) as usize) })
+    }
+}
+
+/// The panic of [`Tile::pixel`] outside the readable rectangle, at its caller's line.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn stray_read(d: &TileDesc, at: [u32; 2], offset: [i32; 2]) -> ! {
+    panic!("{}", stray_read_message(d, at, offset, std::panic::Location::caller()))
+}
+
+/// What [`stray_read`] says of `Tile::pixel(x, y, ox, oy)` on the tile `d` describes, called at
+/// `caller`: beyond the kernel's neighborhood, past the image's edge, or else outside what the host
+/// made readable. Every form says "outside the readable rectangle".
+fn stray_read_message(d: &TileDesc, [x, y]: [u32; 2], [ox, oy]: [i32; 2], caller: &std::panic::Location<'_>) -> String {
+    let call = format!("Tile::pixel({x}, {y}, {ox}, {oy})");
+    // Tile-relative, then image coordinates of the pixel read.
+    let (tx, ty) = (x as i64 + ox as i64, y as i64 + oy as i64);
+    let (ix, iy) = (d.tile_x as i64 + tx, d.tile_y as i64 + ty);
+    // How far past the tile's edge, in the neighborhood's terms (negative: left or above).
+    let past = |t: i64, len: u32| {
+        if t < 0 { t } else { (t - (len as i64 - 1)).max(0) }
+    };
+    let (dx, dy) = (past(tx, d.width), past(ty, d.height));
+    let nb = d.neighborhood;
+    let tile = Rect::new(d.tile_x, d.tile_y, d.tile_x + d.width, d.tile_y + d.height);
+    let readable = d.readable;
+    if dx < nb.left as i64 || dx > nb.right as i64 || dy < nb.top as i64 || dy > nb.bottom as i64 {
+        let part = |n: i64, unit: &str, before: &str, after: &str| match n {
+            0 => None,
+            n => Some(format!(
+                "{} {unit}{} {}",
+                n.abs(),
+                if n.abs() == 1 { "" } else { "s" },
+                if n < 0 { before } else { after }
+            )),
+        };
+        let reach: Vec<String> = [part(dx, "column", "left of", "right of"), part(dy, "row", "above", "below")]
+            .into_iter()
+            .flatten()
+            .collect();
+        let none = if nb == Neighborhood::default() { ", the default when it declares none" } else { "" };
+        format!(
+            "{call} reads {} the tile {tile}, outside the readable rectangle {readable}: the kernel declares `nbhd = \
+             ({}, {}, {}, {})` (left, right, top, bottom{none}); read within it or declare a larger one (at {caller})",
+            reach.join(" and "),
+            nb.left,
+            nb.right,
+            nb.top,
+            nb.bottom
+        )
+    } else if ix < 0 || iy < 0 || ix >= d.image_width as i64 || iy >= d.image_height as i64 {
+        format!(
+            "{call} reads pixel ({ix}, {iy}), past the edge of the {}x{} image and outside the readable rectangle \
+             {readable}: there a flexible function reads only what exists (`Tile::get` gives `None` past the edge) \
+             (at {caller})",
+            d.image_width, d.image_height
+        )
+    } else {
+        format!(
+            "{call} reads pixel ({ix}, {iy}), outside the readable rectangle {readable} of tile {tile} (at {caller})"
+        )
     }
 }
 
@@ -562,20 +625,35 @@ impl<T: TilePixel> TileMut<'_, T> {
         x < self.d.width && y < self.d.height
     }
 
-    /// Write the pixel at tile-relative `(x, y)`. Panics outside the tile.
+    /// Write the pixel at tile-relative `(x, y)`. Panics outside the tile, naming the caller's line.
     #[inline]
+    #[track_caller]
     pub fn set(&mut self, x: u32, y: u32, value: T) {
-        assert!(self.inside(x, y), "tile write at ({x}, {y}) outside a {}x{} tile", self.d.width, self.d.height);
+        assert!(
+            self.inside(x, y),
+            "tile write at ({x}, {y}) outside a {}x{} tile (at {})",
+            self.d.width,
+            self.d.height,
+            std::panic::Location::caller()
+        );
         let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
         // SAFETY: (x, y) is inside this tile, which this view alone may access (contract of
         // TileArgs::new); writing by value through a raw pointer creates no reference.
         unsafe { self.addr(ix, iy).write(value) }
     }
 
-    /// Read back a pixel of this tile (e.g. written earlier in the same call). Panics outside.
+    /// Read back a pixel of this tile (e.g. written earlier in the same call). Panics outside,
+    /// naming the caller's line.
     #[inline]
+    #[track_caller]
     pub fn get(&self, x: u32, y: u32) -> T {
-        assert!(self.inside(x, y), "tile read at ({x}, {y}) outside a {}x{} tile", self.d.width, self.d.height);
+        assert!(
+            self.inside(x, y),
+            "tile read at ({x}, {y}) outside a {}x{} tile (at {})",
+            self.d.width,
+            self.d.height,
+            std::panic::Location::caller()
+        );
         let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
         // SAFETY: as in `set`, read by value.
         unsafe { self.addr(ix, iy).read() }

@@ -38,6 +38,16 @@ fn main() -> Result<()> {
         eprintln!("{e}\n\nBuild the module first: cargo build --release -p vx-filters");
         std::process::exit(2);
     }
+    // What loaded: a debug build's kernels run many times slower, which the times below would show.
+    if let Some(m) = ctx.module_info("vx_filters") {
+        println!("module {} {} from {} ({})", m.name, m.version, m.file.display(), m.build);
+        if m.build == ModuleBuild::Debug {
+            eprintln!(
+                "warning: {} is a debug build: the times are of unoptimized code (cargo build --release)",
+                m.name
+            );
+        }
+    }
     let k = |name: &str| ctx.kernel_by_name(&format!("filters.{name}"));
 
     let graph = Graph::with_name(&ctx, "edges")?;

@@ -181,30 +181,33 @@ impl Graph {
     }
 
     /// The graph's time table, one row per unit that runs: a node, or a fused group (its members
-    /// run as one and share one time, so the group is one row naming them all). In node creation
-    /// order, a group at its first member's place. [`PerfTable`]'s `Display` prints it.
+    /// run as one and share one time, so the group is one row naming them all, in the order each
+    /// step runs them). Rows in node creation order, a group at its first member's place. The
+    /// groups are those of the last verification (a graph changed since shows them until it is
+    /// verified again). Takes the graph's lock, like [`Graph::node_perf`]: not from the graph's
+    /// own callbacks. [`PerfTable`]'s `Display` prints it.
     pub fn perf_table(&self) -> Result<PerfTable> {
         let body = self.inner.lock()?;
         let mut rows: Vec<PerfRow> = Vec::new();
-        let mut row_of_unit: Vec<Option<usize>> = vec![None; body.nodes.len()];
+        let mut done = vec![false; body.nodes.len()];
         for (n, slot) in body.nodes.iter().enumerate() {
             let Some(slot) = slot else { continue };
             let unit = body.fusion.unit(n);
-            match row_of_unit.get(unit).copied().flatten() {
-                Some(r) => {
-                    rows[r].nodes.push(slot.name.clone());
-                    rows[r].kernels.push(slot.kernel.name.clone());
-                }
-                None => {
-                    row_of_unit[unit] = Some(rows.len());
-                    let perf = body.nodes[unit].as_ref().map_or(slot.stats.get().1, |u| u.stats.get().1);
-                    rows.push(PerfRow {
-                        nodes: vec![slot.name.clone()],
-                        kernels: vec![slot.kernel.name.clone()],
-                        perf,
-                    });
-                }
+            if done.get(unit).copied().unwrap_or(true) {
+                continue;
             }
+            done[unit] = true;
+            // A group's members in run order (its leader is `unit`); a node alone is itself.
+            let members: Vec<&NodeSlot> = match body.fusion.led_by(unit) {
+                Some(g) => g.nodes().iter().filter_map(|&m| body.nodes.get(m).and_then(Option::as_ref)).collect(),
+                None => vec![slot],
+            };
+            let timed = body.nodes.get(unit).and_then(Option::as_ref).unwrap_or(slot);
+            rows.push(PerfRow {
+                nodes: members.iter().map(|m| m.name.clone()).collect(),
+                kernels: members.iter().map(|m| m.kernel.name.clone()).collect(),
+                perf: timed.stats.get().1,
+            });
         }
         Ok(PerfTable { rows, graph: *lock(&self.inner.observed.perf) })
     }

@@ -168,9 +168,31 @@ impl Node {
     pub fn set_border(&self, border: BorderMode) -> Result<()> {
         self.with(|g, body, i| {
             let s = body.nodes[i].as_mut().expect("checked");
-            if s.kernel.functions.is_tiling() {
-                crate::kernel::signature::check_tiling_border(border)
-                    .map_err(|e| e.in_node(&s.name).in_kernel(&s.kernel.name).in_graph(&g.name()))?;
+            if s.kernel.functions.is_tiling() && crate::kernel::signature::check_tiling_border(border).is_err() {
+                // Say what this kernel does at the image edge, and what a node may set instead.
+                let fin = s.kernel.final_();
+                let declared = match fin.and_then(|f| f.fusion).and_then(|f| f.fill) {
+                    Some(fill) => format!(
+                        "a row kernel whose edge rule, {fill:?}, is declared in its source and applied by the SDK"
+                    ),
+                    None => match fin.map(|f| f.attrs.border) {
+                        Some(b) => format!("a tiling kernel (declared border {b:?})"),
+                        None => "a tiling kernel".to_owned(),
+                    },
+                };
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    format!(
+                        "node border {border:?} refused: the kernel is {declared}; a tiling node's border is \
+                         Undefined (the image edge is left unwritten, outside the valid rectangle) or Self_ (the \
+                         kernel's own edge handling, the default); Replicate and Constant are for user kernels, \
+                         which read the node's border themselves"
+                    ),
+                )
+                .expected_found("Undefined or Self_", format!("{border:?}"))
+                .in_node(&s.name)
+                .in_kernel(&s.kernel.name)
+                .in_graph(&g.name()));
             }
             if s.border != border {
                 s.border = border;

@@ -362,9 +362,13 @@ impl Kernel {
 impl Kernel {
     /// `vxGetKernelByName`: a finalized kernel.
     pub(crate) fn by_name(table: &Arc<KernelTable>, name: &str) -> Result<Kernel> {
-        let inner = table.registry().by_name(name).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidReference, "no finalized kernel of that name in the context").in_kernel(name)
-        })?;
+        let registry = table.registry();
+        let found = registry.by_name(name);
+        let inner = match found {
+            Some(k) => k,
+            None => return Err(Error::new(ErrorKind::InvalidReference, registry.unknown_name(name)).in_kernel(name)),
+        };
+        drop(registry);
         Ok(Kernel { inner, table: Arc::clone(table) })
     }
 

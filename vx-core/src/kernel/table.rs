@@ -202,6 +202,28 @@ impl KernelRegistry {
         self.kernels.iter().find(|k| k.name == name && k.final_().is_some()).cloned()
     }
 
+    /// Why no kernel is named `name`, for a person: the closest name (a typo, or a short name
+    /// such as `gaussian3x3` for `filters.gaussian3x3`) and the names there are (at most 12).
+    pub(super) fn unknown_name(&self, name: &str) -> String {
+        let mut names: Vec<&str> =
+            self.kernels.iter().filter(|k| k.final_().is_some()).map(|k| k.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.is_empty() {
+            return format!(
+                "no kernel named '{name}': the context has no kernels yet (load a module, or publish the kernels \
+                 compiled in with publish_in_process)"
+            );
+        }
+        let suggestion = match closest_name(name, &names) {
+            Some(n) => format!("; did you mean '{n}'?"),
+            None => String::new(),
+        };
+        let shown = names.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+        let more = if names.len() > 12 { format!(" and {} more", names.len() - 12) } else { String::new() };
+        format!("no kernel named '{name}'{suggestion} (the context's kernels: {shown}{more})")
+    }
+
     pub(super) fn by_enum(&self, e: i32) -> Option<Arc<KernelInner>> {
         self.kernels.iter().find(|k| k.enumeration == e && k.final_().is_some()).cloned()
     }
@@ -239,5 +261,66 @@ impl KernelRegistry {
         }
         self.next_library_id += 1;
         Ok(self.next_library_id as i32)
+    }
+}
+
+/// The name of `names` that `name` most likely meant: the one whose last dot-separated parts are
+/// `name` (a short name), else the nearest by edit distance within a third of the name's length
+/// (at least 1, at most 3); `None` when nothing is that near, or two are equally near.
+fn closest_name<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    let short: Vec<&str> =
+        names.iter().copied().filter(|n| n.strip_suffix(name).is_some_and(|head| head.ends_with('.'))).collect();
+    if let [one] = short.as_slice() {
+        return Some(one);
+    }
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    let mut tie = false;
+    for &n in names {
+        let d = edit_distance(name, n);
+        match best {
+            _ if d > limit => {}
+            Some((b, _)) if d > b => {}
+            Some((b, _)) if d == b => tie = true,
+            _ => {
+                best = Some((d, n));
+                tie = false;
+            }
+        }
+    }
+    best.filter(|_| !tie).map(|(_, n)| n)
+}
+
+/// Levenshtein distance over characters (insertions, deletions, substitutions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{closest_name, edit_distance};
+
+    #[test]
+    fn an_unknown_kernel_name_gets_the_nearest_one() {
+        let names = ["filters.gaussian3x3", "filters.sobel3x3", "spec.gaussian3x3", "hello.brighten"];
+        assert_eq!(closest_name("hello.brigthen", &names), Some("hello.brighten"));
+        assert_eq!(closest_name("sobel3x3", &names), Some("filters.sobel3x3"));
+        // Two kernels have the short name, both as near: no guess.
+        assert_eq!(closest_name("gaussian3x3", &names), None);
+        assert_eq!(closest_name("median5x5", &names), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("µs", "us"), 1);
     }
 }

@@ -7,11 +7,11 @@
 use std::fmt;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use vx_plugin_abi::abi_stable::library::{AbiHeaderRef, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
-use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, VxModuleRef};
+use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, BUILD_DEBUG_SYMBOL, VxModuleRef};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::copy::{PrivateCopy, loader_knows, run_before_map};
@@ -149,11 +149,51 @@ pub(super) struct ModuleLibrary {
     pub(super) module: VxModuleRef,
     pub(super) name: String,
     pub(super) version: String,
+    /// The file it was loaded from (links resolved) and how it was built.
+    pub(super) file: PathBuf,
+    pub(super) build: ModuleBuild,
     /// The private copy the library was mapped from; its descriptor stays open while the library
     /// is loaded (the loader knows the library by the copy's `/proc/self/fd/<fd>` name).
     copy: PrivateCopy,
     library: Option<libloading::Library>,
     pub(super) state: Arc<Mutex<ModuleState>>,
+}
+
+/// How a module was built, as it says itself (`vx_plugin_abi::module_abi::BUILD_DEBUG_SYMBOL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleBuild {
+    /// Without debug assertions: cargo's `--release` (optimized).
+    Release,
+    /// With debug assertions: cargo's default `dev` profile, unoptimized — kernels run many times
+    /// slower than in a release build.
+    Debug,
+    /// The module does not say (written against the ABI by hand, or by an older SDK).
+    Unknown,
+}
+
+impl fmt::Display for ModuleBuild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ModuleBuild::Release => "release build",
+            ModuleBuild::Debug => "debug build",
+            ModuleBuild::Unknown => "build unknown",
+        })
+    }
+}
+
+/// What a loaded module is: its name, version, the file it came from and how it was built
+/// ([`Context::module_info`](crate::Context::module_info)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModuleInfo {
+    /// The module's name.
+    pub name: String,
+    /// Its version string.
+    pub version: String,
+    /// The file it was loaded from (symbolic links resolved).
+    pub file: PathBuf,
+    /// How it was built.
+    pub build: ModuleBuild,
 }
 
 /// The module (name, version) kernel `k`'s code comes from, if it comes from one.
@@ -331,11 +371,21 @@ impl ModuleLibrary {
             )));
         }
         let version = module.version().as_str().to_owned();
+        let symbol = format!("{BUILD_DEBUG_SYMBOL}\0");
+        // SAFETY: the symbol, when present, is the `u8` static `vx_module!` exports under this name;
+        // it is read once, while the library is open.
+        let build = match unsafe { library.get::<*const u8>(symbol.as_bytes()).ok().map(|p| **p) } {
+            Some(0) => ModuleBuild::Release,
+            Some(_) => ModuleBuild::Debug,
+            None => ModuleBuild::Unknown,
+        };
         tracing::debug!(module = %name, declared = %declared, version = %version, file = %opened.display(), copy = %copy.maps_name, "module library opened");
         Ok(ModuleLibrary {
             module,
             name: name.to_owned(),
             version: version.clone(),
+            file: opened.clone(),
+            build,
             copy,
             library: Some(library),
             state: Arc::new(Mutex::new(ModuleState::Loaded { count: 1, version })),

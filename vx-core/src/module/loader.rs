@@ -19,7 +19,7 @@ use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
 use crate::kernel::users::{KernelUse, StaleNode};
 use crate::module::host::publish::{PublishCtx, run_entry, run_records};
-use crate::module::library::{ModuleLibrary, ModuleState, module_name_of_file, origin};
+use crate::module::library::{ModuleInfo, ModuleLibrary, ModuleState, module_name_of_file, origin};
 use crate::shared::{ContextShared, ResourceKind, ResourceSlot};
 use crate::support::sync::lock;
 
@@ -131,12 +131,18 @@ fn refusal(name: &str, from: &str, to: &str, dropped: &[String], added: &[String
         g.dedup();
         g.len()
     };
+    // Two builds of one version are told apart as builds, not by a version both share.
+    let (new, old) = if from == to {
+        (format!("the new build (version {to}, as the loaded one)"), "the loaded build".to_owned())
+    } else {
+        (format!("version {to}"), format!("the loaded version {from}"))
+    };
     Error::new(
         ErrorKind::ReferenceNonzero,
         format!(
-            "reloading module '{name}' refused: version {to} no longer publishes {} {}{renamed}, which live graphs use: \
-             {uses}; the loaded version {from} keeps serving. Remove those nodes (or release their graphs) \
-             first, or force the reload (ReloadOptions::force) to leave them on the old code",
+            "reloading module '{name}' refused: {new} no longer publishes {} {}{renamed}, which live graphs use: \
+             {uses}; {old} keeps serving. Remove those nodes (or release their graphs) first, or force the \
+             reload, which leaves them on the old code",
             if used.len() == 1 { "kernel" } else { "kernels" },
             quoted(used.iter().copied(), 8),
         ),
@@ -321,7 +327,22 @@ impl Modules {
         check_name(name)?;
         let file = format!("lib{name}.so");
         let dirs = self.search_path();
-        dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()).ok_or_else(|| {
+        let mut found = dirs.iter().map(|d| d.join(&file)).filter(|p| p.is_file());
+        let first = found.next();
+        if let Some(first) = &first {
+            // The same file reached twice (a directory listed twice, or through a link) shadows nothing.
+            let same = |p: &Path| p.canonicalize().ok() == first.canonicalize().ok();
+            let shadowed: Vec<String> = found.filter(|p| !same(p)).map(|p| p.display().to_string()).collect();
+            if !shadowed.is_empty() {
+                tracing::warn!(
+                    module = %name,
+                    "module '{name}': loading {}, the first of the search path; it shadows {} (later in the path, not loaded)",
+                    first.display(),
+                    shadowed.join(", ")
+                );
+            }
+        }
+        first.ok_or_else(|| {
             let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
             let short = name.strip_prefix("lib").unwrap_or(name);
             let short = short.strip_suffix(".so").unwrap_or(short);
@@ -330,8 +351,14 @@ impl Modules {
             } else {
                 String::new()
             };
-            Error::new(ErrorKind::InvalidModule, format!("module '{name}' not found{hint}"))
-                .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file")
+            Error::new(
+                ErrorKind::InvalidModule,
+                format!(
+                    "module '{name}' not found{hint}; add the directory that holds {file} to the search path \
+                     (Context::add_module_dir, or the VX_MODULE_PATH variable: absolute directories, ':'-separated)"
+                ),
+            )
+            .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file")
         })
     }
 
@@ -377,7 +404,14 @@ impl Modules {
         }
         let kernels: Vec<Arc<KernelInner>> = added.iter().map(|k| Arc::clone(&k.inner)).collect();
         drop(added);
-        tracing::info!(module = %name, version = %library.version, kernels = kernels.len(), "module loaded");
+        tracing::info!(
+            module = %name,
+            version = %library.version,
+            file = %library.file.display(),
+            build = %library.build,
+            kernels = kernels.len(),
+            "module loaded"
+        );
         let state = Arc::clone(&library.state);
         let mut table = self.modules();
         let retired = table.entries.remove(name).map(|e| e.retired).unwrap_or_default();
@@ -523,6 +557,7 @@ impl Modules {
         };
         let (old_version, new_version) =
             (entry.loaded.as_ref().map(|l| l.library.version.clone()).unwrap_or_default(), library.version.clone());
+        let (new_file, new_build) = (library.file.clone(), library.build);
         let mut report = ReloadReport {
             module: name.to_owned(),
             from: Some(old_version.clone()),
@@ -612,6 +647,8 @@ impl Modules {
             to = %new_version,
             dropped = report.dropped.len(),
             left_on_old = report.left_on_old.len(),
+            file = %new_file.display(),
+            build = %new_build,
             "module reloaded"
         );
         Ok(report)
@@ -677,6 +714,13 @@ impl Modules {
     /// The state of module `name`, if it was ever loaded in this context.
     pub(crate) fn state(&self, name: &str) -> Option<ModuleState> {
         self.modules().entries.get(name).map(|e| lock(&e.state).clone())
+    }
+
+    /// What module `name` is (while loaded): version, file, build.
+    pub(crate) fn info(&self, name: &str) -> Option<ModuleInfo> {
+        let table = self.modules();
+        let l = &table.entries.get(name)?.loaded.as_ref()?.library;
+        Some(ModuleInfo { name: l.name.clone(), version: l.version.clone(), file: l.file.clone(), build: l.build })
     }
 
     /// Names of the kernels module `name` published (while loaded).

@@ -41,7 +41,7 @@ pub struct ContextConfig {
     /// live at once (default true). `false`: a buffer of its own for each.
     pub memory_plan: bool,
     /// Fuse chains of tiling nodes joined by virtual images into groups that run step by step
-    /// with line buffers instead of image buffers (issue 34; default true).
+    /// with line buffers instead of image buffers (default true).
     pub fusion: bool,
     /// Named targets (executors) besides the default host target.
     pub targets: Vec<super::TargetConfig>,
@@ -91,7 +91,7 @@ pub struct TilingPolicy {
     /// measured delay of a helper joining (true, the default); false splits every node of at least
     /// `min_parallel_pixels` that has several tiles (for tests that want parallel runs).
     pub split_by_cost: bool,
-    /// Fused groups (issue 34): rows of the group's last nodes per step, `k` (0: by the rule, a
+    /// Fused groups: rows of the group's last nodes per step, `k` (0: by the rule, a
     /// 192 KiB step budget over the group's line buffers, at most 32 rows). Rounded to the
     /// members' block heights.
     pub fusion_rows: u32,

@@ -285,8 +285,9 @@ struct CrewState {
     /// ever sharing. Settling, because a delay is noisy upwards only (the helper's vCPU taken
     /// away): with a moving average one 100 µs outlier among 1 µs joins held the warm estimate
     /// above 6 µs for a dozen jobs, and a VGA `not` (10 µs) alone meanwhile — and a node kept
-    /// alone publishes no warm job to bring the estimate back down (issue 29: the model shared
-    /// 2114 of 3900 runs that always sharing ran 20 % faster; 3662 with this).
+    /// alone publishes no warm job to bring the estimate back down (measured: with a moving
+    /// average the model shared 2114 of 3900 runs that always sharing ran 20 % faster; 3662 with
+    /// the settling estimate).
     join_warm_ns: std::sync::atomic::AtomicU64,
     join_cold_ns: std::sync::atomic::AtomicU64,
     /// What [`Crew::stats`] reports.

@@ -82,9 +82,14 @@ const OTHER_FORMS: [&str; 5] = ["Tile", "TileMut", "InPlace", "Rows", "TileConte
 #[derive(Clone)]
 pub(crate) struct Param {
     pub(crate) kind: ParamKind,
-    /// The argument's name as written (`src`; a pattern such as `[a, b, c]` as its text), for
-    /// the kernel's description (`vx inspect`).
+    /// The argument's name (`src`), for the kernel's description (`vx inspect`, graph files) and
+    /// the generated validator's messages; an argument that is a pattern (`[a, b, c]: Rows<u8, 3>`,
+    /// `_: u8`) gets one by [`pattern_names`]. An in-place half shows it with ` (in)` / ` (out)`
+    /// ([`Param::shown_name`]).
     pub(crate) name: String,
+    /// The argument's type as written (`Rows<u8, 3>`, `&Tile<u8>`, `Option<&mut TileMut<u8>>`),
+    /// for the generated validator's messages.
+    pub(crate) view: String,
     /// `Option<…>`: the parameter is optional (`VX_PARAMETER_STATE_OPTIONAL`).
     pub(crate) optional: bool,
     /// `Rows<T, N>`: the row count `N` as written.
@@ -92,6 +97,23 @@ pub(crate) struct Param {
     /// Half of an `&mut InPlace<T>` argument (tiling): the input (`First`, bound and passed as the
     /// view) or the output (`Second`, neither bound nor passed).
     pub(crate) in_place: Option<InPlaceHalf>,
+}
+
+impl Param {
+    /// The parameter's registered name: its argument's, with ` (in)` or ` (out)` for a half of an
+    /// `&mut InPlace<T>` argument.
+    pub(crate) fn shown_name(&self) -> String {
+        match self.in_place {
+            None => self.name.clone(),
+            Some(InPlaceHalf::First) => format!("{} (in)", self.name),
+            Some(InPlaceHalf::Second) => format!("{} (out)", self.name),
+        }
+    }
+
+    /// True for an output (an image or a view taken by `&mut`).
+    fn is_output(&self) -> bool {
+        matches!(self.kind, ParamKind::Output(_) | ParamKind::Object { output: true, .. })
+    }
 }
 
 /// Which half of an `&mut InPlace<T>` argument a parameter is.
@@ -425,11 +447,62 @@ fn memory_arg(cx: &Ctxt, pt: &syn::PatType, memory: &[MemRequest], used: &mut [b
     Some(Some(Arg::Memory(Box::new(MemArg { request: k, region: m.region, nth, elem: elem.clone() }))))
 }
 
-/// An argument's name: its identifier, or a pattern's text without the token spacing.
-fn arg_name(pat: &syn::Pat) -> String {
+/// An argument's name: its identifier (`src`, `mut src`, `src @ ..`), or `None` for a pattern
+/// (`[a, b, c]`, `_`), which [`pattern_names`] names.
+fn arg_name(pat: &syn::Pat) -> Option<String> {
     match pat {
-        syn::Pat::Ident(pi) => pi.ident.to_string(),
-        other => other.to_token_stream().to_string().replace(" ,", ",").replace("[ ", "[").replace(" ]", "]"),
+        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+        syn::Pat::Paren(p) => arg_name(&p.pat),
+        _ => None,
+    }
+}
+
+/// A type as a reader writes it (`Rows<u8, 3>`, `&mut [u8]`, `Option<&Tile<u8>>`), not with the
+/// token stream's spacing (`Rows < u8 , 3 >`).
+pub(crate) fn type_text(ty: &Type) -> String {
+    let mut s = ty.to_token_stream().to_string();
+    for (from, to) in
+        [(" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), ("& ", "&"), ("[ ", "["), (" ]", "]"), (" ;", ";")]
+    {
+        s = s.replace(from, to);
+    }
+    s.replace(" :: ", "::").replace(":: ", "::").replace(" ::", "::")
+}
+
+/// The names of `n` parameters of one direction whose arguments are patterns: `base` (`input` or
+/// `output`) for one, else `base1`, `base2`, … in argument order; a name another argument of the
+/// function has (`taken`) is skipped.
+pub(crate) fn generated_names(base: &str, n: usize, taken: &[String]) -> Vec<String> {
+    if n == 1 && !taken.iter().any(|t| t == base) {
+        return vec![base.to_owned()];
+    }
+    (1..).map(|k| format!("{base}{k}")).filter(|c| !taken.contains(c)).take(n).collect()
+}
+
+/// Name the parameters whose argument is a pattern (`unnamed`: their indices in `out`; the first
+/// half of an in-place pair stands for both): inputs `input`, outputs `output`
+/// ([`generated_names`]).
+fn pattern_names(out: &mut [Arg], unnamed: &[usize]) {
+    fn param(a: &Arg) -> Option<&Param> {
+        if let Arg::Param(p) = a { Some(p) } else { None }
+    }
+    let taken: Vec<String> = out
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !unnamed.contains(i) && param(a).is_some_and(|p| p.in_place != Some(InPlaceHalf::Second)))
+        .filter_map(|(_, a)| param(a).map(|p| p.name.clone()))
+        .collect();
+    for (base, output) in [("input", false), ("output", true)] {
+        let of_kind: Vec<usize> =
+            unnamed.iter().copied().filter(|&i| param(&out[i]).is_some_and(|p| p.is_output() == output)).collect();
+        for (&i, name) in of_kind.iter().zip(generated_names(base, of_kind.len(), &taken)) {
+            let pair = param(&out[i]).is_some_and(|p| p.in_place == Some(InPlaceHalf::First));
+            for a in &mut out[i..=i + pair as usize] {
+                if let Arg::Param(p) = a {
+                    p.name = name.clone();
+                }
+            }
+        }
     }
 }
 
@@ -445,6 +518,8 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
         cx.error_spanned_by(&f.sig.generics, "a kernel function cannot be generic");
     }
     let mut out = Vec::new();
+    // Parameters whose argument is a pattern, by index in `out`: named at the end.
+    let mut unnamed = Vec::new();
     let mut used = vec![false; memory.len()];
     for input in &f.sig.inputs {
         match input {
@@ -457,13 +532,17 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                     out.push(Arg::Extra(e));
                 } else if let Some(t) = in_place_of(ty).filter(|_| flavor == Flavor::Tiling) {
                     check_pixel(cx, &t);
-                    for (kind, half, side) in [
-                        (ParamKind::Input(t.clone()), InPlaceHalf::First, "in"),
-                        (ParamKind::Output(t), InPlaceHalf::Second, "out"),
-                    ] {
+                    let name = arg_name(&pt.pat);
+                    if name.is_none() {
+                        unnamed.push(out.len());
+                    }
+                    for (kind, half) in
+                        [(ParamKind::Input(t.clone()), InPlaceHalf::First), (ParamKind::Output(t), InPlaceHalf::Second)]
+                    {
                         out.push(Arg::Param(Box::new(Param {
                             kind,
-                            name: format!("{} ({side})", arg_name(&pt.pat)),
+                            name: name.clone().unwrap_or_default(),
+                            view: type_text(ty),
                             optional: false,
                             rows: None,
                             in_place: Some(half),
@@ -482,9 +561,14 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
                         }
                         ParamKind::ByValue(_) => {}
                     }
+                    let name = arg_name(&pt.pat);
+                    if name.is_none() {
+                        unnamed.push(out.len());
+                    }
                     out.push(Arg::Param(Box::new(Param {
                         kind,
-                        name: arg_name(&pt.pat),
+                        name: name.unwrap_or_default(),
+                        view: type_text(ty),
                         optional,
                         rows,
                         in_place: None,
@@ -511,6 +595,7 @@ pub(crate) fn args(cx: &Ctxt, flavor: Flavor, f: &ItemFn, local: Option<&Type>, 
     if local.is_some() && !out.iter().any(|a| matches!(a, Arg::Extra(Extra::Local))) {
         cx.error_spanned_by(&f.sig.ident, "`local = Type` is declared, so the function takes `&mut Type`");
     }
+    pattern_names(&mut out, &unnamed);
     out
 }
 
@@ -559,6 +644,55 @@ mod tests {
             "[Px; 3]",
         ] {
             assert!(!not_a_pixel(&syn::parse_str(fine).unwrap()), "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_argument_is_named_input_or_output() {
+        assert_eq!(generated_names("input", 1, &[]), ["input"]);
+        assert_eq!(generated_names("input", 2, &[]), ["input1", "input2"]);
+        assert_eq!(generated_names("input", 1, &["input".into()]), ["input1"]);
+        assert_eq!(generated_names("output", 2, &["output1".into()]), ["output2", "output3"]);
+
+        // `fn k([a, b, c]: Rows<u8, 3>, _: u8, out: &mut [u8], _: &mut [u8], (input): u8)`.
+        let param = |kind: ParamKind, name: &str, in_place| {
+            Arg::Param(Box::new(Param {
+                kind,
+                name: name.into(),
+                view: String::new(),
+                optional: false,
+                rows: None,
+                in_place,
+            }))
+        };
+        let u8_: Type = syn::parse_quote!(u8);
+        let mut out = vec![
+            param(ParamKind::Input(u8_.clone()), "", None),
+            param(ParamKind::ByValue(u8_.clone()), "", None),
+            param(ParamKind::Output(u8_.clone()), "out", None),
+            param(ParamKind::Output(u8_.clone()), "", None),
+            param(ParamKind::ByValue(u8_.clone()), "input", None),
+            param(ParamKind::Input(u8_.clone()), "", Some(InPlaceHalf::First)),
+            param(ParamKind::Output(u8_), "", Some(InPlaceHalf::Second)),
+        ];
+        pattern_names(&mut out, &[0, 1, 3, 5]);
+        let names: Vec<String> = params(&out).iter().map(|p| p.shown_name()).collect();
+        assert_eq!(names, ["input1", "input2", "out", "output", "input", "input3 (in)", "input3 (out)"]);
+    }
+
+    #[test]
+    fn types_are_shown_as_written() {
+        for t in [
+            "Rows<u8, 3>",
+            "&Tile<u8>",
+            "&mut [u8]",
+            "&mut InPlace<u8>",
+            "Option<&mut TileMut<[u8; 3]>>",
+            "&views::Matrix<f32>",
+            "&ObjectArray<Image<u8>>",
+            "u8",
+        ] {
+            assert_eq!(type_text(&syn::parse_str(t).unwrap()), t);
         }
     }
 

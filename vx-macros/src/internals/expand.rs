@@ -1,7 +1,7 @@
 //! Expansion pieces both kernel attributes use, built from the shared model: how each parameter is
 //! bound for the call (required or optional, per flavor), the parameter signature the generated
-//! validator checks, the `add_parameter` calls of registration, and the kernel's name and
-//! enumeration. Generated code names the SDK as `__vx` (`use ::vx_plugin_abi as __vx;`).
+//! validator checks and the labels its messages name parameters by, the `add_parameter` calls of
+//! registration, and the kernel's name and enumeration. Generated code names the SDK as `__vx` (`use ::vx_plugin_abi as __vx;`).
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -189,6 +189,19 @@ pub(crate) fn signature(args: &[Arg]) -> Vec<TokenStream> {
         .collect()
 }
 
+/// The `ParamLabel` of every parameter, beside its `ParamSig`: its registered name and its type as
+/// written, for the generated validator's messages (kept apart from the signature, whose tokens
+/// name the validator's behaviour in its key: a renamed argument validates alike).
+pub(crate) fn labels(args: &[Arg]) -> Vec<TokenStream> {
+    params(args)
+        .into_iter()
+        .map(|p| {
+            let (name, view) = (p.shown_name(), &p.view);
+            quote!(__vx::macro_support::ParamLabel { name: #name, view: #view })
+        })
+        .collect()
+}
+
 /// `api.add_parameter(k, index, direction, type, state)?;` for every parameter, with wire codes.
 pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
     params(args)
@@ -206,7 +219,7 @@ pub(crate) fn add_parameters(args: &[Arg]) -> Vec<TokenStream> {
                 ),
             };
             let state = if p.optional { quote!(OPTIONAL) } else { quote!(REQUIRED) };
-            let name = &p.name;
+            let name = p.shown_name();
             let element = match &p.kind {
                 ParamKind::Input(t) | ParamKind::Output(t) => {
                     quote!(&::std::string::ToString::to_string(&<#t as __vx::TilePixel>::FORMAT))

@@ -11,7 +11,7 @@ use syn::{ItemFn, Path};
 
 use crate::internals::ast::{Arg, Flavor, ParamKind, is_row_form, params};
 use crate::internals::expand::{
-    add_parameters, bindings, describe_kernel, enumeration, kernel_name, signature, unique_name_check,
+    add_parameters, bindings, describe_kernel, enumeration, kernel_name, labels, signature, unique_name_check,
 };
 use crate::tiling::attr::{Attrs, Border, Flexible};
 
@@ -226,6 +226,7 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
     let fusion = declare_fusion(attrs, args, row_form);
     let n = params(args).len() as u32;
     let sig = signature(args);
+    let labels = labels(args);
     let add_params = add_parameters(args);
     let summary = describe_kernel(f);
     let mut attributes = Vec::new();
@@ -251,8 +252,9 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
         attributes.push(quote!(api.alias_hint(k, #x, #y, __vx::wire::alias_kind::#kind)?;));
     }
     let same_size = !attrs.any_size;
-    // The generated validator is `validate_signature(__VX_SIG, same_size)`: a pure function of these
-    // tokens and of the SDK that interprets them, so their hash names it across reloads.
+    // The generated validator is `validate_signature(__VX_SIG, __VX_LABELS, same_size)`: what it
+    // accepts is a pure function of the signature's tokens and of the SDK that interprets them, so
+    // their hash names it across reloads (the labels only word its messages).
     let validator_key = crate::internals::expand::declaration_key(&[
         quote!(#(#sig),*).to_string(),
         same_size.to_string(),
@@ -268,10 +270,11 @@ pub(crate) fn tiling_kernel(f: &ItemFn, attrs: &Attrs, args: &[Arg]) -> TokenStr
             #fast_tramp
             #flex_tramp
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
+            const __VX_LABELS: &[__vx::macro_support::ParamLabel] = &[#(#labels),*];
             struct __VxValidate;
             impl __vx::module_api::ValidateFunction for __VxValidate {
                 fn validate(v: &__vx::module_abi::Validator) -> ::core::result::Result<(), __vx::module_abi::AbiError> {
-                    __vx::macro_support::validate_signature(v, __VX_SIG, #same_size)
+                    __vx::macro_support::validate_signature(v, __VX_SIG, __VX_LABELS, #same_size)
                 }
             }
             fn __vx_register(api: &__vx::module_abi::Host) -> ::core::result::Result<(), __vx::module_abi::AbiError> {

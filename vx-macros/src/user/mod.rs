@@ -28,7 +28,7 @@ use syn::{ItemFn, LitInt, LitStr, Path, Token, Type};
 use crate::internals::ast::{self, Arg, Flavor, MemRequest, Region, params};
 use crate::internals::ctxt::Ctxt;
 use crate::internals::expand::{
-    add_parameters, bindings, describe_kernel, enumeration, kernel_name, region, signature, unique_name_check,
+    add_parameters, bindings, describe_kernel, enumeration, kernel_name, labels, region, signature, unique_name_check,
 };
 
 #[derive(Default)]
@@ -143,13 +143,14 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
     let (bind, call) = bindings(Flavor::User, args);
     let n = params(args).len() as u32;
     let sig = signature(args);
+    let labels = labels(args);
     let add = add_parameters(args);
     let summary = describe_kernel(f);
     let same_size = !a.any_size;
     let exemplar_checks = if a.validate.is_none() { output_exemplar_checks(args) } else { Vec::new() };
     let validate_call = match &a.validate {
         Some(p) => quote!(#p(v)),
-        None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, #same_size)),
+        None => quote!(__vx::macro_support::validate_signature(v, __VX_SIG, __VX_LABELS, #same_size)),
     };
     let validate_body = match &a.valid_rect {
         None => validate_call,
@@ -266,6 +267,8 @@ fn expand(f: &ItemFn, a: &Attrs, args: &[Arg]) -> TokenStream {
             #(#exemplar_checks)*
             #[allow(dead_code)]
             const __VX_SIG: &[__vx::macro_support::ParamSig] = &[#(#sig),*];
+            #[allow(dead_code)]
+            const __VX_LABELS: &[__vx::macro_support::ParamLabel] = &[#(#labels),*];
             struct __VxKernel;
             impl __vx::module_api::ValidateFunction for __VxKernel {
                 fn validate(v: &__vx::module_abi::Validator) -> #result { #validate_body }

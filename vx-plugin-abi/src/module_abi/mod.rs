@@ -51,7 +51,7 @@ pub use kernel::{
 };
 pub use lifecycle::{Lifecycle, LifecycleVtable, LifecycleVtableRef};
 pub use processor::{ArrayInfo, MappedImage, Processor, ProcessorVtable, ProcessorVtableRef};
-pub use root::{ABI_VERSION, ABI_VERSION_SYMBOL, EntryFnPtr, VxModule, VxModuleRef};
+pub use root::{ABI_VERSION, ABI_VERSION_SYMBOL, BUILD_DEBUG_SYMBOL, EntryFnPtr, VxModule, VxModuleRef};
 pub use validator::{ParamMeta, ValidRectFnPtr, Validator, ValidatorVtable, ValidatorVtableRef};
 
 /// A scalar value across the boundary (defined with the other wire data in [`crate::object_meta`]).

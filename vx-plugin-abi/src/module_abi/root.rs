@@ -31,7 +31,7 @@ use super::host::Host;
 /// forms `param_meta` (validator and lifecycle), `set_output_image` and `set_output_array` are gone
 /// from the vtables (the safe methods of the same names remain, over `object_meta` /
 /// `set_output_meta`).
-/// Version 8: fused execution (issue 34). Row kernels export a row entry over tables of row
+/// Version 8: fused execution. Row kernels export a row entry over tables of row
 /// pointers ([`RowFnPtr`](super::RowFnPtr) with [`RowRegion`](crate::RowRegion),
 /// [`RowSourceDesc`](super::RowSourceDesc), [`RowSinkDesc`](super::RowSinkDesc) and the
 /// `TileParamKind` values `InputRows` / `OutputRows`), declared with the optional host function
@@ -45,6 +45,12 @@ pub const ABI_VERSION: u32 = 8;
 /// reads it before abi_stable's layout check, so a module of another ABI version is refused with
 /// that reason (a layout report would hide it); modules built against ABI version 1 lack it.
 pub const ABI_VERSION_SYMBOL: &str = "vx_rs_module_abi_version";
+
+/// The name of the plain `u8` static (no mangling) that says how the module was built: 1 when
+/// its crate was compiled with debug assertions (cargo's `dev` profile: unoptimized code), 0 when
+/// without (`--release`). Informational, outside the root descriptor (no ABI version change): a
+/// module without it is of unknown build, and the host says so.
+pub const BUILD_DEBUG_SYMBOL: &str = "vx_rs_module_debug_assertions";
 
 /// A module's `publish` / `unpublish`.
 pub type EntryFnPtr = extern "C" fn(host: &Host) -> AbiResult<()>;

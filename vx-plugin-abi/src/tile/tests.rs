@@ -154,6 +154,58 @@ fn strays_panic_instead_of_touching_foreign_memory() {
 }
 
 #[test]
+fn a_stray_read_names_its_reach_the_neighborhood_and_its_caller() {
+    crate::unwind::expect_panics("reads 2 rows below");
+    let mut src = image_u8();
+    // The interior tile of a 3x3 kernel on the 8x6 image: columns 1..7, rows 1..5.
+    let nb = Neighborhood::new(-1, 1, -1, 1);
+    let d = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(1, 1, 7, 5), nb, 0);
+    let here = std::panic::Location::caller();
+    let message = |at: [u32; 2], offset: [i32; 2]| stray_read_message(&d, at, offset, here);
+    assert_eq!(
+        message([2, 3], [0, 2]),
+        format!(
+            "Tile::pixel(2, 3, 0, 2) reads 2 rows below the tile {{1,1,7,5}}, outside the readable rectangle \
+             {{0,0,8,6}}: the kernel declares `nbhd = (-1, 1, -1, 1)` (left, right, top, bottom); read within it or \
+             declare a larger one (at {here})"
+        )
+    );
+    assert!(message([0, 0], [-2, -3]).contains("reads 2 columns left of and 3 rows above the tile {1,1,7,5}"));
+    assert!(message([5, 0], [2, 0]).contains("reads 2 columns right of the tile"));
+
+    // Within the neighborhood, past the image's edge (a flexible function's edge tile).
+    let edge = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(0, 0, 4, 6), nb, 0);
+    assert_eq!(
+        stray_read_message(&edge, [0, 0], [-1, 0], here),
+        format!(
+            "Tile::pixel(0, 0, -1, 0) reads pixel (-1, 0), past the edge of the 8x6 image and outside the readable \
+             rectangle {{0,0,5,6}}: there a flexible function reads only what exists (`Tile::get` gives `None` past \
+             the edge) (at {here})"
+        )
+    );
+    // No neighborhood declared.
+    let none = desc(src.as_mut_ptr(), ImageFormat::U8, 1, W as i32, Rect::new(2, 2, 4, 4), Neighborhood::default(), 0);
+    assert!(stray_read_message(&none, [1, 0], [1, -1], here).contains(
+        "reads 1 column right of and 1 row above the tile {2,2,4,4}, outside the readable rectangle {2,2,4,4}: the \
+         kernel declares `nbhd = (0, 0, 0, 0)` (left, right, top, bottom, the default when it declares none)"
+    ));
+
+    // The panic itself is at the line that called `pixel` (`#[track_caller]` all the way).
+    let params = [TileParam {
+        kind: TileParamKind::InputImage,
+        type_code: ImageFormat::U8.fourcc(),
+        ptr: &d as *const _ as *mut _,
+    }];
+    // SAFETY: the descriptor points into a live vector of the described size; no output.
+    let args = unsafe { TileArgs::new(&params, std::ptr::null_mut(), 0) };
+    let input = args.input::<u8>(0).unwrap();
+    let line = line!() + 1;
+    let payload = crate::unwind::catch_panic(|| input.pixel(2, 3, 0, 2)).unwrap_err();
+    let text = crate::unwind::panic_message(&*payload);
+    assert!(text.contains(&format!("(at {}:{line}:", file!())), "{text}");
+}
+
+#[test]
 fn aliased_views_give_no_slices_and_work_in_place() {
     // Input and output are the same buffer: a NOT done in place through by-value access.
     let mut img = image_u8();

@@ -70,6 +70,7 @@ impl<T: TilePixel> Image<'_, T> {
         self.m.dim_y
     }
     /// Row `y`. Panics past the last row.
+    #[track_caller]
     pub fn row(&self, y: u32) -> &[T] {
         assert!(y < self.m.dim_y, "row {y} outside an image of {} rows", self.m.dim_y);
         // SAFETY: the host mapped the whole plane (dim_x × dim_y pixels of size_of::<T>() bytes,
@@ -144,6 +145,7 @@ macro_rules! image_view {
                 self.0.height()
             }
             /// Row `y`. Panics past the last row.
+            #[track_caller]
             pub fn row(&self, y: u32) -> &[T] {
                 self.0.row(y)
             }
@@ -155,6 +157,7 @@ image_view!(ImageOut, true);
 
 impl<T: TilePixel> ImageOut<'_, T> {
     /// Row `y` for writing. Panics past the last row.
+    #[track_caller]
     pub fn row_mut(&mut self, y: u32) -> &mut [T] {
         self.0.row_mut(y)
     }

@@ -29,6 +29,7 @@ impl<T: Element> Matrix<'_, T> {
         }
     }
     /// Element at `row`, `column`. Panics outside the matrix.
+    #[track_caller]
     pub fn get(&self, row: usize, column: usize) -> T {
         assert!(column < self.columns(), "column {column} outside a matrix of {} columns", self.columns());
         self.as_slice()[row * self.columns() + column]

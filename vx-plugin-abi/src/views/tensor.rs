@@ -53,6 +53,7 @@ impl<T: Element> Tensor<'_, T> {
             _ => unreachable!("checked at map"),
         }
     }
+    #[track_caller]
     fn offset(&self, index: &[usize]) -> usize {
         let dims = self.dims();
         assert!(
@@ -62,6 +63,7 @@ impl<T: Element> Tensor<'_, T> {
         index.iter().zip(self.strides()).map(|(i, s)| i * *s as usize).sum::<usize>() / size_of::<T>()
     }
     /// The element at `index` (one entry per dimension). Panics outside the tensor.
+    #[track_caller]
     pub fn get(&self, index: &[usize]) -> T {
         self.data.slice::<T>()[self.offset(index)]
     }

@@ -251,11 +251,17 @@ unsafe extern "C" fn host_declare_fusion(host: &Host, kernel: u64, desc: &Fusion
 }
 
 /// Log lines and caught panics from module code, as `tracing` events of target `vx::module`
-/// (the module-side `source` path a field). Any thread, any time: it uses no publish state.
+/// (the module-side `source` path a field). A caught panic (`source` the SDK's `PANIC_SOURCE`) is
+/// also the error the module's call returned: its event is that error's echo, with an `error`
+/// field as the host's own echoes have, so `vx` (which prints the error) does not show it twice.
+/// Any thread, any time: it uses no publish state.
 unsafe extern "C" fn host_log(level: u32, source: RStr<'_>, message: RStr<'_>) {
     catch_or("log", (), || {
         let (source, message) = (source.as_str(), message.as_str());
         match level {
+            wire::log_level::ERROR if source == vx_plugin_abi::log::PANIC_SOURCE => {
+                tracing::error!(target: "vx::module", source, error = %message, "module code panicked")
+            }
             wire::log_level::ERROR => tracing::error!(target: "vx::module", source, "{message}"),
             wire::log_level::WARN => tracing::warn!(target: "vx::module", source, "{message}"),
             wire::log_level::INFO => tracing::info!(target: "vx::module", source, "{message}"),
