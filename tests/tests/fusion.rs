@@ -206,6 +206,65 @@ fn the_edge_pipelines_fused_images_take_no_buffer_and_the_report_says_so() {
     assert_eq!(g.fusion_report().unwrap().groups.len(), 1);
 }
 
+/// The time table (`Graph::perf_table`): a fused group is one row naming its members in the order
+/// they run (whatever order the application created them in), timed once per run; unfused, a row
+/// per node; a removed node leaves its row.
+#[test]
+fn the_time_table_shows_a_fused_group_as_one_row_in_run_order() {
+    let ctx = ctx(true);
+    let (w, h) = (64, 48);
+    let a = random_image(&ctx, w, h, 11);
+    let k = |n: &str| ctx.kernel_by_name(&format!("filters.{n}")).unwrap();
+    let g = Graph::new(&ctx).unwrap();
+    let virt = |f| Image::new_virtual(&g, w, h, f).unwrap();
+    let (b, gx, gy, m) = (virt(ImageFormat::U8), virt(ImageFormat::S16), virt(ImageFormat::S16), virt(ImageFormat::U8));
+    let out = Image::new(&ctx, w, h, ImageFormat::U8).unwrap();
+    let lv = Scalar::new(&ctx, ScalarValue::Uint8(90)).unwrap();
+    // Created consumer first: creation order is the reverse of run order.
+    let t = g.add_node(&k("threshold"), [Reference::from(&m), Reference::from(&lv), Reference::from(&out)]).unwrap();
+    t.set_name("t").unwrap();
+    g.add_node(&k("magnitude"), [&gx, &gy, &m]).unwrap().set_name("m").unwrap();
+    g.add_node(&k("sobel3x3"), [&b, &gx, &gy]).unwrap().set_name("s").unwrap();
+    g.add_node(&k("gaussian3x3"), [&a, &b]).unwrap().set_name("g").unwrap();
+
+    // Before any run: a row per node, nothing timed.
+    let table = g.perf_table().unwrap();
+    assert_eq!(table.rows.len(), 4, "{table}");
+    assert!(table.rows.iter().all(|r| !r.is_fused() && r.perf.num == 0), "{table}");
+
+    for _ in 0..3 {
+        g.process().unwrap();
+    }
+    let report = g.fusion_report().unwrap();
+    assert_eq!(report.groups.len(), 1, "{report}");
+    let table = g.perf_table().unwrap();
+    assert_eq!(table.rows.len(), 1, "{table}");
+    let row = &table.rows[0];
+    assert_eq!(row.nodes, ["g", "s", "m", "t"], "run order: {table}");
+    assert_eq!(row.nodes, report.groups[0].nodes, "the fusion report's order");
+    assert_eq!(row.kernels, ["filters.gaussian3x3", "filters.sobel3x3", "filters.magnitude", "filters.threshold"]);
+    assert_eq!((row.label(), row.kernel_label()), ("fused: g + s + m + t".to_owned(), "4 kernels".to_owned()));
+    assert_eq!(row.perf.num, 3, "the group is timed once per run: {table}");
+    assert!(table.graph.num == 3 && row.perf.sum <= table.graph.sum, "{table}");
+    let shown = table.to_string();
+    assert_eq!(shown.lines().count(), 3, "header, the group, the graph:\n{shown}");
+    assert!(shown.lines().nth(1).unwrap().starts_with("fused: g + s + m + t  4 kernels  "), "{shown}");
+
+    // Unfused: a row per node, in creation order, each timed on its own.
+    g.set_fusion(Some(false)).unwrap();
+    g.process().unwrap();
+    let table = g.perf_table().unwrap();
+    let names: Vec<&str> = table.rows.iter().map(|r| r.nodes[0].as_str()).collect();
+    assert_eq!(names, ["t", "m", "s", "g"], "{table}");
+    assert!(table.rows.iter().all(|r| !r.is_fused() && r.perf.num == 4), "the same stats go on: {table}");
+
+    // A removed node has no row.
+    g.remove_node(&t).unwrap();
+    let table = g.perf_table().unwrap();
+    assert_eq!(table.rows.len(), 3, "{table}");
+    assert!(table.rows.iter().all(|r| r.nodes != ["t"]), "{table}");
+}
+
 #[test]
 fn a_node_that_cannot_fuse_ends_the_group_with_its_reason() {
     let ctx = ctx(true);
