@@ -64,8 +64,8 @@ pub struct ParamLabel {
     pub view: &'static str,
 }
 
-/// `parameter 0 (`input`)`: parameter `i` by index and registered name (by index alone without a
-/// label).
+/// ``parameter 0 (`input`)``: parameter `i` by index and registered name (by index alone without
+/// a label).
 fn param_ref(labels: &[ParamLabel], i: usize) -> String {
     match labels.get(i) {
         Some(l) => format!("parameter {i} (`{}`)", l.name),
@@ -73,7 +73,7 @@ fn param_ref(labels: &[ParamLabel], i: usize) -> String {
     }
 }
 
-/// `(the kernel takes `Rows<u8, 3>`)`, or nothing without a label.
+/// `` (the kernel takes `Rows<u8, 3>`)``, or nothing without a label.
 fn view_of(labels: &[ParamLabel], i: usize) -> String {
     labels.get(i).map_or_else(String::new, |l| format!(" (the kernel takes `{}`)", l.view))
 }
