@@ -322,9 +322,11 @@ fn reload_message(e: &WatchEvent) -> String {
         }
         (Ok(()), _) => format!("vx: module '{}' reloaded; the next frame runs the new code\n", e.module),
         (Err(err), _) if err.kind() == ErrorKind::ReferenceNonzero => format!(
-            "vx: module '{}' not reloaded (the running version keeps serving): {err}\nvx: restart `vx watch` to \
+            "vx: module '{}' not reloaded (the running version keeps serving): {}\nvx: restart `vx watch` to \
              rebuild the graph with the new version, or run with --force-reload\n",
-            e.module
+            e.module,
+            // The command's flag, not the Rust API the library's message names.
+            err.to_string().replace("(ReloadOptions::force)", "(--force-reload)")
         ),
         (Err(err), _) => format!("vx: module '{}' not reloaded (the running version keeps serving): {err}\n", e.module),
     }

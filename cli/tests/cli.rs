@@ -956,6 +956,7 @@ fn watch_refuses_a_reload_that_drops_a_used_kernel_unless_forced() {
             assert!(stderr.contains("the new build (version 1.0.0, as the loaded one)"), "{stderr}");
             assert!(stderr.contains("the loaded build keeps serving"), "{stderr}");
             assert!(!stderr.contains("ReloadOptions"), "{stderr}");
+            assert!(stderr.contains("or force the reload (--force-reload), which leaves them"), "{stderr}");
             assert!(
                 stderr.contains(
                     "restart `vx watch` to rebuild the graph with the new version, or run with --force-reload"

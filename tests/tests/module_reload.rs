@@ -501,7 +501,7 @@ fn a_reload_that_renames_a_used_kernel_is_refused_naming_kernel_graph_and_node_a
         "(it publishes 'testmod.inverted' instead: renamed?)",
         "graph 'service' node 'inv' (testmod.invert)",
         "the loaded version 1.0.0 keeps serving",
-        "ReloadOptions::force",
+        "force the reload (ReloadOptions::force), which leaves them on the old code",
     ] {
         assert!(m.contains(part), "{part:?} missing from: {m}");
     }

@@ -142,7 +142,7 @@ fn refusal(name: &str, from: &str, to: &str, dropped: &[String], added: &[String
         format!(
             "reloading module '{name}' refused: {new} no longer publishes {} {}{renamed}, which live graphs use: \
              {uses}; {old} keeps serving. Remove those nodes (or release their graphs) first, or force the \
-             reload, which leaves them on the old code",
+             reload (ReloadOptions::force), which leaves them on the old code",
             if used.len() == 1 { "kernel" } else { "kernels" },
             quoted(used.iter().copied(), 8),
         ),
