@@ -26,14 +26,17 @@ fn stderr(o: &Output) -> String {
 }
 
 /// The target directory of the crates these tests make and build: shared by the tests and kept
-/// between runs, so the runtime compiles once (cargo's lock makes a second build wait for the
-/// first).
+/// between runs, so the runtime compiles once.
 fn build_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vx-new-build")
 }
 
-/// `cargo ARGS` in `dir` into [`build_dir`], which must succeed; prints how long it took.
+/// `cargo ARGS` in `dir` into [`build_dir`], which must succeed; prints how long it took. One at a
+/// time: cargo locks the target directory while it compiles but not while it runs tests, doctests
+/// included, which another build into it could then pull libraries from under.
 fn cargo(dir: &Path, args: &[&str]) -> Output {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let t0 = Instant::now();
     let o = Command::new(env!("CARGO"))
         .args(args)

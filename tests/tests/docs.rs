@@ -69,6 +69,7 @@ const WRITTEN_BY_COMMANDS: &[&str] = &[
     "outcomes.json",
     "log/",
     "diff/",
+    "app/",
 ];
 
 /// What a backticked span names, if it looks like a path of this repository: `a/b.rs`,
