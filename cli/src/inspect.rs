@@ -95,16 +95,19 @@ pub(crate) struct AliasReport {
 pub(crate) fn load(ctx: &Context, what: &str) -> Result<String, Failure> {
     let p = Path::new(what);
     if !(what.contains('/') || what.ends_with(".so")) {
-        if ctx.resolve_module(what).is_err() && vx::module_name_of_file(Path::new(&format!("lib{what}.so"))).is_some() {
-            let dirs: Vec<String> = ctx.module_search_path().iter().map(|d| d.display().to_string()).collect();
-            return Err(Failure::module(format!(
-                "module '{what}' not found: no lib{what}.so in the search path ({}); give its directory with \
-                 -M DIR (or in VX_MODULE_PATH, absolute directories separated by ':'), or the file itself \
-                 (path/to/lib{what}.so)",
-                dirs.join(", ")
-            )));
+        if let Err(e) = ctx.load_module(what) {
+            // Not found: the command's way to say where to look (the library's names its API).
+            if e.kind() == vx::ErrorKind::InvalidModule && ctx.resolve_module(what).is_err() {
+                let dirs: Vec<String> = ctx.module_search_path().iter().map(|d| d.display().to_string()).collect();
+                return Err(Failure::module(format!(
+                    "module '{what}' not found: no lib{what}.so in the search path ({}); give its directory with \
+                     -M DIR (or in VX_MODULE_PATH, absolute directories separated by ':'), or the file itself \
+                     (path/to/lib{what}.so)",
+                    dirs.join(", ")
+                )));
+            }
+            return Err(Failure::module(e.to_string()));
         }
-        ctx.load_module(what).map_err(|e| Failure::module(e.to_string()))?;
         return Ok(what.to_owned());
     }
     let Some(name) = vx::module_name_of_file(p) else {

@@ -211,15 +211,19 @@ fn write_outputs(built: &BuiltGraph) -> Result<Vec<String>, Failure> {
     let mut written = Vec::new();
     let mut errors = Vec::new();
     for (name, img, out) in &built.outputs {
-        match encode_image(img, out.encoding)
-            .map_err(|e| format!("cannot write {}: {e}", out.path.display()))
-            .and_then(|bytes| output::write_file(&out.path, &bytes))
-        {
+        match write_output(img, out) {
             Ok(()) => written.push(format!("{name} -> {}\n", out.path.display())),
             Err(e) => errors.push(format!("image '{name}': {e}")),
         }
     }
     if errors.is_empty() { Ok(written) } else { Err(Failure::process(errors.join("\nvx: "))) }
+}
+
+/// Encode `img` as `out` says and write it (whole, then renamed into place).
+fn write_output(img: &vx::Image, out: &crate::graph_file::Output) -> Result<(), String> {
+    encode_image(img, out.encoding)
+        .map_err(|e| format!("cannot write {}: {e}", out.path.display()))
+        .and_then(|bytes| output::write_file(&out.path, &bytes))
 }
 
 fn us(d: Duration) -> String {
@@ -346,10 +350,7 @@ pub(crate) struct Serve {
 /// viewer never sees half a file. A failure is reported and serving goes on.
 fn write_while_serving(built: &BuiltGraph, frame: u64, why: &str) {
     for (name, img, out) in built.outputs.iter().filter(|(_, _, o)| !output::is_stdout(&o.path)) {
-        match encode_image(img, out.encoding)
-            .map_err(|e| format!("cannot encode: {e}"))
-            .and_then(|bytes| output::write_file(&out.path, &bytes))
-        {
+        match write_output(img, out) {
             Ok(()) => note!("vx: frame {frame} ({why}): {name} -> {}", out.path.display()),
             Err(e) => note!("vx: frame {frame} ({why}): image '{name}' not written: {e}"),
         }

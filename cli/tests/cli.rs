@@ -1218,6 +1218,7 @@ fn first_hour_messages_say_what_to_do() {
         )),
         "{e}"
     );
+    assert_eq!(e.matches("it shadows").count(), 1, "said once, at the load: {e}");
 
     // Borders: what a kernel declares and what a node may set, in one vocabulary.
     let o = vx(&["-M", d, "inspect", "vx_filters", "gaussian3x3"]);

@@ -595,6 +595,15 @@ fn stray_read_message(d: &TileDesc, [x, y]: [u32; 2], [ox, oy]: [i32; 2], caller
     }
 }
 
+/// The panic of [`TileMut::set`] / [`TileMut::get`] outside the tile, at its caller's line (kept
+/// out of the inlined accessors).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn outside_tile(what: &str, [x, y]: [u32; 2], d: &TileDesc) -> ! {
+    panic!("tile {what} at ({x}, {y}) outside a {}x{} tile (at {})", d.width, d.height, std::panic::Location::caller())
+}
+
 impl<T: TilePixel> fmt::Debug for Tile<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tile").field("rect", &self.rect()).field("readable", &self.d.readable).finish()
@@ -629,13 +638,9 @@ impl<T: TilePixel> TileMut<'_, T> {
     #[inline]
     #[track_caller]
     pub fn set(&mut self, x: u32, y: u32, value: T) {
-        assert!(
-            self.inside(x, y),
-            "tile write at ({x}, {y}) outside a {}x{} tile (at {})",
-            self.d.width,
-            self.d.height,
-            std::panic::Location::caller()
-        );
+        if !self.inside(x, y) {
+            outside_tile("write", [x, y], self.d);
+        }
         let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
         // SAFETY: (x, y) is inside this tile, which this view alone may access (contract of
         // TileArgs::new); writing by value through a raw pointer creates no reference.
@@ -647,13 +652,9 @@ impl<T: TilePixel> TileMut<'_, T> {
     #[inline]
     #[track_caller]
     pub fn get(&self, x: u32, y: u32) -> T {
-        assert!(
-            self.inside(x, y),
-            "tile read at ({x}, {y}) outside a {}x{} tile (at {})",
-            self.d.width,
-            self.d.height,
-            std::panic::Location::caller()
-        );
+        if !self.inside(x, y) {
+            outside_tile("read", [x, y], self.d);
+        }
         let (ix, iy) = (self.d.tile_x as i64 + x as i64, self.d.tile_y as i64 + y as i64);
         // SAFETY: as in `set`, read by value.
         unsafe { self.addr(ix, iy).read() }

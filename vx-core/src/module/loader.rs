@@ -324,42 +324,54 @@ impl Modules {
 
     /// The file `name` resolves to.
     pub(crate) fn resolve(&self, name: &str) -> Result<PathBuf> {
+        self.locate(name).map(|(file, _)| file)
+    }
+
+    /// The file `name` loads from, with a warning when it shadows another file of that name later
+    /// in the search path (said at a load or reload, not at every `resolve` query).
+    fn resolve_to_load(&self, name: &str) -> Result<PathBuf> {
+        let (first, shadowed) = self.locate(name)?;
+        if !shadowed.is_empty() {
+            let shadowed: Vec<String> = shadowed.iter().map(|p| p.display().to_string()).collect();
+            tracing::warn!(
+                module = %name,
+                "module '{name}': loading {}, the first of the search path; it shadows {} (later in the path, not loaded)",
+                first.display(),
+                shadowed.join(", ")
+            );
+        }
+        Ok(first)
+    }
+
+    /// The first file of `name` in the search path, and the other files of that name after it
+    /// (the same file reached twice, through a link or a directory listed twice, is not another).
+    fn locate(&self, name: &str) -> Result<(PathBuf, Vec<PathBuf>)> {
         check_name(name)?;
         let file = format!("lib{name}.so");
         let dirs = self.search_path();
         let mut found = dirs.iter().map(|d| d.join(&file)).filter(|p| p.is_file());
         let first = found.next();
-        if let Some(first) = &first {
-            // The same file reached twice (a directory listed twice, or through a link) shadows nothing.
-            let same = |p: &Path| p.canonicalize().ok() == first.canonicalize().ok();
-            let shadowed: Vec<String> = found.filter(|p| !same(p)).map(|p| p.display().to_string()).collect();
-            if !shadowed.is_empty() {
-                tracing::warn!(
-                    module = %name,
-                    "module '{name}': loading {}, the first of the search path; it shadows {} (later in the path, not loaded)",
-                    first.display(),
-                    shadowed.join(", ")
-                );
-            }
+        if let Some(first) = first {
+            let real = first.canonicalize().ok();
+            let shadowed = found.filter(|p| p.canonicalize().ok() != real).collect();
+            return Ok((first, shadowed));
         }
-        first.ok_or_else(|| {
-            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            let short = name.strip_prefix("lib").unwrap_or(name);
-            let short = short.strip_suffix(".so").unwrap_or(short);
-            let hint = if short != name && !short.is_empty() {
-                format!(" (did you mean '{short}'? a module is named without 'lib' and '.so')")
-            } else {
-                String::new()
-            };
-            Error::new(
-                ErrorKind::InvalidModule,
-                format!(
-                    "module '{name}' not found{hint}; add the directory that holds {file} to the search path \
-                     (Context::add_module_dir, or the VX_MODULE_PATH variable: absolute directories, ':'-separated)"
-                ),
-            )
-            .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file")
-        })
+        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        let short = name.strip_prefix("lib").unwrap_or(name);
+        let short = short.strip_suffix(".so").unwrap_or(short);
+        let hint = if short != name && !short.is_empty() {
+            format!(" (did you mean '{short}'? a module is named without 'lib' and '.so')")
+        } else {
+            String::new()
+        };
+        Err(Error::new(
+            ErrorKind::InvalidModule,
+            format!(
+                "module '{name}' not found{hint}; add the directory that holds {file} to the search path \
+                 (Context::add_module_dir, or the VX_MODULE_PATH variable: absolute directories, ':'-separated)"
+            ),
+        )
+        .expected_found(format!("{file} in one of: {}", looked.join(", ")), "no such file"))
     }
 
     /// `vxLoadKernels`: load module `name` and publish its kernels. Loading an already loaded
@@ -383,7 +395,7 @@ impl Modules {
             return Ok(());
         }
         drop(table);
-        let path = self.resolve(name)?;
+        let path = self.resolve_to_load(name)?;
         let slot = self.shared.acquire(ResourceKind::Modules)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config)?);
         let (result, added) = self.run_publish(&library, false);
@@ -512,7 +524,7 @@ impl Modules {
                 ..Default::default()
             });
         }
-        let path = self.resolve(name)?;
+        let path = self.resolve_to_load(name)?;
         let library = Arc::new(ModuleLibrary::open(name, &path, &self.shared.config)?);
         let (result, staged) = self.run_publish(&library, true);
         let discard = |staged: &[Arc<KernelInner>]| {
