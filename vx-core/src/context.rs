@@ -346,6 +346,11 @@ impl Context {
         self.inner.kernels.registry().finalized_len()
     }
 
+    /// `VX_CONTEXT_UNIQUE_KERNEL_TABLE`: name and enumeration of each finalized kernel.
+    pub fn kernel_table(&self) -> Vec<(String, i32)> {
+        self.inner.kernels.registry().finalized()
+    }
+
     // ------------------------------------------------------------------ modules
 
     /// `VX_CONTEXT_MODULES`: modules loaded.

@@ -70,6 +70,7 @@ mod watcher;
 pub use context::{Context, ContextBuilder};
 pub use data::blob::{MappedSlice, MappedSliceMut};
 pub use data::buffer::{BUFFER_ALIGN, ExternalMemory};
+pub use data::image::ImageBytesMap;
 pub use data::image::import::ImageHandle;
 #[cfg(feature = "image")]
 pub use data::image::interop::FormatPixel;
@@ -83,7 +84,7 @@ pub use data::kinds::{DataObject, MetaAttribute, ObjectMeta, Reference};
 pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
 pub use graph::fusion::{FusedGroupReport, FusionRefusal, FusionReport, UnfusedNode};
-pub use graph::node::{Node, Perf};
+pub use graph::node::{Node, NodeKey, Perf};
 pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, MAX_QUEUE_REFERENCES, ScheduleConfig, ScheduleMode};
 pub use graph::targets::{NodeAction, NodeCallbackFn, NodeCompletion};
 pub use graph::tiling::plan as tile_plan;
@@ -98,7 +99,7 @@ pub use kernel::contexts::{
     ControlContext, KernelArray, KernelImage, KernelUserData, LifecycleContext, ProcessContext, ValidateContext,
 };
 pub use kernel::fusion::{FusionSupport, RowFill};
-pub use kernel::handle::Kernel;
+pub use kernel::handle::{Kernel, WeakKernel};
 pub use kernel::memory::{MAX_BLOCKS, MemBlock, MemRegion, Plain};
 pub use kernel::meta_format::{MetaFormat, MetaFormats, ValidRectFn};
 pub use kernel::signature::{

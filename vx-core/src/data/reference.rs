@@ -32,8 +32,8 @@ impl Reference {
         self.is_virtual() && self.header().ancestors.is_empty()
     }
 
-    /// The object's process-unique id.
-    pub(crate) fn id(&self) -> u64 {
+    /// The object's process-unique id (never reused; a graph's and a node's are separate spaces).
+    pub fn id(&self) -> u64 {
         self.header().id
     }
 

@@ -227,6 +227,7 @@ fn run_node_from(
             let process = s.process_fn().expect("placed user nodes have a process function");
             let arena = if run.memory.scratch_bytes > 0 { executor_arena(scratch) } else { None };
             let mut pc = ProcessContext {
+                node: s.key,
                 node_name: &s.name,
                 params,
                 border: s.border,

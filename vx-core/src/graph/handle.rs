@@ -121,6 +121,10 @@ impl Graph {
         Ok(g)
     }
 
+    /// The graph's process-unique id (never reused).
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
     /// The graph's name.
     pub fn name(&self) -> String {
         self.inner.name()
@@ -271,6 +275,7 @@ impl Graph {
             observed.push(Some(Arc::clone(&stats)));
         }
         body.nodes.push(Some(NodeSlot {
+            key: crate::graph::node::NodeKey { graph: g.id, index },
             name,
             kernel: Arc::clone(k),
             params: given,

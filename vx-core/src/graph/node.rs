@@ -45,6 +45,17 @@ impl Perf {
     }
 }
 
+/// A node's identity: its graph's id ([`Graph::id`](crate::Graph::id)) and its index in the
+/// graph (indexes are never reused). The callbacks' contexts give it too (`node_key`), so a
+/// binding (the C API) can tell which node a callback runs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeKey {
+    /// The graph's id.
+    pub graph: u64,
+    /// The node's index in the graph.
+    pub index: usize,
+}
+
 /// A node handle. It does not keep the graph alive: after the graph is dropped, operations fail with
 /// `VX_ERROR_INVALID_REFERENCE`.
 #[derive(Clone)]
@@ -78,6 +89,25 @@ impl Node {
         self.with(|_, body, i| Ok(f(body.nodes[i].as_ref().expect("checked"))))
     }
 
+    /// The node's identity (its graph's id and its index).
+    pub fn key(&self) -> NodeKey {
+        NodeKey { graph: self.graph.upgrade().map_or(u64::MAX, |g| g.id), index: self.index }
+    }
+    /// The graph the node is in, while it lives.
+    pub fn graph(&self) -> Option<crate::Graph> {
+        self.graph.upgrade().map(|inner| crate::Graph { inner })
+    }
+    /// The node's kernel (the version it is bound to now).
+    pub fn kernel(&self) -> Result<crate::Kernel> {
+        self.with(|g, body, i| {
+            let s = body.nodes[i].as_ref().expect("checked");
+            Ok(crate::Kernel { inner: Arc::clone(&s.kernel), table: Arc::clone(&g.ctx.inner.kernels) })
+        })
+    }
+    /// `VX_NODE_PARAMETERS`: the number of parameters of the node's kernel.
+    pub fn num_parameters(&self) -> Result<u32> {
+        self.read(|s| s.params.len() as u32)
+    }
     /// The node's name (default `<kernel short name>#<index>`).
     pub fn name(&self) -> Result<String> {
         self.read(|s| s.name.clone())

@@ -56,6 +56,14 @@ impl Graph {
         Ok(body.graph_params.len() as u32 - 1)
     }
 
+    /// The node and node parameter index graph parameter `index` stands for
+    /// (`vxGetGraphParameterByIndex`'s `vx_parameter`).
+    pub fn parameter_target(&self, index: u32) -> Result<(Node, u32)> {
+        let body = self.inner.lock()?;
+        let (n, p) = graph_param(&body, index).map_err(|e| e.in_graph(&self.name()))?;
+        Ok((Node { graph: std::sync::Arc::downgrade(&self.inner), index: n }, p as u32))
+    }
+
     /// `VX_GRAPH_NUMPARAMETERS`.
     pub fn num_parameters(&self) -> Result<u32> {
         Ok(self.inner.lock()?.graph_params.len() as u32)

@@ -46,6 +46,8 @@ pub(crate) struct NodeRun {
 }
 
 pub(crate) struct NodeSlot {
+    /// The node's identity (its graph's id and its index there).
+    pub(super) key: crate::graph::node::NodeKey,
     pub(super) name: String,
     pub(super) kernel: Arc<KernelInner>,
     pub(super) params: Vec<Option<Reference>>,
@@ -129,6 +131,7 @@ impl NodeSlot {
         resources: &'a Arc<crate::shared::Resources>,
     ) -> LifecycleContext<'a> {
         LifecycleContext {
+            node: self.key,
             node_name: &self.name,
             params: &self.params,
             border: self.border,

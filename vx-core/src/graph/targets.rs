@@ -162,6 +162,7 @@ impl NodeSlot {
             None => Arc::clone(targets.host_control()?),
         };
         let port = Arc::new(ControlPort {
+            key: self.key,
             node: self.name.clone(),
             kernel: self.kernel.name.clone(),
             target: placement.name().to_owned(),
@@ -182,6 +183,7 @@ impl NodeSlot {
 
 /// Where commands to one initialized node go.
 pub(super) struct ControlPort {
+    key: crate::graph::node::NodeKey,
     node: String,
     kernel: String,
     target: String,
@@ -223,6 +225,7 @@ impl ControlPort {
         }
         let run = &mut *run;
         let mut cc = ControlContext {
+            node: self.key,
             node_name: &self.node,
             params: &self.params,
             border: self.border,

@@ -43,6 +43,10 @@ fn wrong_type(i: u32, want: &str, r: &Reference) -> Error {
 
 macro_rules! param_accessors {
     () => {
+        /// Which node the callback runs for (`Node::key` of the same node).
+        pub fn node_key(&self) -> crate::graph::node::NodeKey {
+            self.node
+        }
         /// The node's parameters, indexed like the kernel's signature (`None` = optional, unset).
         pub fn params(&self) -> &'a [Option<Reference>] {
             self.params
@@ -81,6 +85,7 @@ macro_rules! param_accessors {
 /// What the validator sees: parameters and node attributes. Images can be queried (format, size,
 /// valid region), not mapped.
 pub struct ValidateContext<'a> {
+    pub(crate) node: crate::graph::node::NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -118,6 +123,7 @@ impl<'a> ValidateContext<'a> {
 /// What init and deinit see: parameters, node attributes, and the node's local data, which they may
 /// set only as the spec allows.
 pub struct LifecycleContext<'a> {
+    pub(crate) node: crate::graph::node::NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -236,6 +242,7 @@ impl<'a> LifecycleContext<'a> {
 /// What process sees: parameters (mappable, including virtual ones), node attributes and the
 /// node's local data.
 pub struct ProcessContext<'a> {
+    pub(crate) node: crate::graph::node::NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -422,6 +429,7 @@ impl KernelUserData<'_> {
 /// references sent with it, the node's parameters, instance context and persistent kernel memory.
 /// It runs on the node's target, never at the same time as the node's process; it cannot allocate.
 pub struct ControlContext<'a> {
+    pub(crate) node: crate::graph::node::NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,

@@ -27,6 +27,20 @@ pub struct Kernel {
     pub(crate) table: Arc<KernelTable>,
 }
 
+/// A kernel handle that does not keep the kernel alive ([`Kernel::downgrade`]).
+#[derive(Clone)]
+pub struct WeakKernel {
+    inner: std::sync::Weak<KernelInner>,
+    table: std::sync::Weak<KernelTable>,
+}
+
+impl WeakKernel {
+    /// The kernel, while it exists.
+    pub fn upgrade(&self) -> Option<Kernel> {
+        Some(Kernel { inner: self.inner.upgrade()?, table: self.table.upgrade()? })
+    }
+}
+
 impl fmt::Debug for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Kernel")
@@ -266,25 +280,38 @@ impl Kernel {
     /// exists — another `Kernel` handle, or a node (hence a graph) using the kernel. Succeeds on an
     /// unfinalized kernel (e.g. to clean up a failed publish).
     pub fn remove(self) -> Result<()> {
+        self.try_remove().map_err(|(e, _)| e)
+    }
+
+    /// [`remove`](Self::remove) that hands the handle back when it refuses (a binding keeps it).
+    pub fn try_remove(self) -> std::result::Result<(), (Error, Kernel)> {
         let mut registry = self.table.registry();
         if !registry.contains(&self.inner) {
-            return Err(
-                self.err(ErrorKind::InvalidReference, "the kernel is not registered in its context (already removed?)")
-            );
+            let e =
+                self.err(ErrorKind::InvalidReference, "the kernel is not registered in its context (already removed?)");
+            drop(registry);
+            return Err((e, self));
         }
         // One reference is the registry's, one is `self`'s; any other is a node or another handle.
         let others = Arc::strong_count(&self.inner) - 2;
         if others > 0 {
-            return Err(self
+            let e = self
                 .err(
                     ErrorKind::Failure,
                     "the kernel is still referenced; release every node, graph and kernel handle using it first",
                 )
-                .expected_found("no other reference", format!("{others} other reference(s)")));
+                .expected_found("no other reference", format!("{others} other reference(s)"));
+            drop(registry);
+            return Err((e, self));
         }
         registry.remove(&self.inner);
         tracing::debug!(kernel = %self.inner.name, "kernel removed");
         Ok(())
+    }
+
+    /// A handle that does not keep the kernel (nor count as a reference to it).
+    pub fn downgrade(&self) -> WeakKernel {
+        WeakKernel { inner: Arc::downgrade(&self.inner), table: Arc::downgrade(&self.table) }
     }
 
     /// Test hook (the randomized graph test): swap in `successor` (built with

@@ -129,6 +129,11 @@ impl KernelRegistry {
         self.kernels.iter().filter(|k| k.final_().is_some()).count()
     }
 
+    /// Name and enumeration of each finalized kernel, in registration order.
+    pub(crate) fn finalized(&self) -> Vec<(String, i32)> {
+        self.kernels.iter().filter(|k| k.final_().is_some()).map(|k| (k.name.clone(), k.enumeration)).collect()
+    }
+
     pub(super) fn check_new(&self, name: &str, enumeration: i32) -> Result<()> {
         if let Some(k) = self.kernels.iter().find(|k| k.name == name) {
             return Err(Error::new(

@@ -357,6 +357,18 @@ impl Image {
         write: bool,
         access: Access,
     ) -> Result<RawMapping<'_>> {
+        self.map_checked(rect, plane, write, access, Some((T::matches, T::NAME)))
+    }
+
+    /// [`map_impl`](Self::map_impl) with the element type's check (`None`: bytes, any plane).
+    fn map_checked(
+        &self,
+        rect: Rect,
+        plane: usize,
+        write: bool,
+        access: Access,
+        element: Option<ElementCheck>,
+    ) -> Result<RawMapping<'_>> {
         self.obj.header.check_access(access)?;
         // One read of the meta data and one of the layout: this runs for every map a kernel makes.
         let m = self.meta();
@@ -366,10 +378,12 @@ impl Image {
                 .on_object(&name())
                 .expected_found(format!("plane < {} for {}", m.format.plane_count(), m.format), plane));
         }
-        if !T::matches(m.format, plane) {
+        if let Some((matches, element)) = element
+            && !matches(m.format, plane)
+        {
             return Err(Error::new(ErrorKind::InvalidFormat, "the patch element type does not match the image plane")
                 .on_object(&name())
-                .expected_found(format!("the element type of plane {plane} of {}", m.format), T::NAME));
+                .expected_found(format!("the element type of plane {plane} of {}", m.format), element));
         }
         if rect.is_empty() || !Rect::full(m.width, m.height).contains(&rect) {
             return Err(Error::new(
@@ -426,6 +440,13 @@ impl Image {
             rect,
             _image: PhantomData,
         })
+    }
+
+    /// `vxMapImagePatch` as bytes, for a binding whose mapping outlives any Rust borrow (the C
+    /// API): `rect` of `plane`, for writing (and reading) when `write`. The lease is released when
+    /// the [`ImageBytesMap`] drops.
+    pub fn map_bytes(&self, rect: Rect, plane: usize, write: bool) -> Result<ImageBytesMap> {
+        Ok(self.map_checked(rect, plane, write, Access::Application, None)?.into_bytes(write))
     }
 
     /// `vxMapImagePatch` for reading plane 0: typed row access to `rect`. The element type must be
@@ -546,6 +567,9 @@ impl Image {
     }
 }
 
+/// A patch element type's check: does it match a format's plane, and its name.
+type ElementCheck = (fn(ImageFormat, usize) -> bool, &'static str);
+
 /// A granted mapping before it is given its read or write type.
 pub(super) struct RawMapping<'a> {
     storage: Arc<ImageStorage>,
@@ -554,6 +578,64 @@ pub(super) struct RawMapping<'a> {
     addressing: PatchAddressing,
     rect: Rect,
     _image: PhantomData<&'a Image>,
+}
+
+impl RawMapping<'_> {
+    fn into_bytes(self, write: bool) -> ImageBytesMap {
+        ImageBytesMap {
+            storage: self.storage,
+            slot: self.slot,
+            base: self.base,
+            addressing: self.addressing,
+            rect: self.rect,
+            write,
+        }
+    }
+}
+
+/// A patch mapped as bytes ([`Image::map_bytes`], [`KernelView::map_bytes`]): it owns its lease
+/// and releases it when dropped, so a binding can keep it between a map and an unmap call. While
+/// it lives, the bytes at [`ptr`](Self::ptr) are this mapping's (exclusively when written).
+pub struct ImageBytesMap {
+    storage: Arc<ImageStorage>,
+    slot: usize,
+    base: *mut u8,
+    addressing: PatchAddressing,
+    rect: Rect,
+    write: bool,
+}
+
+// SAFETY: the mapping is a lease on the storage (an `Arc`, itself Send + Sync) and a pointer into
+// that storage's buffer, which the lease keeps allocated and reserved for this mapping; nothing in
+// it is tied to the thread that mapped it.
+unsafe impl Send for ImageBytesMap {}
+// SAFETY: `&ImageBytesMap` only reads the plain fields; writing through `ptr` is the holder's
+// business, as with any raw pointer.
+unsafe impl Sync for ImageBytesMap {}
+
+impl ImageBytesMap {
+    /// The patch's first element.
+    pub fn ptr(&self) -> *mut u8 {
+        self.base
+    }
+    /// Its addressing (dimensions and byte strides).
+    pub fn addressing(&self) -> PatchAddressing {
+        self.addressing
+    }
+    /// The rectangle mapped, in image coordinates.
+    pub fn rect(&self) -> Rect {
+        self.rect
+    }
+    /// Mapped for writing.
+    pub fn is_write(&self) -> bool {
+        self.write
+    }
+}
+
+impl Drop for ImageBytesMap {
+    fn drop(&mut self) {
+        self.storage.buffer.release(self.slot);
+    }
 }
 
 impl<'a> RawMapping<'a> {
@@ -595,5 +677,9 @@ impl<'a> KernelView<'a, Image> {
     /// Map a patch of `plane` for writing.
     pub fn map_mut<T: Pixel>(&self, rect: Rect, plane: usize) -> Result<ImagePatchMut<'a, T>> {
         Ok(self.object.map_impl::<T>(rect, plane, true, Access::Kernel)?.write())
+    }
+    /// [`Image::map_bytes`] as the node's kernel (a virtual image too).
+    pub fn map_bytes(&self, rect: Rect, plane: usize, write: bool) -> Result<ImageBytesMap> {
+        Ok(self.object.map_checked(rect, plane, write, Access::Kernel, None)?.into_bytes(write))
     }
 }

@@ -250,7 +250,7 @@ macro_rules! host_kinds {
             /// `vxSetMetaFormatAttribute`'s `(attribute, value bytes)`: the attribute, or an error
             /// naming the attribute and the C type its value must be. The type is in the code
             /// (OpenVX's `VX_ATTRIBUTE_BASE(vendor, type) + n`).
-            pub(crate) fn from_code(code: u32, bytes: &[u8]) -> Result<MetaAttribute> {
+            pub fn from_code(code: u32, bytes: &[u8]) -> Result<MetaAttribute> {
                 let v = AttrValue { code, bytes };
                 let found = match DataType::from_code((code >> 8) & 0xFFF) {
                     $(Some(DataType::$T) => {

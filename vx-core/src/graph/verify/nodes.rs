@@ -72,7 +72,7 @@ pub(super) fn validate(v: &mut Verification<'_>, s: &mut NodeSlot, nv: &mut Node
             .map(|(i, p)| (p.direction == Direction::Output).then(|| MetaFormat::new(i as u32, p.data_type)))
             .collect(),
     };
-    let vc = ValidateContext { node_name: &s.name, params: &s.params, border: s.border, aliased: &[] };
+    let vc = ValidateContext { node: s.key, node_name: &s.name, params: &s.params, border: s.border, aliased: &[] };
     call_guarded("validate", || (kernel.validate)(&vc, &mut metas)).map_err(|e| v.at(s, e))?;
     nv.metas = Some(metas);
     Ok(())

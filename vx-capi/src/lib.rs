@@ -1,0 +1,34 @@
+//! vx-rs as the OpenVX 1.3.1 C API: this crate builds `libopenvx.so` and `libopenvx.a`, exporting
+//! every function of the headers in `include/VX/` (written for vx-rs, source- and
+//! binary-compatible with the Khronos headers: `tests/c/header_pins.c` pins every value, layout
+//! and signature against them).
+//!
+//! Layers, from the boundary in:
+//! - [`sys`]: the C types and constants, `#[repr(C)]` (the constants generated from the headers);
+//! - `ffi`: the glue each exported function goes through (panic guard, status and log, size-checked
+//!   copies to the caller's memory);
+//! - `handle`: the table every handle is looked up in before use;
+//! - `frames`: what a callback running on this thread was lent (answers re-entrant calls);
+//! - one file per concept for the functions themselves: `context`, `graph` (graphs, nodes,
+//!   parameters), `kernel` (kernels, user kernels from C, meta formats), `data` (references,
+//!   images, scalars), and `unimplemented` (generated: the rest, returning
+//!   `VX_ERROR_NOT_IMPLEMENTED`).
+//!
+//! No panic crosses the boundary: each exported function runs under `ffi::guard`.
+
+// The exported functions are `pub` for the linker, reached through the C ABI rather than Rust paths;
+// their contracts are the specification's (each states its pointer rules in a `# Safety` section).
+#![allow(non_snake_case, unreachable_pub, clippy::missing_safety_doc)]
+
+pub mod sys;
+
+mod context;
+mod data;
+mod ffi;
+mod frames;
+mod graph;
+mod handle;
+mod kernel;
+mod unimplemented;
+
+pub use unimplemented::NOT_IMPLEMENTED;
