@@ -11,7 +11,7 @@
 //! - `frames`: what a callback running on this thread was lent (answers re-entrant calls);
 //! - one file per concept for the functions themselves: `context`, `graph` (graphs, nodes,
 //!   parameters), `kernel` (kernels, user kernels from C, meta formats), `data` (references,
-//!   images, scalars), and `unimplemented` (generated: the rest, returning
+//!   images, scalars), `objects` (the other data objects), and `unimplemented` (generated: the rest, returning
 //!   `VX_ERROR_NOT_IMPLEMENTED`).
 //!
 //! No panic crosses the boundary: each exported function runs under `ffi::guard`.
@@ -29,6 +29,7 @@ mod frames;
 mod graph;
 mod handle;
 mod kernel;
+mod objects;
 mod unimplemented;
 
 pub use unimplemented::NOT_IMPLEMENTED;
