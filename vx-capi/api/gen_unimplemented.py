@@ -12,7 +12,7 @@ lists the same names (checked by the same test).
 """
 import os, re, sys
 
-HEADERS = ["vx_api.h", "vx_nodes.h", "vxu.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h", "vx_compatibility.h"]
+HEADERS = ["vx_api.h", "vx_nodes.h", "vxu.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h", "vx_compatibility.h", "vx_khr_nn.h"]
 
 def prototypes(inc):
     out = []

@@ -19,6 +19,7 @@ import sys
 HEADERS = [
     "vx.h", "vx_types.h", "vx_vendors.h", "vx_kernels.h", "vx_api.h", "vx_nodes.h",
     "vxu.h", "vx_compatibility.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h",
+    "vx_khr_nn.h",
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))

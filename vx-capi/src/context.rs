@@ -120,6 +120,7 @@ pub extern "C" fn vxCreateContext() -> vx_context {
             });
             let h = handle::register(Entry::new(VX_TYPE_CONTEXT, None, Object::Context(Arc::clone(&cc))), true);
             *cc.handle.lock().unwrap_or_else(|p| p.into_inner()) = h;
+            crate::modules::install_host(&cc);
             h
         }
         Err(e) => {

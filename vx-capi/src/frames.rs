@@ -148,6 +148,11 @@ pub(crate) fn set_node(key: NodeKey, attribute: vx_enum, ptr: *const c_void, siz
     })
 }
 
+/// The node of frame `id`, if it is still running on this thread.
+pub(crate) fn frame_node(id: u64) -> Option<NodeKey> {
+    FRAMES.with(|fr| fr.borrow().iter().rev().find(|x| x.id == id).map(|x| x.key))
+}
+
 /// Run `f` on the meta formats of frame `id` (`None`: that validator has returned).
 pub(crate) fn with_metas<R>(id: u64, f: impl FnOnce(&mut MetaFormats) -> R) -> Option<R> {
     FRAMES.with(|fr| {

@@ -84,14 +84,19 @@ pub extern "C" fn vxCreateGraph(context: vx_context) -> vx_graph {
 pub unsafe extern "C" fn vxReleaseGraph(graph: *mut vx_graph) -> vx_status {
     // SAFETY: forwarded contract.
     let g = unsafe { ffi::deref(graph) };
-    if let Ok((gr, cc)) = graph_of(g) {
-        // The nodes the context kept for callbacks go with the graph's last handle.
-        if handle::counts(g).is_some_and(|(e, i)| e + i == 1) {
-            cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k.graph != gr.id());
-        }
-    }
+    let owner = graph_of(g).ok().filter(|_| handle::counts(g).is_some_and(|(e, i)| e + i == 1));
     // SAFETY: forwarded contract.
-    unsafe { ffi::release(graph, VX_TYPE_GRAPH) }
+    let status = unsafe { ffi::release(graph, VX_TYPE_GRAPH) };
+    // The nodes the context kept for callbacks go after the graph's last handle (its nodes'
+    // deinit callbacks, run as it goes, still get their node handles).
+    if let Some((gr, cc)) = owner
+        && status == VX_SUCCESS
+    {
+        let id = gr.id();
+        drop(gr);
+        cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k.graph != id);
+    }
+    status
 }
 
 fn with_graph(g: vx_graph, f: impl FnOnce(&vx::Graph, &Arc<CContext>) -> vx_status) -> vx_status {

@@ -510,6 +510,38 @@ pub unsafe extern "C" fn vxAllocateUserKernelLibraryId(context: vx_context, id: 
     })
 }
 
+/// A C valid-rectangle callback (`VX_VALID_RECT_CALLBACK`) called for output `index` of node
+/// `key`: the rectangles as arrays of pointers, as the C type has them.
+fn valid_rect_trampoline(
+    ctx: &Weak<CContext>,
+    key: Option<NodeKey>,
+    f: unsafe extern "C" fn(vx_node, vx_uint32, *const *const vx_rectangle_t, *const *mut vx_rectangle_t) -> vx_status,
+    index: u32,
+    inputs: &[vx::Rect],
+    outputs: &mut [vx::Rect],
+) -> vx::Result<()> {
+    let cc = ctx.upgrade().ok_or_else(|| Error::new(ErrorKind::InvalidReference, "the C context was released"))?;
+    let rect = |r: &vx::Rect| vx_rectangle_t { start_x: r.start_x, start_y: r.start_y, end_x: r.end_x, end_y: r.end_y };
+    let ins: Vec<vx_rectangle_t> = inputs.iter().map(rect).collect();
+    let mut outs: Vec<vx_rectangle_t> = outputs.iter().map(rect).collect();
+    let in_ptrs: Vec<*const vx_rectangle_t> = ins.iter().map(|r| r as *const _).collect();
+    let out_ptrs: Vec<*mut vx_rectangle_t> = outs.iter_mut().map(|r| r as *mut _).collect();
+    let node = key
+        .and_then(|k| cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).get(&k).cloned())
+        .map_or(std::ptr::null_mut(), |n| node_handle(&cc, &n, false));
+    // SAFETY: the application gave `f` as a `vx_kernel_image_valid_rectangle_f`; both arrays
+    // hold one valid pointer per rectangle and outlive the call; the node handle is lent.
+    let status = unsafe { f(node, index, in_ptrs.as_ptr(), out_ptrs.as_ptr()) };
+    if !node.is_null() {
+        drop(handle::release(node, VX_TYPE_NODE, false));
+    }
+    status_result("valid-rectangle", "", status)?;
+    for (o, r) in outputs.iter_mut().zip(&outs) {
+        *o = vx::Rect::new(r.start_x, r.start_y, r.end_x, r.end_y);
+    }
+    Ok(())
+}
+
 fn meta_frame(meta: vx_meta_format) -> Result<(u64, u32, Arc<Entry>), vx_status> {
     let e = handle::get(meta, VX_TYPE_META_FORMAT)?;
     match e.object {
@@ -534,6 +566,30 @@ pub unsafe extern "C" fn vxSetMetaFormatAttribute(
         };
         if ptr.is_null() {
             return VX_ERROR_INVALID_PARAMETERS;
+        }
+        if attribute == VX_VALID_RECT_CALLBACK {
+            // SAFETY: forwarded contract (a `vx_kernel_image_valid_rectangle_f`).
+            let f = match unsafe { ffi::take::<vx_kernel_image_valid_rectangle_f>(ptr, size) } {
+                Ok(Some(f)) => f,
+                Ok(None) => return VX_ERROR_INVALID_PARAMETERS,
+                Err(s) => return s,
+            };
+            let Some(cc) = e.ctx.clone() else { return VX_ERROR_INVALID_REFERENCE };
+            let key = frames::frame_node(frame);
+            let ctx = Arc::downgrade(&cc);
+            let res = frames::with_metas(frame, |m| {
+                m.get(index).and_then(|mf| {
+                    mf.set_valid_rect_callback(move |out, inputs, outputs| {
+                        valid_rect_trampoline(&ctx, key, f, out, inputs, outputs)
+                    })
+                    .map(|_| ())
+                })
+            });
+            return match res {
+                None => VX_ERROR_INVALID_REFERENCE,
+                Some(Ok(())) => VX_SUCCESS,
+                Some(Err(err)) => fail(e.ctx.as_ref(), meta, &err),
+            };
         }
         // SAFETY: `size` readable bytes at `ptr` (the contract).
         let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };

@@ -10,7 +10,7 @@
 //! - `handle`: the table every handle is looked up in before use;
 //! - `frames`: what a callback running on this thread was lent (answers re-entrant calls);
 //! - one file per concept for the functions themselves: `context`, `graph` (graphs, nodes,
-//!   parameters), `kernel` (kernels, user kernels from C, meta formats), `data` (references,
+//!   parameters), `kernel` (kernels, user kernels from C, meta formats), `modules` (vxLoadKernels), `data` (references,
 //!   images, scalars), `objects` (the other data objects), and `unimplemented` (generated: the rest, returning
 //!   `VX_ERROR_NOT_IMPLEMENTED`).
 //!
@@ -29,6 +29,7 @@ mod frames;
 mod graph;
 mod handle;
 mod kernel;
+mod modules;
 mod objects;
 mod unimplemented;
 

@@ -32,8 +32,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vx_api.h", "vxCreateImageFromChannel"),
     ("vx_api.h", "vxSetImageValidRectangle"),
     ("vx_api.h", "vxRegisterKernelLibrary"),
-    ("vx_api.h", "vxLoadKernels"),
-    ("vx_api.h", "vxUnloadKernels"),
     ("vx_api.h", "vxAssignNodeCallback"),
     ("vx_api.h", "vxRetrieveNodeCallback"),
     ("vx_api.h", "vxReplicateNode"),
@@ -283,6 +281,14 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vx_compatibility.h", "vxuAccumulateWeightedImage"),
     ("vx_compatibility.h", "vxuAccumulateSquareImage"),
     ("vx_compatibility.h", "vxNormalizationLayer"),
+    ("vx_khr_nn.h", "vxConvolutionLayer"),
+    ("vx_khr_nn.h", "vxFullyConnectedLayer"),
+    ("vx_khr_nn.h", "vxPoolingLayer"),
+    ("vx_khr_nn.h", "vxSoftmaxLayer"),
+    ("vx_khr_nn.h", "vxLocalResponseNormalizationLayer"),
+    ("vx_khr_nn.h", "vxActivationLayer"),
+    ("vx_khr_nn.h", "vxROIPoolingLayer"),
+    ("vx_khr_nn.h", "vxDeconvolutionLayer"),
 ];
 
 /// `vxRegisterUserStruct` (vx_api.h): not implemented yet.
@@ -390,18 +396,6 @@ pub extern "C" fn vxSetImageValidRectangle() -> vx_status {
 /// `vxRegisterKernelLibrary` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxRegisterKernelLibrary() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxLoadKernels` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxLoadKernels() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnloadKernels` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnloadKernels() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
@@ -1896,5 +1890,53 @@ pub extern "C" fn vxuAccumulateSquareImage() -> vx_status {
 /// `vxNormalizationLayer` (vx_compatibility.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxNormalizationLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxConvolutionLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxConvolutionLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxFullyConnectedLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxFullyConnectedLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxPoolingLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxPoolingLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxSoftmaxLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxSoftmaxLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxLocalResponseNormalizationLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxLocalResponseNormalizationLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxActivationLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxActivationLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxROIPoolingLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxROIPoolingLayer() -> vx_reference {
+    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
+}
+
+/// `vxDeconvolutionLayer` (vx_khr_nn.h): not implemented yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxDeconvolutionLayer() -> vx_reference {
     error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }

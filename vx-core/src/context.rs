@@ -346,6 +346,15 @@ impl Context {
         self.inner.kernels.registry().finalized_len()
     }
 
+    /// Install what calls OpenVX C modules' entry points (`vxPublishKernels(vx_context)`) with
+    /// this context's C handle: the C API (vx-rs-capi) does, for each context it makes. Without
+    /// it, loading a C module fails with a message saying so. Once installed, the module search
+    /// path also ends with `LD_LIBRARY_PATH`'s absolute directories (OpenVX programs find their
+    /// modules there), under the same trust rules.
+    pub fn set_foreign_module_host(&self, host: Arc<crate::ForeignModuleHost>) {
+        self.inner.modules.set_foreign_host(host);
+    }
+
     /// `VX_CONTEXT_UNIQUE_KERNEL_TABLE`: name and enumeration of each finalized kernel.
     pub fn kernel_table(&self) -> Vec<(String, i32)> {
         self.inner.kernels.registry().finalized()

@@ -110,6 +110,7 @@ pub use kernel::table::{MAX_USER_LIBRARY_ID, USER_KERNEL_ID_POOL, VX_ID_USER, ke
 pub use kernel::users::StaleNode;
 #[doc(hidden)]
 pub use module::copy::test_hooks as __test_hooks;
+pub use module::foreign::{ForeignEntry, ForeignModuleHost};
 #[doc(hidden)]
 pub use module::library::check_elf_bytes as __check_elf_bytes;
 pub use module::library::{ModuleBuild, ModuleInfo, ModuleState, module_name_of_file};

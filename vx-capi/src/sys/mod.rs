@@ -127,6 +127,14 @@ pub type vx_kernel_validate_f = Option<
         metas: *const vx_meta_format,
     ) -> vx_status,
 >;
+pub type vx_kernel_image_valid_rectangle_f = Option<
+    unsafe extern "C" fn(
+        node: vx_node,
+        index: vx_uint32,
+        input_valid: *const *const vx_rectangle_t,
+        output_valid: *const *mut vx_rectangle_t,
+    ) -> vx_status,
+>;
 pub type vx_nodecomplete_f = Option<unsafe extern "C" fn(node: vx_node) -> vx_action>;
 pub type vx_publish_kernels_f = unsafe extern "C" fn(context: vx_context) -> vx_status;
 

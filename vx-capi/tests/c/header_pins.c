@@ -14,9 +14,9 @@
  *   $CC -std=c11 -Wall -Wextra -Werror -c -Ivx-capi/include -DOPENVX_USE_USER_DATA_OBJECT -DOPENVX_USE_PIPELINING -DOPENVX_USE_STREAMING -DOPENVX_CONFORMANCE_VISION -DOPENVX_USE_ENHANCED_VISION \
  *       vx-capi/tests/c/header_pins.c -o header_pins.o
  *
- * Pinned: 568 integer constants (437 enumerators + 131 macros), 26 other object-like
- * macros, 10 integer function-like macros, 64 enum tags, 74 typedefs, 23 structs / unions
- * (98 fields), 331 functions; 1863 assertions.
+ * Pinned: 599 integer constants (467 enumerators + 132 macros), 28 other object-like
+ * macros, 10 integer function-like macros, 71 enum tags, 77 typedefs, 26 structs / unions
+ * (112 fields), 339 functions; 1974 assertions.
  *
  * Feature flags: built with the CTS's -DOPENVX_USE_USER_DATA_OBJECT -DOPENVX_USE_PIPELINING -DOPENVX_USE_STREAMING -DOPENVX_CONFORMANCE_VISION -DOPENVX_USE_ENHANCED_VISION;
  * the Khronos headers test none of them. Conditions they do test: EXPERIMENTAL_PLATFORM_SUPPORTS_16_FLOAT, UNDER_CE, VX_API_CALL, VX_API_ENTRY, VX_CALLBACK, _WIN32, _WIN64, __arm64__, __arm__, __cplusplus.
@@ -27,8 +27,7 @@
  * Not pinned by value:
  *   - vxFormatArrayPointer (vx_api.h): only pinned as defined; function-like, not an integer expression: vxFormatArrayPointer(ptr, index, stride) (&(((vx_uint8*)(ptr))[(index) * (stride)]))
  *   - vxArrayItem (vx_api.h): only pinned as defined; function-like, not an integer expression: vxArrayItem(type, ptr, index, stride) (*(type *)(vxFormatArrayPointer((ptr), (index), (stride))))
- *   - VX_BORDER_MODE_POLICY (vx_compatibility.h): pinned with VX_BORDER_POLICY defined as 1, as no header of the ten defines it
- *   - VX_KERNEL_NORMALIZATION_LAYER (vx_compatibility.h): pinned with VX_LIBRARY_KHR_NN_EXTENSION defined as 1, as no header of the ten defines it
+ *   - VX_BORDER_MODE_POLICY (vx_compatibility.h): pinned with VX_BORDER_POLICY defined as 1, as none of the 11 headers defines it
  */
 
 #include <stddef.h>
@@ -37,6 +36,7 @@
 #include <VX/vx_compatibility.h>
 #include <VX/vx_khr_user_data_object.h>
 #include <VX/vx_khr_pipelining.h>
+#include <VX/vx_khr_nn.h>
 
 #define PIN_STR_(x) #x
 #define PIN_STR(x) PIN_STR_(x)
@@ -3257,10 +3257,8 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(VX_KERNEL_ACCUMULATE_SQUA
 #ifndef VX_KERNEL_NORMALIZATION_LAYER
 #error "VX_KERNEL_NORMALIZATION_LAYER: a macro in the Khronos headers"
 #endif
-#define VX_LIBRARY_KHR_NN_EXTENSION 1  /* not defined by these headers; a sample value */
 _Static_assert((long long)(VX_KERNEL_NORMALIZATION_LAYER) == 4100LL, "VX_KERNEL_NORMALIZATION_LAYER");
 _Static_assert(__builtin_types_compatible_p(__typeof__(VX_KERNEL_NORMALIZATION_LAYER), int), "VX_KERNEL_NORMALIZATION_LAYER: type int");
-#undef VX_LIBRARY_KHR_NN_EXTENSION
 #ifndef VX_THRESHOLD_THRESHOLD_VALUE
 #error "VX_THRESHOLD_THRESHOLD_VALUE: a macro in the Khronos headers"
 #endif
@@ -3576,6 +3574,215 @@ _Static_assert((long long)(VX_KERNEL_PIPEUP_INPUT_DEPTH) == 525317LL, "VX_KERNEL
 _Static_assert(__builtin_types_compatible_p(__typeof__(&vxEnableGraphStreaming), vx_status (VX_API_CALL *)(vx_graph graph, vx_node trigger_node)), "vxEnableGraphStreaming");
 _Static_assert(__builtin_types_compatible_p(__typeof__(&vxStartGraphStreaming), vx_status (VX_API_CALL *)(vx_graph graph)), "vxStartGraphStreaming");
 _Static_assert(__builtin_types_compatible_p(__typeof__(&vxStopGraphStreaming), vx_status (VX_API_CALL *)(vx_graph graph)), "vxStopGraphStreaming");
+
+/* ---- vx_khr_nn.h ---- */
+#ifndef _VX_KHR_NN_H_
+#error "_VX_KHR_NN_H_: a macro in the Khronos headers"
+#endif
+_Static_assert(sizeof(PIN_STR(_VX_KHR_NN_H_)) == 1, "_VX_KHR_NN_H_: empty");
+#ifndef OPENVX_KHR_NN
+#error "OPENVX_KHR_NN: a macro in the Khronos headers"
+#endif
+_Static_assert(sizeof(OPENVX_KHR_NN) == 10, "OPENVX_KHR_NN: length");
+_Static_assert(__builtin_strcmp(OPENVX_KHR_NN, "vx_khr_nn") == 0, "OPENVX_KHR_NN: 'vx_khr_nn'");
+#ifndef VX_LIBRARY_KHR_NN_EXTENSION
+#error "VX_LIBRARY_KHR_NN_EXTENSION: a macro in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_LIBRARY_KHR_NN_EXTENSION) == 1LL, "VX_LIBRARY_KHR_NN_EXTENSION");
+_Static_assert(__builtin_types_compatible_p(__typeof__(VX_LIBRARY_KHR_NN_EXTENSION), int), "VX_LIBRARY_KHR_NN_EXTENSION: type int");
+_Static_assert(sizeof(enum vx_kernel_nn_ext_e) == 4, "enum vx_kernel_nn_ext_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_kernel_nn_ext_e, unsigned int), "enum vx_kernel_nn_ext_e: underlying type unsigned int");
+#ifdef VX_KERNEL_CONVOLUTION_LAYER
+#error "VX_KERNEL_CONVOLUTION_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_CONVOLUTION_LAYER) == 4096LL, "VX_KERNEL_CONVOLUTION_LAYER");
+#ifdef VX_KERNEL_FULLY_CONNECTED_LAYER
+#error "VX_KERNEL_FULLY_CONNECTED_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_FULLY_CONNECTED_LAYER) == 4097LL, "VX_KERNEL_FULLY_CONNECTED_LAYER");
+#ifdef VX_KERNEL_POOLING_LAYER
+#error "VX_KERNEL_POOLING_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_POOLING_LAYER) == 4098LL, "VX_KERNEL_POOLING_LAYER");
+#ifdef VX_KERNEL_SOFTMAX_LAYER
+#error "VX_KERNEL_SOFTMAX_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_SOFTMAX_LAYER) == 4099LL, "VX_KERNEL_SOFTMAX_LAYER");
+#ifdef VX_KERNEL_ACTIVATION_LAYER
+#error "VX_KERNEL_ACTIVATION_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_ACTIVATION_LAYER) == 4101LL, "VX_KERNEL_ACTIVATION_LAYER");
+#ifdef VX_KERNEL_ROI_POOLING_LAYER
+#error "VX_KERNEL_ROI_POOLING_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_ROI_POOLING_LAYER) == 4102LL, "VX_KERNEL_ROI_POOLING_LAYER");
+#ifdef VX_KERNEL_DECONVOLUTION_LAYER
+#error "VX_KERNEL_DECONVOLUTION_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_DECONVOLUTION_LAYER) == 4103LL, "VX_KERNEL_DECONVOLUTION_LAYER");
+#ifdef VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER
+#error "VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER) == 4104LL, "VX_KERNEL_LOCAL_RESPONSE_NORMALIZATION_LAYER");
+_Static_assert(sizeof(enum vx_nn_enum_e) == 4, "enum vx_nn_enum_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_enum_e, unsigned int), "enum vx_nn_enum_e: underlying type unsigned int");
+#ifdef VX_ENUM_NN_ROUNDING_TYPE
+#error "VX_ENUM_NN_ROUNDING_TYPE: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_ENUM_NN_ROUNDING_TYPE) == 26LL, "VX_ENUM_NN_ROUNDING_TYPE");
+#ifdef VX_ENUM_NN_POOLING_TYPE
+#error "VX_ENUM_NN_POOLING_TYPE: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_ENUM_NN_POOLING_TYPE) == 27LL, "VX_ENUM_NN_POOLING_TYPE");
+#ifdef VX_ENUM_NN_NORMALIZATION_TYPE
+#error "VX_ENUM_NN_NORMALIZATION_TYPE: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_ENUM_NN_NORMALIZATION_TYPE) == 28LL, "VX_ENUM_NN_NORMALIZATION_TYPE");
+#ifdef VX_ENUM_NN_ACTIVATION_FUNCTION_TYPE
+#error "VX_ENUM_NN_ACTIVATION_FUNCTION_TYPE: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_ENUM_NN_ACTIVATION_FUNCTION_TYPE) == 29LL, "VX_ENUM_NN_ACTIVATION_FUNCTION_TYPE");
+_Static_assert(sizeof(enum vx_nn_rounding_type_e) == 4, "enum vx_nn_rounding_type_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_rounding_type_e, unsigned int), "enum vx_nn_rounding_type_e: underlying type unsigned int");
+#ifdef VX_NN_DS_SIZE_ROUNDING_FLOOR
+#error "VX_NN_DS_SIZE_ROUNDING_FLOOR: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_DS_SIZE_ROUNDING_FLOOR) == 106496LL, "VX_NN_DS_SIZE_ROUNDING_FLOOR");
+#ifdef VX_NN_DS_SIZE_ROUNDING_CEILING
+#error "VX_NN_DS_SIZE_ROUNDING_CEILING: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_DS_SIZE_ROUNDING_CEILING) == 106497LL, "VX_NN_DS_SIZE_ROUNDING_CEILING");
+_Static_assert(sizeof(enum vx_nn_pooling_type_e) == 4, "enum vx_nn_pooling_type_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_pooling_type_e, unsigned int), "enum vx_nn_pooling_type_e: underlying type unsigned int");
+#ifdef VX_NN_POOLING_MAX
+#error "VX_NN_POOLING_MAX: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_POOLING_MAX) == 110592LL, "VX_NN_POOLING_MAX");
+#ifdef VX_NN_POOLING_AVG
+#error "VX_NN_POOLING_AVG: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_POOLING_AVG) == 110593LL, "VX_NN_POOLING_AVG");
+_Static_assert(sizeof(enum vx_nn_norm_type_e) == 4, "enum vx_nn_norm_type_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_norm_type_e, unsigned int), "enum vx_nn_norm_type_e: underlying type unsigned int");
+#ifdef VX_NN_NORMALIZATION_SAME_MAP
+#error "VX_NN_NORMALIZATION_SAME_MAP: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_NORMALIZATION_SAME_MAP) == 114688LL, "VX_NN_NORMALIZATION_SAME_MAP");
+#ifdef VX_NN_NORMALIZATION_ACROSS_MAPS
+#error "VX_NN_NORMALIZATION_ACROSS_MAPS: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_NORMALIZATION_ACROSS_MAPS) == 114689LL, "VX_NN_NORMALIZATION_ACROSS_MAPS");
+_Static_assert(sizeof(enum vx_nn_activation_function_e) == 4, "enum vx_nn_activation_function_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_activation_function_e, unsigned int), "enum vx_nn_activation_function_e: underlying type unsigned int");
+#ifdef VX_NN_ACTIVATION_LOGISTIC
+#error "VX_NN_ACTIVATION_LOGISTIC: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_LOGISTIC) == 118784LL, "VX_NN_ACTIVATION_LOGISTIC");
+#ifdef VX_NN_ACTIVATION_HYPERBOLIC_TAN
+#error "VX_NN_ACTIVATION_HYPERBOLIC_TAN: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_HYPERBOLIC_TAN) == 118785LL, "VX_NN_ACTIVATION_HYPERBOLIC_TAN");
+#ifdef VX_NN_ACTIVATION_RELU
+#error "VX_NN_ACTIVATION_RELU: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_RELU) == 118786LL, "VX_NN_ACTIVATION_RELU");
+#ifdef VX_NN_ACTIVATION_BRELU
+#error "VX_NN_ACTIVATION_BRELU: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_BRELU) == 118787LL, "VX_NN_ACTIVATION_BRELU");
+#ifdef VX_NN_ACTIVATION_SOFTRELU
+#error "VX_NN_ACTIVATION_SOFTRELU: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_SOFTRELU) == 118788LL, "VX_NN_ACTIVATION_SOFTRELU");
+#ifdef VX_NN_ACTIVATION_ABS
+#error "VX_NN_ACTIVATION_ABS: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_ABS) == 118789LL, "VX_NN_ACTIVATION_ABS");
+#ifdef VX_NN_ACTIVATION_SQUARE
+#error "VX_NN_ACTIVATION_SQUARE: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_SQUARE) == 118790LL, "VX_NN_ACTIVATION_SQUARE");
+#ifdef VX_NN_ACTIVATION_SQRT
+#error "VX_NN_ACTIVATION_SQRT: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_SQRT) == 118791LL, "VX_NN_ACTIVATION_SQRT");
+#ifdef VX_NN_ACTIVATION_LINEAR
+#error "VX_NN_ACTIVATION_LINEAR: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_NN_ACTIVATION_LINEAR) == 118792LL, "VX_NN_ACTIVATION_LINEAR");
+_Static_assert(sizeof(enum vx_nn_type_e) == 4, "enum vx_nn_type_e: size");
+_Static_assert(__builtin_types_compatible_p(enum vx_nn_type_e, unsigned int), "enum vx_nn_type_e: underlying type unsigned int");
+#ifdef VX_TYPE_NN_CONVOLUTION_PARAMS
+#error "VX_TYPE_NN_CONVOLUTION_PARAMS: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_TYPE_NN_CONVOLUTION_PARAMS) == 37LL, "VX_TYPE_NN_CONVOLUTION_PARAMS");
+#ifdef VX_TYPE_NN_DECONVOLUTION_PARAMS
+#error "VX_TYPE_NN_DECONVOLUTION_PARAMS: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_TYPE_NN_DECONVOLUTION_PARAMS) == 38LL, "VX_TYPE_NN_DECONVOLUTION_PARAMS");
+#ifdef VX_TYPE_NN_ROI_POOL_PARAMS
+#error "VX_TYPE_NN_ROI_POOL_PARAMS: an enumerator, not a macro, in the Khronos headers"
+#endif
+_Static_assert((long long)(VX_TYPE_NN_ROI_POOL_PARAMS) == 39LL, "VX_TYPE_NN_ROI_POOL_PARAMS");
+_Static_assert(sizeof(vx_nn_convolution_params_t) == 48, "vx_nn_convolution_params_t: size");
+_Static_assert(_Alignof(vx_nn_convolution_params_t) == 8, "vx_nn_convolution_params_t: alignment");
+_Static_assert(__builtin_types_compatible_p(vx_nn_convolution_params_t, struct _vx_nn_convolution_params_t), "vx_nn_convolution_params_t: struct _vx_nn_convolution_params_t");
+_Static_assert(offsetof(vx_nn_convolution_params_t, padding_x) == 0, "vx_nn_convolution_params_t.padding_x: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->padding_x) == 8, "vx_nn_convolution_params_t.padding_x: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->padding_x), vx_size), "vx_nn_convolution_params_t.padding_x: vx_size");
+_Static_assert(offsetof(vx_nn_convolution_params_t, padding_y) == 8, "vx_nn_convolution_params_t.padding_y: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->padding_y) == 8, "vx_nn_convolution_params_t.padding_y: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->padding_y), vx_size), "vx_nn_convolution_params_t.padding_y: vx_size");
+_Static_assert(offsetof(vx_nn_convolution_params_t, overflow_policy) == 16, "vx_nn_convolution_params_t.overflow_policy: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->overflow_policy) == 4, "vx_nn_convolution_params_t.overflow_policy: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->overflow_policy), vx_enum), "vx_nn_convolution_params_t.overflow_policy: vx_enum");
+_Static_assert(offsetof(vx_nn_convolution_params_t, rounding_policy) == 20, "vx_nn_convolution_params_t.rounding_policy: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->rounding_policy) == 4, "vx_nn_convolution_params_t.rounding_policy: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->rounding_policy), vx_enum), "vx_nn_convolution_params_t.rounding_policy: vx_enum");
+_Static_assert(offsetof(vx_nn_convolution_params_t, down_scale_size_rounding) == 24, "vx_nn_convolution_params_t.down_scale_size_rounding: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->down_scale_size_rounding) == 4, "vx_nn_convolution_params_t.down_scale_size_rounding: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->down_scale_size_rounding), vx_enum), "vx_nn_convolution_params_t.down_scale_size_rounding: vx_enum");
+_Static_assert(offsetof(vx_nn_convolution_params_t, dilation_x) == 32, "vx_nn_convolution_params_t.dilation_x: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->dilation_x) == 8, "vx_nn_convolution_params_t.dilation_x: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->dilation_x), vx_size), "vx_nn_convolution_params_t.dilation_x: vx_size");
+_Static_assert(offsetof(vx_nn_convolution_params_t, dilation_y) == 40, "vx_nn_convolution_params_t.dilation_y: offset");
+_Static_assert(sizeof(((vx_nn_convolution_params_t *)0)->dilation_y) == 8, "vx_nn_convolution_params_t.dilation_y: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_convolution_params_t *)0)->dilation_y), vx_size), "vx_nn_convolution_params_t.dilation_y: vx_size");
+_Static_assert(sizeof(vx_nn_deconvolution_params_t) == 40, "vx_nn_deconvolution_params_t: size");
+_Static_assert(_Alignof(vx_nn_deconvolution_params_t) == 8, "vx_nn_deconvolution_params_t: alignment");
+_Static_assert(__builtin_types_compatible_p(vx_nn_deconvolution_params_t, struct _vx_nn_deconvolution_params_t), "vx_nn_deconvolution_params_t: struct _vx_nn_deconvolution_params_t");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, padding_x) == 0, "vx_nn_deconvolution_params_t.padding_x: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->padding_x) == 8, "vx_nn_deconvolution_params_t.padding_x: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->padding_x), vx_size), "vx_nn_deconvolution_params_t.padding_x: vx_size");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, padding_y) == 8, "vx_nn_deconvolution_params_t.padding_y: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->padding_y) == 8, "vx_nn_deconvolution_params_t.padding_y: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->padding_y), vx_size), "vx_nn_deconvolution_params_t.padding_y: vx_size");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, overflow_policy) == 16, "vx_nn_deconvolution_params_t.overflow_policy: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->overflow_policy) == 4, "vx_nn_deconvolution_params_t.overflow_policy: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->overflow_policy), vx_enum), "vx_nn_deconvolution_params_t.overflow_policy: vx_enum");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, rounding_policy) == 20, "vx_nn_deconvolution_params_t.rounding_policy: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->rounding_policy) == 4, "vx_nn_deconvolution_params_t.rounding_policy: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->rounding_policy), vx_enum), "vx_nn_deconvolution_params_t.rounding_policy: vx_enum");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, a_x) == 24, "vx_nn_deconvolution_params_t.a_x: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->a_x) == 8, "vx_nn_deconvolution_params_t.a_x: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->a_x), vx_size), "vx_nn_deconvolution_params_t.a_x: vx_size");
+_Static_assert(offsetof(vx_nn_deconvolution_params_t, a_y) == 32, "vx_nn_deconvolution_params_t.a_y: offset");
+_Static_assert(sizeof(((vx_nn_deconvolution_params_t *)0)->a_y) == 8, "vx_nn_deconvolution_params_t.a_y: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_deconvolution_params_t *)0)->a_y), vx_size), "vx_nn_deconvolution_params_t.a_y: vx_size");
+_Static_assert(sizeof(vx_nn_roi_pool_params_t) == 4, "vx_nn_roi_pool_params_t: size");
+_Static_assert(_Alignof(vx_nn_roi_pool_params_t) == 4, "vx_nn_roi_pool_params_t: alignment");
+_Static_assert(__builtin_types_compatible_p(vx_nn_roi_pool_params_t, struct _vx_nn_roi_pool_params_t), "vx_nn_roi_pool_params_t: struct _vx_nn_roi_pool_params_t");
+_Static_assert(offsetof(vx_nn_roi_pool_params_t, pool_type) == 0, "vx_nn_roi_pool_params_t.pool_type: offset");
+_Static_assert(sizeof(((vx_nn_roi_pool_params_t *)0)->pool_type) == 4, "vx_nn_roi_pool_params_t.pool_type: size");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((vx_nn_roi_pool_params_t *)0)->pool_type), vx_enum), "vx_nn_roi_pool_params_t.pool_type: vx_enum");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxConvolutionLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_tensor weights, vx_tensor biases, const vx_nn_convolution_params_t *convolution_params, vx_size size_of_convolution_params, vx_tensor outputs)), "vxConvolutionLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxFullyConnectedLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_tensor weights, vx_tensor biases, vx_enum overflow_policy, vx_enum rounding_policy, vx_tensor outputs)), "vxFullyConnectedLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxPoolingLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_enum pooling_type, vx_size pooling_size_x, vx_size pooling_size_y, vx_size pooling_padding_x, vx_size pooling_padding_y, vx_enum rounding, vx_tensor outputs)), "vxPoolingLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxSoftmaxLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_tensor outputs)), "vxSoftmaxLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxLocalResponseNormalizationLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_enum type, vx_size normalization_size, vx_float32 alpha, vx_float32 beta, vx_float32 bias, vx_tensor outputs)), "vxLocalResponseNormalizationLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxActivationLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_enum function, vx_float32 a,vx_float32 b, vx_tensor outputs)), "vxActivationLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxROIPoolingLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor input_data, vx_tensor input_rois, const vx_nn_roi_pool_params_t *roi_pool_params, vx_size size_of_roi_params, vx_tensor output_arr)), "vxROIPoolingLayer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&vxDeconvolutionLayer), vx_node (VX_API_CALL *)(vx_graph graph, vx_tensor inputs, vx_tensor weights, vx_tensor biases, const vx_nn_deconvolution_params_t *deconvolution_params, vx_size size_of_deconv_params, vx_tensor outputs)), "vxDeconvolutionLayer");
 
 /* So the file is a translation unit with a definition; nothing calls it. */
 int vx_header_pins(void);

@@ -41,6 +41,7 @@ cat > "$out/all.c" <<'C'
 #include <VX/vx_compatibility.h>
 #include <VX/vx_khr_user_data_object.h>
 #include <VX/vx_khr_pipelining.h>
+#include <VX/vx_khr_nn.h>
 int main(void) { return 0; }
 C
 for std in c89 c99 c11; do

@@ -36,9 +36,11 @@ import tempfile
 HEADERS = [
     "vx.h", "vx_types.h", "vx_vendors.h", "vx_kernels.h", "vx_api.h", "vx_nodes.h",
     "vxu.h", "vx_compatibility.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h",
+    "vx_khr_nn.h",
 ]
 # What a program includes; vx.h brings in the other core headers.
-INCLUDES = ["vx.h", "vxu.h", "vx_compatibility.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h"]
+INCLUDES = ["vx.h", "vxu.h", "vx_compatibility.h", "vx_khr_user_data_object.h", "vx_khr_pipelining.h",
+            "vx_khr_nn.h"]
 # The feature flags the OpenVX CTS builds with.
 CTS_FLAGS = ["-DOPENVX_USE_USER_DATA_OBJECT", "-DOPENVX_USE_PIPELINING", "-DOPENVX_USE_STREAMING",
              "-DOPENVX_CONFORMANCE_VISION", "-DOPENVX_USE_ENHANCED_VISION"]
@@ -271,7 +273,7 @@ def c_string(b):
 
 
 def free_identifiers(model, body, seen=None, params=()):
-    """Identifiers a macro body depends on that none of the ten headers defines."""
+    """Identifiers a macro body depends on that none of the headers in HEADERS defines."""
     seen = set() if seen is None else seen
     seen |= set(params)
     free = set()
@@ -340,7 +342,7 @@ def wrap_free(free, text):
 
 
 def classify(cc, khr_inc, work, model):
-    """Returns {macro: (kind, free_identifiers)} for the macros of the ten headers."""
+    """Returns {macro: (kind, free_identifiers)} for the macros of the headers in HEADERS."""
     probes = []
     free_of = {}
     for name, (header, params, body) in model.macros.items():
@@ -620,8 +622,9 @@ def main():
     cts_tested = [f for f in CTS_FLAGS if f[2:] in tested]
     for name, (kind, free) in sorted(kinds.items()):
         if free:
-            skipped.append("%s (%s): pinned with %s defined as 1, as no header of the ten defines %s"
-                           % (name, model.macros[name][0], ", ".join(sorted(free)), "it" if len(free) == 1 else "them"))
+            skipped.append("%s (%s): pinned with %s defined as 1, as none of the %d headers defines %s"
+                           % (name, model.macros[name][0], ", ".join(sorted(free)), len(HEADERS),
+                              "it" if len(free) == 1 else "them"))
     argv = ["python3", "vx-capi/tests/c/pin_values.py"] + sys.argv[1:]
     head = []
     head.append("/*")

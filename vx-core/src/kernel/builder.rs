@@ -189,7 +189,27 @@ impl<'c> KernelBuilder<'c> {
 
     /// Register the kernel (not yet finalized: add parameters, set attributes, then
     /// [`Kernel::finalize`]).
-    pub fn add(self) -> Result<Kernel> {
+    pub fn add(mut self) -> Result<Kernel> {
+        // A foreign module publishing on this thread: the kernel is its kernel (`scope.rs`).
+        let table = self.table;
+        crate::kernel::scope::current(table, |scope| {
+            if let Some(s) = scope {
+                if self.keep_alive.is_none() {
+                    self.keep_alive = s.keep_alive();
+                }
+                self.staged |= s.staged();
+            }
+        });
+        let k = self.add_here()?;
+        crate::kernel::scope::current(table, |scope| {
+            if let Some(s) = scope {
+                s.added(&k);
+            }
+        });
+        Ok(k)
+    }
+
+    fn add_here(self) -> Result<Kernel> {
         let name = self.name;
         let fail = |kind, msg: &str| Error::new(kind, msg.to_owned()).in_kernel(&name);
         if name.is_empty() || name.len() >= MAX_KERNEL_NAME {

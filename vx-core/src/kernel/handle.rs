@@ -285,6 +285,11 @@ impl Kernel {
 
     /// [`remove`](Self::remove) that hands the handle back when it refuses (a binding keeps it).
     pub fn try_remove(self) -> std::result::Result<(), (Error, Kernel)> {
+        // A foreign module removing its own kernel while it unpublishes: the loader removes it
+        // after the call (`scope.rs`).
+        if crate::kernel::scope::current(&self.table, |s| s.is_some_and(|s| s.removing(&self.inner.name))) {
+            return Ok(());
+        }
         let mut registry = self.table.registry();
         if !registry.contains(&self.inner) {
             let e =

@@ -15,6 +15,7 @@ pub(crate) mod local_data;
 pub(crate) mod memory;
 pub(crate) mod meta_format;
 pub(crate) mod record;
+pub(crate) mod scope;
 pub(crate) mod signature;
 pub(crate) mod table;
 pub(crate) mod users;

@@ -15,6 +15,7 @@ use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, BUILD_DEBUG_SYM
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::copy::{PrivateCopy, loader_knows, run_before_map};
+use crate::module::foreign::{FOREIGN_VERSION, ForeignEntry};
 use crate::module::trust::{open_module, pin_refusal};
 use crate::shared::ContextConfig;
 use crate::support::sync::lock;
@@ -145,8 +146,8 @@ pub fn check_elf_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
 }
 
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
-pub(super) struct ModuleLibrary {
-    pub(super) module: VxModuleRef,
+pub(crate) struct ModuleLibrary {
+    pub(super) entry: EntryPoints,
     pub(super) name: String,
     pub(super) version: String,
     /// The file it was loaded from (links resolved) and how it was built.
@@ -157,6 +158,12 @@ pub(super) struct ModuleLibrary {
     copy: PrivateCopy,
     library: Option<libloading::Library>,
     pub(super) state: Arc<Mutex<ModuleState>>,
+}
+
+/// A module's entry points: vx-rs's root module, or an OpenVX C module's functions.
+pub(super) enum EntryPoints {
+    Vx(VxModuleRef),
+    Foreign { publish: ForeignEntry, unpublish: Option<ForeignEntry> },
 }
 
 /// How a module was built, as it says itself (`vx_plugin_abi::module_abi::BUILD_DEBUG_SYMBOL`).
@@ -334,10 +341,28 @@ impl ModuleLibrary {
         let header: Option<AbiHeaderRef> =
             unsafe { library.get::<AbiHeaderRef>(ROOT_MODULE_LOADER_NAME_WITH_NUL.as_bytes()) }.ok().map(|s| *s);
         let Some(header) = header else {
+            // SAFETY: reading the addresses of the OpenVX module entry points, when present; their
+            // type is the specification's `vx_publish_kernels_f` (`vx_status (*)(vx_context)`).
+            let publish = unsafe { library.get::<ForeignEntry>(b"vxPublishKernels\0") }.ok().map(|s| *s);
+            // SAFETY: as above, `vx_unpublish_kernels_f`.
+            let unpublish = unsafe { library.get::<ForeignEntry>(b"vxUnpublishKernels\0") }.ok().map(|s| *s);
+            if let Some(publish) = publish {
+                tracing::debug!(module = %name, file = %opened.display(), "OpenVX C module opened");
+                return Ok(ModuleLibrary {
+                    entry: EntryPoints::Foreign { publish, unpublish },
+                    name: name.to_owned(),
+                    version: FOREIGN_VERSION.to_owned(),
+                    file: opened,
+                    build: ModuleBuild::Unknown,
+                    copy,
+                    library: Some(library),
+                    state: Arc::new(Mutex::new(ModuleState::Loaded { count: 1, version: FOREIGN_VERSION.to_owned() })),
+                });
+            }
             drop(library);
             return Err(invalid(format!(
-                "module '{name}' has no vx-rs entry point (no abi_stable root module); was it built with vx-plugin-abi's \
-                 module export?"
+                "module '{name}' has no vx-rs entry point (no abi_stable root module) and no OpenVX one \
+                 (vxPublishKernels); was it built with vx-plugin-abi's module export?"
             )));
         };
         // The ABI version first: a module of another version is refused for that reason, before
@@ -381,7 +406,7 @@ impl ModuleLibrary {
         };
         tracing::debug!(module = %name, declared = %declared, version = %version, file = %opened.display(), copy = %copy.maps_name, "module library opened");
         Ok(ModuleLibrary {
-            module,
+            entry: EntryPoints::Vx(module),
             name: name.to_owned(),
             version: version.clone(),
             file: opened.clone(),

@@ -18,7 +18,9 @@ use crate::kernel::handle::Kernel;
 use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
 use crate::kernel::users::{KernelUse, StaleNode};
+use crate::module::foreign::{ForeignModuleHost, run_foreign};
 use crate::module::host::publish::{PublishCtx, run_entry, run_records};
+use crate::module::library::EntryPoints;
 use crate::module::library::{ModuleInfo, ModuleLibrary, ModuleState, module_name_of_file, origin};
 use crate::shared::{ContextShared, ResourceKind, ResourceSlot};
 use crate::support::sync::lock;
@@ -178,6 +180,8 @@ pub(crate) struct Modules {
     kernels: Arc<KernelTable>,
     ops: Mutex<()>,
     table: Mutex<ModuleTable>,
+    /// Calls OpenVX C modules' entry points (`foreign.rs`), once the C API installed it.
+    foreign: Mutex<Option<Arc<ForeignModuleHost>>>,
 }
 
 /// Whether this process runs in secure-execution mode (`AT_SECURE`: set-uid, set-gid, or file
@@ -265,7 +269,13 @@ fn roll_back(kernels: &KernelTable, added: &[Kernel]) {
 
 impl Modules {
     pub(crate) fn new(shared: Arc<ContextShared>, kernels: Arc<KernelTable>) -> Modules {
-        Modules { shared, kernels, ops: Mutex::new(()), table: Mutex::new(ModuleTable::default()) }
+        Modules {
+            shared,
+            kernels,
+            ops: Mutex::new(()),
+            table: Mutex::new(ModuleTable::default()),
+            foreign: Mutex::new(None),
+        }
     }
 
     /// Hold this for the whole of a module operation.
@@ -298,8 +308,19 @@ impl Modules {
             removed: Default::default(),
             staged,
         };
-        let result = run_entry(&publish, library.module.publish());
+        let result = match &library.entry {
+            EntryPoints::Vx(m) => run_entry(&publish, m.publish()),
+            EntryPoints::Foreign { publish: f, .. } => {
+                let host = lock(&self.foreign).clone();
+                run_foreign(&publish, host.as_ref(), *f, "vxPublishKernels", &[])
+            }
+        };
         (result, publish.added.take())
+    }
+
+    /// Install what calls OpenVX C modules' entry points (the C API, for its context).
+    pub(crate) fn set_foreign_host(&self, host: Arc<ForeignModuleHost>) {
+        *lock(&self.foreign) = Some(host);
     }
 
     /// Add a directory to search for modules (searched before `VX_MODULE_PATH` and the
@@ -318,6 +339,16 @@ impl Modules {
         dirs.extend(extra);
         if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
             dirs.push(exe_dir);
+        }
+        // For a context of the C API (a foreign host installed): the dynamic loader's own search,
+        // which OpenVX programs rely on for vxLoadKernels — its absolute entries, last (the trust
+        // rules apply to what is found there as anywhere); none in secure-execution mode, where
+        // the environment is a less trusted caller's.
+        if lock(&self.foreign).is_some()
+            && !secure_execution()
+            && let Some(value) = std::env::var_os("LD_LIBRARY_PATH")
+        {
+            dirs.extend(std::env::split_paths(&value).filter(|p| p.is_absolute()));
         }
         dirs
     }
@@ -460,7 +491,15 @@ impl Modules {
             removed: Default::default(),
             staged: false,
         };
-        let result = run_entry(&unpublish, loaded.library.module.unpublish());
+        let result = match &loaded.library.entry {
+            EntryPoints::Vx(m) => run_entry(&unpublish, m.unpublish()),
+            EntryPoints::Foreign { unpublish: Some(f), .. } => {
+                let host = lock(&self.foreign).clone();
+                let own: Vec<String> = loaded.kernels.iter().map(|k| k.name.clone()).collect();
+                run_foreign(&unpublish, host.as_ref(), *f, "vxUnpublishKernels", &own)
+            }
+            EntryPoints::Foreign { unpublish: None, .. } => Ok(()),
+        };
         let removed = unpublish.removed.take();
         let stray = unpublish.added.take();
         drop(unpublish);

@@ -4,6 +4,7 @@
 //! an atomic swap). Modules publish into the context's kernel table; nothing here names `Context`.
 
 pub(crate) mod copy;
+pub(crate) mod foreign;
 pub(crate) mod host;
 pub(crate) mod library;
 pub(crate) mod loader;
