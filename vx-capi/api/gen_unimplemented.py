@@ -59,8 +59,9 @@ def main():
     print()
     print("#![allow(missing_docs)]")
     print()
-    print("use std::ffi::c_void;")
-    print()
+    if any(body(ret)[0] == "*mut c_void" for _, ret, _ in protos):
+        print("use std::ffi::c_void;")
+        print()
     print("use crate::context::error_object;")
     print("use crate::sys::consts::*;")
     print("use crate::sys::*;")

@@ -25,7 +25,11 @@ pub(crate) struct CContext {
     pub(crate) immediate_border: Mutex<vx_border_t>,
     /// Every node made through the C API, so a callback gets a handle for its node even after
     /// the application released its own.
-    pub(crate) nodes: Mutex<HashMap<NodeKey, Node>>,
+    pub(crate) nodes: Mutex<crate::handle::FastMap<NodeKey, Node>>,
+    /// The context's delays (a node parameter set to a slot's object is bound to its index).
+    pub(crate) delays: Mutex<Vec<vx::Delay>>,
+    /// `vxAssignNodeCallback`'s callbacks by node (`vxRetrieveNodeCallback` returns them).
+    pub(crate) node_callbacks: Mutex<HashMap<NodeKey, vx_nodecomplete_f>>,
 }
 
 // SAFETY: the raw handle in `handle` is only an address (compared and returned, never read
@@ -117,6 +121,8 @@ pub extern "C" fn vxCreateContext() -> vx_context {
                     constant_value: vx_pixel_value_t { reserved: [0; 16] },
                 }),
                 nodes: Mutex::default(),
+                delays: Mutex::default(),
+                node_callbacks: Mutex::default(),
             });
             let h = handle::register(Entry::new(VX_TYPE_CONTEXT, None, Object::Context(Arc::clone(&cc))), true);
             *cc.handle.lock().unwrap_or_else(|p| p.into_inner()) = h;

@@ -127,7 +127,7 @@ pub extern "C" fn vxCreateImage(
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         if color == VX_DF_IMAGE_VIRT as u32 {
             cc.log(context, VX_ERROR_INVALID_FORMAT, "vxCreateImage: VX_DF_IMAGE_VIRT is for virtual images only");
@@ -156,7 +156,7 @@ pub extern "C" fn vxCreateVirtualImage(
     guard_ref(graph, || {
         let (g, cc) = match graph_of(graph) {
             Ok(x) => x,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         let f = if color == VX_DF_IMAGE_VIRT as u32 {
             ImageFormat::Virtual
@@ -376,7 +376,7 @@ pub unsafe extern "C" fn vxCreateScalar(context: vx_context, data_type: vx_enum,
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         let Some(t) = scalar_type_of(data_type) else {
             cc.log(context, VX_ERROR_INVALID_TYPE, &format!("vxCreateScalar: {data_type:#x} is not a scalar type"));

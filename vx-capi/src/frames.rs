@@ -12,10 +12,7 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use vx::{
-    ImageBytesMap, Kernel, LifecycleContext, MetaFormats, NodeKey, ProcessContext, Reference, ValidateContext,
-    WeakKernel,
-};
+use vx::{Kernel, LifecycleContext, MetaFormats, NodeKey, ProcessContext, Reference, ValidateContext, WeakKernel};
 
 use crate::ffi::{put, take};
 use crate::sys::consts::*;
@@ -33,8 +30,9 @@ struct Frame {
     key: NodeKey,
     kernel: WeakKernel,
     lent: Lent,
-    /// Patches mapped by the callback (map id → mapping); unmapped when the frame ends.
-    maps: Vec<(usize, ImageBytesMap)>,
+    /// What the callback mapped (map id → mapping: an `ImageBytesMap` or a `vx::BytesMap`);
+    /// unmapped when the frame ends.
+    maps: Vec<(usize, Box<dyn Send>)>,
 }
 
 thread_local! {
@@ -185,9 +183,38 @@ pub(crate) fn map_for_kernel(
         let i = pc.params().iter().position(|p| p.as_ref().is_some_and(|p| p.same_object(image)))?;
         Some(pc.image(i as u32).and_then(|view| view.map_bytes(rect, plane, write)).map(|m| {
             let out = (m.ptr(), m.addressing());
-            frame.maps.push((map_id, m));
+            frame.maps.push((map_id, Box::new(m)));
             out
         }))
+    })
+}
+
+/// Run `f` with the process context of the callback running here and the index of `object`
+/// among its parameters, if `object` is one: the kernel's access to its own parameters (virtual
+/// ones included), for the functions of `objects.rs`.
+pub(crate) fn kernel_param<R>(object: &Reference, f: impl FnOnce(&ProcessContext<'static>, u32) -> R) -> Option<R> {
+    let (pc, index) = FRAMES.with(|fr| {
+        let fr = fr.borrow();
+        let Lent::Process(pc) = fr.last()?.lent else { return None };
+        // SAFETY: as in `params_of`.
+        let params = unsafe { (*pc).params() };
+        let i = params.iter().position(|p| p.as_ref().is_some_and(|p| p.same_object(object)))?;
+        Some((pc, i as u32))
+    })?;
+    // SAFETY: as in `params_of`: the context outlives the callback this call is part of; the
+    // borrow of the frames ended above, so `f` may use them.
+    Some(f(unsafe { &*pc }, index))
+}
+
+/// Keep `map` under `map_id` in the frame of the process callback running here until [`unmap`]
+/// or the end of the callback; gives it back when no process callback runs here.
+pub(crate) fn keep(map_id: usize, map: vx::BytesMap) -> Result<(), vx::BytesMap> {
+    FRAMES.with(|fr| match fr.borrow_mut().last_mut() {
+        Some(frame) if matches!(frame.lent, Lent::Process(_)) => {
+            frame.maps.push((map_id, Box::new(map)));
+            Ok(())
+        }
+        _ => Err(map),
     })
 }
 

@@ -61,7 +61,7 @@ pub extern "C" fn vxCreateGraph(context: vx_context) -> vx_graph {
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         match vx::Graph::new(&cc.ctx) {
             Ok(g) => {
@@ -99,10 +99,17 @@ pub unsafe extern "C" fn vxReleaseGraph(graph: *mut vx_graph) -> vx_status {
     status
 }
 
+/// Run `f` on the graph behind `g` (borrowed from its entry: no clone on the hot path).
 fn with_graph(g: vx_graph, f: impl FnOnce(&vx::Graph, &Arc<CContext>) -> vx_status) -> vx_status {
-    guard(g, || match graph_of(g) {
-        Ok((graph, cc)) => f(&graph, &cc),
-        Err(s) => s,
+    guard(g, || {
+        let e = match handle::get(g, VX_TYPE_GRAPH) {
+            Ok(e) => e,
+            Err(s) => return s,
+        };
+        match (&e.object, &e.ctx) {
+            (Object::Graph(graph), Some(cc)) => f(graph, cc),
+            _ => VX_ERROR_INVALID_REFERENCE,
+        }
     })
 }
 
@@ -457,7 +464,17 @@ fn set_param(cc: &Arc<CContext>, node: vx_node, nd: &Node, index: u32, value: vx
             return s;
         }
     };
-    match nd.set_parameter(index, r) {
+    // A delay slot's object binds the parameter to the slot's index (aging rebinds it).
+    let delays = cc.delays.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let slot = delays.iter().find_map(|d| d.index_of(&r).map(|i| (d.clone(), i)));
+    for d in &delays {
+        d.unbind(nd, index);
+    }
+    let res = match slot {
+        Some((d, i)) => d.bind(nd, index, i),
+        None => nd.set_parameter(index, r),
+    };
+    match res {
         Ok(()) => VX_SUCCESS,
         Err(e) => fail(Some(cc), node, &e),
     }
@@ -606,5 +623,95 @@ pub extern "C" fn vxGetGraphParameterByIndex(graph: vx_graph, index: vx_uint32) 
                 error_object(Some(&cc), e.status().code())
             }
         }
+    })
+}
+
+/// `vxAssignNodeCallback`: `callback` runs after each successful run of the node, with the
+/// node's handle; `VX_ACTION_ABANDON` abandons the graph. A node has at most one: assigning
+/// another is refused (`VX_ERROR_NOT_SUPPORTED`) until NULL clears it, as the specification says.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxAssignNodeCallback(node: vx_node, callback: vx_nodecomplete_f) -> vx_status {
+    guard(node, || {
+        let (nd, cc) = match node_of(node) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        let key = nd.key();
+        let mut callbacks = cc.node_callbacks.lock().unwrap_or_else(|p| p.into_inner());
+        if callback.is_some() && callbacks.get(&key).is_some_and(|c| c.is_some()) {
+            cc.log(
+                node,
+                VX_ERROR_NOT_SUPPORTED,
+                "vxAssignNodeCallback: the node already has a callback; assign NULL first",
+            );
+            return VX_ERROR_NOT_SUPPORTED;
+        }
+        let res = match callback {
+            None => nd.set_callback(None::<fn(&vx::NodeCompletion<'_>) -> vx::NodeAction>),
+            Some(f) => {
+                let ctx = Arc::downgrade(&cc);
+                nd.set_callback(Some(move |done: &vx::NodeCompletion<'_>| {
+                    let Some(cc) = ctx.upgrade() else { return vx::NodeAction::Continue };
+                    let n = cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).get(&done.key).cloned();
+                    let h = n.map_or(std::ptr::null_mut(), |n| node_handle(&cc, &n, false));
+                    // SAFETY: the application assigned `f` as a `vx_nodecomplete_f`; the node
+                    // handle is lent for the call.
+                    let action = unsafe { f(h) };
+                    if !h.is_null() {
+                        drop(handle::release(h, VX_TYPE_NODE, false));
+                    }
+                    if action == VX_ACTION_ABANDON { vx::NodeAction::Abandon } else { vx::NodeAction::Continue }
+                }))
+            }
+        };
+        match res {
+            Ok(()) => {
+                callbacks.insert(key, callback);
+                VX_SUCCESS
+            }
+            Err(e) => {
+                drop(callbacks);
+                fail(Some(&cc), node, &e)
+            }
+        }
+    })
+}
+
+/// `vxRetrieveNodeCallback`: the callback assigned to the node, or NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn vxRetrieveNodeCallback(node: vx_node) -> vx_nodecomplete_f {
+    ffi::guard_value(node, None, || {
+        let (nd, cc) = node_of(node).ok()?;
+        cc.node_callbacks.lock().unwrap_or_else(|p| p.into_inner()).get(&nd.key()).copied().flatten()
+    })
+}
+
+/// `vxReplicateNode`: checked (graph, node of that graph, flags), then refused: vx-rs has no
+/// node replication yet (`VX_ERROR_NOT_SUPPORTED`, said in the log).
+#[unsafe(no_mangle)]
+pub extern "C" fn vxReplicateNode(
+    graph: vx_graph,
+    first_node: vx_node,
+    replicate: *mut vx_bool,
+    number_of_parameters: vx_uint32,
+) -> vx_status {
+    guard(graph, || {
+        let (g, cc) = match graph_of(graph) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        let (nd, _) = match node_of(first_node) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        if nd.key().graph != g.id() {
+            cc.log(graph, VX_ERROR_INVALID_PARAMETERS, "vxReplicateNode: the node is not in this graph");
+            return VX_ERROR_INVALID_PARAMETERS;
+        }
+        if replicate.is_null() || nd.num_parameters().is_ok_and(|n| n != number_of_parameters) {
+            return VX_ERROR_INVALID_PARAMETERS;
+        }
+        cc.log(graph, VX_ERROR_NOT_SUPPORTED, "vxReplicateNode: node replication is not implemented in vx-rs yet");
+        VX_ERROR_NOT_SUPPORTED
     })
 }

@@ -44,6 +44,8 @@ pub(crate) enum Object {
     },
     /// An error object (`vxGetStatus` reads the status).
     Error(vx_status),
+    /// A delay, with the handles of its slots.
+    Delay(crate::delay::CDelay),
 }
 
 /// A `vx_parameter`: parameter `index` of a node or of a kernel.
@@ -103,14 +105,50 @@ struct Slot {
     internal: u32,
 }
 
+/// The table's hasher: keys are addresses and ids the library made, not an attacker's choice,
+/// so a multiply-rotate of each word (FxHash's) serves; SipHash costs more than the rest of a
+/// lookup.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_ne_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64);
+    }
+    fn write_u32(&mut self, w: u32) {
+        self.write_u64(w as u64);
+    }
+    fn write_u8(&mut self, w: u8) {
+        self.write_u64(w as u64);
+    }
+    fn write_isize(&mut self, w: isize) {
+        self.write_u64(w as u64);
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
+
 /// Everything the table knows, behind [`TABLE`].
 #[derive(Default)]
 struct Table {
-    slots: HashMap<usize, Slot>,
+    slots: FastMap<usize, Slot>,
     /// (context address, identity) → handle.
-    identity: HashMap<(usize, Ident), usize>,
+    identity: FastMap<(usize, Ident), usize>,
     /// Context address → entries of that context that count in `VX_CONTEXT_REFERENCES`.
-    live: HashMap<usize, usize>,
+    live: FastMap<usize, usize>,
 }
 
 static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(Default::default);
@@ -177,6 +215,61 @@ pub(crate) fn handle_for(
     let handle = entry.handle();
     insert(&mut t, entry, external);
     handle
+}
+
+/// An object lent to a callback.
+pub(crate) enum Lend<'a> {
+    Node(&'a vx::Node),
+    Data(&'a vx::Reference),
+}
+
+/// [`handle_for`] with internal counts for several objects at once (one lock): the handles
+/// lent to a callback (NULL for `None`).
+pub(crate) fn lend_all<'a>(ctx: &Arc<CContext>, items: impl Iterator<Item = Option<Lend<'a>>>) -> Vec<vx_reference> {
+    let mut t = table();
+    let c = Arc::as_ptr(ctx) as usize;
+    items
+        .map(|item| {
+            let Some(item) = item else { return std::ptr::null_mut() };
+            let ident = match item {
+                Lend::Node(n) => Ident::Node(n.key()),
+                Lend::Data(r) => Ident::Data(r.id()),
+            };
+            if let Some(&key) = t.identity.get(&(c, ident.clone()))
+                && let Some(slot) = t.slots.get_mut(&key)
+            {
+                slot.internal += 1;
+                return key as vx_reference;
+            }
+            let entry = match item {
+                Lend::Node(n) => Entry::new(VX_TYPE_NODE, Some(Arc::clone(ctx)), Object::Node(n.clone())),
+                Lend::Data(r) => Entry::new(r.data_type().code(), Some(Arc::clone(ctx)), Object::Data(r.clone())),
+            };
+            let entry = Arc::new(entry.with_ident(ident));
+            let handle = entry.handle();
+            insert(&mut t, entry, false);
+            handle
+        })
+        .collect()
+}
+
+/// One internal count less on each non-NULL handle of `handles` (one lock); returns the entries
+/// that went, for the caller to drop outside the lock.
+pub(crate) fn release_lent(handles: &[vx_reference]) -> Vec<Arc<Entry>> {
+    let mut t = table();
+    let mut gone = Vec::new();
+    for &h in handles.iter().filter(|h| !h.is_null()) {
+        let key = h as usize;
+        if let Some(slot) = t.slots.get_mut(&key)
+            && slot.internal > 0
+        {
+            slot.internal -= 1;
+            if slot.external == 0 && slot.internal == 0 && slot.entry.kind != VX_TYPE_ERROR {
+                gone.push(remove(&mut t, key));
+            }
+        }
+    }
+    gone
 }
 
 /// The live entry behind `r`, if it is one of ours.

@@ -12,8 +12,8 @@ use vx::{Error, ErrorKind, Kernel, NodeKey, Reference, Status, WeakKernel};
 use crate::context::{CContext, context_of, error_object};
 use crate::ffi::{self, fail, guard, guard_ref, put};
 use crate::frames::{self, Lent};
-use crate::graph::{data_handle, node_handle};
-use crate::handle::{self, Entry, Ident, Object, Parameter};
+use crate::graph::node_handle;
+use crate::handle::{self, Entry, Ident, Lend, Object, Parameter};
 use crate::sys::consts::*;
 use crate::sys::*;
 
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn vxGetKernelByName(context: vx_context, name: *const vx_
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         // SAFETY: forwarded contract.
         let Some(name) = (unsafe { ffi::text(name) }) else {
@@ -63,7 +63,7 @@ pub extern "C" fn vxGetKernelByEnum(context: vx_context, kernel: vx_enum) -> vx_
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         found(&cc, context, cc.ctx.kernel_by_enum(kernel))
     })
@@ -130,23 +130,22 @@ struct Lending {
 impl Lending {
     fn new(cc: &Arc<CContext>, key: NodeKey, params: &[Option<Reference>]) -> Lending {
         let node = cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
-        let node = node.map_or(std::ptr::null_mut(), |n| node_handle(cc, &n, false));
-        let params =
-            params.iter().map(|p| p.as_ref().map_or(std::ptr::null_mut(), |r| data_handle(cc, r, false))).collect();
-        Lending { node, params, metas: Vec::new() }
+        let lent =
+            std::iter::once(node.as_ref().map(Lend::Node)).chain(params.iter().map(|p| p.as_ref().map(Lend::Data)));
+        let mut handles = handle::lend_all(cc, lent);
+        let node = handles.remove(0);
+        Lending { node, params: handles, metas: Vec::new() }
     }
 }
 
 impl Drop for Lending {
     fn drop(&mut self) {
-        let lent = std::iter::once(self.node).chain(self.params.iter().copied()).chain(self.metas.iter().copied());
-        let mut gone = Vec::new();
-        for h in lent.filter(|h| !h.is_null()) {
-            if let Ok(Some(e)) = handle::release(h, VX_TYPE_REFERENCE, false) {
-                gone.push(e);
-            }
-        }
-        drop(gone);
+        let mut lent = Vec::with_capacity(1 + self.params.len() + self.metas.len());
+        lent.push(self.node);
+        lent.extend_from_slice(&self.params);
+        lent.extend_from_slice(&self.metas);
+        let gone = handle::release_lent(&lent);
+        drop(gone); // outside the table's lock
     }
 }
 
@@ -217,7 +216,7 @@ pub unsafe extern "C" fn vxAddUserKernel(
     guard_ref(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         // SAFETY: forwarded contract.
         let Some(name) = (unsafe { ffi::text(name) }) else {
@@ -446,7 +445,7 @@ pub extern "C" fn vxGetKernelParameterByIndex(kernel: vx_kernel, index: vx_uint3
     guard_ref(kernel, || {
         let e = match handle::get(kernel, VX_TYPE_KERNEL) {
             Ok(e) => e,
-            Err(s) => return error_object(None, s),
+            Err(_) => return std::ptr::null_mut(), // no context to own an error object
         };
         let Ok(k) = kernel_of(kernel) else { return error_object(e.ctx.as_ref(), VX_ERROR_INVALID_REFERENCE) };
         let k = &k;

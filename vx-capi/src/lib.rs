@@ -11,7 +11,7 @@
 //! - `frames`: what a callback running on this thread was lent (answers re-entrant calls);
 //! - one file per concept for the functions themselves: `context`, `graph` (graphs, nodes,
 //!   parameters), `kernel` (kernels, user kernels from C, meta formats), `modules` (vxLoadKernels), `data` (references,
-//!   images, scalars), `objects` (the other data objects), and `unimplemented` (generated: the rest, returning
+//!   images, scalars), `delay`, `objects` (the other data objects), and `unimplemented` (generated: the rest, returning
 //!   `VX_ERROR_NOT_IMPLEMENTED`).
 //!
 //! No panic crosses the boundary: each exported function runs under `ffi::guard`.
@@ -24,6 +24,7 @@ pub mod sys;
 
 mod context;
 mod data;
+mod delay;
 mod ffi;
 mod frames;
 mod graph;
@@ -34,3 +35,16 @@ mod objects;
 mod unimplemented;
 
 pub use unimplemented::NOT_IMPLEMENTED;
+
+/// The vx-rs graph behind a `vx_graph` handle (benchmarks and tests compare the two APIs on one
+/// graph).
+#[doc(hidden)]
+pub fn __graph_of(handle: sys::vx_graph) -> Option<vx::Graph> {
+    graph::graph_of(handle).ok().map(|(g, _)| g)
+}
+
+/// The vx-rs context behind a `vx_context` handle.
+#[doc(hidden)]
+pub fn __context_of(handle: sys::vx_context) -> Option<vx::Context> {
+    context::context_of(handle).ok().map(|c| c.ctx.clone())
+}

@@ -6,116 +6,24 @@
 
 #![allow(missing_docs)]
 
-use std::ffi::c_void;
-
 use crate::context::error_object;
 use crate::sys::consts::*;
 use crate::sys::*;
 
 /// Every function below, by header.
 pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    ("vx_api.h", "vxRegisterUserStruct"),
-    ("vx_api.h", "vxRegisterUserStructWithName"),
-    ("vx_api.h", "vxGetUserStructNameByEnum"),
-    ("vx_api.h", "vxGetUserStructEnumByName"),
     ("vx_api.h", "vxSetImmediateModeTarget"),
-    ("vx_api.h", "vxCreateImageFromROI"),
-    ("vx_api.h", "vxCreateUniformImage"),
     ("vx_api.h", "vxCreateImageFromHandle"),
     ("vx_api.h", "vxSwapImageHandle"),
-    ("vx_api.h", "vxSetImageAttribute"),
     ("vx_api.h", "vxSetImagePixelValues"),
-    ("vx_api.h", "vxFormatImagePatchAddress1d"),
-    ("vx_api.h", "vxFormatImagePatchAddress2d"),
-    ("vx_api.h", "vxGetValidRegionImage"),
-    ("vx_api.h", "vxCopyImagePatch"),
     ("vx_api.h", "vxCreateImageFromChannel"),
-    ("vx_api.h", "vxSetImageValidRectangle"),
     ("vx_api.h", "vxRegisterKernelLibrary"),
-    ("vx_api.h", "vxAssignNodeCallback"),
-    ("vx_api.h", "vxRetrieveNodeCallback"),
-    ("vx_api.h", "vxReplicateNode"),
     ("vx_api.h", "vxCreateScalarWithSize"),
     ("vx_api.h", "vxCreateVirtualScalar"),
-    ("vx_api.h", "vxQueryDelay"),
-    ("vx_api.h", "vxReleaseDelay"),
-    ("vx_api.h", "vxCreateDelay"),
-    ("vx_api.h", "vxGetReferenceFromDelay"),
-    ("vx_api.h", "vxAgeDelay"),
-    ("vx_api.h", "vxRegisterAutoAging"),
-    ("vx_api.h", "vxCreateLUT"),
-    ("vx_api.h", "vxCreateVirtualLUT"),
-    ("vx_api.h", "vxReleaseLUT"),
-    ("vx_api.h", "vxQueryLUT"),
-    ("vx_api.h", "vxCopyLUT"),
-    ("vx_api.h", "vxMapLUT"),
-    ("vx_api.h", "vxUnmapLUT"),
-    ("vx_api.h", "vxCreateDistribution"),
-    ("vx_api.h", "vxCreateVirtualDistribution"),
-    ("vx_api.h", "vxReleaseDistribution"),
-    ("vx_api.h", "vxQueryDistribution"),
-    ("vx_api.h", "vxCopyDistribution"),
-    ("vx_api.h", "vxMapDistribution"),
-    ("vx_api.h", "vxUnmapDistribution"),
-    ("vx_api.h", "vxCreateThresholdForImage"),
-    ("vx_api.h", "vxCreateVirtualThresholdForImage"),
-    ("vx_api.h", "vxCopyThresholdValue"),
-    ("vx_api.h", "vxCopyThresholdRange"),
-    ("vx_api.h", "vxCopyThresholdOutput"),
-    ("vx_api.h", "vxReleaseThreshold"),
-    ("vx_api.h", "vxSetThresholdAttribute"),
-    ("vx_api.h", "vxQueryThreshold"),
-    ("vx_api.h", "vxCreateMatrix"),
-    ("vx_api.h", "vxCreateVirtualMatrix"),
-    ("vx_api.h", "vxReleaseMatrix"),
-    ("vx_api.h", "vxQueryMatrix"),
-    ("vx_api.h", "vxCopyMatrix"),
-    ("vx_api.h", "vxCreateMatrixFromPattern"),
-    ("vx_api.h", "vxCreateMatrixFromPatternAndOrigin"),
-    ("vx_api.h", "vxCreateConvolution"),
-    ("vx_api.h", "vxCreateVirtualConvolution"),
-    ("vx_api.h", "vxReleaseConvolution"),
-    ("vx_api.h", "vxQueryConvolution"),
-    ("vx_api.h", "vxSetConvolutionAttribute"),
-    ("vx_api.h", "vxCopyConvolutionCoefficients"),
-    ("vx_api.h", "vxCreatePyramid"),
-    ("vx_api.h", "vxCreateVirtualPyramid"),
-    ("vx_api.h", "vxReleasePyramid"),
-    ("vx_api.h", "vxQueryPyramid"),
-    ("vx_api.h", "vxGetPyramidLevel"),
-    ("vx_api.h", "vxCreateRemap"),
-    ("vx_api.h", "vxCreateVirtualRemap"),
-    ("vx_api.h", "vxReleaseRemap"),
-    ("vx_api.h", "vxMapRemapPatch"),
-    ("vx_api.h", "vxUnmapRemapPatch"),
-    ("vx_api.h", "vxCopyRemapPatch"),
-    ("vx_api.h", "vxQueryRemap"),
-    ("vx_api.h", "vxCreateArray"),
-    ("vx_api.h", "vxCreateVirtualArray"),
-    ("vx_api.h", "vxReleaseArray"),
-    ("vx_api.h", "vxQueryArray"),
-    ("vx_api.h", "vxAddArrayItems"),
-    ("vx_api.h", "vxTruncateArray"),
-    ("vx_api.h", "vxCopyArrayRange"),
-    ("vx_api.h", "vxMapArrayRange"),
-    ("vx_api.h", "vxUnmapArrayRange"),
-    ("vx_api.h", "vxCreateObjectArray"),
-    ("vx_api.h", "vxCreateVirtualObjectArray"),
-    ("vx_api.h", "vxGetObjectArrayItem"),
-    ("vx_api.h", "vxReleaseObjectArray"),
-    ("vx_api.h", "vxQueryObjectArray"),
     ("vx_api.h", "vxQueryMetaFormatAttribute"),
-    ("vx_api.h", "vxCreateTensor"),
     ("vx_api.h", "vxCreateImageObjectArrayFromTensor"),
-    ("vx_api.h", "vxCreateTensorFromView"),
-    ("vx_api.h", "vxCreateVirtualTensor"),
     ("vx_api.h", "vxCreateTensorFromHandle"),
     ("vx_api.h", "vxSwapTensorHandle"),
-    ("vx_api.h", "vxCopyTensorPatch"),
-    ("vx_api.h", "vxMapTensorPatch"),
-    ("vx_api.h", "vxUnmapTensorPatch"),
-    ("vx_api.h", "vxQueryTensor"),
-    ("vx_api.h", "vxReleaseTensor"),
     ("vx_nodes.h", "vxColorConvertNode"),
     ("vx_nodes.h", "vxChannelExtractNode"),
     ("vx_nodes.h", "vxChannelCombineNode"),
@@ -236,13 +144,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vxu.h", "vxuTensorConvertDepth"),
     ("vxu.h", "vxuTensorMatrixMultiply"),
     ("vxu.h", "vxuCopy"),
-    ("vx_khr_user_data_object.h", "vxCreateUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxCreateVirtualUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxReleaseUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxQueryUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxCopyUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxMapUserDataObject"),
-    ("vx_khr_user_data_object.h", "vxUnmapUserDataObject"),
     ("vx_khr_pipelining.h", "vxSetGraphScheduleConfig"),
     ("vx_khr_pipelining.h", "vxGraphParameterEnqueueReadyRef"),
     ("vx_khr_pipelining.h", "vxGraphParameterDequeueDoneRef"),
@@ -265,15 +166,8 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vx_compatibility.h", "vxCommitDistribution"),
     ("vx_compatibility.h", "vxAccessLUT"),
     ("vx_compatibility.h", "vxCommitLUT"),
-    ("vx_compatibility.h", "vxReadMatrix"),
-    ("vx_compatibility.h", "vxWriteMatrix"),
-    ("vx_compatibility.h", "vxReadConvolutionCoefficients"),
-    ("vx_compatibility.h", "vxWriteConvolutionCoefficients"),
     ("vx_compatibility.h", "vxReadScalarValue"),
     ("vx_compatibility.h", "vxWriteScalarValue"),
-    ("vx_compatibility.h", "vxSetRemapPoint"),
-    ("vx_compatibility.h", "vxGetRemapPoint"),
-    ("vx_compatibility.h", "vxCreateThreshold"),
     ("vx_compatibility.h", "vxAccumulateImageNode"),
     ("vx_compatibility.h", "vxAccumulateWeightedImageNode"),
     ("vx_compatibility.h", "vxAccumulateSquareImageNode"),
@@ -291,46 +185,10 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vx_khr_nn.h", "vxDeconvolutionLayer"),
 ];
 
-/// `vxRegisterUserStruct` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxRegisterUserStruct() -> vx_enum {
-    0
-}
-
-/// `vxRegisterUserStructWithName` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxRegisterUserStructWithName() -> vx_enum {
-    0
-}
-
-/// `vxGetUserStructNameByEnum` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetUserStructNameByEnum() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxGetUserStructEnumByName` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetUserStructEnumByName() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxSetImmediateModeTarget` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxSetImmediateModeTarget() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateImageFromROI` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateImageFromROI() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateUniformImage` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateUniformImage() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
 /// `vxCreateImageFromHandle` (vx_api.h): not implemented yet.
@@ -345,39 +203,9 @@ pub extern "C" fn vxSwapImageHandle() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
-/// `vxSetImageAttribute` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetImageAttribute() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxSetImagePixelValues` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxSetImagePixelValues() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxFormatImagePatchAddress1d` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxFormatImagePatchAddress1d() -> *mut c_void {
-    std::ptr::null_mut()
-}
-
-/// `vxFormatImagePatchAddress2d` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxFormatImagePatchAddress2d() -> *mut c_void {
-    std::ptr::null_mut()
-}
-
-/// `vxGetValidRegionImage` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetValidRegionImage() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyImagePatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyImagePatch() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
@@ -387,33 +215,9 @@ pub extern "C" fn vxCreateImageFromChannel() -> vx_reference {
     error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
-/// `vxSetImageValidRectangle` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetImageValidRectangle() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxRegisterKernelLibrary` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxRegisterKernelLibrary() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxAssignNodeCallback` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxAssignNodeCallback() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxRetrieveNodeCallback` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxRetrieveNodeCallback() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReplicateNode` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReplicateNode() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
@@ -429,435 +233,15 @@ pub extern "C" fn vxCreateVirtualScalar() -> vx_reference {
     error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
-/// `vxQueryDelay` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryDelay() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxReleaseDelay` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseDelay() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateDelay` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateDelay() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxGetReferenceFromDelay` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetReferenceFromDelay() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxAgeDelay` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxAgeDelay() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxRegisterAutoAging` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxRegisterAutoAging() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateLUT() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualLUT() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseLUT() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryLUT() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyLUT() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapLUT() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapLUT` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapLUT() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateDistribution() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualDistribution() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseDistribution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryDistribution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyDistribution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapDistribution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapDistribution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapDistribution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateThresholdForImage` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateThresholdForImage() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualThresholdForImage` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualThresholdForImage() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCopyThresholdValue` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyThresholdValue() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyThresholdRange` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyThresholdRange() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyThresholdOutput` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyThresholdOutput() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxReleaseThreshold` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseThreshold() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxSetThresholdAttribute` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetThresholdAttribute() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryThreshold` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryThreshold() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateMatrix` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateMatrix() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualMatrix` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualMatrix() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseMatrix` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseMatrix() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryMatrix` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryMatrix() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyMatrix` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyMatrix() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateMatrixFromPattern` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateMatrixFromPattern() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateMatrixFromPatternAndOrigin` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateMatrixFromPatternAndOrigin() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateConvolution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateConvolution() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualConvolution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualConvolution() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseConvolution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseConvolution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryConvolution` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryConvolution() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxSetConvolutionAttribute` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetConvolutionAttribute() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyConvolutionCoefficients` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyConvolutionCoefficients() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreatePyramid` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreatePyramid() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualPyramid` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualPyramid() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleasePyramid` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleasePyramid() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryPyramid` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryPyramid() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxGetPyramidLevel` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetPyramidLevel() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateRemap` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateRemap() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualRemap` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualRemap() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseRemap` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseRemap() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapRemapPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapRemapPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapRemapPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapRemapPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyRemapPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyRemapPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryRemap` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryRemap() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateArray() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualArray() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseArray() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryArray() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxAddArrayItems` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxAddArrayItems() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxTruncateArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxTruncateArray() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyArrayRange` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyArrayRange() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapArrayRange` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapArrayRange() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapArrayRange` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapArrayRange() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateObjectArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateObjectArray() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualObjectArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualObjectArray() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxGetObjectArrayItem` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetObjectArrayItem() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseObjectArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseObjectArray() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryObjectArray` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryObjectArray() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxQueryMetaFormatAttribute` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxQueryMetaFormatAttribute() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
-/// `vxCreateTensor` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateTensor() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
 /// `vxCreateImageObjectArrayFromTensor` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxCreateImageObjectArrayFromTensor() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateTensorFromView` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateTensorFromView() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualTensor` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualTensor() -> vx_reference {
     error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
@@ -870,36 +254,6 @@ pub extern "C" fn vxCreateTensorFromHandle() -> vx_reference {
 /// `vxSwapTensorHandle` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxSwapTensorHandle() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyTensorPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyTensorPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapTensorPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapTensorPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapTensorPatch` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapTensorPatch() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryTensor` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryTensor() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxReleaseTensor` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseTensor() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
@@ -1623,48 +977,6 @@ pub extern "C" fn vxuCopy() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
-/// `vxCreateUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateUserDataObject() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualUserDataObject() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxReleaseUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReleaseUserDataObject() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxQueryUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxQueryUserDataObject() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCopyUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCopyUserDataObject() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxMapUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxMapUserDataObject() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxUnmapUserDataObject` (vx_khr_user_data_object.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxUnmapUserDataObject() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxSetGraphScheduleConfig` (vx_khr_pipelining.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxSetGraphScheduleConfig() -> vx_status {
@@ -1797,30 +1109,6 @@ pub extern "C" fn vxCommitLUT() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
-/// `vxReadMatrix` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReadMatrix() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxWriteMatrix` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxWriteMatrix() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxReadConvolutionCoefficients` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxReadConvolutionCoefficients() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxWriteConvolutionCoefficients` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxWriteConvolutionCoefficients() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxReadScalarValue` (vx_compatibility.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxReadScalarValue() -> vx_status {
@@ -1831,24 +1119,6 @@ pub extern "C" fn vxReadScalarValue() -> vx_status {
 #[unsafe(no_mangle)]
 pub extern "C" fn vxWriteScalarValue() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxSetRemapPoint` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetRemapPoint() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxGetRemapPoint` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxGetRemapPoint() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateThreshold` (vx_compatibility.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateThreshold() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
 /// `vxAccumulateImageNode` (vx_compatibility.h): not implemented yet.

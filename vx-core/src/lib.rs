@@ -68,7 +68,7 @@ mod support;
 mod watcher;
 
 pub use context::{Context, ContextBuilder};
-pub use data::blob::{MappedSlice, MappedSliceMut};
+pub use data::blob::{BytesMap, MappedSlice, MappedSliceMut};
 pub use data::buffer::{BUFFER_ALIGN, ExternalMemory};
 pub use data::image::ImageBytesMap;
 pub use data::image::import::ImageHandle;
@@ -83,6 +83,7 @@ pub use data::kinds::exports::*;
 pub use data::kinds::{DataObject, MetaAttribute, ObjectMeta, Reference};
 pub use data::types::{DataType, Direction, ParamState, ScalarPrimitive, ScalarType, ScalarValue};
 pub use error::{Error, ErrorContext, ErrorKind, Result};
+pub use graph::delay::{Delay, MAX_DELAY_SLOTS};
 pub use graph::fusion::{FusedGroupReport, FusionRefusal, FusionReport, UnfusedNode};
 pub use graph::node::{Node, NodeKey, Perf};
 pub use graph::pipeline::{Dequeued, MAX_PIPELINE_DEPTH, MAX_QUEUE_REFERENCES, ScheduleConfig, ScheduleMode};

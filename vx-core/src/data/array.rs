@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 
+use crate::data::blob::BytesMap;
 use crate::data::buffer::{SharedBuffer, WHOLE};
 use crate::data::items::{ArrayItem, ArrayItemType};
 use crate::data::kernel_view::KernelView;
@@ -365,6 +366,29 @@ impl Array {
         Ok(n)
     }
 
+    /// Every byte of the item storage (capacity × item size) mapped as a [`BytesMap`], which keeps
+    /// the array alive.
+    fn map_bytes_as(&self, write: bool, access: Access) -> Result<BytesMap> {
+        self.obj.header.check_access(access)?;
+        self.ensure_allocated()?;
+        let lease = self.obj.body.buffer.acquire(WHOLE, write).map_err(|e| e.on_object(&self.name()))?;
+        let h = self.clone();
+        Ok(BytesMap::new(lease.ptr, lease.len, write, move || h.obj.body.buffer.release(lease.slot)))
+    }
+
+    /// `vxMapArrayRange` / `vxCopyArrayRange` as bytes, for a binding whose mapping outlives any
+    /// Rust borrow (the C API): the whole item storage (`capacity × item size` bytes, the first
+    /// [`num_items`](Self::num_items) items valid), for writing (and reading) when `write`. While
+    /// it is mapped, items cannot be added. The lease is released when the [`BytesMap`] drops.
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.map_bytes_as(write, Access::Application)
+    }
+
+    /// `vxAddArrayItems` with raw items: `bytes` holds whole items of the array's item size.
+    pub fn add_bytes(&self, bytes: &[u8]) -> Result<()> {
+        self.add_raw(bytes, Access::Application)
+    }
+
     /// `vxAddArrayItems`: append items (type-checked against the array's item type).
     pub fn add_items<T: ArrayItem>(&self, items: &[T]) -> Result<()> {
         self.add_items_impl(items, Access::Application)
@@ -392,5 +416,13 @@ impl KernelView<'_, Array> {
     /// As [`Array::truncate`].
     pub fn truncate(&self, n: usize) -> Result<()> {
         self.object.truncate_impl(n, Access::Kernel)
+    }
+    /// As [`Array::map_bytes`].
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.object.map_bytes_as(write, Access::Kernel)
+    }
+    /// As [`Array::add_bytes`].
+    pub fn add_bytes(&self, bytes: &[u8]) -> Result<()> {
+        self.object.add_raw(bytes, Access::Kernel)
     }
 }

@@ -79,11 +79,16 @@ impl Blob {
         self.buffer.ensure(len, &header.ctx.resources).map_err(|e| e.on_object(&header.name()))
     }
 
-    fn lease(&self, header: &ObjectHeader, access: Access, write: bool) -> Result<(*mut u8, usize, usize)> {
+    pub(super) fn lease(&self, header: &ObjectHeader, access: Access, write: bool) -> Result<(*mut u8, usize, usize)> {
         header.check_access(access)?;
         self.ensure(header)?;
         let lease = self.buffer.acquire(WHOLE, write).map_err(|e| e.on_object(&header.name()))?;
         Ok((lease.ptr, lease.len, lease.slot))
+    }
+
+    /// Give back a lease taken with [`lease`](Self::lease).
+    pub(super) fn release(&self, slot: usize) {
+        self.buffer.release(slot);
     }
 
     /// Run `f` over the bytes, mapped for reading.
@@ -180,6 +185,70 @@ impl Blob {
     pub(super) fn map_mut<T: ArrayItem>(&self, header: &ObjectHeader, access: Access) -> Result<MappedSliceMut<'_, T>> {
         let (ptr, len, slot) = self.lease(header, access, true)?;
         Ok(MappedSliceMut { buffer: &self.buffer, ptr: ptr.cast(), len: len / size_of::<T>(), slot, _t: PhantomData })
+    }
+}
+
+/// An object's bytes mapped for a binding whose mapping outlives any Rust borrow (the C API's
+/// `vxMapLUT`, `vxMapArrayRange`, `vxMapTensorPatch`, …): it keeps the object alive and owns its
+/// lease, released when it drops. While it lives, the [`len`](Self::len) bytes at
+/// [`ptr`](Self::ptr) are this mapping's (exclusively when written). Made by the `map_bytes` of
+/// the blob kinds ([`Handle::map_bytes`](crate::Handle::map_bytes)), [`Array`](crate::Array) and
+/// [`Tensor`](crate::Tensor).
+pub struct BytesMap {
+    ptr: *mut u8,
+    len: usize,
+    write: bool,
+    /// Gives the lease back (and drops the handle keeping the object alive).
+    release: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+// SAFETY: the mapping is a lease on an object's buffer (kept alive and reserved for it by the
+// handle the release closure owns, itself Send + Sync) and a pointer into that buffer; nothing in
+// it is tied to the thread that mapped it.
+unsafe impl Send for BytesMap {}
+// SAFETY: `&BytesMap` only reads the plain fields; writing through `ptr` is the holder's
+// business, as with any raw pointer.
+unsafe impl Sync for BytesMap {}
+
+impl BytesMap {
+    /// A mapping of `len` bytes at `ptr`; `release` gives its lease back.
+    pub(super) fn new(
+        ptr: *mut u8,
+        len: usize,
+        write: bool,
+        release: impl FnOnce() + Send + Sync + 'static,
+    ) -> BytesMap {
+        BytesMap { ptr, len, write, release: Some(Box::new(release)) }
+    }
+    /// The first byte mapped.
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    /// How many bytes are mapped.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when no byte is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Mapped for writing.
+    pub fn is_write(&self) -> bool {
+        self.write
+    }
+}
+
+impl std::fmt::Debug for BytesMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BytesMap({} bytes at {:p}, write: {})", self.len, self.ptr, self.write)
+    }
+}
+
+impl Drop for BytesMap {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            release();
+        }
     }
 }
 

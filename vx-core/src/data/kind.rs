@@ -10,9 +10,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::data::blob::{Blob, MappedSlice, MappedSliceMut, RawLease, check_element};
+use crate::data::blob::{Blob, BytesMap, MappedSlice, MappedSliceMut, RawLease, check_element};
 pub(super) use crate::data::buffer::PlanStorage;
 use crate::data::items::{ArrayItem, ArrayItemType};
+use crate::data::kernel_view::KernelView;
 use crate::data::object::{Access, ObjectHeader};
 use crate::data::types::Direction;
 use crate::data::wire::{AttrValue, WireMeta};
@@ -299,6 +300,27 @@ impl<K: BlobKind> Handle<K> {
     pub(super) fn map_mut_as<T: ArrayItem>(&self, access: Access) -> Result<MappedSliceMut<'_, T>> {
         self.check::<T>()?;
         self.obj.body.data.map_mut(&self.obj.header, access)
+    }
+
+    /// Every byte mapped as a [`BytesMap`], which keeps the object alive.
+    fn map_bytes_as(&self, write: bool, access: Access) -> Result<BytesMap> {
+        let (ptr, len, slot) = self.obj.body.data.lease(&self.obj.header, access, write)?;
+        let h = self.clone();
+        Ok(BytesMap::new(ptr, len, write, move || h.obj.body.data.release(slot)))
+    }
+
+    /// `vxMapLUT`, `vxMapDistribution`, `vxMapUserDataObject`, … as bytes, for a binding whose
+    /// mapping outlives any Rust borrow (the C API): every byte of the object, for writing (and
+    /// reading) when `write`. The lease is released when the [`BytesMap`] drops.
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.map_bytes_as(write, Access::Application)
+    }
+}
+
+impl<K: BlobKind> KernelView<'_, Handle<K>> {
+    /// [`Handle::map_bytes`] as the node's kernel (a virtual object too).
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.object.map_bytes_as(write, Access::Kernel)
     }
 }
 

@@ -31,7 +31,7 @@ pub struct ObjectHeader {
 }
 
 impl ObjectHeader {
-    pub(super) fn new(ctx: &impl AsContext, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
+    pub(in crate::data) fn new(ctx: &impl AsContext, prefix: &str, scope: Option<u64>) -> Result<ObjectHeader> {
         let ctx = ctx.as_context();
         let slot = ctx.acquire(ResourceKind::DataObjects)?;
         let id = next_id();

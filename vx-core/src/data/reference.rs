@@ -95,6 +95,14 @@ impl Reference {
         self.any().ensure_allocated()
     }
 
+    /// A new object of the same type and meta data in the same context, not virtual, with its
+    /// own storage (a delay's slots, `vxCreateDelay`). Refused for an object whose meta data is
+    /// not complete (a virtual one the graph has not completed yet).
+    pub fn new_like(&self) -> Result<Reference> {
+        let header = crate::data::object::ObjectHeader::new(self.context(), "delay-slot", None)?;
+        Reference::with_meta(header, &self.meta()).map_err(|e| e.on_object(&self.name()))
+    }
+
     /// The object, if it is a `T`: `r.get::<Matrix>()`. The most used kinds also have a shortcut
     /// in their own file (`as_image`, `as_scalar`, `as_array`, `as_user_data_object`).
     pub fn get<T: DataObject>(&self) -> Option<&T> {

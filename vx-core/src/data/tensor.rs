@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::data::blob::{Blob, check_element};
+use crate::data::blob::{Blob, BytesMap, check_element};
 use crate::data::items::ArrayItem;
 use crate::data::kernel_view::KernelView;
 use crate::data::kind::{Applied, Handle, ObjectKind, RawMap, Recorded, Refusal, kind_names, meta_attributes};
@@ -498,6 +498,34 @@ impl Tensor {
         })
     }
 
+    /// The byte stride of each dimension in the memory the tensor lives in (a view has its
+    /// tensor's), the first [`num_dims`](Self::num_dims) entries meaningful: what
+    /// `vxMapTensorPatch` returns, and how [`map_bytes`](Self::map_bytes) lays the elements out.
+    pub fn strides(&self) -> [usize; MAX_TENSOR_DIMS] {
+        self.raw_layout().1
+    }
+
+    /// This tensor's (or view's) elements mapped as a [`BytesMap`], which keeps the tensor alive.
+    fn map_bytes_as(&self, write: bool, access: Access) -> Result<BytesMap> {
+        let (blob, header) = self.blob();
+        let (ptr, _, slot) = blob.lease(header, access, write)?;
+        let (offset, _, bytes) = self.raw_layout();
+        let storage = Arc::clone(&self.obj.body.storage);
+        // SAFETY: `offset` is this view's first element in the root storage the lease covers (a
+        // view's box lies inside its tensor, checked when it was made).
+        let first = unsafe { ptr.add(offset) };
+        Ok(BytesMap::new(first, bytes, write, move || storage.data.release(slot)))
+    }
+
+    /// `vxMapTensorPatch` as bytes, for a binding whose mapping outlives any Rust borrow (the C
+    /// API): the pointer is this tensor's first element, element `i` of dimension `d` lies
+    /// [`strides`](Self::strides)`[d] * i` bytes further, and the length runs to one past its last
+    /// element. For writing (and reading) when `write`; the lease is released when the
+    /// [`BytesMap`] drops.
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.map_bytes_as(write, Access::Application)
+    }
+
     /// `vxCopyTensorPatch` (read): the box `start..end`, packed, dimension 0 fastest.
     pub fn copy_patch_to<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T]) -> Result<()> {
         self.copy_patch_to_impl(start, end, out, Access::Application)
@@ -509,6 +537,10 @@ impl Tensor {
 }
 
 impl KernelView<'_, Tensor> {
+    /// As [`Tensor::map_bytes`], as the node's kernel (a virtual tensor too).
+    pub fn map_bytes(&self, write: bool) -> Result<BytesMap> {
+        self.object.map_bytes_as(write, Access::Kernel)
+    }
     /// Copy the box `start..end` out, packed, dimension 0 fastest.
     pub fn copy_patch_to<T: ArrayItem>(&self, start: &[usize], end: &[usize], out: &mut [T]) -> Result<()> {
         self.object.copy_patch_to_impl(start, end, out, Access::Kernel)

@@ -177,6 +177,8 @@ pub(crate) struct GraphInner {
     pub(super) scheduled: Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     /// The graph-parameter queues of a pipelined graph and its coordinator's inbox.
     pub(super) queues: Arc<pipeline::Queues>,
+    /// The delays aged after each successful process (`vxRegisterAutoAging`).
+    pub(super) auto_aging: Mutex<Vec<crate::graph::delay::Delay>>,
     pub(super) _slot: ResourceSlot,
 }
 

@@ -41,7 +41,7 @@ impl Graph {
         // Field values are only computed when a subscriber wants the span (no allocation otherwise).
         let _span = tracing::info_span!("process", graph = %g.name()).entered();
         body.prepare_to_run(g)?;
-        let _active = ActiveGuard::enter(g.id);
+        let active = ActiveGuard::enter(g.id);
         let t0 = Instant::now();
         let result = {
             let _running = RunGuard::enter(&g.observed);
@@ -56,7 +56,11 @@ impl Graph {
             Ok(_) => {
                 lock(&g.observed.perf).record(elapsed);
                 body.state = GraphState::Completed;
-                Ok(())
+                // Auto-aging rebinds node parameters, which takes the graph's lock: not held now,
+                // and the graph no longer marked active on this thread.
+                drop(body);
+                drop(active);
+                self.age_delays()
             }
             Err(e) => {
                 body.state = GraphState::Abandoned;
@@ -272,7 +276,7 @@ fn run_node_from(
 /// The node's completion callback after a successful run; `Abandon` fails the graph.
 fn completion(s: &NodeSlot, cb: &crate::graph::targets::NodeCallbackFn, perf: crate::graph::node::Perf) -> Result<()> {
     let target = s.placement.as_ref().map_or(crate::shared::HOST_TARGET, |p| p.name());
-    let done = NodeCompletion { node: &s.name, kernel: &s.kernel.name, target, perf };
+    let done = NodeCompletion { key: s.key, node: &s.name, kernel: &s.kernel.name, target, perf };
     let action = call_guarded("completion callback", || Ok(cb(&done)))
         .map_err(|e| e.in_kernel(&s.kernel.name).in_node(&s.name))?;
     if action == NodeAction::Abandon {

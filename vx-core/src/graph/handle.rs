@@ -109,6 +109,7 @@ impl Graph {
                 observed: Observed::default(),
                 scheduled: Mutex::new(None),
                 queues: Arc::new(pipeline::Queues::new()),
+                auto_aging: Mutex::new(Vec::new()),
                 _slot: slot,
             }),
         })

@@ -4,6 +4,7 @@
 //! pipelining and tiling.
 
 mod body;
+pub(crate) mod delay;
 mod execute;
 pub(crate) mod fusion;
 mod handle;

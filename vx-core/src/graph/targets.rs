@@ -309,6 +309,8 @@ unsafe fn run_command(data: *const (), _: usize) {
 /// What a completion callback learns about the node that completed.
 #[derive(Clone, Debug)]
 pub struct NodeCompletion<'a> {
+    /// The node's identity.
+    pub key: crate::graph::node::NodeKey,
     /// The node's name.
     pub node: &'a str,
     /// The node's kernel.

@@ -180,7 +180,7 @@ macro_rules! host_kinds {
                 match self { $(Reference::$T(_) => DataType::$T,)* }
             }
             /// A new object of `meta` under `header` (an object array's item).
-            pub(super) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
+            pub(in crate::data) fn with_meta(header: ObjectHeader, meta: &ObjectMeta) -> Result<Reference> {
                 match meta {
                     $(ObjectMeta::$T(m) => <$m::Kind as ObjectKind>::build(header, m).map(Reference::$T),)*
                 }
