@@ -211,7 +211,16 @@ pub unsafe extern "C" fn vxQueryImage(
                 VX_IMAGE_HEIGHT => put(ptr, size, img.height()),
                 VX_IMAGE_FORMAT => put(ptr, size, img.format().fourcc()),
                 VX_IMAGE_PLANES => put(ptr, size, img.planes() as vx_size),
-                VX_IMAGE_SPACE => put(ptr, size, VX_COLOR_SPACE_BT709 as vx_enum),
+                VX_IMAGE_SPACE => put(
+                    ptr,
+                    size,
+                    match img.color_space() {
+                        vx::ColorSpace::None => VX_COLOR_SPACE_NONE,
+                        vx::ColorSpace::Bt601_525 => VX_COLOR_SPACE_BT601_525,
+                        vx::ColorSpace::Bt601_625 => VX_COLOR_SPACE_BT601_625,
+                        vx::ColorSpace::Bt709 => VX_COLOR_SPACE_BT709,
+                    } as vx_enum,
+                ),
                 VX_IMAGE_RANGE => put(ptr, size, VX_CHANNEL_RANGE_FULL as vx_enum),
                 VX_IMAGE_MEMORY_TYPE => put(ptr, size, VX_MEMORY_TYPE_NONE as vx_enum),
                 VX_IMAGE_IS_UNIFORM => put(ptr, size, VX_FALSE),
@@ -483,4 +492,185 @@ fn _rect(r: Rect) -> vx_rectangle_t {
 #[allow(dead_code)]
 fn _data(r: vx_reference) -> Result<Reference, vx_status> {
     data_of(r)
+}
+
+/// The application's memory lent to an image (`vxCreateImageFromHandle`): an address and a
+/// length it promises stay valid while the image has them.
+struct CMemory {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the memory is the application's, lent to the image for its whole use; the image (not
+// a thread) owns the loan, and every access goes through the image's own lease protocol.
+unsafe impl Send for CMemory {}
+
+impl vx::ExternalMemory for CMemory {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the application lent `len` bytes at `ptr` (checked non-NULL and sized from its
+        // own addressing) for as long as the image holds this handle.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+/// The handle over plane 0 at `ptr` with `addr`'s rows, checked: `VX_ERROR_INVALID_PARAMETERS`
+/// for a NULL pointer, a stride_x that is not the pixel size, or a size that overflows.
+fn c_handle(
+    format: ImageFormat,
+    addr: &vx_imagepatch_addressing_t,
+    ptr: *mut c_void,
+) -> Result<vx::ImageHandle, String> {
+    if ptr.is_null() {
+        return Err("the plane pointer is NULL".into());
+    }
+    let px = format.planes()[0].bytes_per_element as i32;
+    if addr.stride_x != px || addr.stride_y < px.saturating_mul(addr.dim_x as i32) {
+        return Err(format!(
+            "plane 0 needs stride_x = {px} and stride_y >= {px} x dim_x; found stride_x {} stride_y {} dim_x {}",
+            addr.stride_x, addr.stride_y, addr.dim_x
+        ));
+    }
+    let len = (addr.stride_y as usize).checked_mul(addr.dim_y as usize).ok_or("the plane's size overflows")?;
+    Ok(vx::ImageHandle::new(CMemory { ptr: ptr as *mut u8, len }, addr.stride_y as usize))
+}
+
+/// # Safety
+/// `addrs` and `ptrs` must be NULL or hold one entry per plane of `color`; the memory must stay
+/// valid while the image has it (until `vxSwapImageHandle` or the release).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vxCreateImageFromHandle(
+    context: vx_context,
+    color: vx_df_image,
+    addrs: *const vx_imagepatch_addressing_t,
+    ptrs: *const *mut c_void,
+    memory_type: vx_enum,
+) -> vx_image {
+    guard_ref(context, || {
+        let Ok(cc) = context_of(context) else { return std::ptr::null_mut() };
+        let refuse = |status, why: &str| {
+            cc.log(context, status, &format!("vxCreateImageFromHandle: {why}"));
+            error_object(Some(&cc), status)
+        };
+        let Some(f) = format_of(&cc, context, color).filter(|f| *f != ImageFormat::Virtual) else {
+            return refuse(VX_ERROR_INVALID_FORMAT, "not an image format vx-rs has");
+        };
+        if memory_type != VX_MEMORY_TYPE_HOST {
+            return refuse(VX_ERROR_INVALID_PARAMETERS, "only VX_MEMORY_TYPE_HOST memory");
+        }
+        if addrs.is_null() || ptrs.is_null() {
+            return refuse(VX_ERROR_INVALID_PARAMETERS, "addrs and ptrs must not be NULL");
+        }
+        if f.plane_count() != 1 {
+            return refuse(VX_ERROR_NOT_SUPPORTED, "images from the application's memory have one plane in vx-rs");
+        }
+        // SAFETY: one entry per plane (the contract; NULL refused above).
+        let (addr, ptr) = unsafe { (*addrs, *ptrs) };
+        let h = match c_handle(f, &addr, ptr) {
+            Ok(h) => h,
+            Err(why) => return refuse(VX_ERROR_INVALID_PARAMETERS, &why),
+        };
+        created(&cc, context, vx::Image::from_handle(&cc.ctx, addr.dim_x, addr.dim_y, f, h).map(Reference::Image))
+    })
+}
+
+/// # Safety
+/// `new_ptrs` and `prev_ptrs` must be NULL or hold `num_planes` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vxSwapImageHandle(
+    image: vx_image,
+    new_ptrs: *const *mut c_void,
+    prev_ptrs: *mut *mut c_void,
+    num_planes: vx_size,
+) -> vx_status {
+    guard(image, || {
+        let (img, ctx) = match image_of(image) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        if num_planes != img.planes() {
+            return VX_ERROR_INVALID_PARAMETERS;
+        }
+        let new = if new_ptrs.is_null() {
+            None
+        } else {
+            // SAFETY: `num_planes` (= 1, checked) entries (the contract).
+            let ptr = unsafe { *new_ptrs };
+            let Some(stride) = img.row_stride() else { return VX_ERROR_INVALID_PARAMETERS };
+            let addr = vx_imagepatch_addressing_t {
+                dim_x: img.width(),
+                dim_y: img.height(),
+                stride_x: img.format().planes()[0].bytes_per_element as i32,
+                stride_y: stride as i32,
+                ..Default::default()
+            };
+            match c_handle(img.format(), &addr, ptr) {
+                Ok(h) => Some(h),
+                Err(why) => {
+                    if let Some(c) = &ctx {
+                        c.log(image, VX_ERROR_INVALID_PARAMETERS, &format!("vxSwapImageHandle: {why}"));
+                    }
+                    return VX_ERROR_INVALID_PARAMETERS;
+                }
+            }
+        };
+        match img.swap_handle(new) {
+            Ok(old) => {
+                if !prev_ptrs.is_null() {
+                    let p = old.map_or(std::ptr::null_mut(), |h| h.as_ptr() as *mut c_void);
+                    // SAFETY: `num_planes` entries (the contract).
+                    unsafe { *prev_ptrs = p };
+                }
+                VX_SUCCESS
+            }
+            Err(e) => fail(ctx.as_ref(), image, &e),
+        }
+    })
+}
+
+/// # Safety
+/// `ptr` must be NULL or point to `size` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vxCreateScalarWithSize(
+    context: vx_context,
+    data_type: vx_enum,
+    ptr: *const c_void,
+    size: vx_size,
+) -> vx_scalar {
+    guard_ref(context, || {
+        let Ok(cc) = context_of(context) else { return std::ptr::null_mut() };
+        let Some(t) = scalar_type_of(data_type) else {
+            cc.log(
+                context,
+                VX_ERROR_INVALID_TYPE,
+                &format!("vxCreateScalarWithSize: {data_type:#x} is not a scalar type vx-rs has"),
+            );
+            return error_object(Some(&cc), VX_ERROR_INVALID_TYPE);
+        };
+        if size != c_size(t) {
+            cc.log(
+                context,
+                VX_ERROR_INVALID_PARAMETERS,
+                &format!("vxCreateScalarWithSize: a {t:?} is {} bytes, not {size}", c_size(t)),
+            );
+            return error_object(Some(&cc), VX_ERROR_INVALID_PARAMETERS);
+        }
+        let v = if ptr.is_null() { ScalarValue::zero(t) } else { value_from(t, ptr) };
+        created(&cc, context, vx::Scalar::new(&cc.ctx, v).map(Reference::Scalar))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn vxCreateVirtualScalar(graph: vx_graph, data_type: vx_enum) -> vx_scalar {
+    guard_ref(graph, || {
+        let Ok((g, cc)) = graph_of(graph) else { return std::ptr::null_mut() };
+        let Some(t) = scalar_type_of(data_type) else {
+            cc.log(
+                graph,
+                VX_ERROR_INVALID_TYPE,
+                &format!("vxCreateVirtualScalar: {data_type:#x} is not a scalar type vx-rs has"),
+            );
+            return error_object(Some(&cc), VX_ERROR_INVALID_TYPE);
+        };
+        created(&cc, graph, vx::Scalar::new_virtual(&g, t).map(Reference::Scalar))
+    })
 }

@@ -2879,6 +2879,40 @@ pub unsafe extern "C" fn vxCreateUniformImage(
     })
 }
 
+/// Every pixel of `img` set to `v` (each plane's element from `uniform_elements`).
+fn fill_image(img: &vx::Image, v: &vx_pixel_value_t) -> vx::Result<()> {
+    let (w, h) = (img.width(), img.height());
+    for (plane, element) in uniform_elements(img.format(), v).iter().enumerate() {
+        let m = img.map_bytes(Rect::full(w, h), plane, true)?;
+        let a = m.addressing();
+        for y in 0..a.dim_y as usize {
+            for x in 0..a.dim_x as usize {
+                let at = y * a.stride_y as usize + x * a.stride_x as usize;
+                // SAFETY: element (x, y) of the mapped plane, whose addressing the mapping gives;
+                // `element` has the plane's element size.
+                unsafe { copy(m.ptr().add(at), element.as_ptr() as *mut u8, element.len(), false) };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `vxSetImagePixelValues`: every pixel of the image (every plane) set to `pixel_value`.
+///
+/// # Safety
+/// `pixel_value` must be NULL or point to a `vx_pixel_value_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vxSetImagePixelValues(image: vx_image, pixel_value: *const vx_pixel_value_t) -> vx_status {
+    on::<vx::Image>(image, |img, e| {
+        if pixel_value.is_null() {
+            return ffi::refuse(e, image, VX_ERROR_INVALID_PARAMETERS, "vxSetImagePixelValues: the value is NULL");
+        }
+        // SAFETY: a valid pixel value (the contract; NULL refused above).
+        let v = unsafe { pixel_value.read_unaligned() };
+        status_of(e, image, fill_image(img, &v))
+    })
+}
+
 fn image_of(r: vx_image) -> Result<(vx::Image, Arc<Entry>), vx_status> {
     object_of::<vx::Image>(r)
 }
@@ -2952,8 +2986,8 @@ pub unsafe extern "C" fn vxCopyImagePatch(
         if ua.stride_x <= 0
             || (ua.stride_x as usize) < elem
             || ua.stride_y <= 0
-            || ua.dim_x < rr.width()
-            || ua.dim_y < rr.height()
+            || ua.dim_x < rr.width().div_ceil(info.subsample_x)
+            || ua.dim_y < rr.height().div_ceil(info.subsample_y)
         {
             return ffi::refuse(
                 &e,
@@ -3010,29 +3044,29 @@ pub unsafe extern "C" fn vxSetImageAttribute(
     ptr: *const c_void,
     size: vx_size,
 ) -> vx_status {
-    on::<vx::Image>(image, |_, e| match attribute {
+    on::<vx::Image>(image, |img, e| match attribute {
         VX_IMAGE_SPACE => {
             // SAFETY: forwarded contract.
             let space = match unsafe { take::<vx_enum>(ptr, size) } {
                 Ok(s) => s,
                 Err(s) => return s,
             };
-            match space {
-                // The one color space vx-rs images have (VX_COLOR_SPACE_DEFAULT).
-                VX_COLOR_SPACE_BT709 => VX_SUCCESS,
-                VX_COLOR_SPACE_NONE | VX_COLOR_SPACE_BT601_525 | VX_COLOR_SPACE_BT601_625 => ffi::refuse(
-                    e,
-                    image,
-                    VX_ERROR_NOT_SUPPORTED,
-                    "vxSetImageAttribute: vx-rs images are BT.709 only (other color spaces not supported)",
-                ),
-                _ => ffi::refuse(
-                    e,
-                    image,
-                    VX_ERROR_INVALID_VALUE,
-                    &format!("vxSetImageAttribute: {space:#x} is not a color space"),
-                ),
-            }
+            let space = match space {
+                VX_COLOR_SPACE_NONE => vx::ColorSpace::None,
+                VX_COLOR_SPACE_BT601_525 => vx::ColorSpace::Bt601_525,
+                VX_COLOR_SPACE_BT601_625 => vx::ColorSpace::Bt601_625,
+                VX_COLOR_SPACE_BT709 => vx::ColorSpace::Bt709,
+                _ => {
+                    return ffi::refuse(
+                        e,
+                        image,
+                        VX_ERROR_INVALID_VALUE,
+                        &format!("vxSetImageAttribute: {space:#x} is not a color space"),
+                    );
+                }
+            };
+            img.set_color_space(space);
+            VX_SUCCESS
         }
         _ => ffi::refuse(
             e,

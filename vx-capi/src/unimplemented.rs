@@ -13,13 +13,8 @@ use crate::sys::*;
 /// Every function below, by header.
 pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("vx_api.h", "vxSetImmediateModeTarget"),
-    ("vx_api.h", "vxCreateImageFromHandle"),
-    ("vx_api.h", "vxSwapImageHandle"),
-    ("vx_api.h", "vxSetImagePixelValues"),
     ("vx_api.h", "vxCreateImageFromChannel"),
     ("vx_api.h", "vxRegisterKernelLibrary"),
-    ("vx_api.h", "vxCreateScalarWithSize"),
-    ("vx_api.h", "vxCreateVirtualScalar"),
     ("vx_api.h", "vxQueryMetaFormatAttribute"),
     ("vx_api.h", "vxCreateImageObjectArrayFromTensor"),
     ("vx_api.h", "vxCreateTensorFromHandle"),
@@ -191,24 +186,6 @@ pub extern "C" fn vxSetImmediateModeTarget() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
 }
 
-/// `vxCreateImageFromHandle` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateImageFromHandle() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxSwapImageHandle` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSwapImageHandle() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxSetImagePixelValues` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxSetImagePixelValues() -> vx_status {
-    VX_ERROR_NOT_IMPLEMENTED
-}
-
 /// `vxCreateImageFromChannel` (vx_api.h): not implemented yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn vxCreateImageFromChannel() -> vx_reference {
@@ -219,18 +196,6 @@ pub extern "C" fn vxCreateImageFromChannel() -> vx_reference {
 #[unsafe(no_mangle)]
 pub extern "C" fn vxRegisterKernelLibrary() -> vx_status {
     VX_ERROR_NOT_IMPLEMENTED
-}
-
-/// `vxCreateScalarWithSize` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateScalarWithSize() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
-}
-
-/// `vxCreateVirtualScalar` (vx_api.h): not implemented yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn vxCreateVirtualScalar() -> vx_reference {
-    error_object(None, VX_ERROR_NOT_IMPLEMENTED)
 }
 
 /// `vxQueryMetaFormatAttribute` (vx_api.h): not implemented yet.

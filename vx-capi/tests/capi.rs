@@ -417,3 +417,33 @@ fn book_lists_what_is_not_implemented() {
         "docs/book/src/c-api.md's not-implemented list is out of date: run VX_CAPI_BLESS=1 cargo test -p vx-rs-capi --test capi book"
     );
 }
+
+/// The OpenVX mapping's C API column agrees with the library: a row that says `yes` names only
+/// implemented functions, a row that says `not yet` or `partly` names at least one that is not.
+#[test]
+fn mapping_c_column_agrees_with_the_library() {
+    let path = crate_dir().parent().expect("workspace").join("docs/book/src/openvx-mapping.md");
+    let text = std::fs::read_to_string(path).expect("the mapping");
+    let missing: std::collections::HashSet<&str> = openvx::NOT_IMPLEMENTED.iter().map(|(_, n)| *n).collect();
+    let mut rows = 0;
+    for line in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (first, c) = (cells[1], cells[2]);
+        let names: Vec<&str> = first
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter_map(|s| s.split(|ch: char| !ch.is_alphanumeric() && ch != '_').next())
+            .filter(|n| n.starts_with("vx") && n.chars().nth(2).is_some_and(char::is_uppercase) && !n.ends_with('X'))
+            .collect();
+        let unimplemented = names.iter().filter(|n| missing.contains(*n)).count();
+        match c {
+            "yes" => assert_eq!(unimplemented, 0, "{first}: says yes, but some are not implemented"),
+            "not yet" => assert!(unimplemented > 0, "{first}: says not yet, but all are implemented"),
+            c if c.starts_with("partly") => assert!(unimplemented > 0, "{first}: says partly"),
+            _ => {}
+        }
+        rows += 1;
+    }
+    assert!(rows > 50, "found {rows} rows");
+}

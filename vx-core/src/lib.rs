@@ -70,12 +70,12 @@ mod watcher;
 pub use context::{Context, ContextBuilder};
 pub use data::blob::{BytesMap, MappedSlice, MappedSliceMut};
 pub use data::buffer::{BUFFER_ALIGN, ExternalMemory};
-pub use data::image::ImageBytesMap;
 pub use data::image::import::ImageHandle;
 #[cfg(feature = "image")]
 pub use data::image::interop::FormatPixel;
 pub use data::image::layout::{ImageLayout, PlaneLayout};
 pub use data::image::patch::{ImagePatch, ImagePatchMut, PatchAddressing, Pixel};
+pub use data::image::{ColorSpace, ImageBytesMap};
 pub use data::items::{ArrayItem, ArrayItemType, Coordinates2d, Coordinates2dF, Coordinates3d, Keypoint};
 pub use data::kernel_view::KernelView;
 pub use data::kind::Handle;

@@ -900,7 +900,12 @@ static void test_images(vx_context context)
     /* Attributes. */
     CHECK_OK(vxSetImageAttribute(parent, VX_IMAGE_SPACE, &space, sizeof(space)));
     space = VX_COLOR_SPACE_BT601_625;
-    CHECK_STATUS(vxSetImageAttribute(parent, VX_IMAGE_SPACE, &space, sizeof(space)), VX_ERROR_NOT_SUPPORTED);
+    CHECK_OK(vxSetImageAttribute(parent, VX_IMAGE_SPACE, &space, sizeof(space)));
+    space = 0;
+    CHECK_OK(vxQueryImage(parent, VX_IMAGE_SPACE, &space, sizeof(space)));
+    CHECK(space == VX_COLOR_SPACE_BT601_625);
+    space = VX_COLOR_SPACE_BT709 + 100;
+    CHECK_STATUS(vxSetImageAttribute(parent, VX_IMAGE_SPACE, &space, sizeof(space)), VX_ERROR_INVALID_VALUE);
     CHECK_STATUS(vxSetImageAttribute(parent, VX_IMAGE_SPACE, &space, 1), VX_ERROR_INVALID_PARAMETERS);
     CHECK_STATUS(vxSetImageAttribute(parent, VX_IMAGE_WIDTH, &space, sizeof(space)), VX_ERROR_NOT_SUPPORTED);
     CHECK_STATUS(vxSetImageAttribute(NULL, VX_IMAGE_SPACE, &space, sizeof(space)), VX_ERROR_INVALID_REFERENCE);

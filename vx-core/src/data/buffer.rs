@@ -343,7 +343,7 @@ impl SharedBuffer {
                 Some(b) => Error::new(ErrorKind::InvalidParameters, "the application's memory is too small")
                     .expected_found(format!("{len} bytes"), format!("{} bytes", b.len())),
                 None => Error::new(
-                    ErrorKind::NotAllocated,
+                    ErrorKind::NoMemory,
                     "the image has no memory: the application took it back (swap_handle with None)",
                 ),
             });

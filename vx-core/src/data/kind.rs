@@ -88,6 +88,12 @@ pub trait ObjectKind: Sized + Send + Sync + 'static {
     /// The copy a pipelined graph gives frame slot `slot` (`None`: not supported for this type).
     /// Default: a virtual object of the same graph and meta data with its own storage (the
     /// producer writes it each frame); images and arrays add what they carry beyond their meta.
+    /// A new object like `h` under `header` (a delay's slot: same type and meta data, its own
+    /// storage). Default: [`build`](Self::build) from the meta data; object arrays make their
+    /// items from their first item's.
+    fn new_like(h: &Handle<Self>, header: ObjectHeader) -> Result<Handle<Self>> {
+        Self::build(header, &Self::meta(h))
+    }
     fn frame_copy(h: &Handle<Self>, slot: usize) -> Option<Result<Handle<Self>>> {
         Some(ObjectHeader::frame_copy_of(&h.obj.header, slot).and_then(|header| Self::build(header, &Self::meta(h))))
     }

@@ -100,7 +100,7 @@ impl Reference {
     /// not complete (a virtual one the graph has not completed yet).
     pub fn new_like(&self) -> Result<Reference> {
         let header = crate::data::object::ObjectHeader::new(self.context(), "delay-slot", None)?;
-        Reference::with_meta(header, &self.meta()).map_err(|e| e.on_object(&self.name()))
+        self.any().new_like(header).map_err(|e| e.on_object(&self.name()))
     }
 
     /// The object, if it is a `T`: `r.get::<Matrix>()`. The most used kinds also have a shortcut

@@ -68,12 +68,12 @@ impl ImageHandle {
                     format!("{} bytes", self.len()),
                 ));
         }
-        if !(self.as_ptr() as usize).is_multiple_of(p.bytes_per_element as usize) {
+        // The element's alignment: its size when a power of two (u16, u32, …), 1 otherwise (RGB's
+        // three bytes).
+        let align = if p.bytes_per_element.is_power_of_two() { p.bytes_per_element as usize } else { 1 };
+        if !(self.as_ptr() as usize).is_multiple_of(align) {
             return Err(Error::new(ErrorKind::InvalidParameters, "the memory is not aligned to the pixel size")
-                .expected_found(
-                    format!("an address that is a multiple of {}", p.bytes_per_element),
-                    format!("{:p}", self.as_ptr()),
-                ));
+                .expected_found(format!("an address that is a multiple of {align}"), format!("{:p}", self.as_ptr())));
         }
         Ok(())
     }

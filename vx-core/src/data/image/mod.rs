@@ -78,6 +78,22 @@ pub struct ImageBody {
     pub(super) declared: (ImageFormat, u32, u32),
     /// The image this ROI was taken from (kept alive by the ROI).
     _parent: Option<Image>,
+    /// `VX_IMAGE_SPACE` as set (`None`: the format's default).
+    space: Mutex<Option<ColorSpace>>,
+}
+
+/// `vx_color_space_e`: what the pixels of a YUV image mean. Kept as set: vx-rs has no kernel
+/// that reads it yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorSpace {
+    /// `VX_COLOR_SPACE_NONE`: no color space (the default of non-YUV formats).
+    None,
+    /// `VX_COLOR_SPACE_BT601_525`.
+    Bt601_525,
+    /// `VX_COLOR_SPACE_BT601_625`.
+    Bt601_625,
+    /// `VX_COLOR_SPACE_BT709` (`VX_COLOR_SPACE_DEFAULT`: the default of YUV formats).
+    Bt709,
 }
 
 /// An image handle. Clones share the same image; the image goes when the last handle (and every
@@ -149,6 +165,7 @@ impl Image {
                 meta: Mutex::new(ImageState { format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (format, w, h),
                 _parent: None,
+                space: Mutex::new(None),
             },
         )
     }
@@ -189,6 +206,7 @@ impl Image {
                 meta: Mutex::new(ImageState { format: m.format, width: w, height: h, valid: Rect::full(w, h) }),
                 declared: (m.format, w, h),
                 _parent: Some(self.clone()),
+                space: Mutex::new(*lock(&self.obj.body.space)),
             },
         ))
     }
@@ -440,6 +458,27 @@ impl Image {
             rect,
             _image: PhantomData,
         })
+    }
+
+    /// `VX_IMAGE_SPACE`: as set, else the specification's default (BT.709 for a YUV format,
+    /// none for the others).
+    pub fn color_space(&self) -> ColorSpace {
+        lock(&self.obj.body.space).unwrap_or(if self.format() == ImageFormat::Nv12 {
+            ColorSpace::Bt709
+        } else {
+            ColorSpace::None
+        })
+    }
+
+    /// Set `VX_IMAGE_SPACE`.
+    pub fn set_color_space(&self, space: ColorSpace) {
+        *lock(&self.obj.body.space) = Some(space);
+    }
+
+    /// Bytes from one row of plane 0 to the next, once the image has a layout (`None` before:
+    /// a virtual image not yet verified).
+    pub fn row_stride(&self) -> Option<usize> {
+        self.storage().layout().as_ref().map(|l| l.planes[0].stride)
     }
 
     /// `vxMapImagePatch` as bytes, for a binding whose mapping outlives any Rust borrow (the C

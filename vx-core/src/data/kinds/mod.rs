@@ -46,6 +46,8 @@ pub(crate) trait AnyObject {
     fn apply_meta(&self, want: &ObjectMeta) -> Result<Applied>;
     fn ensure_allocated(&self) -> Result<()>;
     fn frame_copy(&self, frame_slot: usize) -> Result<Reference>;
+    /// `ObjectKind::new_like` under `header`.
+    fn new_like(&self, header: ObjectHeader) -> Result<Reference>;
     fn valid_rect_parts(&self, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart));
     fn storage_key(&self) -> Option<usize>;
     fn reference_count(&self) -> usize;
@@ -105,6 +107,9 @@ impl<K: Listed> AnyObject for Handle<K> {
             )
             .on_object(&self.name())),
         }
+    }
+    fn new_like(&self, header: ObjectHeader) -> Result<Reference> {
+        K::new_like(self, header).map(K::into_reference)
     }
     fn storage_key(&self) -> Option<usize> {
         K::storage_key(self)

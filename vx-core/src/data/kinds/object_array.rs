@@ -85,6 +85,9 @@ impl ObjectKind for ObjectArrayKind {
     fn valid_rect_parts(h: &ObjectArray, f: &mut dyn FnMut(&dyn crate::data::kind::ValidRectPart)) {
         h.items().iter().for_each(|i| i.valid_rect_parts(f))
     }
+    fn new_like(h: &ObjectArray, header: ObjectHeader) -> Result<ObjectArray> {
+        ObjectArray::with_header(header, &h.items()[0].meta(), h.count())
+    }
     /// A pipelined frame's copy: as many items, each made from the first item's meta data.
     fn frame_copy(h: &ObjectArray, slot: usize) -> Option<Result<ObjectArray>> {
         let header = ObjectHeader::frame_copy_of(&h.obj.header, slot);
