@@ -351,7 +351,7 @@ impl Context {
     /// it, loading a C module fails with a message saying so. Once installed, the module search
     /// path also ends with `LD_LIBRARY_PATH`'s absolute directories (OpenVX programs find their
     /// modules there), under the same trust rules.
-    pub fn set_foreign_module_host(&self, host: Arc<crate::ForeignModuleHost>) {
+    pub fn set_foreign_module_host(&self, host: Arc<crate::module::foreign::ForeignModuleHost>) {
         self.inner.modules.set_foreign_host(host);
     }
 

@@ -40,7 +40,7 @@ struct Binding {
 impl std::fmt::Debug for Delay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = lock(&self.inner);
-        write!(f, "Delay({} x {})", s.slots.len(), s.slots.first().map_or(DataType::Image, Reference::data_type))
+        write!(f, "Delay({} x {})", s.slots.len(), s.slots[0].data_type())
     }
 }
 

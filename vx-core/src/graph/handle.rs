@@ -276,7 +276,7 @@ impl Graph {
             observed.push(Some(Arc::clone(&stats)));
         }
         body.nodes.push(Some(NodeSlot {
-            key: crate::graph::node::NodeKey { graph: g.id, index },
+            key: crate::kernel::contexts::NodeKey { graph: g.id, index },
             name,
             kernel: Arc::clone(k),
             params: given,

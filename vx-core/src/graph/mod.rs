@@ -4,7 +4,7 @@
 //! pipelining and tiling.
 
 mod body;
-pub(crate) mod delay;
+pub(super) mod delay;
 mod execute;
 pub(crate) mod fusion;
 mod handle;

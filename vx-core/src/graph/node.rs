@@ -11,6 +11,7 @@ use vx_plugin_abi::{BorderMode, Neighborhood, Status};
 use crate::data::reference::Reference;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{GraphBody, GraphInner, NodeSlot};
+pub use crate::kernel::contexts::NodeKey;
 
 /// `VX_NODE_PERFORMANCE` / `VX_GRAPH_PERFORMANCE`: execution time statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,17 +44,6 @@ impl Perf {
             n => Duration::from_nanos((self.sum.as_nanos() / n as u128).min(u64::MAX as u128) as u64),
         }
     }
-}
-
-/// A node's identity: its graph's id ([`Graph::id`](crate::Graph::id)) and its index in the
-/// graph (indexes are never reused). The callbacks' contexts give it too (`node_key`), so a
-/// binding (the C API) can tell which node a callback runs for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NodeKey {
-    /// The graph's id.
-    pub graph: u64,
-    /// The node's index in the graph.
-    pub index: usize,
 }
 
 /// A node handle. It does not keep the graph alive: after the graph is dropped, operations fail with
@@ -94,14 +84,14 @@ impl Node {
         NodeKey { graph: self.graph.upgrade().map_or(u64::MAX, |g| g.id), index: self.index }
     }
     /// The graph the node is in, while it lives.
-    pub fn graph(&self) -> Option<crate::Graph> {
-        self.graph.upgrade().map(|inner| crate::Graph { inner })
+    pub fn graph(&self) -> Option<crate::graph::Graph> {
+        self.graph.upgrade().map(|inner| crate::graph::Graph { inner })
     }
     /// The node's kernel (the version it is bound to now).
-    pub fn kernel(&self) -> Result<crate::Kernel> {
+    pub fn kernel(&self) -> Result<crate::kernel::handle::Kernel> {
         self.with(|g, body, i| {
             let s = body.nodes[i].as_ref().expect("checked");
-            Ok(crate::Kernel { inner: Arc::clone(&s.kernel), table: Arc::clone(&g.ctx.inner.kernels) })
+            Ok(crate::kernel::handle::Kernel { inner: Arc::clone(&s.kernel), table: Arc::clone(&g.ctx.inner.kernels) })
         })
     }
     /// `VX_NODE_PARAMETERS`: the number of parameters of the node's kernel.

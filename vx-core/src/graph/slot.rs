@@ -47,7 +47,7 @@ pub(crate) struct NodeRun {
 
 pub(crate) struct NodeSlot {
     /// The node's identity (its graph's id and its index there).
-    pub(super) key: crate::graph::node::NodeKey,
+    pub(super) key: crate::kernel::contexts::NodeKey,
     pub(super) name: String,
     pub(super) kernel: Arc<KernelInner>,
     pub(super) params: Vec<Option<Reference>>,

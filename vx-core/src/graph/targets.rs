@@ -183,7 +183,7 @@ impl NodeSlot {
 
 /// Where commands to one initialized node go.
 pub(super) struct ControlPort {
-    key: crate::graph::node::NodeKey,
+    key: crate::kernel::contexts::NodeKey,
     node: String,
     kernel: String,
     target: String,
@@ -310,7 +310,7 @@ unsafe fn run_command(data: *const (), _: usize) {
 #[derive(Clone, Debug)]
 pub struct NodeCompletion<'a> {
     /// The node's identity.
-    pub key: crate::graph::node::NodeKey,
+    pub key: crate::kernel::contexts::NodeKey,
     /// The node's name.
     pub node: &'a str,
     /// The node's kernel.

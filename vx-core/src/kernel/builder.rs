@@ -203,7 +203,7 @@ impl<'c> KernelBuilder<'c> {
         let k = self.add_here()?;
         crate::kernel::scope::current(table, |scope| {
             if let Some(s) = scope {
-                s.added(&k);
+                s.added(&k.inner);
             }
         });
         Ok(k)

@@ -23,6 +23,17 @@ use crate::kernel::memory::{MemBlock, MemRegion, NodeMemory, Plain, Taken, block
 use crate::shared::Resources;
 use std::sync::Arc;
 
+/// A node's identity: its graph's id (`Graph::id`) and its index in the
+/// graph (indexes are never reused). The callbacks' contexts give it too (`node_key`), so a
+/// binding (the C API) can tell which node a callback runs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeKey {
+    /// The graph's id.
+    pub graph: u64,
+    /// The node's index in the graph.
+    pub index: usize,
+}
+
 fn param(params: &[Option<Reference>], i: u32) -> Result<&Reference> {
     match params.get(i as usize) {
         Some(Some(r)) => Ok(r),
@@ -44,7 +55,7 @@ fn wrong_type(i: u32, want: &str, r: &Reference) -> Error {
 macro_rules! param_accessors {
     () => {
         /// Which node the callback runs for (`Node::key` of the same node).
-        pub fn node_key(&self) -> crate::graph::node::NodeKey {
+        pub fn node_key(&self) -> NodeKey {
             self.node
         }
         /// The node's parameters, indexed like the kernel's signature (`None` = optional, unset).
@@ -85,7 +96,7 @@ macro_rules! param_accessors {
 /// What the validator sees: parameters and node attributes. Images can be queried (format, size,
 /// valid region), not mapped.
 pub struct ValidateContext<'a> {
-    pub(crate) node: crate::graph::node::NodeKey,
+    pub(crate) node: NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -123,7 +134,7 @@ impl<'a> ValidateContext<'a> {
 /// What init and deinit see: parameters, node attributes, and the node's local data, which they may
 /// set only as the spec allows.
 pub struct LifecycleContext<'a> {
-    pub(crate) node: crate::graph::node::NodeKey,
+    pub(crate) node: NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -242,7 +253,7 @@ impl<'a> LifecycleContext<'a> {
 /// What process sees: parameters (mappable, including virtual ones), node attributes and the
 /// node's local data.
 pub struct ProcessContext<'a> {
-    pub(crate) node: crate::graph::node::NodeKey,
+    pub(crate) node: NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,
@@ -429,7 +440,7 @@ impl KernelUserData<'_> {
 /// references sent with it, the node's parameters, instance context and persistent kernel memory.
 /// It runs on the node's target, never at the same time as the node's process; it cannot allocate.
 pub struct ControlContext<'a> {
-    pub(crate) node: crate::graph::node::NodeKey,
+    pub(crate) node: NodeKey,
     pub(crate) node_name: &'a str,
     pub(crate) params: &'a [Option<Reference>],
     pub(crate) border: BorderMode,

@@ -13,7 +13,7 @@ use std::any::Any;
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::kernel::handle::Kernel;
+use crate::kernel::record::KernelInner;
 use crate::kernel::table::KernelTable;
 
 /// What a publish scope provides (implemented by the module loader).
@@ -25,7 +25,7 @@ pub(crate) trait PublishScope {
     /// Kernels are built staged (a reload swaps them in later).
     fn staged(&self) -> bool;
     /// A kernel was added.
-    fn added(&self, kernel: &Kernel);
+    fn added(&self, kernel: &Arc<KernelInner>);
     /// `name` is being removed by the module: true if the scope takes it over (the loader
     /// removes it after the entry call).
     fn removing(&self, name: &str) -> bool;

@@ -3,31 +3,27 @@
 //! modules do. They load exactly like vx-rs modules (search path, trust rules, private copy,
 //! transactional publish, reload, the library mapped while a kernel or node of it lives), with one
 //! difference: the entry points take a `vx_context`, so they are called through the host the C
-//! API installs ([`Context::set_foreign_module_host`](crate::Context::set_foreign_module_host)).
+//! API installs (`Context::set_foreign_module_host`).
 //! The kernels the module adds through the C API during the call are its kernels (the publish
 //! scope, `kernel/scope.rs`).
 
 use std::any::Any;
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use vx_plugin_abi::Status;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernel::handle::Kernel;
+use crate::kernel::record::KernelInner;
 use crate::kernel::scope::{PublishScope, with_scope};
 use crate::kernel::table::KernelTable;
 use crate::module::host::publish::PublishCtx;
 
-/// `vx_publish_kernels_f` / `vx_unpublish_kernels_f`: `vx_status (*)(vx_context)`.
-pub type ForeignEntry = unsafe extern "C" fn(context: *mut c_void) -> i32;
+pub use crate::module::library::ForeignEntry;
 
 /// What calls a foreign module's entry point with the context's C handle and returns its status
 /// (installed by the C API for each context it makes).
 pub type ForeignModuleHost = dyn Fn(ForeignEntry) -> i32 + Send + Sync;
-
-/// The version string of a C module (it declares none).
-pub(crate) const FOREIGN_VERSION: &str = "(OpenVX C module)";
 
 struct Scope<'a, 'b> {
     p: &'a PublishCtx<'b>,
@@ -46,8 +42,8 @@ impl PublishScope for Scope<'_, '_> {
     fn staged(&self) -> bool {
         self.p.staged
     }
-    fn added(&self, kernel: &Kernel) {
-        self.p.added.borrow_mut().push(kernel.clone());
+    fn added(&self, kernel: &Arc<KernelInner>) {
+        self.p.added.borrow_mut().push(Kernel { inner: Arc::clone(kernel), table: Arc::clone(self.p.kernels) });
     }
     fn removing(&self, name: &str) -> bool {
         let own = self.own.iter().any(|n| n == name) || self.p.added.borrow().iter().any(|k| k.name() == name);
@@ -60,7 +56,7 @@ impl PublishScope for Scope<'_, '_> {
 
 /// Call `entry` (`what`: "vxPublishKernels" or "vxUnpublishKernels") through `host` with the
 /// publish scope of `p` set; `own` names the module's kernels (for unpublish).
-pub(crate) fn run_foreign(
+pub(super) fn run_foreign(
     p: &PublishCtx<'_>,
     host: Option<&Arc<ForeignModuleHost>>,
     entry: ForeignEntry,

@@ -15,7 +15,6 @@ use vx_plugin_abi::module_abi::{ABI_VERSION, ABI_VERSION_SYMBOL, BUILD_DEBUG_SYM
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::module::copy::{PrivateCopy, loader_knows, run_before_map};
-use crate::module::foreign::{FOREIGN_VERSION, ForeignEntry};
 use crate::module::trust::{open_module, pin_refusal};
 use crate::shared::ContextConfig;
 use crate::support::sync::lock;
@@ -146,7 +145,7 @@ pub fn check_elf_bytes(bytes: &[u8]) -> std::result::Result<(), String> {
 }
 
 /// The library of one loaded module version. Kernels from it hold an `Arc` of it.
-pub(crate) struct ModuleLibrary {
+pub(super) struct ModuleLibrary {
     pub(super) entry: EntryPoints,
     pub(super) name: String,
     pub(super) version: String,
@@ -159,6 +158,13 @@ pub(crate) struct ModuleLibrary {
     library: Option<libloading::Library>,
     pub(super) state: Arc<Mutex<ModuleState>>,
 }
+
+/// `vx_publish_kernels_f` / `vx_unpublish_kernels_f`: `vx_status (*)(vx_context)` — an OpenVX C
+/// module's entry points (`foreign.rs`).
+pub type ForeignEntry = unsafe extern "C" fn(context: *mut std::ffi::c_void) -> i32;
+
+/// The version string of an OpenVX C module (it declares none).
+const FOREIGN_VERSION: &str = "(OpenVX C module)";
 
 /// A module's entry points: vx-rs's root module, or an OpenVX C module's functions.
 pub(super) enum EntryPoints {

@@ -30,7 +30,7 @@ use crate::module::library::ModuleLibrary;
 pub(crate) struct PublishCtx<'a> {
     pub(crate) kernels: &'a Arc<KernelTable>,
     /// The module's library (kept alive by its kernels); `None` for in-process kernels.
-    pub(crate) library: Option<Arc<ModuleLibrary>>,
+    pub(in crate::module) library: Option<Arc<ModuleLibrary>>,
     /// Kernels added by this publish, in order (rolled back if it fails).
     pub(crate) added: RefCell<Vec<Kernel>>,
     /// Names `unpublish` asked to remove.
