@@ -36,7 +36,7 @@ pub(crate) const SCALAR_KEYS: &[&str] = &["type", "value"];
 /// The keys of a `[[nodes]]` table.
 pub(crate) const NODE_KEYS: &[&str] = &["name", "kernel", "params", "border", "target"];
 
-const FORMATS: &str = "U8, U16, S16, U32, S32, RGB, RGBX, NV12";
+const FORMATS: &str = "U8, U16, S16, U32, S32, RGB, RGBX, NV12, NV21, UYVY, YUYV, IYUV, YUV4";
 const SCALAR_TYPES: &str = "U8, I8, U16, I16, U32, I32, U64, I64, F32, BOOL";
 
 /// What the command line adds to a file: `--set`, `--target`, `--place`.
@@ -327,6 +327,11 @@ fn format_of(s: &str, what: &str) -> Check<ImageFormat> {
         "RGB" => ImageFormat::Rgb,
         "RGBX" => ImageFormat::Rgbx,
         "NV12" => ImageFormat::Nv12,
+        "NV21" => ImageFormat::Nv21,
+        "UYVY" => ImageFormat::Uyvy,
+        "YUYV" => ImageFormat::Yuyv,
+        "IYUV" => ImageFormat::Iyuv,
+        "YUV4" => ImageFormat::Yuv4,
         _ => return Err(format!("{what}: unknown format `{s}` ({FORMATS})")),
     })
 }

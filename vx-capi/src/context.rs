@@ -72,10 +72,28 @@ impl CContext {
             // string is NUL-terminated and lives for the call.
             unsafe { f(ctx_handle, r, status, c.as_ptr()) }
         };
+        thread_local! {
+            /// This thread is inside a log callback (one that logs must not wait for itself).
+            static IN_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+        if IN_CALLBACK.with(std::cell::Cell::get) {
+            // A message logged by the log callback itself: not handed back to it (it would recurse,
+            // or wait for itself when it is not re-entrant), but not lost either.
+            eprintln!("vx-rs (logged inside the log callback) [{status}]: {text}");
+            return;
+        }
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                IN_CALLBACK.with(|c| c.set(false));
+            }
+        }
+        IN_CALLBACK.with(|c| c.set(true));
+        let _leave = Leave;
         if cb.reentrant {
             call();
         } else {
-            // Not re-entrant: one call at a time.
+            // Not re-entrant: one call at a time, across threads.
             static SERIAL: Mutex<()> = Mutex::new(());
             let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
             call();
@@ -90,7 +108,19 @@ pub(crate) fn error_object(ctx: Option<&Arc<CContext>>, status: vx_status) -> vx
     match ctx {
         Some(c) => {
             let mut errors = c.errors.lock().unwrap_or_else(|p| p.into_inner());
-            *errors.entry(status).or_insert_with(|| make(Some(Arc::clone(c))) as usize) as vx_reference
+            // Made once per status; made again if the table no longer has it (the context is
+            // being released: its entries went first).
+            let live = |h: usize| {
+                handle::lookup(h as vx_reference).is_some_and(|e| matches!(e.object, Object::Error(s) if s == status))
+            };
+            match errors.get(&status) {
+                Some(&h) if live(h) => h as vx_reference,
+                _ => {
+                    let h = make(Some(Arc::clone(c)));
+                    errors.insert(status, h as usize);
+                    h
+                }
+            }
         }
         None => {
             let mut g = GLOBAL.lock().unwrap_or_else(|p| p.into_inner());

@@ -65,8 +65,8 @@ pub unsafe extern "C" fn vxQueryReference(
                 }
                 VX_REFERENCE_TYPE => put(ptr, size, e.kind),
                 VX_REFERENCE_NAME => {
-                    let name = e.name.lock().unwrap_or_else(|p| p.into_inner());
-                    put(ptr, size, name.as_ptr())
+                    let names = e.name.lock().unwrap_or_else(|p| p.into_inner());
+                    put(ptr, size, names.last().map_or(std::ptr::null(), |n| n.as_ptr()))
                 }
                 _ => VX_ERROR_NOT_SUPPORTED,
             }
@@ -85,7 +85,12 @@ pub unsafe extern "C" fn vxSetReferenceName(r: vx_reference, name: *const vx_cha
         };
         // SAFETY: forwarded contract.
         let Some(text) = (unsafe { ffi::text(name) }) else { return VX_ERROR_INVALID_PARAMETERS };
-        *e.name.lock().unwrap_or_else(|p| p.into_inner()) = CString::new(text).unwrap_or_default();
+        let name = CString::new(text).unwrap_or_default();
+        let mut names = e.name.lock().unwrap_or_else(|p| p.into_inner());
+        if names.last() != Some(&name) {
+            names.push(name);
+        }
+        drop(names);
         match &e.object {
             Object::Graph(g) => g.set_name(text),
             Object::Node(n) => {
@@ -231,7 +236,8 @@ pub unsafe extern "C" fn vxQueryImage(
 }
 
 /// Patches the application mapped (map id → mapping).
-static APP_MAPS: LazyLock<Mutex<HashMap<usize, ImageBytesMap>>> = LazyLock::new(Default::default);
+/// (the image's id, the mapping) by map id.
+static APP_MAPS: LazyLock<Mutex<HashMap<usize, (u64, ImageBytesMap)>>> = LazyLock::new(Default::default);
 static NEXT_MAP: AtomicUsize = AtomicUsize::new(1);
 
 /// # Safety
@@ -291,7 +297,7 @@ pub unsafe extern "C" fn vxMapImagePatch(
             Some(m) => m,
             None => img.map_bytes(rr, plane, write).map(|m| {
                 let out = (m.ptr(), m.addressing());
-                APP_MAPS.lock().unwrap_or_else(|p| p.into_inner()).insert(id, m);
+                APP_MAPS.lock().unwrap_or_else(|p| p.into_inner()).insert(id, (r.id(), m));
                 out
             }),
         };
@@ -324,18 +330,33 @@ pub unsafe extern "C" fn vxMapImagePatch(
 #[unsafe(no_mangle)]
 pub extern "C" fn vxUnmapImagePatch(image: vx_image, map_id: vx_map_id) -> vx_status {
     guard(image, || {
-        if image_of(image).is_err() {
-            return VX_ERROR_INVALID_REFERENCE;
-        }
-        if frames::unmap(map_id) {
+        let Ok((img, ctx)) = image_of(image) else { return VX_ERROR_INVALID_REFERENCE };
+        let id = Reference::Image(img).id();
+        if frames::unmap(map_id, id) {
             return VX_SUCCESS;
         }
-        match APP_MAPS.lock().unwrap_or_else(|p| p.into_inner()).remove(&map_id) {
+        let gone = {
+            let mut maps = APP_MAPS.lock().unwrap_or_else(|p| p.into_inner());
+            match maps.get(&map_id) {
+                Some((object, _)) if *object == id => maps.remove(&map_id),
+                _ => None,
+            }
+        };
+        match gone {
             Some(m) => {
-                drop(m);
+                drop(m); // outside the lock
                 VX_SUCCESS
             }
-            None => VX_ERROR_INVALID_PARAMETERS,
+            None => {
+                if let Some(c) = ctx {
+                    c.log(
+                        image,
+                        VX_ERROR_INVALID_PARAMETERS,
+                        &format!("vxUnmapImagePatch: map id {map_id} is not a mapping of this image"),
+                    );
+                }
+                VX_ERROR_INVALID_PARAMETERS
+            }
         }
     })
 }
@@ -443,8 +464,7 @@ pub unsafe extern "C" fn vxCopyScalar(
     usage: vx_enum,
     user_mem_type: vx_enum,
 ) -> vx_status {
-    // SAFETY: forwarded contract.
-    unsafe { vxCopyScalarWithSize(scalar, usize::MAX, user_ptr, usage, user_mem_type) }
+    copy_scalar(scalar, None, user_ptr, usage, user_mem_type)
 }
 
 /// # Safety
@@ -458,13 +478,24 @@ pub unsafe extern "C" fn vxCopyScalarWithSize(
     usage: vx_enum,
     user_mem_type: vx_enum,
 ) -> vx_status {
+    copy_scalar(scalar, Some(size), user_ptr, usage, user_mem_type)
+}
+
+/// `vxCopyScalar` (`size` `None`: the value is of the scalar's C type) and `vxCopyScalarWithSize`.
+fn copy_scalar(
+    scalar: vx_scalar,
+    size: Option<vx_size>,
+    user_ptr: *mut c_void,
+    usage: vx_enum,
+    user_mem_type: vx_enum,
+) -> vx_status {
     guard(scalar, || {
         let (s, ctx) = match scalar_of(scalar) {
             Ok(x) => x,
             Err(st) => return st,
         };
         let t = s.scalar_type();
-        if user_ptr.is_null() || user_mem_type != VX_MEMORY_TYPE_HOST || (size != usize::MAX && size != c_size(t)) {
+        if user_ptr.is_null() || user_mem_type != VX_MEMORY_TYPE_HOST || size.is_some_and(|n| n != c_size(t)) {
             return VX_ERROR_INVALID_PARAMETERS;
         }
         match usage {
@@ -523,14 +554,23 @@ fn c_handle(
     if ptr.is_null() {
         return Err("the plane pointer is NULL".into());
     }
-    let px = format.planes()[0].bytes_per_element as i32;
-    if addr.stride_x != px || addr.stride_y < px.saturating_mul(addr.dim_x as i32) {
+    let px = format.planes()[0].bytes_per_element as i64;
+    let row = px * addr.dim_x as i64;
+    if addr.stride_x as i64 != px
+        || (addr.stride_y as i64) < row
+        || addr.stride_y <= 0
+        || addr.dim_x == 0
+        || addr.dim_y == 0
+    {
         return Err(format!(
-            "plane 0 needs stride_x = {px} and stride_y >= {px} x dim_x; found stride_x {} stride_y {} dim_x {}",
-            addr.stride_x, addr.stride_y, addr.dim_x
+            "plane 0 needs dim_x, dim_y > 0, stride_x = {px} and stride_y >= {px} x dim_x; found stride_x {} stride_y {} dim {}x{}",
+            addr.stride_x, addr.stride_y, addr.dim_x, addr.dim_y
         ));
     }
-    let len = (addr.stride_y as usize).checked_mul(addr.dim_y as usize).ok_or("the plane's size overflows")?;
+    let len = (addr.stride_y as u64)
+        .checked_mul(addr.dim_y as u64)
+        .filter(|&n| n <= isize::MAX as u64)
+        .ok_or("the plane's size overflows")? as usize;
     Ok(vx::ImageHandle::new(CMemory { ptr: ptr as *mut u8, len }, addr.stride_y as usize))
 }
 

@@ -4,6 +4,11 @@
 //! on its own node, parameters, meta formats and images are answered from the frame: the graph
 //! is busy (verifying or running) and its node state is not reachable through the graph then.
 //!
+//! A thread the callback started (a worker of its own) has no frame: its calls on the node are
+//! answered from a snapshot of the frame kept in a global map while the callback runs (the
+//! parameters, border and local data: what it may read), so they do not wait for the graph that
+//! is waiting for them.
+//!
 //! Concurrency: frames are thread-local; only the thread running a callback sees its frame, and
 //! the runtime does not touch the context it lent while the callback runs, so the frame's
 //! exclusive pointer is the only access to it for the callback's duration.
@@ -11,10 +16,12 @@
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use vx::{Kernel, LifecycleContext, MetaFormats, NodeKey, ProcessContext, Reference, ValidateContext, WeakKernel};
 
 use crate::ffi::{put, take};
+use crate::handle::FastMap;
 use crate::sys::consts::*;
 use crate::sys::*;
 
@@ -32,7 +39,8 @@ struct Frame {
     lent: Lent,
     /// What the callback mapped (map id → mapping: an `ImageBytesMap` or a `vx::BytesMap`);
     /// unmapped when the frame ends.
-    maps: Vec<(usize, Box<dyn Send>)>,
+    /// (map id, the mapped object's id, the mapping).
+    maps: Vec<(usize, u64, Box<dyn Send>)>,
 }
 
 thread_local! {
@@ -45,16 +53,58 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// ran under (meta-format handles name it). Whatever the callback left mapped is unmapped.
 pub(crate) fn with_frame<R>(key: NodeKey, kernel: WeakKernel, lent: Lent, f: impl FnOnce(u64) -> R) -> R {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let snapshot = Snapshot {
+        params: params_of(&lent).to_vec(),
+        border: border_of(&lent),
+        local: local_of(&lent),
+        kernel: kernel.clone(),
+    };
+    let previous = lock_running().insert(key, snapshot);
     FRAMES.with(|fr| fr.borrow_mut().push(Frame { id, key, kernel, lent, maps: Vec::new() }));
-    struct Pop;
+    struct Pop(NodeKey, Option<Snapshot>);
     impl Drop for Pop {
         fn drop(&mut self) {
             let frame = FRAMES.with(|fr| fr.borrow_mut().pop());
             drop(frame); // its maps release their leases here
+            let mut running = lock_running();
+            match self.1.take() {
+                Some(p) => running.insert(self.0, p),
+                None => running.remove(&self.0),
+            };
         }
     }
-    let _pop = Pop;
+    let _pop = Pop(key, previous);
     f(id)
+}
+
+/// What another thread may read of a node whose callback runs (see the module doc).
+struct Snapshot {
+    params: Vec<Option<Reference>>,
+    border: vx::BorderMode,
+    local: (usize, usize),
+    kernel: WeakKernel,
+}
+
+static RUNNING: LazyLock<Mutex<FastMap<NodeKey, Snapshot>>> = LazyLock::new(Default::default);
+
+fn lock_running() -> MutexGuard<'static, FastMap<NodeKey, Snapshot>> {
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The local data (size, address) the lent context has now.
+fn local_of(lent: &Lent) -> (usize, usize) {
+    // SAFETY: as in `params_of`.
+    unsafe {
+        match lent {
+            Lent::Lifecycle(lc) => ((**lc).local_data_size(), (**lc).local_data_ptr() as usize),
+            Lent::Process(pc) => ((**pc).local_data_size(), (**pc).local_data_ptr() as usize),
+            Lent::Validate { .. } => (0, 0),
+        }
+    }
+}
+
+fn running<R>(key: NodeKey, f: impl FnOnce(&Snapshot) -> R) -> Option<R> {
+    lock_running().get(&key).map(f)
 }
 
 fn with_node<R>(key: NodeKey, f: impl FnOnce(&mut Frame) -> R) -> Option<R> {
@@ -63,7 +113,7 @@ fn with_node<R>(key: NodeKey, f: impl FnOnce(&mut Frame) -> R) -> Option<R> {
 
 /// The kernel of the node whose callback runs here.
 pub(crate) fn node_kernel(key: NodeKey) -> Option<Kernel> {
-    with_node(key, |f| f.kernel.upgrade()).flatten()
+    with_node(key, |f| f.kernel.upgrade()).or_else(|| running(key, |s| s.kernel.upgrade())).flatten()
 }
 
 fn params_of(lent: &Lent) -> &[Option<Reference>] {
@@ -81,6 +131,7 @@ fn params_of(lent: &Lent) -> &[Option<Reference>] {
 /// Parameter `index` of the node whose callback runs here (`None`: no frame for it).
 pub(crate) fn node_param(key: NodeKey, index: u32) -> Option<Option<Reference>> {
     with_node(key, |f| params_of(&f.lent).get(index as usize).cloned().flatten())
+        .or_else(|| running(key, |s| s.params.get(index as usize).cloned().flatten()))
 }
 
 fn border_of(lent: &Lent) -> vx::BorderMode {
@@ -96,25 +147,19 @@ fn border_of(lent: &Lent) -> vx::BorderMode {
 
 /// `vxQueryNode` on the node whose callback runs here (`None`: no frame for it).
 pub(crate) fn query_node(key: NodeKey, attribute: vx_enum, ptr: *mut c_void, size: vx_size) -> Option<vx_status> {
-    with_node(key, |f| {
-        let (local_size, local_ptr) = match &f.lent {
-            // SAFETY: as in `params_of`.
-            Lent::Lifecycle(lc) => unsafe { ((**lc).local_data_size(), (**lc).local_data_ptr()) },
-            // SAFETY: as in `params_of`.
-            Lent::Process(pc) => unsafe { ((**pc).local_data_size(), (**pc).local_data_ptr()) },
-            Lent::Validate { .. } => (0, std::ptr::null_mut()),
-        };
-        // SAFETY: for every `put` below, the caller's buffer contract, forwarded by vxQueryNode.
-        unsafe {
-            match attribute {
-                VX_NODE_BORDER => put(ptr, size, crate::graph::border_t_of(border_of(&f.lent))),
-                VX_NODE_LOCAL_DATA_SIZE => put(ptr, size, local_size),
-                VX_NODE_LOCAL_DATA_PTR => put(ptr, size, local_ptr),
-                VX_NODE_PARAMETERS => put(ptr, size, params_of(&f.lent).len() as vx_uint32),
-                VX_NODE_STATUS => put(ptr, size, VX_SUCCESS),
-                VX_NODE_IS_REPLICATED | VX_NODE_VALID_RECT_RESET => put(ptr, size, VX_FALSE),
-                _ => VX_ERROR_NOT_SUPPORTED,
-            }
+    // This thread's frame, else the snapshot of a callback another thread runs.
+    let (border, local, params) = with_node(key, |f| (border_of(&f.lent), local_of(&f.lent), params_of(&f.lent).len()))
+        .or_else(|| running(key, |s| (s.border, s.local, s.params.len())))?;
+    // SAFETY: for every `put` below, the caller's buffer contract, forwarded by vxQueryNode.
+    Some(unsafe {
+        match attribute {
+            VX_NODE_BORDER => put(ptr, size, crate::graph::border_t_of(border)),
+            VX_NODE_LOCAL_DATA_SIZE => put(ptr, size, local.0),
+            VX_NODE_LOCAL_DATA_PTR => put(ptr, size, local.1 as *mut c_void),
+            VX_NODE_PARAMETERS => put(ptr, size, params as vx_uint32),
+            VX_NODE_STATUS => put(ptr, size, VX_SUCCESS),
+            VX_NODE_IS_REPLICATED | VX_NODE_VALID_RECT_RESET => put(ptr, size, VX_FALSE),
+            _ => VX_ERROR_NOT_SUPPORTED,
         }
     })
 }
@@ -132,7 +177,7 @@ pub(crate) fn set_node(key: NodeKey, attribute: vx_enum, ptr: *const c_void, siz
         let lc = unsafe { &mut *lc };
         let r = |res: vx::Result<()>| res.map_or_else(|e| e.status().code(), |()| VX_SUCCESS);
         // SAFETY: for every `take` below, the caller's buffer contract, forwarded by vxSetNodeAttribute.
-        unsafe {
+        let status = unsafe {
             match attribute {
                 VX_NODE_LOCAL_DATA_SIZE => {
                     take::<vx_size>(ptr, size).map_or_else(|s| s, |n| r(lc.set_local_data_size(n)))
@@ -142,8 +187,17 @@ pub(crate) fn set_node(key: NodeKey, attribute: vx_enum, ptr: *const c_void, siz
                 }
                 _ => VX_ERROR_NOT_SUPPORTED,
             }
+        };
+        if status == VX_SUCCESS {
+            let local = (lc.local_data_size(), lc.local_data_ptr() as usize);
+            if let Some(s) = lock_running().get_mut(&key) {
+                s.local = local;
+            }
         }
+        status
     })
+    // Another thread than the callback's: refused, not waited for (the graph is busy).
+    .or_else(|| running(key, |_| VX_ERROR_NOT_SUPPORTED))
 }
 
 /// The node of frame `id`, if it is still running on this thread.
@@ -183,7 +237,7 @@ pub(crate) fn map_for_kernel(
         let i = pc.params().iter().position(|p| p.as_ref().is_some_and(|p| p.same_object(image)))?;
         Some(pc.image(i as u32).and_then(|view| view.map_bytes(rect, plane, write)).map(|m| {
             let out = (m.ptr(), m.addressing());
-            frame.maps.push((map_id, Box::new(m)));
+            frame.maps.push((map_id, image.id(), Box::new(m)));
             out
         }))
     })
@@ -208,26 +262,27 @@ pub(crate) fn kernel_param<R>(object: &Reference, f: impl FnOnce(&ProcessContext
 
 /// Keep `map` under `map_id` in the frame of the process callback running here until [`unmap`]
 /// or the end of the callback; gives it back when no process callback runs here.
-pub(crate) fn keep(map_id: usize, map: vx::BytesMap) -> Result<(), vx::BytesMap> {
+pub(crate) fn keep(map_id: usize, object: u64, map: vx::BytesMap) -> Result<(), vx::BytesMap> {
     FRAMES.with(|fr| match fr.borrow_mut().last_mut() {
         Some(frame) if matches!(frame.lent, Lent::Process(_)) => {
-            frame.maps.push((map_id, Box::new(map)));
+            frame.maps.push((map_id, object, Box::new(map)));
             Ok(())
         }
         _ => Err(map),
     })
 }
 
-/// Unmap `map_id` if a callback running here mapped it (true if it did).
-pub(crate) fn unmap(map_id: usize) -> bool {
-    FRAMES.with(|fr| {
+/// Unmap `map_id` if a callback running here mapped it from `object` (true if it did). The
+/// mapping is dropped after the frames' borrow ends.
+pub(crate) fn unmap(map_id: usize, object: u64) -> bool {
+    let gone = FRAMES.with(|fr| {
         let mut fr = fr.borrow_mut();
         for frame in fr.iter_mut().rev() {
-            if let Some(i) = frame.maps.iter().position(|(id, _)| *id == map_id) {
-                frame.maps.swap_remove(i);
-                return true;
+            if let Some(i) = frame.maps.iter().position(|(id, obj, _)| *id == map_id && *obj == object) {
+                return Some(frame.maps.swap_remove(i));
             }
         }
-        false
-    })
+        None
+    });
+    gone.is_some()
 }

@@ -19,7 +19,7 @@ use crate::sys::*;
 pub(crate) fn graph_of(g: vx_graph) -> Result<(vx::Graph, Arc<CContext>), vx_status> {
     let e = handle::get(g, VX_TYPE_GRAPH)?;
     match (&e.object, e.ctx.clone()) {
-        (Object::Graph(graph), Some(c)) => Ok((graph.clone(), c)),
+        (Object::Graph(graph), Some(c)) => Ok(((**graph).clone(), c)),
         _ => Err(VX_ERROR_INVALID_REFERENCE),
     }
 }
@@ -67,7 +67,7 @@ pub extern "C" fn vxCreateGraph(context: vx_context) -> vx_graph {
             Ok(g) => {
                 let id = g.id();
                 handle::handle_for(&cc, Ident::Graph(id), true, || {
-                    Entry::new(VX_TYPE_GRAPH, Some(Arc::clone(&cc)), Object::Graph(g))
+                    Entry::new(VX_TYPE_GRAPH, Some(Arc::clone(&cc)), Object::Graph(CGraph::new(g, &cc)))
                 })
             }
             Err(e) => {
@@ -78,25 +78,46 @@ pub extern "C" fn vxCreateGraph(context: vx_context) -> vx_graph {
     })
 }
 
+/// A graph handle's object: when the last handle goes (by `vxReleaseGraph` or
+/// `vxReleaseReference`), the graph goes first (its nodes' deinit callbacks still get their node
+/// handles), then what the context kept for its nodes (their handles for callbacks, their
+/// completion callbacks).
+pub(crate) struct CGraph {
+    graph: Option<vx::Graph>,
+    ctx: std::sync::Weak<CContext>,
+}
+
+impl CGraph {
+    pub(crate) fn new(graph: vx::Graph, ctx: &Arc<CContext>) -> CGraph {
+        CGraph { graph: Some(graph), ctx: Arc::downgrade(ctx) }
+    }
+}
+
+impl std::ops::Deref for CGraph {
+    type Target = vx::Graph;
+    fn deref(&self) -> &vx::Graph {
+        self.graph.as_ref().expect("taken only by drop")
+    }
+}
+
+impl Drop for CGraph {
+    fn drop(&mut self) {
+        let Some(g) = self.graph.take() else { return };
+        let id = g.id();
+        drop(g);
+        if let Some(cc) = self.ctx.upgrade() {
+            cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k.graph != id);
+            cc.node_callbacks.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k.graph != id);
+        }
+    }
+}
+
 /// # Safety
 /// `graph` must be NULL or point to a handle variable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn vxReleaseGraph(graph: *mut vx_graph) -> vx_status {
     // SAFETY: forwarded contract.
-    let g = unsafe { ffi::deref(graph) };
-    let owner = graph_of(g).ok().filter(|_| handle::counts(g).is_some_and(|(e, i)| e + i == 1));
-    // SAFETY: forwarded contract.
-    let status = unsafe { ffi::release(graph, VX_TYPE_GRAPH) };
-    // The nodes the context kept for callbacks go after the graph's last handle (its nodes'
-    // deinit callbacks, run as it goes, still get their node handles).
-    if let Some((gr, cc)) = owner
-        && status == VX_SUCCESS
-    {
-        let id = gr.id();
-        drop(gr);
-        cc.nodes.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k.graph != id);
-    }
-    status
+    unsafe { ffi::release(graph, VX_TYPE_GRAPH) }
 }
 
 /// Run `f` on the graph behind `g` (borrowed from its entry: no clone on the hot path).
@@ -467,15 +488,19 @@ fn set_param(cc: &Arc<CContext>, node: vx_node, nd: &Node, index: u32, value: vx
     // A delay slot's object binds the parameter to the slot's index (aging rebinds it).
     let delays = cc.delays.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let slot = delays.iter().find_map(|d| d.index_of(&r).map(|i| (d.clone(), i)));
-    for d in &delays {
-        d.unbind(nd, index);
-    }
-    let res = match slot {
-        Some((d, i)) => d.bind(nd, index, i),
+    let res = match &slot {
+        Some((d, i)) => d.bind(nd, index, *i),
         None => nd.set_parameter(index, r),
     };
     match res {
-        Ok(()) => VX_SUCCESS,
+        Ok(()) => {
+            // No longer bound to another delay's index: only once the parameter is set (a refused
+            // value leaves the node as it was).
+            for d in delays.iter().filter(|d| !slot.as_ref().is_some_and(|(s, _)| s.same_delay(d))) {
+                d.unbind(nd, index);
+            }
+            VX_SUCCESS
+        }
         Err(e) => fail(Some(cc), node, &e),
     }
 }
@@ -548,6 +573,10 @@ pub unsafe extern "C" fn vxQueryParameter(
                     } as vx_enum,
                 ),
                 VX_PARAMETER_REF => {
+                    // Checked before a count is taken: a refused query leaves no count behind.
+                    if ptr.is_null() || size != size_of::<vx_reference>() {
+                        return VX_ERROR_INVALID_PARAMETERS;
+                    }
                     let Parameter::Node { node, key, .. } = p else {
                         return put(ptr, size, std::ptr::null_mut::<VxRef>());
                     };
@@ -639,6 +668,7 @@ pub extern "C" fn vxAssignNodeCallback(node: vx_node, callback: vx_nodecomplete_
         let key = nd.key();
         let mut callbacks = cc.node_callbacks.lock().unwrap_or_else(|p| p.into_inner());
         if callback.is_some() && callbacks.get(&key).is_some_and(|c| c.is_some()) {
+            drop(callbacks); // a log callback may call back in
             cc.log(
                 node,
                 VX_ERROR_NOT_SUPPORTED,

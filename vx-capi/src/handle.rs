@@ -29,7 +29,7 @@ use crate::sys::{VxRef, vx_enum, vx_reference, vx_status};
 /// What a handle refers to.
 pub(crate) enum Object {
     Context(Arc<CContext>),
-    Graph(vx::Graph),
+    Graph(crate::graph::CGraph),
     Node(vx::Node),
     /// `None` once `vxRemoveKernel` removed it.
     Kernel(Mutex<Option<vx::Kernel>>),
@@ -61,7 +61,8 @@ pub(crate) enum Ident {
     Data(u64),
     Graph(u64),
     Node(NodeKey),
-    Kernel(String),
+    /// A kernel, by its record's address (alive while a handle holds the kernel).
+    Kernel(usize),
 }
 
 /// One handle's target. Its address is the handle.
@@ -71,8 +72,9 @@ pub(crate) struct Entry {
     /// The context it belongs to (`None`: a context, or an error object of no context).
     pub(crate) ctx: Option<Arc<CContext>>,
     pub(crate) object: Object,
-    /// `VX_REFERENCE_NAME`, kept as C text so the query can return a pointer to it.
-    pub(crate) name: Mutex<CString>,
+    /// `VX_REFERENCE_NAME`s, kept as C text so the query can return a pointer to the last; every
+    /// name given is kept while the entry lives, so a pointer the query returned never dangles.
+    pub(crate) name: Mutex<Vec<CString>>,
     /// `vxDirective(…, VX_DIRECTIVE_DISABLE_LOGGING)` clears it.
     pub(crate) logging: AtomicBool,
     ident: Option<Ident>,
@@ -80,7 +82,14 @@ pub(crate) struct Entry {
 
 impl Entry {
     pub(crate) fn new(kind: vx_enum, ctx: Option<Arc<CContext>>, object: Object) -> Entry {
-        Entry { kind, ctx, object, name: Mutex::new(CString::default()), logging: AtomicBool::new(true), ident: None }
+        Entry {
+            kind,
+            ctx,
+            object,
+            name: Mutex::new(vec![CString::default()]),
+            logging: AtomicBool::new(true),
+            ident: None,
+        }
     }
     pub(crate) fn with_ident(mut self, ident: Ident) -> Entry {
         self.ident = Some(ident);
@@ -205,9 +214,9 @@ pub(crate) fn handle_for(
         && let Some(slot) = t.slots.get_mut(&key)
     {
         if external {
-            slot.external += 1;
+            slot.external = slot.external.saturating_add(1);
         } else {
-            slot.internal += 1;
+            slot.internal = slot.internal.saturating_add(1);
         }
         return key as vx_reference;
     }
@@ -238,7 +247,7 @@ pub(crate) fn lend_all<'a>(ctx: &Arc<CContext>, items: impl Iterator<Item = Opti
             if let Some(&key) = t.identity.get(&(c, ident.clone()))
                 && let Some(slot) = t.slots.get_mut(&key)
             {
-                slot.internal += 1;
+                slot.internal = slot.internal.saturating_add(1);
                 return key as vx_reference;
             }
             let entry = match item {
@@ -370,6 +379,19 @@ pub(crate) fn remove_context_entries(ctx: &Arc<CContext>) -> Vec<Arc<Entry>> {
 pub(crate) fn reinstate(entry: Arc<Entry>) {
     let mut t = table();
     insert(&mut t, entry, false);
+}
+
+/// Forget the identity of the object behind `r` (a removed kernel: a new kernel of that
+/// identity gets a new handle).
+pub(crate) fn forget_identity(r: vx_reference) {
+    let mut t = table();
+    let key = r as usize;
+    if let Some(slot) = t.slots.get(&key)
+        && let (Some(c), Some(id)) = (ctx_key(&slot.entry.ctx), slot.entry.ident.clone())
+        && t.identity.get(&(c, id.clone())) == Some(&key)
+    {
+        t.identity.remove(&(c, id));
+    }
 }
 
 /// Remove the context's own entry.

@@ -26,7 +26,7 @@ pub(crate) fn kernel_of(k: vx_kernel) -> Result<Kernel, vx_status> {
 }
 
 fn kernel_handle(cc: &Arc<CContext>, k: Kernel) -> vx_kernel {
-    handle::handle_for(cc, Ident::Kernel(k.name().to_owned()), true, || {
+    handle::handle_for(cc, Ident::Kernel(k.id()), true, || {
         Entry::new(VX_TYPE_KERNEL, Some(Arc::clone(cc)), Object::Kernel(std::sync::Mutex::new(Some(k))))
     })
 }
@@ -428,6 +428,9 @@ pub extern "C" fn vxRemoveKernel(kernel: vx_kernel) -> vx_status {
         match own.try_remove() {
             Ok(()) => {
                 drop(slot);
+                // Another handle to it may live on (refused with INVALID_REFERENCE from now on);
+                // a new kernel of the same record address must get a new handle.
+                handle::forget_identity(kernel);
                 drop(handle::release(kernel, VX_TYPE_KERNEL, true));
                 VX_SUCCESS
             }
@@ -590,7 +593,18 @@ pub unsafe extern "C" fn vxSetMetaFormatAttribute(
                 Some(Err(err)) => fail(e.ctx.as_ref(), meta, &err),
             };
         }
-        // SAFETY: `size` readable bytes at `ptr` (the contract).
+        // No meta-format attribute's value is larger than this; a larger size is a caller's error
+        // (and a slice longer than isize::MAX would be undefined behaviour).
+        const MAX_ATTRIBUTE_BYTES: usize = 4096;
+        if size > MAX_ATTRIBUTE_BYTES {
+            return ffi::refuse(
+                &e,
+                meta,
+                VX_ERROR_INVALID_PARAMETERS,
+                &format!("vxSetMetaFormatAttribute: size {size} is larger than any attribute"),
+            );
+        }
+        // SAFETY: `size` (bounded above) readable bytes at `ptr` (the contract).
         let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, size) };
         let attr = match vx::MetaAttribute::from_code(attribute as u32, bytes) {
             Ok(a) => a,

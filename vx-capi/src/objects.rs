@@ -154,14 +154,7 @@ fn format_of(
     if let Some(f) = ImageFormat::from_fourcc(code) {
         return Ok(f);
     }
-    let lacking = [
-        (VX_DF_IMAGE_U1, "U1"),
-        (VX_DF_IMAGE_NV21, "NV21"),
-        (VX_DF_IMAGE_UYVY, "UYVY"),
-        (VX_DF_IMAGE_YUYV, "YUYV"),
-        (VX_DF_IMAGE_IYUV, "IYUV"),
-        (VX_DF_IMAGE_YUV4, "YUV4"),
-    ];
+    let lacking = [(VX_DF_IMAGE_U1, "U1")];
     if let Some((_, name)) = lacking.iter().find(|(c, _)| *c as u32 == code) {
         cc.log(at, VX_ERROR_NOT_SUPPORTED, &format!("{what}: vx-rs has no {name} images (not supported)"));
         return Err(VX_ERROR_NOT_SUPPORTED);
@@ -330,7 +323,7 @@ fn map_new<T: Bytes>(t: &T, e: &Entry, write: bool) -> vx::Result<(vx_map_id, *m
     let id = NEXT_MAP.fetch_add(1, Ordering::Relaxed);
     let out = (id, m.ptr(), m.len());
     // Moving the mapping keeps its memory where it is.
-    let m = if kernel { frames::keep(id, m).err() } else { Some(m) };
+    let m = if kernel { frames::keep(id, reference(e).id(), m).err() } else { Some(m) };
     if let Some(m) = m {
         lock(&APP_MAPS).insert(id, AppMap { object: reference(e).id(), map: m });
     }
@@ -340,7 +333,7 @@ fn map_new<T: Bytes>(t: &T, e: &Entry, write: bool) -> vx::Result<(vx_map_id, *m
 /// `vxUnmap*`: give back mapping `map_id` of the object behind `r`, of type `T`.
 fn unmap<T: DataObject>(r: vx_reference, map_id: vx_map_id, what: &str) -> vx_status {
     on::<T>(r, |_, e| {
-        if frames::unmap(map_id) {
+        if frames::unmap(map_id, reference(e).id()) {
             return VX_SUCCESS;
         }
         let gone = {
@@ -2821,7 +2814,8 @@ pub extern "C" fn vxUnmapUserDataObject(user_data_object: vx_user_data_object, m
 
 // ---- Images: the functions beyond data.rs --------------------------------------------------
 
-/// The bytes of one element of each plane of a uniform image of format `f` holding `v`.
+/// The bytes of each plane of a uniform image of format `f` holding `v`, repeated along its rows:
+/// one element, or for UYVY and YUYV the two pixels of a U, V pair.
 fn uniform_elements(f: ImageFormat, v: &vx_pixel_value_t) -> Vec<Vec<u8>> {
     // SAFETY: every field of the union is plain bytes: any bit pattern is valid.
     unsafe {
@@ -2834,6 +2828,10 @@ fn uniform_elements(f: ImageFormat, v: &vx_pixel_value_t) -> Vec<Vec<u8>> {
             ImageFormat::Rgb => vec![v.RGB.to_vec()],
             ImageFormat::Rgbx => vec![v.RGBX.to_vec()],
             ImageFormat::Nv12 => vec![vec![v.YUV[0]], vec![v.YUV[1], v.YUV[2]]],
+            ImageFormat::Nv21 => vec![vec![v.YUV[0]], vec![v.YUV[2], v.YUV[1]]],
+            ImageFormat::Uyvy => vec![vec![v.YUV[1], v.YUV[0], v.YUV[2], v.YUV[0]]],
+            ImageFormat::Yuyv => vec![vec![v.YUV[0], v.YUV[1], v.YUV[0], v.YUV[2]]],
+            ImageFormat::Iyuv | ImageFormat::Yuv4 => vec![vec![v.YUV[0]], vec![v.YUV[1]], vec![v.YUV[2]]],
             ImageFormat::Virtual => Vec::new(),
         }
     }
@@ -2861,36 +2859,29 @@ pub unsafe extern "C" fn vxCreateUniformImage(
         // SAFETY: a valid pixel value (the contract; NULL refused above).
         let v = unsafe { value.read_unaligned() };
         let made = vx::Image::new(&cc.ctx, width, height, f).and_then(|img| {
-            for (plane, element) in uniform_elements(f, &v).iter().enumerate() {
-                let m = img.map_bytes(Rect::full(width, height), plane, true)?;
-                let a = m.addressing();
-                for y in 0..a.dim_y as usize {
-                    for x in 0..a.dim_x as usize {
-                        let at = y * a.stride_y as usize + x * a.stride_x as usize;
-                        // SAFETY: element (x, y) of the mapped plane, whose addressing the
-                        // mapping gives; `element` has the plane's element size.
-                        unsafe { copy(m.ptr().add(at), element.as_ptr() as *mut u8, element.len(), false) };
-                    }
-                }
-            }
+            fill_image(&img, &v)?;
             Ok(Reference::Image(img))
         });
         created(cc, context, made)
     })
 }
 
-/// Every pixel of `img` set to `v` (each plane's element from `uniform_elements`).
+/// Every pixel of `img` set to `v` (each plane's elements from `uniform_elements`; an ROI of a
+/// UYVY or YUYV image starts on an even x, so its pixel pairs are the parent's).
 fn fill_image(img: &vx::Image, v: &vx_pixel_value_t) -> vx::Result<()> {
     let (w, h) = (img.width(), img.height());
-    for (plane, element) in uniform_elements(img.format(), v).iter().enumerate() {
+    for (plane, run) in uniform_elements(img.format(), v).iter().enumerate() {
         let m = img.map_bytes(Rect::full(w, h), plane, true)?;
         let a = m.addressing();
+        let elem = a.stride_x as usize;
         for y in 0..a.dim_y as usize {
             for x in 0..a.dim_x as usize {
-                let at = y * a.stride_y as usize + x * a.stride_x as usize;
+                let at = y * a.stride_y as usize + x * elem;
+                let from = run[(x * elem) % run.len()..].as_ptr();
                 // SAFETY: element (x, y) of the mapped plane, whose addressing the mapping gives;
-                // `element` has the plane's element size.
-                unsafe { copy(m.ptr().add(at), element.as_ptr() as *mut u8, element.len(), false) };
+                // `run` holds whole elements of the plane's size (`stride_x`), so `from` starts
+                // `elem` bytes of it.
+                unsafe { copy(m.ptr().add(at), from as *mut u8, elem, false) };
             }
         }
     }
@@ -3029,7 +3020,7 @@ pub unsafe extern "C" fn vxCopyImagePatch(
                 unsafe { copy(base.add(at), (user_ptr as *mut u8).add(user), elem, u == Usage::Read) };
             }
         }
-        frames::unmap(id);
+        frames::unmap(id, reference(&e).id());
         drop(app);
         VX_SUCCESS
     })

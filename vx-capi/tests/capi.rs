@@ -108,6 +108,11 @@ fn delay() {
     run_c("delay");
 }
 
+#[test]
+fn formats() {
+    run_c("formats");
+}
+
 /// Compile `tests/c/cmodule.c` as the OpenVX C module `lib<name>.so` in `dir` (undefined `vx*`
 /// symbols: the host's, resolved when it is loaded).
 fn c_module(name: &str, dir: &Path, defines: &[&str]) {
@@ -193,6 +198,7 @@ fn modules() {
     let dir = vx_tests::plugin_dir("capi-modules", &[("vx_filters", &filters)]);
     c_module("vxrs_cmod", &dir, &[]);
     c_module("vxrs_cmod_bad", &dir, &["-DFAIL_PUBLISH"]);
+    c_module("vxrs_cmod_nested", &dir, &["-DLOAD_IN_PUBLISH"]);
     run_c_with("modules", &[("VX_MODULE_PATH", &dir)]);
 }
 

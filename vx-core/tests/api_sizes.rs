@@ -512,7 +512,7 @@ macro_rules! with_px {
                 type $T = [u8; 4];
                 $body
             }
-            (ImageFormat::Nv12, 1) => {
+            (ImageFormat::Nv12 | ImageFormat::Nv21, 1) | (ImageFormat::Uyvy | ImageFormat::Yuyv, _) => {
                 type $T = [u8; 2];
                 $body
             }
@@ -561,8 +561,21 @@ fn planes_of(f: ImageFormat) -> &'static [(u128, u128, u128)] {
         ImageFormat::U16 | ImageFormat::S16 => &[(2, 1, 1)],
         ImageFormat::U32 | ImageFormat::S32 | ImageFormat::Rgbx => &[(4, 1, 1)],
         ImageFormat::Rgb => &[(3, 1, 1)],
-        ImageFormat::Nv12 => &[(1, 1, 1), (2, 2, 2)],
+        ImageFormat::Nv12 | ImageFormat::Nv21 => &[(1, 1, 1), (2, 2, 2)],
+        ImageFormat::Uyvy | ImageFormat::Yuyv => &[(2, 1, 1)],
+        ImageFormat::Iyuv => &[(1, 1, 1), (1, 2, 2), (1, 2, 2)],
+        ImageFormat::Yuv4 => &[(1, 1, 1), (1, 1, 1), (1, 1, 1)],
         _ => &[],
+    }
+}
+
+/// The grid an ROI must start on: even x and y where chroma is subsampled 2x2, even x for the
+/// 4:2:2 interleaved formats (a U, V pair spans two pixels).
+fn roi_grid(f: ImageFormat) -> (u32, u32) {
+    match f {
+        ImageFormat::Nv12 | ImageFormat::Nv21 | ImageFormat::Iyuv => (2, 2),
+        ImageFormat::Uyvy | ImageFormat::Yuyv => (2, 1),
+        _ => (1, 1),
     }
 }
 
@@ -610,7 +623,11 @@ struct ImageCase {
 fn gen_image(r: &mut Rng) -> ImageCase {
     let (w, h) = u32_dims(r);
     let format = image_format(r);
-    let plane = if format == ImageFormat::Nv12 && r.chance(40) { 1 } else { r.pick(&[0, 0, 0, 0, 1, 2, usize::MAX]) };
+    let plane = if planes_of(format).len() > 1 && r.chance(40) {
+        r.pick(&[1, 1, 2])
+    } else {
+        r.pick(&[0, 0, 0, 0, 1, 2, 3, usize::MAX])
+    };
     let (map, roi, copy, valid) = (rect_in(r, w, h), rect_in(r, w, h), rect_in(r, w, h), rect_in(r, w, h));
     let sub = rect_in(r, roi.width(), roi.height());
     ImageCase {
@@ -733,9 +750,12 @@ fn run_image(k: &ImageCase, env: &Env) {
     });
 
     // An ROI, and an ROI of the ROI: the same pixels.
-    let nv12_odd = k.format == ImageFormat::Nv12 && (k.roi.start_x % 2 == 1 || k.roi.start_y % 2 == 1);
+    let off_grid = |r: Rect| {
+        let (ax, ay) = roi_grid(k.format);
+        !r.start_x.is_multiple_of(ax) || !r.start_y.is_multiple_of(ay)
+    };
     let r = c(img.roi(k.roi));
-    if !inside(k.roi, k.w, k.h) || nv12_odd {
+    if !inside(k.roi, k.w, k.h) || off_grid(k.roi) {
         err(r, &[ErrorKind::InvalidParameters]);
     } else {
         let roi = ok(r);
@@ -752,9 +772,8 @@ fn run_image(k: &ImageCase, env: &Env) {
                 assert_eq!(back[0], v, "an ROI writes its parent's pixels");
             }
         });
-        let nv12_odd = k.format == ImageFormat::Nv12 && (k.sub.start_x % 2 == 1 || k.sub.start_y % 2 == 1);
         let r = c(roi.roi(k.sub));
-        if !inside(k.sub, roi.width(), roi.height()) || nv12_odd {
+        if !inside(k.sub, roi.width(), roi.height()) || off_grid(k.sub) {
             err(r, &[ErrorKind::InvalidParameters]);
         } else {
             let sub = ok(r);

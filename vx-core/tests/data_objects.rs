@@ -32,7 +32,12 @@ fn image_attributes_for_every_format() {
     for f in ImageFormat::CONCRETE {
         let img = Image::new(&ctx, 6, 4, f).unwrap();
         assert_eq!((img.width(), img.height(), img.format()), (6, 4, f));
-        assert_eq!(img.planes(), if f == ImageFormat::Nv12 { 2 } else { 1 });
+        let planes = match f {
+            ImageFormat::Nv12 | ImageFormat::Nv21 => 2,
+            ImageFormat::Iyuv | ImageFormat::Yuv4 => 3,
+            _ => 1,
+        };
+        assert_eq!(img.planes(), planes, "{f}");
         assert_eq!(img.valid_region(), Rect::full(6, 4));
         assert!(!img.is_virtual());
     }

@@ -2,7 +2,7 @@
  * vxPublishKernels registers "org.vxrs.test.cmod.negate" (an Int32 scalar in, its negation
  * out); vxUnpublishKernels removes it. Built with -DFAIL_PUBLISH it adds the kernel and then
  * fails, so the host must roll the kernel back; with -DOFFSET=n the kernel computes -v + n (the
- * versions a reload test swaps). */
+ * versions a reload test swaps); with -DLOAD_IN_PUBLISH its publish calls vxLoadKernels. */
 #include <VX/vx.h>
 
 #define NAME "org.vxrs.test.cmod.negate"
@@ -40,6 +40,11 @@ VX_API_ENTRY vx_status VX_API_CALL vxUnpublishKernels(vx_context context);
 VX_API_ENTRY vx_status VX_API_CALL vxPublishKernels(vx_context context)
 {
     vx_enum id = 0;
+#ifdef LOAD_IN_PUBLISH
+    /* A module loading another from its publish: refused (the load in progress holds the
+     * module table), not a deadlock. */
+    return vxLoadKernels(context, "vx_filters");
+#endif
     vx_kernel kernel;
     vx_status s = vxAllocateUserKernelId(context, &id);
     if (s != VX_SUCCESS)

@@ -85,6 +85,10 @@ int main(void)
     CHECK(vxGetStatus((vx_reference)vxGetKernelByName(context, "org.vxrs.test.cmod.negate")) != VX_SUCCESS);
     CHECK(query_u32(context, VX_CONTEXT_MODULES) == modules0);
 
+    /* A module whose publish loads another module: refused, not a deadlock. */
+    CHECK(vxLoadKernels(context, "vxrs_cmod_nested") != VX_SUCCESS);
+    CHECK(query_u32(context, VX_CONTEXT_MODULES) == modules0);
+
     /* A Rust (vx-rs) module from C. */
     CHECK_OK(vxLoadKernels(context, "vx_filters"));
     kernel = vxGetKernelByName(context, "filters.gaussian3x3");

@@ -836,7 +836,7 @@ static void test_images(vx_context context)
         CHECK_OK(vxUnmapImagePatch(rgb, map));
     }
     CHECK_OK(vxReleaseImage(&rgb));
-    bad = vxCreateUniformImage(context, 8, 6, VX_DF_IMAGE_IYUV, &value);
+    bad = vxCreateUniformImage(context, 8, 6, VX_DF_IMAGE_U1, &value);
     CHECK_STATUS(status_of(bad), VX_ERROR_NOT_SUPPORTED);
 
     /* Patch copies with the caller's layout; an ROI shares its parent's pixels. */

@@ -12,8 +12,10 @@ static char log_text[VX_MAX_LOG_MESSAGE_LEN];
 static void VX_CALLBACK on_log(vx_context context, vx_reference ref, vx_status status, const vx_char string[])
 {
     (void)context;
-    (void)ref;
     log_calls++;
+    /* A log callback that logs, and makes a call that fails and logs: no deadlock, no recursion. */
+    vxAddLogEntry(ref, VX_FAILURE, "from inside the log callback");
+    (void)vxCreateImage(vxGetContext(ref), 0, 0, VX_DF_IMAGE_U8);
     log_status = status;
     strncpy(log_text, string, sizeof(log_text) - 1);
 }
@@ -125,6 +127,21 @@ int main(void)
     CHECK_OK(vxReleaseImage(&image));
     CHECK(image == NULL && graph == NULL && scalar == NULL);
     CHECK(refs_of(context) == start);
+
+    /* Unmapping with another image's map id is refused. */
+    {
+        vx_image a = vxCreateImage(context, 4, 4, VX_DF_IMAGE_U8), b = vxCreateImage(context, 4, 4, VX_DF_IMAGE_U8);
+        vx_rectangle_t rect = {0, 0, 4, 4};
+        vx_map_id id;
+        vx_imagepatch_addressing_t addr;
+        void *p = NULL;
+        CHECK_OK(vxMapImagePatch(a, &rect, 0, &id, &addr, &p, VX_READ_ONLY, VX_MEMORY_TYPE_HOST, 0));
+        CHECK_STATUS(vxUnmapImagePatch(b, id), VX_ERROR_INVALID_PARAMETERS);
+        CHECK_OK(vxUnmapImagePatch(a, id));
+        CHECK_STATUS(vxUnmapImagePatch(a, id), VX_ERROR_INVALID_PARAMETERS);
+        CHECK_OK(vxReleaseImage(&a));
+        CHECK_OK(vxReleaseImage(&b));
+    }
 
     /* A released handle is refused (the table no longer holds it). */
     CHECK_STATUS(vxReleaseImage(&same), VX_ERROR_INVALID_REFERENCE);

@@ -13,7 +13,7 @@
 #define W 37
 #define H 23
 
-static int inits = 0, deinits = 0;
+static int inits = 0, deinits = 0, deinits_with_local = 0;
 static pthread_mutex_t counts = PTHREAD_MUTEX_INITIALIZER;
 
 static vx_status VX_CALLBACK invert_validate(vx_node node, const vx_reference parameters[], vx_uint32 num,
@@ -60,13 +60,32 @@ static vx_status VX_CALLBACK invert_init(vx_node node, const vx_reference *param
 
 static vx_status VX_CALLBACK invert_deinit(vx_node node, const vx_reference *parameters, vx_uint32 num)
 {
-    (void)node;
+    vx_uint32 *local = NULL;
+    int ok;
     (void)parameters;
     (void)num;
+    /* Also when the graph is being released: the node handle and its local data are there. */
+    ok = node != NULL && vxQueryNode(node, VX_NODE_LOCAL_DATA_PTR, &local, sizeof(local)) == VX_SUCCESS &&
+         local != NULL && local[0] == MAGIC;
     pthread_mutex_lock(&counts);
     deinits++;
+    deinits_with_local += ok;
     pthread_mutex_unlock(&counts);
     return VX_SUCCESS;
+}
+
+struct worker_query {
+    vx_node node;
+    vx_uint32 *local;
+    vx_status status;
+};
+
+/* A thread of the kernel's own, asking about the node while its process callback waits. */
+static void *query_from_worker(void *arg)
+{
+    struct worker_query *q = (struct worker_query *)arg;
+    q->status = vxQueryNode(q->node, VX_NODE_LOCAL_DATA_PTR, &q->local, sizeof(q->local));
+    return NULL;
 }
 
 static vx_status VX_CALLBACK invert_process(vx_node node, const vx_reference *parameters, vx_uint32 num)
@@ -82,6 +101,17 @@ static vx_status VX_CALLBACK invert_process(vx_node node, const vx_reference *pa
     if (vxQueryNode(node, VX_NODE_LOCAL_DATA_PTR, &local, sizeof(local)) != VX_SUCCESS || local == NULL ||
         local[0] != MAGIC)
         return VX_FAILURE;
+    {
+        struct worker_query q;
+        pthread_t t;
+        q.node = node;
+        q.local = NULL;
+        q.status = VX_FAILURE;
+        pthread_create(&t, NULL, query_from_worker, &q);
+        pthread_join(t, NULL);
+        if (q.status != VX_SUCCESS || q.local != local)
+            return VX_FAILURE;
+    }
     vxQueryImage(in, VX_IMAGE_WIDTH, &width, sizeof(width));
     vxQueryImage(in, VX_IMAGE_HEIGHT, &height, sizeof(height));
     rect.start_x = 0;
@@ -234,6 +264,13 @@ int main(void)
     CHECK_OBJECT(param, VX_TYPE_PARAMETER);
     CHECK_OK(vxQueryParameter(param, VX_PARAMETER_DIRECTION, &dir, sizeof(dir)));
     CHECK_OK(vxQueryParameter(param, VX_PARAMETER_TYPE, &type, sizeof(type)));
+    {
+        vx_uint32 before = 0, after = 0;
+        CHECK_OK(vxQueryReference((vx_reference)in, VX_REFERENCE_COUNT, &before, sizeof(before)));
+        CHECK_STATUS(vxQueryParameter(param, VX_PARAMETER_REF, &value, 1), VX_ERROR_INVALID_PARAMETERS);
+        CHECK_OK(vxQueryReference((vx_reference)in, VX_REFERENCE_COUNT, &after, sizeof(after)));
+        CHECK(before == after);
+    }
     CHECK_OK(vxQueryParameter(param, VX_PARAMETER_REF, &value, sizeof(value)));
     CHECK(dir == VX_INPUT && type == VX_TYPE_IMAGE && value == (vx_reference)in);
     CHECK_OK(vxReleaseReference(&value));
@@ -271,6 +308,15 @@ int main(void)
     CHECK_OK(vxReleaseImage(&out));
     CHECK_OK(vxReleaseGraph(&graph));
     CHECK(inits == deinits && inits >= 6);
+    CHECK(deinits_with_local == deinits);
+    CHECK_OK(vxRemoveKernel(kernel));
+    /* The same name again: a new kernel, a new handle that works. */
+    kernel = vxAddUserKernel(context, KERNEL_NAME, VX_KERNEL_BASE(VX_ID_USER, 0) + 1, invert_process, 2,
+                             invert_validate, invert_init, invert_deinit);
+    CHECK_OBJECT(kernel, VX_TYPE_KERNEL);
+    CHECK_OK(vxAddParameterToKernel(kernel, 0, VX_INPUT, VX_TYPE_IMAGE, VX_PARAMETER_STATE_REQUIRED));
+    CHECK_OK(vxAddParameterToKernel(kernel, 1, VX_OUTPUT, VX_TYPE_IMAGE, VX_PARAMETER_STATE_REQUIRED));
+    CHECK_OK(vxFinalizeKernel(kernel));
     CHECK_OK(vxRemoveKernel(kernel));
     CHECK_OK(vxQueryContext(context, VX_CONTEXT_REFERENCES, &now, sizeof(now)));
     CHECK(now == start);

@@ -304,7 +304,7 @@ impl Graph {
             _slot: slot,
         }));
         body.invalidate();
-        Ok(Node { graph: Arc::downgrade(&self.inner), index })
+        Ok(Node { graph: Arc::downgrade(&self.inner), index, graph_id: self.inner.id })
     }
 
     /// `vxRemoveNode`: destroy a node (its deinit runs if it was initialized).

@@ -52,6 +52,8 @@ impl Perf {
 pub struct Node {
     pub(super) graph: Weak<GraphInner>,
     pub(super) index: usize,
+    /// The graph's id (the node's key stays right while its graph is being dropped).
+    pub(super) graph_id: u64,
 }
 
 impl fmt::Debug for Node {
@@ -81,7 +83,7 @@ impl Node {
 
     /// The node's identity (its graph's id and its index).
     pub fn key(&self) -> NodeKey {
-        NodeKey { graph: self.graph.upgrade().map_or(u64::MAX, |g| g.id), index: self.index }
+        NodeKey { graph: self.graph_id, index: self.index }
     }
     /// The graph the node is in, while it lives.
     pub fn graph(&self) -> Option<crate::graph::Graph> {

@@ -61,7 +61,7 @@ impl Graph {
     pub fn parameter_target(&self, index: u32) -> Result<(Node, u32)> {
         let body = self.inner.lock()?;
         let (n, p) = graph_param(&body, index).map_err(|e| e.in_graph(&self.name()))?;
-        Ok((Node { graph: std::sync::Arc::downgrade(&self.inner), index: n }, p as u32))
+        Ok((Node { graph: std::sync::Arc::downgrade(&self.inner), index: n, graph_id: self.inner.id }, p as u32))
     }
 
     /// `VX_GRAPH_NUMPARAMETERS`.

@@ -337,6 +337,11 @@ impl Kernel {
         Ok(())
     }
 
+    /// The kernel's identity while a handle holds it (the address of its record): two handles of
+    /// one kernel give the same id; a reload's successor is another kernel.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
     /// `VX_KERNEL_NAME`.
     pub fn name(&self) -> &str {
         &self.inner.name

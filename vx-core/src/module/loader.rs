@@ -259,6 +259,22 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+thread_local! {
+    /// This thread holds a module operation (`Modules::operation`).
+    static IN_OPERATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A module operation in progress on this thread.
+struct OperationGuard<'a> {
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl Drop for OperationGuard<'_> {
+    fn drop(&mut self) {
+        IN_OPERATION.with(|c| c.set(false));
+    }
+}
+
 /// Remove from `kernels` every kernel a failed publish had added (its transaction's rollback).
 fn roll_back(kernels: &KernelTable, added: &[Kernel]) {
     let mut registry = kernels.registry();
@@ -279,8 +295,19 @@ impl Modules {
     }
 
     /// Hold this for the whole of a module operation.
-    fn operation(&self) -> MutexGuard<'_, ()> {
-        lock(&self.ops)
+    /// Refused on a thread already inside a module operation — a C module's `vxPublishKernels`
+    /// calling `vxLoadKernels`, say — which would otherwise wait for itself.
+    fn operation(&self) -> Result<OperationGuard<'_>> {
+        if IN_OPERATION.with(std::cell::Cell::get) {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                "a module operation (load, unload, reload) cannot start inside another one on the same thread \
+                 (a module's publish or unpublish loading or unloading modules)",
+            ));
+        }
+        let guard = lock(&self.ops);
+        IN_OPERATION.with(|c| c.set(true));
+        Ok(OperationGuard { _guard: guard })
     }
 
     /// Record a retired version's state, keeping the configured number of the newest.
@@ -411,7 +438,7 @@ impl Modules {
     pub(crate) fn load(&self, name: &str) -> Result<()> {
         let _span = tracing::info_span!("module_load", module = %name).entered();
         check_name(name)?;
-        let _op = self.operation();
+        let _op = self.operation()?;
         self.load_locked(name).inspect_err(|e| tracing::error!(module = %name, error = %e, "module load failed"))
     }
 
@@ -471,7 +498,7 @@ impl Modules {
     pub(crate) fn unload(&self, name: &str) -> Result<()> {
         let _span = tracing::info_span!("module_unload", module = %name).entered();
         check_name(name)?;
-        let _op = self.operation();
+        let _op = self.operation()?;
         let mut table = self.modules();
         let not_loaded = || Error::new(ErrorKind::InvalidParameters, format!("module '{name}' is not loaded"));
         let entry = table.entries.get_mut(name).ok_or_else(not_loaded)?;
@@ -550,7 +577,7 @@ impl Modules {
 
     fn reload_inner(&self, name: &str, options: ReloadOptions) -> Result<ReloadReport> {
         check_name(name)?;
-        let _op = self.operation();
+        let _op = self.operation()?;
         if self.modules().entries.get(name).is_none_or(|e| e.loaded.is_none()) {
             self.load_locked(name)?;
             let table = self.modules();
@@ -745,7 +772,7 @@ impl Modules {
     /// Transactional: if one fails, the ones added are removed. Returns the names published.
     pub(crate) fn publish_in_process(&self) -> Result<Vec<String>> {
         let _span = tracing::info_span!("module_publish", module = "(this binary)", staged = false).entered();
-        let _op = self.operation();
+        let _op = self.operation()?;
         let publish = PublishCtx {
             kernels: &self.kernels,
             library: None,

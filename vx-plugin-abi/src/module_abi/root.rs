@@ -39,6 +39,11 @@ use super::host::Host;
 /// [`TILE_LINE_BUFFER`](crate::TILE_LINE_BUFFER). Later within version 8, with no bump (a hint a
 /// module reads with a default: a host before it leaves the bits 0, read as one thread): the
 /// run's thread count in the flags' bits 8–15 ([`TILE_RUN_THREADS_SHIFT`](crate::TILE_RUN_THREADS_SHIFT)).
+/// Also within version 8, with no bump: the image formats NV21, UYVY, YUYV, IYUV and YUV4. A
+/// format crosses the boundary only as its FourCC (a `u32` of the image wire meta; no
+/// [`ImageFormat`](crate::ImageFormat) is in a vtable or an `abi_stable` type), so no layout
+/// changed; a module meets a FourCC it does not know as before (its typed views refuse it), and a
+/// host before them refuses such an output meta with an error.
 pub const ABI_VERSION: u32 = 8;
 
 /// The name of the plain `u32` static (no mangling) holding the module's [`ABI_VERSION`]. The host

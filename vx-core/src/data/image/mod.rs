@@ -1,4 +1,5 @@
-//! Images (`vx_image`): single-plane U8/U16/S16/U32/S32/RGB/RGBX and multi-plane NV12; virtual
+//! Images (`vx_image`): single-plane U8/U16/S16/U32/S32/RGB/RGBX/UYVY/YUYV and multi-plane
+//! NV12/NV21/IYUV/YUV4; virtual
 //! images with partial meta data completed at verify; ROI sub-images sharing the parent's memory;
 //! valid regions; map/unmap and copy of rectangular patches.
 //!
@@ -171,8 +172,9 @@ impl Image {
     }
 
     /// `vxCreateImageFromROI`: a sub-image sharing this image's memory. Writes through either are
-    /// visible through the other. NV12 ROIs must start on even coordinates (the UV plane is
-    /// subsampled by 2).
+    /// visible through the other. ROIs start on the format's [`ImageFormat::roi_alignment`]: even
+    /// coordinates for NV12, NV21 and IYUV (their chroma planes are subsampled by 2), an even x for
+    /// UYVY and YUYV (a U, V pair spans two pixels).
     pub fn roi(&self, rect: Rect) -> Result<Image> {
         let m = self.meta();
         if self.is_virtual() {
@@ -187,10 +189,12 @@ impl Image {
             .on_object(&self.name())
             .expected_found(format!("inside {}", Rect::full(m.width, m.height)), rect));
         }
-        if m.format == ImageFormat::Nv12 && (!rect.start_x.is_multiple_of(2) || !rect.start_y.is_multiple_of(2)) {
-            return Err(Error::new(ErrorKind::InvalidParameters, "an NV12 ROI must start on even coordinates")
+        let (ax, ay) = m.format.roi_alignment();
+        if !rect.start_x.is_multiple_of(ax) || !rect.start_y.is_multiple_of(ay) {
+            let even = if ay == 1 { "an even x" } else { "even coordinates" };
+            return Err(Error::new(ErrorKind::InvalidParameters, format!("a {} ROI must start on {even}", m.format))
                 .on_object(&self.name())
-                .found(rect));
+                .expected_found(format!("start coordinates multiple of {ax}x{ay}"), rect));
         }
         let mut header = ObjectHeader::new(&self.obj.header.ctx, "roi", None)?;
         header.ancestors.push(self.obj.header.id);
@@ -463,11 +467,7 @@ impl Image {
     /// `VX_IMAGE_SPACE`: as set, else the specification's default (BT.709 for a YUV format,
     /// none for the others).
     pub fn color_space(&self) -> ColorSpace {
-        lock(&self.obj.body.space).unwrap_or(if self.format() == ImageFormat::Nv12 {
-            ColorSpace::Bt709
-        } else {
-            ColorSpace::None
-        })
+        lock(&self.obj.body.space).unwrap_or(if self.format().is_yuv() { ColorSpace::Bt709 } else { ColorSpace::None })
     }
 
     /// Set `VX_IMAGE_SPACE`.

@@ -22,8 +22,10 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Element types of image planes. `u8` ↔ U8 (and the NV12 Y plane), `[u8; 2]` ↔ the NV12 UV plane,
-/// `u16` ↔ U16, `i16` ↔ S16, `u32` ↔ U32, `i32` ↔ S32, `[u8; 3]` ↔ RGB, `[u8; 4]` ↔ RGBX.
+/// Element types of image planes. `u8` ↔ U8 (and the NV12/NV21 Y plane, every IYUV and YUV4
+/// plane), `[u8; 2]` ↔ the NV12 UV / NV21 VU plane and a UYVY or YUYV pixel (`[U, Y]` or
+/// `[V, Y]` for UYVY, `[Y, U]` or `[Y, V]` for YUYV, by the parity of x), `u16` ↔ U16, `i16` ↔ S16,
+/// `u32` ↔ U32, `i32` ↔ S32, `[u8; 3]` ↔ RGB, `[u8; 4]` ↔ RGBX.
 ///
 /// Sealed: every implementor is plain old data for which any bit pattern is valid.
 pub trait Pixel: sealed::Sealed + Copy + Default + Send + Sync + 'static {
@@ -44,8 +46,8 @@ macro_rules! pixel {
         }
     };
 }
-pixel!(u8, "u8", U8 / 0, Nv12 / 0);
-pixel!([u8; 2], "[u8; 2]", Nv12 / 1);
+pixel!(u8, "u8", U8 / 0, Nv12 / 0, Nv21 / 0, Iyuv / 0, Iyuv / 1, Iyuv / 2, Yuv4 / 0, Yuv4 / 1, Yuv4 / 2);
+pixel!([u8; 2], "[u8; 2]", Nv12 / 1, Nv21 / 1, Uyvy / 0, Yuyv / 0);
 pixel!(u16, "u16", U16 / 0);
 pixel!(i16, "i16", S16 / 0);
 pixel!(u32, "u32", U32 / 0);
