@@ -11,7 +11,15 @@
 //!
 //! Concurrency: frames are thread-local; only the thread running a callback sees its frame, and
 //! the runtime does not touch the context it lent while the callback runs, so the frame's
-//! exclusive pointer is the only access to it for the callback's duration.
+//! exclusive pointer is the only access to it for the callback's duration. Other threads never
+//! reach that pointer: they read the snapshot, copies made when the frame was pushed, behind one
+//! mutex (`RUNNING`). Interleavings: a worker reads before the callback changes its local data
+//! (`vxSetNodeAttribute` in init) and sees the old value, or after and sees the new one — the
+//! change and the snapshot's update happen under that mutex, in the callback's thread, before it
+//! returns; a worker still asking after the callback returned finds no snapshot and goes to the
+//! node (the graph is no longer busy with that callback). A node runs one callback at a time
+//! (its run lock), so a key has one snapshot; a nested frame of the same node restores the
+//! previous snapshot when it pops.
 
 use std::cell::RefCell;
 use std::ffi::c_void;
