@@ -104,7 +104,8 @@ pub unsafe extern "C" fn vxSetReferenceName(r: vx_reference, name: *const vx_cha
     })
 }
 
-fn created(cc: &Arc<CContext>, at: vx_reference, r: vx::Result<Reference>) -> vx_reference {
+/// The handle of a new object, or the error object of why it was not made (logged).
+pub(crate) fn created(cc: &Arc<CContext>, at: vx_reference, r: vx::Result<Reference>) -> vx_reference {
     match r {
         Ok(r) => data_handle(cc, &r, true),
         Err(e) => {
@@ -361,7 +362,8 @@ pub extern "C" fn vxUnmapImagePatch(image: vx_image, map_id: vx_map_id) -> vx_st
     })
 }
 
-fn scalar_type_of(code: vx_enum) -> Option<ScalarType> {
+/// The scalar type of a `vx_type_e` code.
+pub(crate) fn scalar_type_of(code: vx_enum) -> Option<ScalarType> {
     ScalarType::ALL.into_iter().find(|t| t.code() == code)
 }
 

@@ -466,10 +466,8 @@ pub extern "C" fn vxGetKernelParameterByIndex(kernel: vx_kernel, index: vx_uint3
     })
 }
 
-/// # Safety
-/// `id` must be NULL or point to a `vx_enum`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn vxAllocateUserKernelId(context: vx_context, id: *mut vx_enum) -> vx_status {
+/// `vxAllocateUserKernelId` / `vxAllocateUserKernelLibraryId`: `allocate`'s id into `*id`.
+fn allocate_id(context: vx_context, id: *mut vx_enum, allocate: fn(&vx::Context) -> vx::Result<i32>) -> vx_status {
     guard(context, || {
         let cc = match context_of(context) {
             Ok(c) => c,
@@ -478,9 +476,9 @@ pub unsafe extern "C" fn vxAllocateUserKernelId(context: vx_context, id: *mut vx
         if id.is_null() {
             return VX_ERROR_INVALID_PARAMETERS;
         }
-        match cc.ctx.allocate_user_kernel_id() {
+        match allocate(&cc.ctx) {
             Ok(v) => {
-                // SAFETY: a valid vx_enum variable (the contract).
+                // SAFETY: a valid vx_enum variable (the callers' contract; NULL refused above).
                 unsafe { id.write_unaligned(v) };
                 VX_SUCCESS
             }
@@ -492,24 +490,15 @@ pub unsafe extern "C" fn vxAllocateUserKernelId(context: vx_context, id: *mut vx
 /// # Safety
 /// `id` must be NULL or point to a `vx_enum`.
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn vxAllocateUserKernelId(context: vx_context, id: *mut vx_enum) -> vx_status {
+    allocate_id(context, id, vx::Context::allocate_user_kernel_id)
+}
+
+/// # Safety
+/// `id` must be NULL or point to a `vx_enum`.
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn vxAllocateUserKernelLibraryId(context: vx_context, id: *mut vx_enum) -> vx_status {
-    guard(context, || {
-        let cc = match context_of(context) {
-            Ok(c) => c,
-            Err(s) => return s,
-        };
-        if id.is_null() {
-            return VX_ERROR_INVALID_PARAMETERS;
-        }
-        match cc.ctx.allocate_user_kernel_library_id() {
-            Ok(v) => {
-                // SAFETY: a valid vx_enum variable (the contract).
-                unsafe { id.write_unaligned(v) };
-                VX_SUCCESS
-            }
-            Err(e) => fail(Some(&cc), context, &e),
-        }
-    })
+    allocate_id(context, id, vx::Context::allocate_user_kernel_library_id)
 }
 
 /// A C valid-rectangle callback (`VX_VALID_RECT_CALLBACK`) called for output `index` of node

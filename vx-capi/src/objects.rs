@@ -25,9 +25,10 @@ use vx::{
 };
 
 use crate::context::{CContext, context_of, error_object};
+use crate::data::{created, scalar_type_of};
 use crate::ffi::{self, fail, guard, guard_ref, put, take};
 use crate::frames;
-use crate::graph::{data_handle, data_of, graph_of};
+use crate::graph::{data_of, graph_of};
 use crate::handle::{self, Entry, Object};
 use crate::sys::consts::*;
 use crate::sys::*;
@@ -81,16 +82,6 @@ fn reference(e: &Entry) -> &Reference {
 }
 
 /// The handle of a newly made object, or the error object of its failure (logged).
-fn created(cc: &Arc<CContext>, at: vx_reference, r: vx::Result<Reference>) -> vx_reference {
-    match r {
-        Ok(r) => data_handle(cc, &r, true),
-        Err(e) => {
-            fail(Some(cc), at, &e);
-            error_object(Some(cc), e.status().code())
-        }
-    }
-}
-
 /// Log `text` against `at` and return the error object of `status`.
 fn refused(cc: &Arc<CContext>, at: vx_reference, status: vx_status, text: &str) -> vx_reference {
     cc.log(at, status, text);
@@ -130,10 +121,6 @@ fn status_of(e: &Entry, r: vx_reference, res: vx::Result<()>) -> vx_status {
 }
 
 /// The scalar type with `vx_type_e` value `code`.
-fn scalar_type_of(code: vx_enum) -> Option<ScalarType> {
-    ScalarType::ALL.into_iter().find(|t| t.code() == code)
-}
-
 /// The image format `code`, or the status refusing it (logged against `at`): formats vx-rs does
 /// not have are `VX_ERROR_NOT_SUPPORTED`, codes that are no format `VX_ERROR_INVALID_FORMAT`.
 /// `VX_DF_IMAGE_VIRT` only when `virt` (virtual objects).
